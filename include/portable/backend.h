@@ -1,0 +1,177 @@
+/* libportable — the plugin ABI.
+ *
+ * The only header a backend plugin includes. A plugin is a shared object
+ * named libportable-<name>.so exporting one symbol:
+ *
+ *   const pt_backend_vtable *pt_backend_entry(const pt_host_api *host, uint32_t host_abi);
+ *
+ * The loader checks the returned table's abi_version and struct_size before
+ * calling anything else. Members are only ever appended; a member marked
+ * "(optional)" may be NULL and the core supplies the default it names.
+ *
+ * Devices are numbered 0..device_count()-1 inside a plugin; buffers are
+ * opaque handles (a host pointer, a CUdeviceptr, a cl_mem) addressed with
+ * byte offsets, never with pointer arithmetic. Every member returns PT_OK or
+ * a status after calling host->set_error() with the driver's reason; none
+ * prints to stdout, exits or aborts.
+ *
+ * The core validates every call completely before a plugin sees it: dtypes,
+ * shapes and strides in a pt_op are consistent, every extent is >= 1 (empty
+ * work is never sent), and buffers belong to the device named. */
+#ifndef PORTABLE_BACKEND_H
+#define PORTABLE_BACKEND_H
+
+#include <stdarg.h>
+
+#include "status.h"
+#include "types.h"
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+#define PT_BACKEND_ABI_VERSION 1u
+#define PT_BACKEND_ENTRY_SYMBOL "pt_backend_entry"
+
+/* ---- Operation descriptors ---- */
+
+typedef enum pt_op_kind {
+    /* Creation. out: any strides, shape as the tensor. */
+    PT_OP_FILL = 0,       /* out[i] = scalar */
+    PT_OP_ARANGE,         /* out 1-D contiguous: out[i] = scalar + i * scalar2 */
+    PT_OP_RAND_UNIFORM,   /* out contiguous: pt_philox_uniform_*(seed, counter, i) */
+    PT_OP_RAND_NORMAL,    /* out contiguous: pt_philox_normal_*(seed, counter, i) */
+    /* Element-wise. Every input has out's ndim and shape (broadcast dims have
+     * stride 0); out may be strided but never overlaps itself. */
+    PT_OP_COPY,           /* out = (out dtype) in[0]; any dtype pair */
+    PT_OP_ADD, PT_OP_SUB, PT_OP_MUL, PT_OP_DIV, PT_OP_POW, PT_OP_MAXIMUM, PT_OP_MINIMUM,
+    PT_OP_EQ, PT_OP_LT, PT_OP_GT,  /* out is PT_U8 */
+    PT_OP_ADD_SCALAR, PT_OP_MUL_SCALAR,  /* out = in[0] + scalar, in[0] * scalar */
+    PT_OP_NEG, PT_OP_ABS, PT_OP_EXP, PT_OP_LOG, PT_OP_SQRT, PT_OP_RELU, PT_OP_SIGMOID,
+    PT_OP_TANH,
+    PT_OP_WHERE,          /* out = in[0] (PT_U8) != 0 ? in[1] : in[2] */
+    PT_OP_AXPY,           /* out = in[0] + scalar * in[1]; out aliases in[0] exactly */
+    /* Reductions over the middle axis. in[0]: ndim 3 [outer, r, inner], any
+     * strides. out: ndim 2 [outer, inner], contiguous. */
+    PT_OP_SUM, PT_OP_MEAN, PT_OP_MAX,
+    PT_OP_ARGMAX,         /* out PT_I64: index of the first maximum; NaN counts as max */
+    /* Softmax over the middle axis: in[0] [outer, r, inner] any strides, out
+     * the same shape, contiguous. */
+    PT_OP_SOFTMAX, PT_OP_LOG_SOFTMAX,
+    /* Batched GEMM: in[0] [B, M, K], in[1] [B, K, N], out [B, M, N] contiguous.
+     * For each input strides[2] == 1 (row-major, leading dim strides[1]) or
+     * strides[1] == 1 (column-major, leading dim strides[2]); strides[0] is
+     * the batch stride and may be 0 (broadcast). f32/f64. */
+    PT_OP_MATMUL,
+    /* in[0] x [outer, r_in, inner] any strides, in[1] index (PT_I32 or PT_I64)
+     * [outer, r_idx, inner] any strides, out [outer, r_idx, inner]
+     * contiguous: out[o][j][i] = x[o][index[o][j][i]][i]; an index outside
+     * [0, r_in) writes 0 (never reads out of bounds). */
+    PT_OP_GATHER,
+    /* in[0] labels (PT_I32/PT_I64) 1-D [n] any stride, out [n, count]
+     * contiguous of op dtype: 1 at the label, 0 elsewhere (a label outside
+     * [0, count) gives a zero row). */
+    PT_OP_ONE_HOT,
+    PT__OP_COUNT
+} pt_op_kind;
+
+/* One operand: a strided view into a backend buffer. */
+typedef struct pt_operand {
+    void *buf;               /* handle from alloc() (or a host pointer on host-visible devices) */
+    size_t offset;           /* byte offset of element [0, ..., 0] in buf */
+    pt_dtype dtype;
+    int ndim;
+    int64_t shape[PT_MAX_DIMS];
+    int64_t strides[PT_MAX_DIMS]; /* in elements; 0 on broadcast dims; never negative */
+} pt_operand;
+
+#define PT_OP_MAX_INPUTS 3
+
+typedef struct pt_op {
+    pt_op_kind kind;
+    pt_dtype dtype;          /* compute dtype: the inputs' dtype (out's for creation ops) */
+    int n_inputs;
+    pt_operand out;
+    pt_operand in[PT_OP_MAX_INPUTS];
+    double scalar;           /* FILL value, ARANGE start, *_SCALAR operand, AXPY alpha */
+    double scalar2;          /* ARANGE step */
+    uint64_t seed;           /* RAND_*: generator key */
+    uint64_t counter;        /* RAND_*: first Philox block of this call */
+    int64_t count;           /* ONE_HOT: number of classes */
+} pt_op;
+
+/* ---- What the core offers a plugin ---- */
+
+typedef enum pt_log_level { PT_LOG_DEBUG = 0, PT_LOG_INFO, PT_LOG_WARN } pt_log_level;
+
+typedef struct pt_host_api {
+    uint32_t struct_size;
+    uint32_t abi_version;
+    /* Records the reason for the status the plugin is about to return. The
+     * core prefixes it with the public function and device names. */
+    void (*set_error)(pt_status s, const char *fmt, ...) PT_PRINTF(2, 3);
+    /* Diagnostics, shown when PORTABLE_LOG=debug|info|warn allows (stderr). */
+    void (*log)(pt_log_level level, const char *fmt, ...) PT_PRINTF(2, 3);
+} pt_host_api;
+
+/* ---- What a plugin offers the core ---- */
+
+typedef struct pt_backend_vtable {
+    uint32_t struct_size;    /* sizeof(pt_backend_vtable) as the plugin was built */
+    uint32_t abi_version;    /* PT_BACKEND_ABI_VERSION */
+    const char *name;        /* "cpu", "cuda", "opencl": device names are name:N */
+    bool host_visible;       /* buffers are host pointers in this process (the cpu backend) */
+
+    /* Lifetime. init runs once after admission; its failure is recorded and
+     * the backend reports no devices. shutdown (optional) default: nothing. */
+    pt_status (*init)(void);
+    void (*shutdown)(void);
+
+    /* Devices. device_count may be 0 (driver present but no device); then
+     * unavailable_reason (optional) default: "no devices" says why. */
+    int (*device_count)(void);
+    const char *(*unavailable_reason)(void);
+    pt_status (*device_info)(int dev, pt_device_props *out);
+
+    /* Memory. alloc returns PT_ERR_OUT_OF_MEMORY when the driver has no room
+     * (the core then empties its cache and retries once). host_visible: the
+     * buffer handle is a host pointer valid in this process (cpu). */
+    pt_status (*alloc)(int dev, size_t bytes, void **buf);
+    void (*free)(int dev, void *buf);
+    /* (optional) default: device_info's figures. */
+    pt_status (*memory_info)(int dev, int64_t *free_bytes, int64_t *total_bytes);
+    /* Pinned host memory for asynchronous copies. (optional) default: malloc/free. */
+    pt_status (*host_alloc)(int dev, size_t bytes, void **ptr);
+    void (*host_free)(int dev, void *ptr);
+
+    /* Transfers, queued on dev's in-order queue after earlier work. With
+     * async false the call returns when the copy is complete; with async true
+     * host memory must be pinned (host_alloc) and stay valid until
+     * synchronize(dev). */
+    pt_status (*copy_h2d)(int dev, void *dst, size_t dst_offset, const void *src, size_t bytes,
+                          bool async);
+    pt_status (*copy_d2h)(int dev, void *dst, const void *src, size_t src_offset, size_t bytes,
+                          bool async);
+    pt_status (*copy_d2d)(int dev, void *dst, size_t dst_offset, const void *src,
+                          size_t src_offset, size_t bytes);
+    /* Between two devices of this backend. (optional) default: the core
+     * stages through pinned host memory. */
+    pt_status (*copy_peer)(int dst_dev, void *dst, size_t dst_offset, int src_dev, const void *src,
+                           size_t src_offset, size_t bytes);
+
+    /* Execution. execute queues op on dev; PT_ERR_UNSUPPORTED (with a reason)
+     * for a kind/dtype it lacks, which the conformance suite reports as a skip.
+     * supports (optional) default: try execute. */
+    pt_status (*supports)(int dev, const pt_op *op);
+    pt_status (*execute)(int dev, const pt_op *op);
+    pt_status (*synchronize)(int dev);
+
+    /* Appended members go below this line. */
+} pt_backend_vtable;
+
+typedef const pt_backend_vtable *(*pt_backend_entry_fn)(const pt_host_api *host, uint32_t host_abi);
+
+#ifdef __cplusplus
+}
+#endif
+#endif

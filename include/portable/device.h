@@ -1,0 +1,72 @@
+/* libportable — devices.
+ *
+ * Names are "cpu", "cpu:N", "cuda:N", "opencl:N" ("cuda" means "cuda:0").
+ * A pt_device * is owned by the library and valid until the process exits.
+ * The first call into this area loads the backend plugins (see
+ * docs/plugins.md for the search order and PORTABLE_* variables). */
+#ifndef PORTABLE_DEVICE_H
+#define PORTABLE_DEVICE_H
+
+#include "status.h"
+#include "types.h"
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+typedef struct pt_device pt_device;
+
+/* The device with this name, or NULL + PT_ERR_NO_DEVICE (unknown name, index
+ * out of range, or backend unavailable: the message says which and why). */
+PT_API pt_device *pt_device_get(const char *name);
+/* The CPU device (cpu:0). Never NULL unless the cpu plugin itself failed to
+ * load, in which case the last error says why. */
+PT_API pt_device *pt_cpu(void);
+/* The device PORTABLE_BACKEND picks: "auto" (default: cuda if it has a
+ * device, else an OpenCL GPU, else cpu), "cpu", "cuda", "opencl", each
+ * optionally ":N". Naming an unavailable backend returns NULL with
+ * PT_ERR_NO_DEVICE or PT_ERR_BACKEND_LOAD and the reason: never a silent
+ * fallback. */
+PT_API pt_device *pt_default_device(void);
+/* Accelerator i of the chosen backend, else the CPU (like d2l's try_gpu).
+ * With PORTABLE_BACKEND=cpu, device i of the cpu backend, else cpu:0. */
+PT_API pt_device *pt_try_device(int i);
+/* Writes up to cap devices of the chosen backend into out (every accelerator,
+ * or just cpu when there is none; like d2l's try_all_gpus) and returns how
+ * many there are (which may exceed cap). -1 + error if the chosen backend is
+ * unavailable. */
+PT_API int pt_all_devices(pt_device **out, int cap);
+/* Number of devices of a backend ("cpu", "cuda", "opencl"); 0 when the
+ * backend is absent or unknown (no error is set for absence). */
+PT_API int pt_device_count(const char *backend);
+/* "cuda:0" etc. Never NULL: "(null)" for a NULL device. */
+PT_API const char *pt_device_name(const pt_device *d);
+/* Fills *out. Memory figures are read from the driver now. */
+PT_API pt_status pt_device_info(const pt_device *d, pt_device_props *out);
+/* Waits for everything queued on d. */
+PT_API pt_status pt_device_synchronize(pt_device *d);
+/* The caching allocator's counters for d. */
+PT_API pt_status pt_memory_stats(pt_device *d, pt_memory_usage *out);
+/* Gives every cached (unused) block of d back to the driver. Waits for d. */
+PT_API pt_status pt_empty_cache(pt_device *d);
+
+/* ---- Backends (for tools: `portable devices`) ---- */
+
+/* Number of backends the loader knows about (loaded or failed). */
+PT_API int pt_backend_count(void);
+/* Name of backend i ("cpu", "cuda", "opencl", or a plugin's own name). */
+PT_API const char *pt_backend_name(int i);
+/* Whether backend i loaded and has at least one device; when not, *reason
+ * (if non-NULL) gets why: the dlopen text, a missing symbol, an ABI mismatch,
+ * an init failure or "0 devices: <driver's reason>". */
+PT_API bool pt_backend_available(int i, const char **reason);
+/* The plugin file backend i was loaded from ("" when none was found). */
+PT_API const char *pt_backend_path(int i);
+/* Device j of backend i, NULL if out of range. */
+PT_API pt_device *pt_backend_device(int i, int j);
+PT_API int pt_backend_device_count(int i);
+
+#ifdef __cplusplus
+}
+#endif
+#endif

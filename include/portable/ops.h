@@ -1,0 +1,104 @@
+/* libportable — tensor operations.
+ *
+ * All operands must live on one device; the result lives there too.
+ * Operands on different devices give PT_ERR_DEVICE_MISMATCH naming both
+ * devices. Binary ops broadcast like NumPy. Mixed dtypes are promoted
+ * (u8 < i32 < i64 < f32 < f64). Every op returns a new reference (or NULL +
+ * error; NULL inputs give NULL and keep the first error) and is queued on the
+ * device without waiting. */
+#ifndef PORTABLE_OPS_H
+#define PORTABLE_OPS_H
+
+#include <limits.h>
+
+#include "tensor.h"
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+/* Reduce over every element (for pt_sum, pt_mean, pt_max, pt_argmax). */
+#define PT_ALL INT_MIN
+
+/* ---- Element-wise, broadcasting ---- */
+PT_API pt_tensor *pt_add(pt_tensor *a, pt_tensor *b);
+PT_API pt_tensor *pt_sub(pt_tensor *a, pt_tensor *b);
+PT_API pt_tensor *pt_mul(pt_tensor *a, pt_tensor *b);
+PT_API pt_tensor *pt_div(pt_tensor *a, pt_tensor *b);      /* integer: truncating; /0 gives 0 */
+PT_API pt_tensor *pt_pow(pt_tensor *a, pt_tensor *b);      /* float dtypes only */
+PT_API pt_tensor *pt_maximum(pt_tensor *a, pt_tensor *b);
+PT_API pt_tensor *pt_minimum(pt_tensor *a, pt_tensor *b);
+PT_API pt_tensor *pt_add_scalar(pt_tensor *x, double s);
+PT_API pt_tensor *pt_mul_scalar(pt_tensor *x, double s);
+
+PT_API pt_tensor *pt_neg(pt_tensor *x);
+PT_API pt_tensor *pt_abs(pt_tensor *x);
+/* Transcendental ops: f32/f64 only (cast integers first). */
+PT_API pt_tensor *pt_exp(pt_tensor *x);
+PT_API pt_tensor *pt_log(pt_tensor *x);
+PT_API pt_tensor *pt_sqrt(pt_tensor *x);
+PT_API pt_tensor *pt_relu(pt_tensor *x);
+PT_API pt_tensor *pt_sigmoid(pt_tensor *x);
+PT_API pt_tensor *pt_tanh(pt_tensor *x);
+
+/* Comparisons give PT_U8 tensors of 0/1. */
+PT_API pt_tensor *pt_eq(pt_tensor *a, pt_tensor *b);
+PT_API pt_tensor *pt_lt(pt_tensor *a, pt_tensor *b);
+PT_API pt_tensor *pt_gt(pt_tensor *a, pt_tensor *b);
+/* cond (PT_U8, non-zero = true) ? a : b, all three broadcast. */
+PT_API pt_tensor *pt_where(pt_tensor *cond, pt_tensor *a, pt_tensor *b);
+
+/* ---- Reductions: dim may be negative (from the end) or PT_ALL ---- */
+PT_API pt_tensor *pt_sum(pt_tensor *x, int dim, bool keepdim);
+PT_API pt_tensor *pt_mean(pt_tensor *x, int dim, bool keepdim);  /* float dtypes */
+PT_API pt_tensor *pt_max(pt_tensor *x, int dim, bool keepdim);   /* not on empty */
+PT_API pt_tensor *pt_argmax(pt_tensor *x, int dim, bool keepdim); /* PT_I64; first max */
+/* Frobenius norm over all elements, a 0-D tensor (float dtypes). */
+PT_API pt_tensor *pt_norm(pt_tensor *x);
+/* 2-norm over the n listed dims (removed from the result). */
+PT_API pt_tensor *pt_norm_dims(pt_tensor *x, int n, const int *dims);
+PT_API pt_tensor *pt_softmax(pt_tensor *x, int dim);
+PT_API pt_tensor *pt_log_softmax(pt_tensor *x, int dim);
+
+/* ---- Linear algebra ---- */
+/* 1-D and 2-D like NumPy's matmul; N-D: batched over the leading dims, which
+ * broadcast. f32/f64. */
+PT_API pt_tensor *pt_matmul(pt_tensor *a, pt_tensor *b);
+
+/* ---- Shape (views share storage with x) ---- */
+/* A view when x is contiguous, else a copy. One entry may be -1 (inferred). */
+PT_API pt_tensor *pt_reshape(pt_tensor *x, int ndim, const int64_t *shape);
+PT_API pt_tensor *pt_transpose(pt_tensor *x, int d0, int d1);            /* view */
+PT_API pt_tensor *pt_permute(pt_tensor *x, const int *perm);             /* view; ndim entries */
+PT_API pt_tensor *pt_narrow(pt_tensor *x, int dim, int64_t start, int64_t length); /* view */
+/* Broadcast view to shape (stride 0 on expanded dims), like torch.expand. */
+PT_API pt_tensor *pt_expand(pt_tensor *x, int ndim, const int64_t *shape);
+/* x itself (retained) when already contiguous, else a contiguous copy. */
+PT_API pt_tensor *pt_contiguous(pt_tensor *x);
+PT_API pt_tensor *pt_cast(pt_tensor *x, pt_dtype t);
+/* Join n tensors along an existing dim (cat) or a new one (stack). Same
+ * dtype and device; other dims equal. */
+PT_API pt_tensor *pt_cat(int n, pt_tensor *const *xs, int dim);
+PT_API pt_tensor *pt_stack(int n, pt_tensor *const *xs, int dim);
+/* torch.gather: out[i][j][k] = x[i][index[i][j][k]][k] for dim 1, etc.
+ * index is i32/i64 with x's shape except along dim. An index outside
+ * [0, size) is PT_ERR_INVALID_ARGUMENT where the index is host-visible (cpu);
+ * accelerators cannot check without waiting and write 0 there instead. */
+PT_API pt_tensor *pt_gather(pt_tensor *x, int dim, pt_tensor *index);
+/* labels (i32/i64, any shape) -> shape + [num_classes] of dtype t with a 1 at
+ * each label; out-of-range labels give a row of zeros (and an error on cpu). */
+PT_API pt_tensor *pt_one_hot(pt_tensor *labels, int64_t num_classes, pt_dtype t);
+
+/* ---- In place ---- */
+/* dst[...] = src, broadcasting src to dst's shape and casting its dtype.
+ * src may live on another device (copied over first). */
+PT_API pt_status pt_copy_(pt_tensor *dst, pt_tensor *src);
+/* y += alpha * x (same shape, dtype and device). For optimizers. */
+PT_API pt_status pt_axpy_(pt_tensor *y, double alpha, pt_tensor *x);
+/* Sets every element of x to value. */
+PT_API pt_status pt_fill_(pt_tensor *x, double value);
+
+#ifdef __cplusplus
+}
+#endif
+#endif

@@ -1,0 +1,16 @@
+/* libportable — the umbrella header: include this one. */
+#ifndef PORTABLE_PORTABLE_H
+#define PORTABLE_PORTABLE_H
+
+#include "device.h"
+#include "nn.h"
+#include "ops.h"
+#include "status.h"
+#include "tensor.h"
+#include "types.h"
+
+#define PT_VERSION_MAJOR 0
+#define PT_VERSION_MINOR 1
+#define PT_VERSION_PATCH 0
+
+#endif

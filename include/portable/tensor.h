@@ -1,0 +1,104 @@
+/* libportable — tensors.
+ *
+ * A tensor is a reference-counted view (shape, strides, byte offset) of a
+ * storage block that lives in one device's memory. Views share storage.
+ * Every function returning a pt_tensor * returns a new reference owned by the
+ * caller (release it with pt_release, or let an enclosing scope do it), or
+ * NULL with the last error set. Tensor-valued functions given a NULL tensor
+ * return NULL without touching the error, so the first error is kept.
+ *
+ * Operations are asynchronous on accelerators: they enqueue work on the
+ * device's in-order queue and return. pt_to_host, pt_item and
+ * pt_device_synchronize wait. */
+#ifndef PORTABLE_TENSOR_H
+#define PORTABLE_TENSOR_H
+
+#include "device.h"
+#include "status.h"
+#include "types.h"
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+typedef struct pt_tensor pt_tensor;
+
+/* ---- Creation (the tensor lives on d) ---- */
+
+/* Uninitialised contents. ndim 0 makes a scalar (shape may be NULL). */
+PT_API pt_tensor *pt_empty(pt_device *d, pt_dtype t, int ndim, const int64_t *shape);
+PT_API pt_tensor *pt_zeros(pt_device *d, pt_dtype t, int ndim, const int64_t *shape);
+PT_API pt_tensor *pt_ones(pt_device *d, pt_dtype t, int ndim, const int64_t *shape);
+PT_API pt_tensor *pt_full(pt_device *d, pt_dtype t, int ndim, const int64_t *shape, double value);
+/* 1-D: start, start+step, ... while < stop (> stop for negative step). */
+PT_API pt_tensor *pt_arange(pt_device *d, pt_dtype t, double start, double stop, double step);
+/* U[0,1) and N(0,1) from the Philox4x32-10 counter-based generator: for the
+ * same seed and sequence of calls every backend gives the same bits (randn:
+ * within rounding of log/sin/cos). f32/f64 only. */
+PT_API pt_tensor *pt_rand(pt_device *d, pt_dtype t, int ndim, const int64_t *shape);
+PT_API pt_tensor *pt_randn(pt_device *d, pt_dtype t, int ndim, const int64_t *shape);
+/* Resets the generator: seed and counter (process-wide). */
+PT_API void pt_manual_seed(uint64_t seed);
+/* Copies numel * dtype-size bytes of C-ordered host data onto d (waits until
+ * data may be reused). */
+PT_API pt_tensor *pt_from_data(pt_device *d, pt_dtype t, int ndim, const int64_t *shape,
+                               const void *data);
+
+/* ---- Reading back ---- */
+
+/* Waits for x's device and copies x (C order, contiguous) into dst.
+ * PT_ERR_INVALID_ARGUMENT if dst_bytes < numel * dtype size. */
+PT_API pt_status pt_to_host(const pt_tensor *x, void *dst, size_t dst_bytes);
+/* The single element of x (any shape with numel 1) as a double; waits.
+ * NAN + error otherwise. */
+PT_API double pt_item(const pt_tensor *x);
+
+/* ---- Moving between devices ---- */
+
+/* Copy of x on d. If x already lives on d, returns x itself with its
+ * reference count raised (like `Z.cuda(1) is Z`). Waits for the copy. */
+PT_API pt_tensor *pt_to(pt_tensor *x, pt_device *d);
+/* Like pt_to but does not wait: the copy is queued on x's device. A copy to
+ * the cpu lands in pinned (page-locked) memory where the backend has it, and
+ * is valid after pt_device_synchronize() of x's device. */
+PT_API pt_tensor *pt_to_async(pt_tensor *x, pt_device *d);
+
+/* ---- Properties (NULL x: NULL / -1 / 0) ---- */
+
+PT_API pt_device *pt_tensor_device(const pt_tensor *x);
+PT_API pt_dtype pt_tensor_dtype(const pt_tensor *x);
+PT_API int pt_tensor_ndim(const pt_tensor *x);
+/* Valid while x lives; ndim entries. */
+PT_API const int64_t *pt_tensor_shape(const pt_tensor *x);
+/* Strides in elements, ndim entries; valid while x lives. */
+PT_API const int64_t *pt_tensor_strides(const pt_tensor *x);
+PT_API int64_t pt_tensor_numel(const pt_tensor *x);
+PT_API bool pt_tensor_is_contiguous(const pt_tensor *x);
+/* Whether two tensors share one storage block (views of each other). */
+PT_API bool pt_tensor_shares_storage(const pt_tensor *a, const pt_tensor *b);
+/* Writes "f32[2, 3] on cpu:0" into buf (always NUL-terminated); returns buf. */
+PT_API char *pt_tensor_describe(const pt_tensor *x, char *buf, size_t cap);
+
+/* ---- Lifetime ---- */
+
+PT_API pt_tensor *pt_retain(pt_tensor *x);
+/* Drops one reference; frees the tensor (and its storage when no view
+ * remains) at zero. NULL is fine. */
+PT_API void pt_release(pt_tensor *x);
+
+/* Scopes release temporaries: every tensor reference returned to this thread
+ * after pt_scope_begin is released by the matching pt_scope_end, except those
+ * passed to pt_keep. Scopes nest; end them in reverse order. */
+typedef struct pt_scope {
+    int level;
+} pt_scope;
+PT_API pt_scope pt_scope_begin(void);
+PT_API void pt_scope_end(pt_scope s);
+/* Hands x from the innermost scope to the enclosing one (or to the caller
+ * when there is none). Returns x. */
+PT_API pt_tensor *pt_keep(pt_tensor *x);
+
+#ifdef __cplusplus
+}
+#endif
+#endif
