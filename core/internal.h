@@ -16,6 +16,9 @@ pt_status pt__error(pt_status s, const char *fn, const char *fmt, ...) PT_PRINTF
 /* After a backend member returned s != PT_OK: sets the last error to
  * "fn: <device>: <what the plugin said>" and returns s. */
 pt_status pt__backend_failed(pt_status s, const char *fn, const pt_device *d);
+/* The message a plugin left with set_error ("no reason given" if none),
+ * cleared; valid until the next call on this thread. */
+const char *pt__take_backend_message(void);
 /* The host API handed to plugins (set_error stores a pending backend message). */
 const pt_host_api *pt__host_api(void);
 /* Formats shape as "[2, 3]" into buf. Returns buf. */
@@ -36,9 +39,17 @@ typedef struct pt__backend {
     pt_device *devices;          /* ndev entries */
 } pt__backend;
 
+/* Blocks up to 1 MiB come in 512-byte classes with one exact-size bin each;
+ * larger ones sit in one list sorted by size and are reused best-fit when
+ * they waste at most a quarter of the block. */
+#define PT__SMALL_CLASS 512
+#define PT__SMALL_LIMIT (1u << 20)
+#define PT__SMALL_BINS (PT__SMALL_LIMIT / PT__SMALL_CLASS)
+
 struct pt__allocator {
     pthread_mutex_t lock;
-    struct pt__block *free_list; /* cached blocks, sorted by size */
+    struct pt__block *small[PT__SMALL_BINS + 1]; /* bin i: blocks of i * 512 bytes */
+    struct pt__block *large;     /* cached blocks over 1 MiB, ascending size */
     int64_t in_use, cached, peak;
 };
 
@@ -153,6 +164,10 @@ pt_status pt__copy_d2d(const char *fn, pt_device *d, void *dst, size_t dst_off, 
 void *pt__host_ptr(const pt_tensor *x);
 
 /* ---- Random generator state (creation.c) ---- */
+/* Copies src into dst when they live on different devices (transfer.c):
+ * broadcasting and casting like pt_copy_. */
+pt_status pt__copy_cross_device(pt_tensor *dst, pt_tensor *src);
+
 /* Returns the counter for a call drawing n elements and advances it. */
 uint64_t pt__rng_take(uint64_t n, uint64_t *seed);
 

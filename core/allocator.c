@@ -1,0 +1,167 @@
+/* The per-device caching allocator.
+ *
+ * Device allocations (cudaMalloc, clCreateBuffer) are slow and often
+ * synchronising, so freed blocks stay with the device in size-class bins and
+ * are handed to the next request of that class. Reusing a block right away is
+ * safe because every device runs one in-order queue: work that used the old
+ * tensor is queued before work that uses the new one. pt_memory_stats tells
+ * memory held by tensors (in_use) from memory kept for reuse (cached), which
+ * together are what the driver sees as taken; pt_empty_cache gives the cached
+ * part back. */
+#include <stdio.h>
+#include <stdlib.h>
+
+#include "internal.h"
+
+static size_t round_size(size_t bytes) {
+    if (bytes == 0) bytes = 1; /* empty tensors still get a valid handle */
+    if (bytes <= PT__SMALL_LIMIT)
+        return (bytes + PT__SMALL_CLASS - 1) / PT__SMALL_CLASS * PT__SMALL_CLASS;
+    const size_t mib = (size_t)1 << 20; /* large blocks in whole MiB */
+    return (bytes + mib - 1) / mib * mib;
+}
+
+/* Takes a cached block that fits `size` out of the cache, or NULL. */
+static pt__block *take_cached(pt__allocator *a, size_t size) {
+    if (size <= PT__SMALL_LIMIT) {
+        pt__block **bin = &a->small[size / PT__SMALL_CLASS];
+        pt__block *b = *bin;
+        if (b) *bin = b->next;
+        return b;
+    }
+    for (pt__block **p = &a->large; *p; p = &(*p)->next) {
+        pt__block *b = *p;
+        if (b->size < size) continue;
+        if (b->size - size > b->size / 4) return NULL; /* the rest are larger still */
+        *p = b->next;
+        return b;
+    }
+    return NULL;
+}
+
+static void put_cached(pt__allocator *a, pt__block *b) {
+    if (b->size <= PT__SMALL_LIMIT) {
+        pt__block **bin = &a->small[b->size / PT__SMALL_CLASS];
+        b->next = *bin;
+        *bin = b;
+        return;
+    }
+    pt__block **p = &a->large;
+    while (*p && (*p)->size < b->size) p = &(*p)->next;
+    b->next = *p;
+    *p = b;
+}
+
+/* Frees every cached block back to the driver. Caller holds the lock. */
+static void release_cached(pt_device *d) {
+    pt__allocator *a = &d->alloc;
+    const pt_backend_vtable *vt = d->backend->vt;
+    for (size_t i = 0; i <= PT__SMALL_BINS; ++i) {
+        while (a->small[i]) {
+            pt__block *b = a->small[i];
+            a->small[i] = b->next;
+            vt->free(d->index, b->buf);
+            free(b);
+        }
+    }
+    while (a->large) {
+        pt__block *b = a->large;
+        a->large = b->next;
+        vt->free(d->index, b->buf);
+        free(b);
+    }
+    a->cached = 0;
+}
+
+static void format_bytes(int64_t bytes, char *buf, size_t cap) {
+    const char *units[] = {"B", "KiB", "MiB", "GiB", "TiB"};
+    double v = (double)bytes;
+    int u = 0;
+    while (v >= 1024.0 && u < 4) {
+        v /= 1024.0;
+        ++u;
+    }
+    snprintf(buf, cap, u ? "%.2f %s" : "%.0f %s", v, units[u]);
+}
+
+static pt__block *out_of_memory(pt_device *d, size_t bytes, const char *fn) {
+    char want[32], used[32], total_s[32] = "unknown", free_s[32] = "unknown";
+    format_bytes((int64_t)bytes, want, sizeof want);
+    format_bytes(d->alloc.in_use, used, sizeof used);
+    pt_device_props p;
+    if (pt_device_info(d, &p) == PT_OK) {
+        if (p.memory_total >= 0) format_bytes(p.memory_total, total_s, sizeof total_s);
+        if (p.memory_free >= 0) format_bytes(p.memory_free, free_s, sizeof free_s);
+    }
+    pt__error(PT_ERR_OUT_OF_MEMORY, fn,
+              "%s: out of memory allocating %s (%s held by live tensors, cache already emptied; "
+              "device reports %s free of %s); release tensors or use a smaller batch",
+              d->name, want, used, free_s, total_s);
+    return NULL;
+}
+
+pt__block *pt__alloc(pt_device *d, size_t bytes, const char *fn) {
+    size_t size = round_size(bytes);
+    if (size < bytes) {
+        pt__error(PT_ERR_OUT_OF_MEMORY, fn, "%s: %zu bytes is too large", d->name, bytes);
+        return NULL;
+    }
+    pt__allocator *a = &d->alloc;
+    pthread_mutex_lock(&a->lock);
+    pt__block *b = take_cached(a, size);
+    if (b) {
+        a->cached -= (int64_t)b->size;
+    } else {
+        b = malloc(sizeof *b);
+        if (!b) {
+            pthread_mutex_unlock(&a->lock);
+            pt__error(PT_ERR_OUT_OF_MEMORY, fn, "out of host memory for a block record");
+            return NULL;
+        }
+        b->size = size;
+        const pt_backend_vtable *vt = d->backend->vt;
+        pt_status s = vt->alloc(d->index, size, &b->buf);
+        if (s == PT_ERR_OUT_OF_MEMORY) {
+            pt__take_backend_message();
+            release_cached(d); /* give the driver back what we hold, then try once more */
+            s = vt->alloc(d->index, size, &b->buf);
+        }
+        if (s != PT_OK) {
+            free(b);
+            pthread_mutex_unlock(&a->lock);
+            if (s == PT_ERR_OUT_OF_MEMORY) {
+                pt__take_backend_message();
+                return out_of_memory(d, size, fn);
+            }
+            pt__backend_failed(s, fn, d);
+            return NULL;
+        }
+    }
+    b->next = NULL;
+    a->in_use += (int64_t)b->size;
+    if (a->in_use > a->peak) a->peak = a->in_use;
+    pthread_mutex_unlock(&a->lock);
+    return b;
+}
+
+void pt__free(pt_device *d, pt__block *b) {
+    if (!b) return;
+    pt__allocator *a = &d->alloc;
+    pthread_mutex_lock(&a->lock);
+    a->in_use -= (int64_t)b->size;
+    a->cached += (int64_t)b->size;
+    put_cached(a, b);
+    pthread_mutex_unlock(&a->lock);
+}
+
+pt_status pt_empty_cache(pt_device *d) {
+    if (!d) return pt__error(PT_ERR_INVALID_ARGUMENT, "pt_empty_cache", "device is NULL");
+    /* Blocks in the cache may still be read by queued work of their last
+     * owner: wait before handing them to the driver. */
+    pt_status s = pt__synchronize("pt_empty_cache", d);
+    if (s) return s;
+    pthread_mutex_lock(&d->alloc.lock);
+    release_cached(d);
+    pthread_mutex_unlock(&d->alloc.lock);
+    return PT_OK;
+}

@@ -1,0 +1,230 @@
+/* Devices: names, the PORTABLE_BACKEND choice, properties, synchronisation
+ * and the allocator's counters. */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "internal.h"
+
+/* ---- Parsing names ---- */
+
+/* Splits "cuda:1" into backend "cuda" and index 1 ("cuda" -> 0). */
+static bool parse_device_name(const char *name, char *backend, size_t cap, int *index) {
+    const char *colon = strchr(name, ':');
+    size_t len = colon ? (size_t)(colon - name) : strlen(name);
+    if (len == 0 || len >= cap) return false;
+    memcpy(backend, name, len);
+    backend[len] = '\0';
+    *index = 0;
+    if (!colon) return true;
+    char *end;
+    long v = strtol(colon + 1, &end, 10);
+    if (end == colon + 1 || *end != '\0' || v < 0 || v > 1 << 20) return false;
+    *index = (int)v;
+    return true;
+}
+
+/* Looks a backend up; on failure sets an error that says why it is missing. */
+static pt__backend *usable_backend(const char *fn, const char *backend_name, const char *asked) {
+    pt__registry_init();
+    pt__backend *b = pt__backend_find(backend_name);
+    if (!b) {
+        char known[256] = "";
+        size_t used = 0;
+        for (int i = 0; i < pt__backend_total(); ++i)
+            used += (size_t)snprintf(known + used, sizeof known - used, "%s%s", i ? ", " : "",
+                                     pt__backend_at(i)->name);
+        pt__error(PT_ERR_NO_DEVICE, fn, "unknown backend '%s' in '%s' (known: %s)", backend_name,
+                  asked, known);
+        return NULL;
+    }
+    if (!b->available) {
+        pt__error(b->vt || b->dl ? PT_ERR_NO_DEVICE : PT_ERR_BACKEND_LOAD, fn,
+                  "%s: backend %s is unavailable: %s", asked, b->name, b->reason);
+        return NULL;
+    }
+    return b;
+}
+
+pt_device *pt_device_get(const char *name) {
+    if (!name) {
+        pt__error(PT_ERR_INVALID_ARGUMENT, "pt_device_get", "name is NULL; pass e.g. \"cpu\" or \"cuda:0\"");
+        return NULL;
+    }
+    char backend[32];
+    int index;
+    if (!parse_device_name(name, backend, sizeof backend, &index)) {
+        pt__error(PT_ERR_NO_DEVICE, "pt_device_get",
+                  "'%s' is not a device name; use cpu, cpu:N, cuda:N or opencl:N", name);
+        return NULL;
+    }
+    pt__backend *b = usable_backend("pt_device_get", backend, name);
+    if (!b) return NULL;
+    if (index >= b->ndev) {
+        pt__error(PT_ERR_NO_DEVICE, "pt_device_get", "%s: backend %s has %d device%s (%s:0..%s:%d)",
+                  name, b->name, b->ndev, b->ndev == 1 ? "" : "s", b->name, b->name, b->ndev - 1);
+        return NULL;
+    }
+    return &b->devices[index];
+}
+
+pt_device *pt_cpu(void) {
+    pt__registry_init();
+    pt__backend *b = usable_backend("pt_cpu", "cpu", "cpu");
+    return b ? &b->devices[0] : NULL;
+}
+
+/* ---- PORTABLE_BACKEND ---- */
+
+typedef struct chosen_backend {
+    pt__backend *backend; /* NULL on error (already reported) */
+    int index;            /* default device index */
+} chosen_backend;
+
+static bool is_gpu(pt_device *d) {
+    pt_device_props p;
+    return d->backend->vt->device_info(d->index, &p) == PT_OK && p.type == PT_DEVICE_GPU;
+}
+
+/* Resolves PORTABLE_BACKEND: auto prefers a CUDA device, then an OpenCL GPU,
+ * then the cpu; an explicit name never falls back. */
+static chosen_backend choose_backend(const char *fn) {
+    chosen_backend c = {NULL, 0};
+    pt__registry_init();
+    const char *env = getenv("PORTABLE_BACKEND");
+    if (!env || !*env || strcmp(env, "auto") == 0) {
+        pt__backend *cuda = pt__backend_find("cuda"), *ocl = pt__backend_find("opencl");
+        if (cuda && cuda->available) {
+            c.backend = cuda;
+            return c;
+        }
+        for (int i = 0; ocl && ocl->available && i < ocl->ndev; ++i)
+            if (is_gpu(&ocl->devices[i])) {
+                c.backend = ocl;
+                c.index = i;
+                return c;
+            }
+        c.backend = usable_backend(fn, "cpu", "cpu");
+        return c;
+    }
+    char name[32];
+    if (!parse_device_name(env, name, sizeof name, &c.index)) {
+        pt__error(PT_ERR_INVALID_ARGUMENT, fn,
+                  "PORTABLE_BACKEND='%s' is not understood; use auto, cpu, cuda, opencl (optionally :N)",
+                  env);
+        return c;
+    }
+    char asked[64];
+    snprintf(asked, sizeof asked, "PORTABLE_BACKEND=%s", env);
+    c.backend = usable_backend(fn, name, asked);
+    if (c.backend && c.index >= c.backend->ndev) {
+        pt__error(PT_ERR_NO_DEVICE, fn, "PORTABLE_BACKEND=%s but backend %s has %d device%s", env,
+                  name, c.backend->ndev, c.backend->ndev == 1 ? "" : "s");
+        c.backend = NULL;
+    }
+    return c;
+}
+
+pt_device *pt_default_device(void) {
+    chosen_backend c = choose_backend("pt_default_device");
+    return c.backend ? &c.backend->devices[c.index] : NULL;
+}
+
+pt_device *pt_try_device(int i) {
+    chosen_backend c = choose_backend("pt_try_device");
+    if (!c.backend) return NULL;
+    if (i >= 0 && i < c.backend->ndev) return &c.backend->devices[i];
+    return pt_cpu();
+}
+
+int pt_all_devices(pt_device **out, int cap) {
+    chosen_backend c = choose_backend("pt_all_devices");
+    if (!c.backend) return -1;
+    for (int i = 0; out && i < c.backend->ndev && i < cap; ++i) out[i] = &c.backend->devices[i];
+    return c.backend->ndev;
+}
+
+int pt_device_count(const char *backend) {
+    if (!backend) return 0;
+    pt__registry_init();
+    pt__backend *b = pt__backend_find(backend);
+    return b && b->available ? b->ndev : 0;
+}
+
+/* ---- Properties ---- */
+
+const char *pt_device_name(const pt_device *d) { return d ? d->name : "(null)"; }
+
+static pt_status check_device(const char *fn, const pt_device *d) {
+    if (!d) return pt__error(PT_ERR_INVALID_ARGUMENT, fn, "device is NULL (did pt_device_get fail? see its error)");
+    return PT_OK;
+}
+
+pt_status pt_device_info(const pt_device *d, pt_device_props *out) {
+    pt_status s = check_device("pt_device_info", d);
+    if (s) return s;
+    if (!out) return pt__error(PT_ERR_INVALID_ARGUMENT, "pt_device_info", "out is NULL");
+    memset(out, 0, sizeof *out);
+    const pt_backend_vtable *vt = d->backend->vt;
+    s = vt->device_info(d->index, out);
+    if (s) return pt__backend_failed(s, "pt_device_info", d);
+    snprintf(out->backend, sizeof out->backend, "%.15s", d->backend->name);
+    if (vt->memory_info) {
+        int64_t free_b, total_b;
+        if (vt->memory_info(d->index, &free_b, &total_b) == PT_OK) {
+            out->memory_free = free_b;
+            out->memory_total = total_b;
+        } else {
+            pt__take_backend_message();
+        }
+    }
+    return PT_OK;
+}
+
+pt_status pt_device_synchronize(pt_device *d) {
+    pt_status s = check_device("pt_device_synchronize", d);
+    return s ? s : pt__synchronize("pt_device_synchronize", d);
+}
+
+pt_status pt_memory_stats(pt_device *d, pt_memory_usage *out) {
+    pt_status s = check_device("pt_memory_stats", d);
+    if (s) return s;
+    if (!out) return pt__error(PT_ERR_INVALID_ARGUMENT, "pt_memory_stats", "out is NULL");
+    pthread_mutex_lock(&d->alloc.lock);
+    out->in_use = d->alloc.in_use;
+    out->cached = d->alloc.cached;
+    out->peak = d->alloc.peak;
+    out->reserved = d->alloc.in_use + d->alloc.cached;
+    pthread_mutex_unlock(&d->alloc.lock);
+    return PT_OK;
+}
+
+/* ---- Backends, for tools ---- */
+
+int pt_backend_count(void) { return pt__backend_total(); }
+
+const char *pt_backend_name(int i) {
+    pt__backend *b = pt__backend_at(i);
+    return b ? b->name : NULL;
+}
+
+bool pt_backend_available(int i, const char **reason) {
+    pt__backend *b = pt__backend_at(i);
+    if (reason) *reason = b ? (b->available ? "" : b->reason) : "no such backend";
+    return b && b->available;
+}
+
+const char *pt_backend_path(int i) {
+    pt__backend *b = pt__backend_at(i);
+    return b ? b->path : "";
+}
+
+int pt_backend_device_count(int i) {
+    pt__backend *b = pt__backend_at(i);
+    return b && b->available ? b->ndev : 0;
+}
+
+pt_device *pt_backend_device(int i, int j) {
+    pt__backend *b = pt__backend_at(i);
+    return b && b->available && j >= 0 && j < b->ndev ? &b->devices[j] : NULL;
+}

@@ -1,0 +1,327 @@
+/* Tensors: creation of the handle, views, reference counts, properties and
+ * the thread-local scopes that release temporaries. */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "internal.h"
+
+/* ---- Validation helpers shared by every area ---- */
+
+int64_t pt__numel(int ndim, const int64_t *shape) {
+    int64_t n = 1;
+    for (int i = 0; i < ndim; ++i) n *= shape[i];
+    return n;
+}
+
+void pt__contiguous_strides(int ndim, const int64_t *shape, int64_t *strides) {
+    int64_t s = 1;
+    for (int i = ndim - 1; i >= 0; --i) {
+        strides[i] = s;
+        s *= shape[i] > 1 ? shape[i] : 1;
+    }
+}
+
+bool pt__is_contiguous(const pt_tensor *x) {
+    int64_t s = 1;
+    for (int i = x->ndim - 1; i >= 0; --i) {
+        if (x->shape[i] != 1 && x->strides[i] != s) return false;
+        s *= x->shape[i];
+    }
+    return true;
+}
+
+pt_status pt__check_dtype(const char *fn, pt_dtype t) {
+    if ((unsigned)t >= PT__DTYPE_COUNT)
+        return pt__error(PT_ERR_DTYPE, fn, "dtype %d is not a pt_dtype (PT_F32, PT_F64, PT_I32, PT_I64, PT_U8)",
+                         (int)t);
+    return PT_OK;
+}
+
+pt_status pt__check_shape(const char *fn, int ndim, const int64_t *shape) {
+    if (ndim < 0 || ndim > PT_MAX_DIMS)
+        return pt__error(PT_ERR_SHAPE, fn, "ndim %d is outside 0..%d", ndim, PT_MAX_DIMS);
+    if (ndim > 0 && !shape)
+        return pt__error(PT_ERR_INVALID_ARGUMENT, fn, "shape is NULL but ndim is %d", ndim);
+    int64_t n = 1;
+    for (int i = 0; i < ndim; ++i) {
+        if (shape[i] < 0)
+            return pt__error(PT_ERR_SHAPE, fn, "shape[%d] is %lld; extents must be >= 0", i,
+                             (long long)shape[i]);
+        if (shape[i] > 0 && n > ((int64_t)1 << 48) / shape[i]) {
+            char buf[160];
+            return pt__error(PT_ERR_SHAPE, fn, "shape %s has more than 2^48 elements",
+                             pt__shape_str(ndim, shape, buf, sizeof buf));
+        }
+        n *= shape[i];
+    }
+    return PT_OK;
+}
+
+pt_status pt__check_same_device(const char *fn, int n, pt_tensor *const *xs) {
+    for (int i = 1; i < n; ++i) {
+        if (xs[i]->st->dev != xs[0]->st->dev)
+            return pt__error(PT_ERR_DEVICE_MISMATCH, fn,
+                             "operands are on different devices (%s and %s); move one with pt_to()",
+                             xs[0]->st->dev->name, xs[i]->st->dev->name);
+    }
+    return PT_OK;
+}
+
+pt_status pt__resolve_dim(const char *fn, int dim, int ndim, int *out) {
+    int d = dim < 0 ? dim + ndim : dim;
+    if (d < 0 || d >= ndim)
+        return pt__error(PT_ERR_INVALID_ARGUMENT, fn, "dim %d is out of range for a %d-D tensor (use %d..%d)",
+                         dim, ndim, ndim ? -ndim : 0, ndim ? ndim - 1 : 0);
+    *out = d;
+    return PT_OK;
+}
+
+/* ---- Handles ---- */
+
+static pt_tensor *new_handle(const char *fn, pt__storage *st, pt_dtype t, int ndim,
+                             const int64_t *shape, const int64_t *strides, size_t offset) {
+    pt_tensor *x = malloc(sizeof *x);
+    if (!x) {
+        pt__error(PT_ERR_OUT_OF_MEMORY, fn, "out of host memory for a tensor handle");
+        return NULL;
+    }
+    atomic_init(&x->refs, 1);
+    x->scope_regs = 0;
+    x->st = st;
+    x->offset = offset;
+    x->dtype = t;
+    x->ndim = ndim;
+    for (int i = 0; i < ndim; ++i) {
+        x->shape[i] = shape[i];
+        x->strides[i] = strides[i];
+    }
+    x->grad = NULL;
+    return x;
+}
+
+static pt__storage *new_storage(const char *fn, pt_device *d, size_t bytes) {
+    pt__storage *st = malloc(sizeof *st);
+    if (!st) {
+        pt__error(PT_ERR_OUT_OF_MEMORY, fn, "out of host memory for a storage record");
+        return NULL;
+    }
+    st->block = pt__alloc(d, bytes, fn);
+    if (!st->block) {
+        free(st);
+        return NULL;
+    }
+    atomic_init(&st->refs, 1);
+    st->dev = d;
+    st->kind = PT__STORAGE_DEVICE;
+    st->buf = st->block->buf;
+    st->bytes = bytes;
+    st->pinned_owner = NULL;
+    return st;
+}
+
+static void storage_release(pt__storage *st) {
+    if (atomic_fetch_sub(&st->refs, 1) != 1) return;
+    if (st->kind == PT__STORAGE_DEVICE) {
+        pt__free(st->dev, st->block);
+    } else if (st->pinned_owner && st->pinned_owner->backend->vt->host_free) {
+        st->pinned_owner->backend->vt->host_free(st->pinned_owner->index, st->buf);
+    } else {
+        free(st->buf);
+    }
+    free(st);
+}
+
+pt_tensor *pt__tensor_new(const char *fn, pt_device *d, pt_dtype t, int ndim,
+                          const int64_t *shape) {
+    if (!d) {
+        pt__error(PT_ERR_INVALID_ARGUMENT, fn, "device is NULL (did pt_device_get fail? see its error)");
+        return NULL;
+    }
+    if (pt__check_dtype(fn, t) || pt__check_shape(fn, ndim, shape)) return NULL;
+    int64_t strides[PT_MAX_DIMS];
+    pt__contiguous_strides(ndim, shape, strides);
+    size_t bytes = (size_t)pt__numel(ndim, shape) * pt_dtype_size(t);
+    pt__storage *st = new_storage(fn, d, bytes);
+    if (!st) return NULL;
+    pt_tensor *x = new_handle(fn, st, t, ndim, shape, strides, 0);
+    if (!x) storage_release(st);
+    return x;
+}
+
+pt_tensor *pt__tensor_view(pt_tensor *x, int ndim, const int64_t *shape, const int64_t *strides,
+                           size_t offset) {
+    pt_tensor *v = new_handle("view", x->st, x->dtype, ndim, shape, strides, offset);
+    if (v) atomic_fetch_add(&x->st->refs, 1);
+    return v;
+}
+
+pt_tensor *pt__tensor_pinned(const char *fn, pt_device *cpu, pt_device *owner, pt_dtype t,
+                             int ndim, const int64_t *shape) {
+    size_t bytes = (size_t)pt__numel(ndim, shape) * pt_dtype_size(t);
+    void *ptr = NULL;
+    const pt_backend_vtable *vt = owner->backend->vt;
+    if (vt->host_alloc && vt->host_free) {
+        pt_status s = vt->host_alloc(owner->index, bytes ? bytes : 1, &ptr);
+        if (s) {
+            pt__backend_failed(s, fn, owner);
+            return NULL;
+        }
+    } else {
+        ptr = malloc(bytes ? bytes : 1);
+        if (!ptr) {
+            pt__error(PT_ERR_OUT_OF_MEMORY, fn, "out of host memory for %zu bytes", bytes);
+            return NULL;
+        }
+    }
+    pt__storage *st = malloc(sizeof *st);
+    if (!st) {
+        if (vt->host_alloc && vt->host_free) vt->host_free(owner->index, ptr);
+        else free(ptr);
+        pt__error(PT_ERR_OUT_OF_MEMORY, fn, "out of host memory for a storage record");
+        return NULL;
+    }
+    atomic_init(&st->refs, 1);
+    st->dev = cpu;
+    st->kind = PT__STORAGE_PINNED;
+    st->block = NULL;
+    st->buf = ptr;
+    st->bytes = bytes;
+    st->pinned_owner = vt->host_alloc && vt->host_free ? owner : NULL;
+    int64_t strides[PT_MAX_DIMS];
+    pt__contiguous_strides(ndim, shape, strides);
+    pt_tensor *x = new_handle(fn, st, t, ndim, shape, strides, 0);
+    if (!x) storage_release(st);
+    return x;
+}
+
+static void drop_reference(pt_tensor *x) {
+    if (atomic_fetch_sub(&x->refs, 1) != 1) return;
+    if (x->grad) pt__grad_release(x);
+    storage_release(x->st);
+    free(x);
+}
+
+/* ---- Scopes ----
+ * Each thread keeps a stack of scopes; each scope a list of the references
+ * it owns. pt_release of a reference a scope owns takes it off the list, so
+ * code that releases its own temporaries inside a scope stays correct. */
+
+#define PT__MAX_SCOPE_DEPTH 64
+
+typedef struct scope_list {
+    pt_tensor **items;
+    int n, cap;
+} scope_list;
+
+static _Thread_local scope_list scopes[PT__MAX_SCOPE_DEPTH + 1]; /* level 1.. */
+static _Thread_local int scope_depth;
+
+static bool scope_push(scope_list *l, pt_tensor *x) {
+    if (l->n == l->cap) {
+        int cap = l->cap ? l->cap * 2 : 64;
+        pt_tensor **items = realloc(l->items, (size_t)cap * sizeof *items);
+        if (!items) return false;
+        l->items = items;
+        l->cap = cap;
+    }
+    l->items[l->n++] = x;
+    return true;
+}
+
+/* Removes one registration of x from level's list; true if found. */
+static bool scope_remove(scope_list *l, pt_tensor *x) {
+    for (int i = l->n - 1; i >= 0; --i) {
+        if (l->items[i] != x) continue;
+        l->items[i] = l->items[--l->n];
+        return true;
+    }
+    return false;
+}
+
+pt_tensor *pt__ret(pt_tensor *x) {
+    if (!x || scope_depth == 0) return x;
+    /* Without room to track it the reference simply goes to the caller. */
+    if (scope_push(&scopes[scope_depth], x)) ++x->scope_regs;
+    return x;
+}
+
+pt_scope pt_scope_begin(void) {
+    pt_scope s = {scope_depth + 1};
+    if (scope_depth == PT__MAX_SCOPE_DEPTH) {
+        pt__error(PT_ERR_INVALID_ARGUMENT, "pt_scope_begin",
+                  "scopes nest at most %d deep; end inner scopes first", PT__MAX_SCOPE_DEPTH);
+        s.level = 0;
+        return s;
+    }
+    ++scope_depth;
+    scopes[scope_depth].n = 0;
+    return s;
+}
+
+void pt_scope_end(pt_scope s) {
+    if (s.level <= 0 || s.level > scope_depth) return; /* already ended or never begun */
+    while (scope_depth >= s.level) {
+        scope_list *l = &scopes[scope_depth];
+        --scope_depth; /* releases below must not find this level */
+        while (l->n > 0) {
+            pt_tensor *x = l->items[--l->n];
+            --x->scope_regs;
+            drop_reference(x);
+        }
+    }
+}
+
+pt_tensor *pt_keep(pt_tensor *x) {
+    if (!x || scope_depth == 0 || x->scope_regs == 0) return x;
+    if (!scope_remove(&scopes[scope_depth], x)) return x;
+    --x->scope_regs;
+    if (scope_depth > 1 && scope_push(&scopes[scope_depth - 1], x)) ++x->scope_regs;
+    return x;
+}
+
+/* ---- Lifetime ---- */
+
+pt_tensor *pt_retain(pt_tensor *x) {
+    if (x) atomic_fetch_add(&x->refs, 1);
+    return x;
+}
+
+void pt_release(pt_tensor *x) {
+    if (!x) return;
+    if (x->scope_regs > 0) {
+        for (int level = scope_depth; level >= 1; --level) {
+            if (scope_remove(&scopes[level], x)) {
+                --x->scope_regs;
+                break;
+            }
+        }
+    }
+    drop_reference(x);
+}
+
+/* ---- Properties ---- */
+
+pt_device *pt_tensor_device(const pt_tensor *x) { return x ? x->st->dev : NULL; }
+pt_dtype pt_tensor_dtype(const pt_tensor *x) { return x ? x->dtype : (pt_dtype)-1; }
+int pt_tensor_ndim(const pt_tensor *x) { return x ? x->ndim : -1; }
+const int64_t *pt_tensor_shape(const pt_tensor *x) { return x ? x->shape : NULL; }
+const int64_t *pt_tensor_strides(const pt_tensor *x) { return x ? x->strides : NULL; }
+int64_t pt_tensor_numel(const pt_tensor *x) { return x ? pt__numel(x->ndim, x->shape) : -1; }
+bool pt_tensor_is_contiguous(const pt_tensor *x) { return x && pt__is_contiguous(x); }
+
+bool pt_tensor_shares_storage(const pt_tensor *a, const pt_tensor *b) {
+    return a && b && a->st == b->st;
+}
+
+char *pt_tensor_describe(const pt_tensor *x, char *buf, size_t cap) {
+    if (!buf || cap == 0) return buf;
+    if (!x) {
+        snprintf(buf, cap, "(null tensor)");
+        return buf;
+    }
+    char shape[160];
+    snprintf(buf, cap, "%s%s on %s", pt_dtype_name(x->dtype),
+             pt__shape_str(x->ndim, x->shape, shape, sizeof shape), x->st->dev->name);
+    return buf;
+}
