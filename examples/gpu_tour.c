@@ -1,0 +1,325 @@
+/* The GPU tour: the "GPUs" chapter of Dive into Deep Learning, in C, on
+ * whatever device PORTABLE_BACKEND picks (cpu, cuda, opencl).
+ *
+ *   PORTABLE_BACKEND=cuda ./gpu_tour      (or opencl, cpu; default auto)
+ *   ./gpu_tour --quick                    smaller sizes, for tests
+ *
+ * Each numbered section is one point of the chapter; the timings end up in
+ * one table at the end. */
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#include "portable/portable.h"
+
+/* Stops the tour with the library's own message: the point is that errors
+ * are values you can print, not crashes. */
+#define CHECK(expr)                                                                        \
+    do {                                                                                   \
+        if (!(expr)) {                                                                     \
+            fprintf(stderr, "gpu_tour: %s failed: %s (%s)\n", #expr, pt_last_error(),       \
+                    pt_status_name(pt_last_status()));                                     \
+            exit(1);                                                                       \
+        }                                                                                  \
+    } while (0)
+
+static double now(void) {
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (double)ts.tv_sec + 1e-9 * (double)ts.tv_nsec;
+}
+
+typedef struct timing {
+    char what[96];
+    char device[16];
+    double seconds;
+} timing;
+static timing timings[32];
+static int n_timings;
+
+static void record(const char *what, pt_device *d, double seconds) {
+    if (n_timings == 32) return;
+    timing *t = &timings[n_timings++];
+    snprintf(t->what, sizeof t->what, "%s", what);
+    snprintf(t->device, sizeof t->device, "%s", pt_device_name(d));
+    t->seconds = seconds;
+    printf("    %-58s %-9s %10.3f ms\n", what, pt_device_name(d), seconds * 1e3);
+}
+
+/* Times `reps` products of n x n matrices on d, synchronising before reading
+ * the clock (chapter point 7: time it correctly). Warm-up first. */
+static double time_matmul(pt_device *d, int64_t n, int reps) {
+    int64_t shape[2] = {n, n};
+    pt_scope s = pt_scope_begin();
+    pt_tensor *a = pt_rand(d, PT_F32, 2, shape), *b = pt_rand(d, PT_F32, 2, shape);
+    CHECK(a && b);
+    CHECK(pt_matmul(a, b)); /* warm-up: kernels compiled, caches filled */
+    CHECK(pt_device_synchronize(d) == PT_OK);
+    double t0 = now();
+    for (int i = 0; i < reps; ++i) CHECK(pt_matmul(a, b));
+    CHECK(pt_device_synchronize(d) == PT_OK);
+    double dt = (now() - t0) / reps;
+    pt_scope_end(s);
+    return dt;
+}
+
+static void section(const char *title) { printf("\n== %s\n", title); }
+
+int main(int argc, char **argv) {
+    bool quick = argc > 1 && strcmp(argv[1], "--quick") == 0;
+    int64_t big = quick ? 512 : 2048, small = 50;
+    int n_log = quick ? 100 : 1000;
+
+    /* 1. See the hardware (what `portable devices` prints in full). */
+    section("1. The hardware");
+    for (int i = 0; i < pt_backend_count(); ++i) {
+        const char *why;
+        if (pt_backend_available(i, &why))
+            printf("  %-7s %d device(s)\n", pt_backend_name(i), pt_backend_device_count(i));
+        else
+            printf("  %-7s unavailable: %s\n", pt_backend_name(i), why);
+    }
+    pt_device *dev = pt_default_device();
+    if (!dev) {
+        fprintf(stderr, "gpu_tour: no device for PORTABLE_BACKEND=%s: %s\n",
+                getenv("PORTABLE_BACKEND") ? getenv("PORTABLE_BACKEND") : "auto", pt_last_error());
+        return 1;
+    }
+    pt_device_props props;
+    CHECK(pt_device_info(dev, &props) == PT_OK);
+    printf("  default device %s: %s (%s, %d compute units)\n", pt_device_name(dev), props.name,
+           props.vendor, props.compute_units);
+
+    /* 2. Name devices: cpu(), try_gpu(i), try_all_gpus(). */
+    section("2. Naming devices");
+    pt_device *cpu = pt_cpu();
+    CHECK(cpu);
+    pt_device *all[8];
+    int n_all = pt_all_devices(all, 8);
+    CHECK(n_all > 0);
+    printf("  pt_cpu() = %s, pt_try_device(0) = %s, pt_try_device(10) = %s\n", pt_device_name(cpu),
+           pt_device_name(pt_try_device(0)), pt_device_name(pt_try_device(10)));
+    printf("  pt_all_devices() = [");
+    for (int i = 0; i < n_all && i < 8; ++i) printf("%s%s", i ? ", " : "", pt_device_name(all[i]));
+    printf("]; pt_device_count(\"cuda\") = %d\n", pt_device_count("cuda"));
+
+    /* 3. Tensors have a device. */
+    section("3. Tensors live on a device");
+    pt_scope scope = pt_scope_begin();
+    int64_t s23[2] = {2, 3};
+    pt_tensor *x = pt_ones(cpu, PT_F32, 2, s23);
+    pt_tensor *X = pt_ones(dev, PT_F32, 2, s23);
+    pt_tensor *Y = pt_rand(dev, PT_F32, 2, s23);
+    CHECK(x && X && Y);
+    char desc[96];
+    printf("  x = %s\n", pt_tensor_describe(x, desc, sizeof desc));
+    printf("  X = %s, Y = %s\n", pt_tensor_describe(X, desc, sizeof desc),
+           pt_device_name(pt_tensor_device(Y)));
+
+    /* 4. Copying between devices; mixing devices is an error. */
+    section("4. Copying between devices");
+    pt_tensor *Z = pt_to(x, dev);
+    CHECK(Z);
+    pt_tensor *Z2 = pt_to(Z, dev);
+    printf("  Z = pt_to(x, %s); pt_to(Z, %s) == Z: %s\n", pt_device_name(dev), pt_device_name(dev),
+           Z2 == Z ? "true (no copy)" : "false");
+    pt_tensor *sum = pt_add(Y, Z);
+    CHECK(sum);
+    float host[6];
+    CHECK(pt_to_host(sum, host, sizeof host) == PT_OK);
+    printf("  Y + Z = [%.3f %.3f %.3f; %.3f %.3f %.3f]\n", host[0], host[1], host[2], host[3],
+           host[4], host[5]);
+    pt_device *other = dev == cpu ? pt_device_get("cpu:1") : cpu;
+    pt_clear_error();
+    if (other) {
+        pt_tensor *elsewhere = pt_ones(other, PT_F32, 2, s23);
+        pt_tensor *bad = pt_add(X, elsewhere);
+        printf("  pt_add(X on %s, tensor on %s) -> %s\n    %s: %s\n", pt_device_name(dev),
+               pt_device_name(other), bad ? "a tensor?!" : "NULL", pt_status_name(pt_last_status()),
+               pt_last_error());
+        CHECK(!bad && pt_last_status() == PT_ERR_DEVICE_MISMATCH);
+        pt_clear_error();
+    } else {
+        printf("  (run with PORTABLE_CPU_DEVICES=2 to see the device-mismatch error on cpu)\n");
+    }
+    {   /* many small copies vs one large one */
+        int64_t n = quick ? 100000 : 1000000, piece = 1000;
+        pt_tensor *src = pt_rand(dev, PT_F32, 1, &n);
+        CHECK(src);
+        CHECK(pt_device_synchronize(dev) == PT_OK);
+        double t0 = now();
+        pt_tensor *whole = pt_to(src, cpu);
+        CHECK(whole);
+        double one = now() - t0;
+        t0 = now();
+        for (int64_t off = 0; off < n; off += piece) {
+            pt_tensor *part = pt_narrow(src, 0, off, piece);
+            pt_tensor *moved = pt_to(part, cpu);
+            CHECK(moved);
+            pt_release(moved);
+            pt_release(part);
+        }
+        double many = now() - t0;
+        char what[96];
+        snprintf(what, sizeof what, "copy %lld floats to cpu in one piece", (long long)n);
+        record(what, dev, one);
+        snprintf(what, sizeof what, "copy them in %lld pieces of %lld", (long long)(n / piece),
+                 (long long)piece);
+        record(what, dev, many);
+    }
+    pt_scope_end(scope);
+
+    /* 7 + 10. Large vs small work; asynchronous execution means we must
+     * synchronise before reading the clock. */
+    section("7. Large vs small matrix products (synchronised timing)");
+    char what[96];
+    snprintf(what, sizeof what, "matmul %lldx%lld f32", (long long)big, (long long)big);
+    record(what, cpu, time_matmul(cpu, big, 2));
+    if (dev != cpu) record(what, dev, time_matmul(dev, big, 5));
+    snprintf(what, sizeof what, "matmul %lldx%lld f32", (long long)small, (long long)small);
+    record(what, cpu, time_matmul(cpu, small, 200));
+    if (dev != cpu) record(what, dev, time_matmul(dev, small, 200));
+
+    /* 8. Logging: a host read per step vs keeping the norms on the device. */
+    section("8. Logging norms: read per step vs once at the end");
+    {
+        int64_t shape[2] = {100, 100};
+        pt_scope s = pt_scope_begin();
+        pt_tensor *a = pt_rand(dev, PT_F32, 2, shape), *b = pt_rand(dev, PT_F32, 2, shape);
+        CHECK(a && b);
+        CHECK(pt_device_synchronize(dev) == PT_OK);
+        double t0 = now(), checksum1 = 0;
+        for (int i = 0; i < n_log; ++i) {
+            pt_tensor *c = pt_matmul(a, b), *nrm = pt_norm(c);
+            checksum1 += pt_item(nrm); /* waits for the device every step */
+            pt_release(nrm);
+            pt_release(c);
+        }
+        double per_step = now() - t0;
+        t0 = now();
+        pt_tensor **norms = malloc(sizeof *norms * (size_t)n_log);
+        CHECK(norms);
+        for (int i = 0; i < n_log; ++i) {
+            pt_tensor *c = pt_matmul(a, b);
+            norms[i] = pt_norm(c);
+            pt_release(c);
+        }
+        pt_tensor *all_norms = pt_stack(n_log, norms, 0);
+        CHECK(all_norms);
+        float *vals = malloc(sizeof *vals * (size_t)n_log);
+        CHECK(vals);
+        CHECK(pt_to_host(all_norms, vals, sizeof *vals * (size_t)n_log) == PT_OK); /* one wait */
+        double once = now() - t0, checksum2 = 0;
+        for (int i = 0; i < n_log; ++i) {
+            checksum2 += vals[i];
+            pt_release(norms[i]);
+        }
+        free(vals);
+        free(norms);
+        snprintf(what, sizeof what, "%d matmuls 100x100, norm read every step", n_log);
+        record(what, dev, per_step);
+        snprintf(what, sizeof what, "%d matmuls 100x100, norms read once", n_log);
+        record(what, dev, once);
+        printf("    (sum of norms %.6g vs %.6g: the same work)\n", checksum1, checksum2);
+        CHECK(fabs(checksum1 - checksum2) <= 1e-4 * fabs(checksum1));
+        pt_scope_end(s);
+    }
+
+    /* 9 + 10. Two devices at once vs one after the other. */
+    section("9. Two devices: in parallel vs in sequence");
+    if (n_all >= 2) {
+        int64_t n = quick ? 256 : 1024, shape[2] = {n, n};
+        pt_scope s = pt_scope_begin();
+        pt_tensor *a0 = pt_rand(all[0], PT_F32, 2, shape), *a1 = pt_rand(all[1], PT_F32, 2, shape);
+        CHECK(a0 && a1 && pt_matmul(a0, a0) && pt_matmul(a1, a1));
+        CHECK(pt_device_synchronize(all[0]) == PT_OK && pt_device_synchronize(all[1]) == PT_OK);
+        double t0 = now();
+        for (int i = 0; i < 10; ++i) CHECK(pt_matmul(a0, a0));
+        CHECK(pt_device_synchronize(all[0]) == PT_OK);
+        for (int i = 0; i < 10; ++i) CHECK(pt_matmul(a1, a1));
+        CHECK(pt_device_synchronize(all[1]) == PT_OK);
+        double seq = now() - t0;
+        t0 = now();
+        for (int i = 0; i < 10; ++i) CHECK(pt_matmul(a0, a0) && pt_matmul(a1, a1));
+        CHECK(pt_device_synchronize(all[0]) == PT_OK && pt_device_synchronize(all[1]) == PT_OK);
+        double par = now() - t0;
+        record("2x10 matmuls, one device after the other", all[0], seq);
+        record("2x10 matmuls, both devices queued, then sync", all[0], par);
+        pt_scope_end(s);
+    } else {
+        printf("  only one device of this backend; on cpu try PORTABLE_CPU_DEVICES=2\n");
+    }
+
+    /* 11. Overlapping compute with copies to pinned memory. */
+    section("11. Compute then copy vs copies overlapped (pt_to_async, pinned)");
+    {
+        int64_t n = quick ? 256 : 1024, shape[2] = {n, n};
+        int reps = quick ? 10 : 50;
+        pt_scope s = pt_scope_begin();
+        pt_tensor *a = pt_rand(dev, PT_F32, 2, shape);
+        CHECK(a && pt_matmul(a, a));
+        CHECK(pt_device_synchronize(dev) == PT_OK);
+        double t0 = now();
+        pt_tensor **ys = malloc(sizeof *ys * (size_t)reps);
+        CHECK(ys);
+        for (int i = 0; i < reps; ++i) CHECK(ys[i] = pt_matmul(a, a));
+        for (int i = 0; i < reps; ++i) {
+            pt_tensor *h = pt_to(ys[i], cpu);
+            CHECK(h);
+            pt_release(h);
+            pt_release(ys[i]);
+        }
+        double serial = now() - t0;
+        t0 = now();
+        pt_tensor **hs = malloc(sizeof *hs * (size_t)reps);
+        CHECK(hs);
+        for (int i = 0; i < reps; ++i) {
+            pt_tensor *y = pt_matmul(a, a);
+            CHECK(y);
+            CHECK(hs[i] = pt_to_async(y, cpu)); /* queued behind y's product */
+            pt_release(y);
+        }
+        CHECK(pt_device_synchronize(dev) == PT_OK);
+        double overlapped = now() - t0;
+        for (int i = 0; i < reps; ++i) pt_release(hs[i]);
+        free(hs);
+        free(ys);
+        snprintf(what, sizeof what, "%d matmuls, then copy each to cpu", reps);
+        record(what, dev, serial);
+        snprintf(what, sizeof what, "%d matmuls with async copies to pinned memory", reps);
+        record(what, dev, overlapped);
+        pt_scope_end(s);
+    }
+
+    /* 12. Freeing memory: the cache and handing it back. */
+    section("12. Freeing device memory");
+    {
+        pt_memory_usage m;
+        int64_t shape[2] = {1024, 1024};
+        pt_tensor *t = pt_zeros(dev, PT_F32, 2, shape);
+        CHECK(t);
+        CHECK(pt_memory_stats(dev, &m) == PT_OK);
+        printf("  with a 4 MiB tensor:   in use %8lld B, cached %10lld B\n", (long long)m.in_use,
+               (long long)m.cached);
+        pt_release(t);
+        CHECK(pt_memory_stats(dev, &m) == PT_OK);
+        printf("  after pt_release:      in use %8lld B, cached %10lld B (kept for reuse)\n",
+               (long long)m.in_use, (long long)m.cached);
+        CHECK(pt_empty_cache(dev) == PT_OK);
+        CHECK(pt_memory_stats(dev, &m) == PT_OK);
+        printf("  after pt_empty_cache:  in use %8lld B, cached %10lld B (back to the driver)\n",
+               (long long)m.in_use, (long long)m.cached);
+        CHECK(m.cached == 0);
+    }
+
+    printf("\n== Timings (%s, default device %s)\n\n", props.name, pt_device_name(dev));
+    printf("| %-58s | %-9s | %12s |\n|%s|%s|%s|\n", "experiment", "device", "time (ms)",
+           "------------------------------------------------------------", "-----------",
+           "--------------");
+    for (int i = 0; i < n_timings; ++i)
+        printf("| %-58s | %-9s | %12.3f |\n", timings[i].what, timings[i].device,
+               timings[i].seconds * 1e3);
+    return 0;
+}

@@ -1,0 +1,20 @@
+#!/usr/bin/env bash
+# Installs the Debian 12 packages libportable builds and tests with, skipping
+# those already present. Usage: scripts/install-deps.sh [--bench]
+#   --bench  also the peers the benchmarks compare with (NumPy, PyTorch)
+set -euo pipefail
+
+packages=(build-essential cmake pkg-config zlib1g-dev libcjson-dev libopenblas-dev
+          ocl-icd-opencl-dev opencl-headers pocl-opencl-icd libclblast-dev python3-numpy)
+if [[ "${1:-}" == "--bench" ]]; then packages+=(python3-torch); fi
+
+missing=()
+for p in "${packages[@]}"; do
+  dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")
+done
+if ((${#missing[@]})); then
+  echo "installing: ${missing[*]}"
+  sudo=""; [[ $(id -u) -eq 0 ]] || sudo="sudo"
+  $sudo apt-get update -qq
+  DEBIAN_FRONTEND=noninteractive $sudo apt-get install -y -qq --no-install-recommends "${missing[@]}" >/dev/null
+fi
