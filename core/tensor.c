@@ -23,6 +23,7 @@ void pt__contiguous_strides(int ndim, const int64_t *shape, int64_t *strides) {
 }
 
 bool pt__is_contiguous(const pt_tensor *x) {
+    if (pt__numel(x->ndim, x->shape) == 0) return true; /* nothing to lay out */
     int64_t s = 1;
     for (int i = x->ndim - 1; i >= 0; --i) {
         if (x->shape[i] != 1 && x->strides[i] != s) return false;
@@ -289,7 +290,10 @@ pt_tensor *pt_retain(pt_tensor *x) {
 
 void pt_release(pt_tensor *x) {
     if (!x) return;
-    if (x->scope_regs > 0) {
+    /* Only when every remaining reference is a scope's can this release be
+     * of the reference a scope recorded (the user releasing what an op
+     * returned); otherwise it drops a reference someone retained. */
+    if (x->scope_regs > 0 && atomic_load(&x->refs) <= x->scope_regs) {
         for (int level = scope_depth; level >= 1; --level) {
             if (scope_remove(&scopes[level], x)) {
                 --x->scope_regs;

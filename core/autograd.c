@@ -1,0 +1,318 @@
+/* Autograd: grad mode, the per-tensor metadata, recording ops on the tape and
+ * freeing it. The backward walk lives in autograd_engine.c and the
+ * derivative of each op in autograd_backward.c. See autograd_internal.h for
+ * who owns what. */
+#include <stdlib.h>
+#include <string.h>
+
+#include "autograd_internal.h"
+
+/* ---- Grad mode (thread-local) ----
+ * The user's pt_no_grad_begin/end and the library's own pauses (inside
+ * backward, optimizers, module set-up) count separately so an unbalanced
+ * pt_no_grad_end can be reported without confusing the two. */
+
+static _Thread_local int user_no_grad_depth;
+static _Thread_local int internal_no_grad_depth;
+
+bool pt__grad_enabled(void) { return user_no_grad_depth == 0 && internal_no_grad_depth == 0; }
+void pt__grad_pause(void) { ++internal_no_grad_depth; }
+void pt__grad_resume(void) { --internal_no_grad_depth; }
+
+void pt_no_grad_begin(void) { ++user_no_grad_depth; }
+
+pt_status pt_no_grad_end(void) {
+    if (user_no_grad_depth == 0)
+        return pt__error(PT_ERR_INVALID_ARGUMENT, "pt_no_grad_end",
+                         "no matching pt_no_grad_begin on this thread (calls must pair up)");
+    --user_no_grad_depth;
+    return PT_OK;
+}
+
+bool pt_grad_enabled(void) { return pt__grad_enabled(); }
+
+/* ---- Small helpers ---- */
+
+bool pt__grad_float(pt_dtype t) { return t == PT_F32 || t == PT_F64; }
+
+bool pt__grad_tracked(const pt_tensor *x) {
+    return x && x->grad && (x->grad->requires_grad || x->grad->node);
+}
+
+pt_tensor *pt__own(pt_tensor *x) {
+    if (x && x->scope_regs > 0) {
+        /* pt_release takes one scope registration off and drops one
+         * reference; the retain puts the reference back, now unregistered. */
+        pt_retain(x);
+        pt_release(x);
+    }
+    return x;
+}
+
+struct pt__grad_meta *pt__grad_meta_of(pt_tensor *x, const char *fn) {
+    if (x->grad) return x->grad;
+    struct pt__grad_meta *m = calloc(1, sizeof *m);
+    if (!m) {
+        pt__error(PT_ERR_OUT_OF_MEMORY, fn, "out of host memory for autograd state");
+        return NULL;
+    }
+    x->grad = m;
+    return m;
+}
+
+/* A history-free view of x's value: shares storage, owns one reference to
+ * it, registered in no scope. */
+static pt_tensor *value_view(pt_tensor *x) {
+    return pt__tensor_view(x, x->ndim, x->shape, x->strides, x->offset);
+}
+
+/* ---- Freeing nodes ----
+ * Dropping the last reference to a node releases its edges, which may drop
+ * the last reference to the nodes they point at, and so on down the whole
+ * graph. A thread-local worklist turns that cascade into a loop. */
+
+static _Thread_local pt__grad_node **doomed;
+static _Thread_local int doomed_n, doomed_cap;
+static _Thread_local bool draining;
+
+void pt__grad_node_free_saved(pt__grad_node *node) {
+    if (node->freed) return;
+    node->freed = true;
+    pt_release(node->saved_out);
+    node->saved_out = NULL;
+    for (int i = 0; i < node->n; ++i) {
+        pt__grad_edge *e = &node->edges[i];
+        pt_release(e->saved);
+        pt_release(e->leaf);
+        e->saved = e->leaf = NULL;
+        if (e->node) pt__grad_node_unref(e->node);
+        e->node = NULL;
+    }
+}
+
+static void node_destroy(pt__grad_node *node) {
+    pt__grad_node_free_saved(node);
+    pt_release(node->grad);
+    free(node->edges);
+    free(node);
+}
+
+void pt__grad_node_unref(pt__grad_node *node) {
+    if (!node || atomic_fetch_sub(&node->refs, 1) != 1) return;
+    if (doomed_n == doomed_cap) {
+        int cap = doomed_cap ? doomed_cap * 2 : 64;
+        pt__grad_node **grown = realloc(doomed, (size_t)cap * sizeof *grown);
+        if (!grown) {
+            node_destroy(node); /* no room to defer: recurse instead */
+            return;
+        }
+        doomed = grown;
+        doomed_cap = cap;
+    }
+    doomed[doomed_n++] = node;
+    if (draining) return;
+    draining = true;
+    while (doomed_n > 0) node_destroy(doomed[--doomed_n]);
+    draining = false;
+    free(doomed); /* idle threads keep no buffer */
+    doomed = NULL;
+    doomed_cap = 0;
+}
+
+void pt__grad_release(pt_tensor *x) {
+    struct pt__grad_meta *m = x->grad;
+    if (!m) return;
+    x->grad = NULL;
+    pt_release(m->grad);
+    pt__grad_node_unref(m->node);
+    free(m);
+}
+
+/* ---- Recording ---- */
+
+bool pt__grad_wanted(int n, pt_tensor *const *inputs) {
+    if (!pt__grad_enabled()) return false;
+    for (int i = 0; i < n; ++i)
+        if (pt__grad_tracked(inputs[i])) return true;
+    return false;
+}
+
+/* Whether op's derivative reads the value of input i. Only inputs whose
+ * partner needs a gradient are kept for the product rules, so y = x W^T with
+ * x plain data keeps x but not W. */
+static bool rule_reads_input(pt__grad_op op, int i, const pt__grad_edge *e) {
+    switch (op) {
+    case PT__G_MUL:
+    case PT__G_MATMUL:
+        return e[1 - i].needs_grad;
+    case PT__G_DIV:
+        return i == 1;
+    case PT__G_POW:
+    case PT__G_MAXIMUM:
+    case PT__G_MINIMUM:
+        return true;
+    case PT__G_ABS:
+    case PT__G_LOG:
+    case PT__G_MAX:
+    case PT__G_NORM:
+        return i == 0;
+    case PT__G_WHERE:
+        return i == 0; /* the condition */
+    case PT__G_GATHER:
+        return i == 1; /* the index */
+    default:
+        return false;
+    }
+}
+
+static bool rule_reads_output(pt__grad_op op) {
+    switch (op) {
+    case PT__G_DIV:
+    case PT__G_POW:
+    case PT__G_EXP:
+    case PT__G_SQRT:
+    case PT__G_RELU:
+    case PT__G_SIGMOID:
+    case PT__G_TANH:
+    case PT__G_NORM:
+    case PT__G_SOFTMAX:
+    case PT__G_LOG_SOFTMAX:
+        return true;
+    default:
+        return false;
+    }
+}
+
+void pt__grad_record(pt_tensor *out, pt__grad_op op, int n, pt_tensor *const *inputs,
+                     const pt__grad_args *args) {
+    static const char fn[] = "autograd";
+    if (!out || n <= 0 || !pt__grad_wanted(n, inputs)) return;
+    /* Integer results carry no gradient (argmax-like paths stop here). */
+    if (!pt__grad_float(out->dtype)) return;
+    /* Ops that hand back an input unchanged (pt_contiguous of a contiguous
+     * tensor) already have the input's history. */
+    for (int i = 0; i < n; ++i)
+        if (inputs[i] == out) return;
+    if (pt__grad_tracked(out)) return;
+
+    pt__grad_node *node = calloc(1, sizeof *node);
+    pt__grad_edge *edges = node ? calloc((size_t)n, sizeof *edges) : NULL;
+    struct pt__grad_meta *meta = edges ? pt__grad_meta_of(out, fn) : NULL;
+    if (!meta) {
+        free(edges);
+        free(node);
+        if (pt_last_status() != PT_ERR_OUT_OF_MEMORY)
+            pt__error(PT_ERR_OUT_OF_MEMORY, fn, "out of host memory recording an op");
+        return;
+    }
+    atomic_init(&node->refs, 1);
+    node->op = op;
+    if (args) node->args = *args;
+    node->out_dtype = out->dtype;
+    node->out_ndim = out->ndim;
+    memcpy(node->out_shape, out->shape, sizeof node->out_shape);
+    node->n = n;
+    node->edges = edges;
+
+    for (int i = 0; i < n; ++i) {
+        pt__grad_edge *e = &edges[i];
+        pt_tensor *x = inputs[i];
+        if (!x) continue;
+        e->dtype = x->dtype;
+        e->ndim = x->ndim;
+        memcpy(e->shape, x->shape, sizeof e->shape);
+        if (!pt__grad_tracked(x) || !pt__grad_float(x->dtype)) continue;
+        e->needs_grad = true;
+        if (x->grad->node) {
+            e->node = x->grad->node;
+            atomic_fetch_add(&e->node->refs, 1);
+        } else {
+            e->leaf = pt_retain(x);
+        }
+    }
+    bool ok = true;
+    for (int i = 0; i < n; ++i) {
+        if (inputs[i] && rule_reads_input(op, i, edges)) {
+            edges[i].saved = value_view(inputs[i]);
+            ok = ok && edges[i].saved;
+        }
+    }
+    if (rule_reads_output(op)) {
+        node->saved_out = value_view(out);
+        ok = ok && node->saved_out;
+    }
+    if (!ok) {
+        node_destroy(node);
+        pt__error(PT_ERR_OUT_OF_MEMORY, fn, "out of host memory saving values for backward");
+        return;
+    }
+    meta->node = node;
+}
+
+/* ---- Leaf gradients ---- */
+
+pt_status pt__grad_accumulate_leaf(pt_tensor *leaf, pt_tensor *g) {
+    struct pt__grad_meta *m = leaf->grad;
+    if (!m) return pt__error(PT_ERR_INTERNAL, "pt_backward", "leaf without autograd state");
+    if (m->grad) return pt_axpy_(m->grad, 1.0, g);
+    /* A fresh contiguous tensor: g may be a broadcast view or shared with
+     * another input's gradient, and later accumulations write in place. */
+    pt_tensor *copy = pt_empty(pt_tensor_device(leaf), leaf->dtype, leaf->ndim, leaf->shape);
+    if (!copy) return pt_last_status();
+    pt_status s = pt_copy_(copy, g);
+    if (s) {
+        pt_release(copy);
+        return s;
+    }
+    m->grad = pt__own(copy);
+    return PT_OK;
+}
+
+/* ---- Public API ---- */
+
+pt_status pt_set_requires_grad(pt_tensor *x, bool requires) {
+    static const char fn[] = "pt_set_requires_grad";
+    if (!x) return pt__error(PT_ERR_INVALID_ARGUMENT, fn, "tensor is NULL");
+    if (x->grad && x->grad->node)
+        return pt__error(PT_ERR_INVALID_ARGUMENT, fn,
+                         "the tensor is the result of an op, not a leaf; its requires-grad follows "
+                         "its inputs (use pt_detach() for a leaf copy of its value)");
+    if (!requires) {
+        if (x->grad) x->grad->requires_grad = false;
+        return PT_OK;
+    }
+    if (!pt__grad_float(x->dtype))
+        return pt__error(PT_ERR_DTYPE, fn,
+                         "only f32/f64 tensors can require gradients; this one is %s (cast it first)",
+                         pt_dtype_name(x->dtype));
+    struct pt__grad_meta *m = pt__grad_meta_of(x, fn);
+    if (!m) return PT_ERR_OUT_OF_MEMORY;
+    m->requires_grad = true;
+    return PT_OK;
+}
+
+bool pt_requires_grad(const pt_tensor *x) { return pt__grad_tracked(x); }
+
+pt_tensor *pt_grad(pt_tensor *x) {
+    if (!x || !x->grad || !x->grad->grad) return NULL;
+    return pt__ret(pt_retain(x->grad->grad));
+}
+
+pt_status pt_zero_grad(pt_tensor *x) {
+    if (!x) return pt__error(PT_ERR_INVALID_ARGUMENT, "pt_zero_grad", "tensor is NULL");
+    if (x->grad && x->grad->grad) {
+        pt_release(x->grad->grad);
+        x->grad->grad = NULL;
+    }
+    return PT_OK;
+}
+
+pt_tensor *pt_detach(pt_tensor *x) {
+    if (!x) return NULL;
+    pt_tensor *v = value_view(x);
+    if (!v) {
+        pt__error(PT_ERR_OUT_OF_MEMORY, "pt_detach", "out of host memory for a tensor handle");
+        return NULL;
+    }
+    return pt__ret(v);
+}

@@ -1,0 +1,192 @@
+/* pt_backward: walks the tape from the loss, sends each node's output
+ * gradient through its derivative (autograd_backward.c) to its inputs, sums
+ * what arrives at each node, accumulates into leaves' .grad, and frees the
+ * graph it walked.
+ *
+ * Order: a node runs only once every consumer of its output in this walk has
+ * sent its share (Kahn's algorithm on consumer counts), so each node's
+ * derivative runs exactly once on the complete gradient, like PyTorch. All
+ * gradient arithmetic is done with public ops on the tensors' device, with
+ * grad mode off. */
+#include <stdlib.h>
+#include <string.h>
+
+#include "autograd_internal.h"
+
+static atomic_uint_fast64_t walk_counter;
+
+typedef struct node_list {
+    pt__grad_node **items;
+    int n, cap;
+} node_list;
+
+static bool list_push(node_list *l, pt__grad_node *node) {
+    if (l->n == l->cap) {
+        int cap = l->cap ? l->cap * 2 : 64;
+        pt__grad_node **grown = realloc(l->items, (size_t)cap * sizeof *grown);
+        if (!grown) return false;
+        l->items = grown;
+        l->cap = cap;
+    }
+    l->items[l->n++] = node;
+    return true;
+}
+
+/* Collects every node reachable from root (each retained once in *all) and
+ * counts, for each, the edges that point at it from nodes of this walk. */
+static pt_status collect(pt__grad_node *root, uint64_t walk, node_list *all) {
+    static const char fn[] = "pt_backward";
+    node_list stack = {0};
+    root->walk = walk;
+    root->pending = 0;
+    root->grad = NULL;
+    atomic_fetch_add(&root->refs, 1);
+    pt_status s = PT_OK;
+    if (!list_push(all, root) || !list_push(&stack, root)) {
+        if (all->n == 0) pt__grad_node_unref(root);
+        s = pt__error(PT_ERR_OUT_OF_MEMORY, fn, "out of host memory walking the graph");
+    }
+    while (!s && stack.n > 0) {
+        pt__grad_node *node = stack.items[--stack.n];
+        if (node->freed) {
+            s = pt__error(PT_ERR_INVALID_ARGUMENT, fn,
+                          "part of this graph was already freed by an earlier pt_backward (each "
+                          "forward pass can be differentiated once; run the forward pass again)");
+            break;
+        }
+        for (int i = 0; i < node->n; ++i) {
+            pt__grad_node *in = node->edges[i].node;
+            if (!in) continue;
+            if (in->walk != walk) {
+                in->walk = walk;
+                in->pending = 0;
+                in->grad = NULL;
+                atomic_fetch_add(&in->refs, 1);
+                if (!list_push(all, in)) {
+                    pt__grad_node_unref(in);
+                    s = pt__error(PT_ERR_OUT_OF_MEMORY, fn, "out of host memory walking the graph");
+                    break;
+                }
+                if (!list_push(&stack, in)) {
+                    s = pt__error(PT_ERR_OUT_OF_MEMORY, fn, "out of host memory walking the graph");
+                    break;
+                }
+            }
+            ++in->pending;
+        }
+    }
+    free(stack.items);
+    return s;
+}
+
+/* Adds g (a gradient of node's output) into node->grad. */
+static pt_status add_to_node(pt__grad_node *node, pt_tensor *g) {
+    if (!node->grad) {
+        /* An extra, unregistered reference: the scope keeps (and later
+         * drops) its own registration of g. */
+        node->grad = pt_retain(g);
+        return PT_OK;
+    }
+    pt_tensor *sum = pt_add(node->grad, g);
+    if (!sum) return pt_last_status();
+    pt_release(node->grad);
+    node->grad = pt__own(sum);
+    return PT_OK;
+}
+
+/* Runs node's derivative and hands the results to its inputs. */
+static pt_status run_node(pt__grad_node *node, node_list *ready) {
+    pt_tensor *stack_out[4];
+    pt_tensor **out = node->n <= 4 ? stack_out : calloc((size_t)node->n, sizeof *out);
+    if (!out) return pt__error(PT_ERR_OUT_OF_MEMORY, "pt_backward", "out of host memory");
+    pt_scope scope = pt_scope_begin();
+    pt_status s = pt__grad_node_backward(node, node->grad, out);
+    for (int i = 0; !s && i < node->n; ++i) {
+        pt__grad_edge *e = &node->edges[i];
+        if (!e->needs_grad) continue; /* out[i] is set: pt__grad_node_backward checked */
+        if (e->node) {
+            s = add_to_node(e->node, out[i]);
+            if (!s && --e->node->pending == 0 && !list_push(ready, e->node))
+                s = pt__error(PT_ERR_OUT_OF_MEMORY, "pt_backward", "out of host memory");
+        } else if (e->leaf) {
+            s = pt__grad_accumulate_leaf(e->leaf, out[i]);
+        }
+    }
+    pt_scope_end(scope); /* the derivative's temporaries and out[] */
+    if (out != stack_out) free(out);
+    pt_release(node->grad);
+    node->grad = NULL;
+    return s;
+}
+
+static pt_status backward_from_leaf(pt_tensor *leaf) {
+    pt_tensor *one = pt_ones(pt_tensor_device(leaf), leaf->dtype, leaf->ndim, leaf->shape);
+    if (!one) return pt_last_status();
+    pt_status s = pt__grad_accumulate_leaf(leaf, one);
+    pt_release(one);
+    return s;
+}
+
+pt_status pt_backward(pt_tensor *loss) {
+    static const char fn[] = "pt_backward";
+    if (!loss) {
+        if (pt_last_status() != PT_OK) return pt_last_status(); /* keep the first error */
+        return pt__error(PT_ERR_INVALID_ARGUMENT, fn, "loss is NULL");
+    }
+    if (pt_tensor_numel(loss) != 1) {
+        char desc[200];
+        return pt__error(PT_ERR_SHAPE, fn,
+                         "the loss must have exactly one element, it is %s (reduce it with pt_sum "
+                         "or pt_mean first)",
+                         pt_tensor_describe(loss, desc, sizeof desc));
+    }
+    if (!pt__grad_tracked(loss))
+        return pt__error(PT_ERR_INVALID_ARGUMENT, fn,
+                         "the loss does not require grad: no input was marked with "
+                         "pt_set_requires_grad, or it was computed in no-grad mode");
+
+    pt__grad_pause();
+    pt_status s;
+    if (!loss->grad->node) {
+        s = backward_from_leaf(loss);
+        pt__grad_resume();
+        return s;
+    }
+
+    pt__grad_node *root = loss->grad->node;
+    uint64_t walk = atomic_fetch_add(&walk_counter, 1) + 1;
+    node_list all = {0}, ready = {0};
+    s = collect(root, walk, &all);
+    if (s) {
+        /* Nothing ran: leave the graph as it was. */
+        for (int i = 0; i < all.n; ++i) pt__grad_node_unref(all.items[i]);
+        free(all.items);
+        pt__grad_resume();
+        return s;
+    }
+
+    pt_tensor *seed = pt_ones(pt_tensor_device(loss), root->out_dtype, root->out_ndim, root->out_shape);
+    if (!seed) s = pt_last_status();
+    else root->grad = pt__own(seed);
+    if (!s && !list_push(&ready, root))
+        s = pt__error(PT_ERR_OUT_OF_MEMORY, fn, "out of host memory");
+    while (!s && ready.n > 0) {
+        pt__grad_node *node = ready.items[--ready.n];
+        s = run_node(node, &ready);
+    }
+
+    /* Free the graph: saved values and edges of every node walked, whether
+     * or not the walk finished (a failed backward cannot be resumed). The
+     * walk's own references keep every node alive until its turn. */
+    for (int i = 0; i < all.n; ++i) {
+        pt__grad_node *node = all.items[i];
+        pt_release(node->grad);
+        node->grad = NULL;
+        pt__grad_node_free_saved(node);
+    }
+    for (int i = 0; i < all.n; ++i) pt__grad_node_unref(all.items[i]);
+    free(all.items);
+    free(ready.items);
+    pt__grad_resume();
+    return s;
+}

@@ -1,0 +1,95 @@
+/* libportable core — autograd internals shared by core/autograd*.c and the
+ * nets files (nn_*.c, safetensors.c). Nothing here is exported.
+ *
+ * The tape is a graph of nodes, one per recorded op output, like PyTorch's
+ * grad_fn graph:
+ *   - a tensor's pt__grad_meta owns one reference to the node that made it
+ *     (NULL for leaves) and, for leaves, the accumulated gradient;
+ *   - a node owns references to the nodes of its inputs (edges), to the leaf
+ *     tensors it sends gradients to, and to views of the values its backward
+ *     rule needs (views share storage but carry no history, so the graph
+ *     never forms a cycle through tensors);
+ *   - pt_backward walks the nodes from the root, then frees every saved value
+ *     and edge of the nodes it walked ("the graph is freed"); a node itself
+ *     goes when the tensor that owns it dies.
+ * Freeing cascades through edges with a worklist, not recursion, so a long
+ * chain of ops cannot overflow the stack. */
+#ifndef PORTABLE_CORE_AUTOGRAD_INTERNAL_H
+#define PORTABLE_CORE_AUTOGRAD_INTERNAL_H
+
+#include "internal.h"
+
+/* One input of a recorded op. */
+typedef struct pt__grad_edge {
+    struct pt__grad_node *node; /* the input's node (retained), or NULL */
+    pt_tensor *leaf;            /* the input if it is a leaf that requires grad (retained) */
+    pt_tensor *saved;           /* a view of the input's value when the rule needs it */
+    bool needs_grad;            /* node or leaf is set */
+    pt_dtype dtype;
+    int ndim;
+    int64_t shape[PT_MAX_DIMS];
+} pt__grad_edge;
+
+typedef struct pt__grad_node {
+    atomic_int refs;            /* the owning tensor's meta + consumers' edges + walks */
+    pt__grad_op op;
+    pt__grad_args args;
+    bool freed;                 /* saved values and edges released by a backward */
+    pt_tensor *saved_out;       /* a view of the output's value when the rule needs it */
+    pt_dtype out_dtype;
+    int out_ndim;
+    int64_t out_shape[PT_MAX_DIMS];
+    int n;
+    pt__grad_edge *edges;       /* n entries */
+    /* Scratch of one backward walk. */
+    uint64_t walk;              /* id of the walk that last visited this node */
+    int pending;                /* consumers in this walk that have not sent their gradient */
+    pt_tensor *grad;            /* gradient of the output summed so far (owned) */
+} pt__grad_node;
+
+struct pt__grad_meta {
+    bool requires_grad;         /* a leaf the user marked */
+    pt__grad_node *node;        /* the op that made this tensor (retained), or NULL */
+    pt_tensor *grad;            /* accumulated gradient of a leaf (owned), or NULL */
+};
+
+/* ---- autograd.c ---- */
+
+/* Whether x takes part in differentiation: a marked leaf or an op output
+ * with history. */
+bool pt__grad_tracked(const pt_tensor *x);
+/* Whether the op kind is differentiable in dtype t (floating point). */
+bool pt__grad_float(pt_dtype t);
+/* Drops a reference to a node; the last one frees it and cascades. */
+void pt__grad_node_unref(pt__grad_node *node);
+/* Releases a node's saved values and edges (after backward). */
+void pt__grad_node_free_saved(pt__grad_node *node);
+/* x's meta, created if absent (NULL + PT_ERR_OUT_OF_MEMORY naming fn). */
+struct pt__grad_meta *pt__grad_meta_of(pt_tensor *x, const char *fn);
+/* Adds g into leaf's .grad (a fresh contiguous copy the first time). */
+pt_status pt__grad_accumulate_leaf(pt_tensor *leaf, pt_tensor *g);
+
+/* Turns a reference returned by a public op (possibly registered in a scope
+ * of this thread) into a plain reference the library holds itself: no scope
+ * will release it. NULL passes through. */
+pt_tensor *pt__own(pt_tensor *x);
+
+/* Grad mode of this thread without touching the error. */
+bool pt__grad_enabled(void);
+/* Grad mode off for library-internal work (nests with the user's). */
+void pt__grad_pause(void);
+void pt__grad_resume(void);
+
+/* ---- autograd_backward.c ---- */
+
+/* Computes the gradients of node's inputs from g (the gradient of its
+ * output). out[i] gets a new reference for every edge that needs a gradient,
+ * shaped and typed like that input, else NULL. Runs with grad mode off. On
+ * failure returns the status (error set) and out[] holds nothing. */
+pt_status pt__grad_node_backward(pt__grad_node *node, pt_tensor *g, pt_tensor **out);
+
+/* Sums g (broadcast result) down to (ndim, shape) and casts to t. New
+ * reference, or NULL + error. */
+pt_tensor *pt__grad_unbroadcast(pt_tensor *g, int ndim, const int64_t *shape, pt_dtype t);
+
+#endif

@@ -1,0 +1,197 @@
+/* The rules every op shares: dtype sizes, names and promotion, scalar
+ * conversion, NumPy broadcasting, and the dimension merging that lets
+ * backends see strided operands in their simplest form. */
+#include <math.h>
+#include <stdio.h>
+
+#include "ops_util.h"
+
+const pt__grad_args pt__no_grad_args;
+
+/* ---- dtypes ---- */
+
+size_t pt_dtype_size(pt_dtype t) {
+    switch (t) {
+    case PT_F32: return 4;
+    case PT_F64: return 8;
+    case PT_I32: return 4;
+    case PT_I64: return 8;
+    case PT_U8: return 1;
+    default: return 0;
+    }
+}
+
+const char *pt_dtype_name(pt_dtype t) {
+    switch (t) {
+    case PT_F32: return "f32";
+    case PT_F64: return "f64";
+    case PT_I32: return "i32";
+    case PT_I64: return "i64";
+    case PT_U8: return "u8";
+    default: return "?";
+    }
+}
+
+/* Position in the promotion order u8 < i32 < i64 < f32 < f64. */
+static int promotion_rank(pt_dtype t) {
+    switch (t) {
+    case PT_U8: return 0;
+    case PT_I32: return 1;
+    case PT_I64: return 2;
+    case PT_F32: return 3;
+    default: return 4;
+    }
+}
+
+pt_dtype pt__promote(pt_dtype a, pt_dtype b) {
+    return promotion_rank(a) >= promotion_rank(b) ? a : b;
+}
+
+pt_status pt__dtype_unsupported(const char *fn, pt_dtype t, pt_dtype fix) {
+    return pt__error(PT_ERR_DTYPE, fn, "dtype %s not supported; cast to %s with pt_cast()",
+                     pt_dtype_name(t), pt_dtype_name(fix));
+}
+
+pt_status pt__scalar_for_dtype(const char *fn, const char *what, double v, pt_dtype t,
+                               double *out) {
+    double lo, hi; /* integer range: lo <= trunc(v) < hi */
+    switch (t) {
+    case PT_I32: lo = -2147483648.0; hi = 2147483648.0; break;
+    case PT_I64: lo = -9223372036854775808.0; hi = 9223372036854775808.0; break;
+    case PT_U8: lo = 0.0; hi = 256.0; break;
+    default: *out = v; return PT_OK; /* f32/f64 store any double (f32 rounds) */
+    }
+    if (isnan(v) || isinf(v))
+        return pt__error(PT_ERR_INVALID_ARGUMENT, fn,
+                         "%s %g cannot be stored in dtype %s; use a float dtype (pt_cast())", what,
+                         v, pt_dtype_name(t));
+    double tv = trunc(v);
+    if (tv < lo || tv >= hi)
+        return pt__error(PT_ERR_INVALID_ARGUMENT, fn,
+                         "%s %.17g does not fit in dtype %s (range %.0f..%.0f)", what, v,
+                         pt_dtype_name(t), lo, hi - 1.0);
+    *out = tv;
+    return PT_OK;
+}
+
+void pt__null_device(const char *fn) {
+    if (pt_last_status() == PT_OK)
+        pt__error(PT_ERR_INVALID_ARGUMENT, fn,
+                  "device is NULL; get one with pt_cpu(), pt_default_device() or pt_device_get()");
+}
+
+pt_status pt__null_tensor_status(const char *fn, const char *what) {
+    pt_status s = pt_last_status();
+    if (s != PT_OK) return s;
+    return pt__error(PT_ERR_INVALID_ARGUMENT, fn, "%s is NULL", what);
+}
+
+/* ---- Broadcasting ---- */
+
+int pt__broadcast_shapes(int n, const int *ndims, const int64_t *const *shapes, int *ndim,
+                         int64_t *shape, int64_t *clash_a, int64_t *clash_b) {
+    int nd = 0;
+    for (int i = 0; i < n; ++i)
+        if (ndims[i] > nd) nd = ndims[i];
+    for (int k = 1; k <= nd; ++k) { /* k-th dim from the end */
+        int64_t e = 1;
+        for (int i = 0; i < n; ++i) {
+            if (ndims[i] < k) continue;
+            int64_t s = shapes[i][ndims[i] - k];
+            if (s == 1) continue;
+            if (e == 1) {
+                e = s;
+            } else if (s != e) {
+                *clash_a = e;
+                *clash_b = s;
+                return -k;
+            }
+        }
+        shape[nd - k] = e;
+    }
+    *ndim = nd;
+    return 0;
+}
+
+pt_status pt__broadcast_tensors(const char *fn, int n, pt_tensor *const *xs, int *ndim,
+                                int64_t *shape) {
+    int ndims[PT_OP_MAX_INPUTS];
+    const int64_t *shapes[PT_OP_MAX_INPUTS];
+    for (int i = 0; i < n; ++i) {
+        ndims[i] = xs[i]->ndim;
+        shapes[i] = xs[i]->shape;
+    }
+    int64_t ca = 0, cb = 0;
+    int bad = pt__broadcast_shapes(n, ndims, shapes, ndim, shape, &ca, &cb);
+    if (bad == 0) return PT_OK;
+    char s[PT_OP_MAX_INPUTS][PT__SHAPE_STR_CAP];
+    for (int i = 0; i < n; ++i) pt__shape_str(xs[i]->ndim, xs[i]->shape, s[i], sizeof s[i]);
+    if (n == 2)
+        return pt__error(PT_ERR_SHAPE, fn, "shapes %s and %s cannot broadcast (dim %d: %lld vs %lld)",
+                         s[0], s[1], bad, (long long)ca, (long long)cb);
+    return pt__error(PT_ERR_SHAPE, fn, "shapes %s, %s and %s cannot broadcast (dim %d: %lld vs %lld)",
+                     s[0], s[1], s[2], bad, (long long)ca, (long long)cb);
+}
+
+/* ---- Dimension merging ---- */
+
+bool pt__merge_dims(int n, const int64_t *shape, const int64_t *strides, int64_t *stride) {
+    int64_t st = 1, span = 0; /* span: elements covered by the dims seen so far (0: none) */
+    for (int i = n - 1; i >= 0; --i) {
+        if (shape[i] == 1) continue;
+        if (span == 0) {
+            st = strides[i];
+            span = shape[i];
+        } else {
+            if (strides[i] != st * span) return false;
+            span *= shape[i];
+        }
+    }
+    *stride = st;
+    return true;
+}
+
+void pt__coalesce(pt_op *op) {
+    const int nops = 1 + op->n_inputs;
+    pt_operand *o[1 + PT_OP_MAX_INPUTS];
+    o[0] = &op->out;
+    for (int k = 1; k < nops; ++k) o[k] = &op->in[k - 1];
+    const int nd = op->out.ndim;
+    /* Writing dim n never overtakes reading dim d (n <= d), so in place. */
+    int n = 0;
+    for (int d = 0; d < nd; ++d) {
+        int64_t len = op->out.shape[d];
+        if (len == 1) continue;
+        bool fuse = n > 0;
+        for (int k = 0; fuse && k < nops; ++k)
+            if (o[k]->strides[n - 1] != o[k]->strides[d] * len) fuse = false;
+        if (fuse) {
+            for (int k = 0; k < nops; ++k) {
+                o[k]->shape[n - 1] *= len;
+                o[k]->strides[n - 1] = o[k]->strides[d];
+            }
+        } else {
+            for (int k = 0; k < nops; ++k) {
+                o[k]->shape[n] = len;
+                o[k]->strides[n] = o[k]->strides[d];
+            }
+            ++n;
+        }
+    }
+    if (n == 0) { /* one element (a 0-D tensor or all extents 1) */
+        for (int k = 0; k < nops; ++k) {
+            o[k]->shape[0] = 1;
+            o[k]->strides[0] = 1;
+        }
+        n = 1;
+    }
+    for (int k = 0; k < nops; ++k) o[k]->ndim = n;
+}
+
+pt_status pt__resolve_dim_only(const char *fn, int dim, int ndim, int *out) {
+    if (dim == PT_ALL)
+        return pt__error(PT_ERR_INVALID_ARGUMENT, fn,
+                         "dim PT_ALL is only for reductions; pass a dim in %d..%d", -ndim,
+                         ndim ? ndim - 1 : 0);
+    return pt__resolve_dim(fn, dim, ndim, out);
+}

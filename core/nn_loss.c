@@ -1,0 +1,59 @@
+/* Losses, as compositions of differentiable ops (so autograd needs no rules
+ * of its own for them), mean-reduced to 0-D tensors. */
+#include "nn_internal.h"
+
+pt_tensor *pt_mse_loss(pt_tensor *pred, pt_tensor *target) {
+    static const char fn[] = "pt_mse_loss";
+    if (!pred || !target) return NULL;
+    bool same = pred->ndim == target->ndim;
+    for (int i = 0; same && i < pred->ndim; ++i) same = pred->shape[i] == target->shape[i];
+    if (!same) {
+        char a[200], b[200];
+        pt__error(PT_ERR_SHAPE, fn, "pred %s and target %s differ in shape (reshape one to match)",
+                  pt_tensor_describe(pred, a, sizeof a), pt_tensor_describe(target, b, sizeof b));
+        return NULL;
+    }
+    pt_tensor *diff = pt_sub(pred, target);
+    pt_tensor *sq = pt_mul(diff, diff);
+    pt_tensor *loss = pt_mean(sq, PT_ALL, false);
+    pt_release(diff);
+    pt_release(sq);
+    return loss;
+}
+
+pt_tensor *pt_cross_entropy(pt_tensor *logits, pt_tensor *labels) {
+    static const char fn[] = "pt_cross_entropy";
+    if (!logits || !labels) return NULL;
+    char a[200], b[200];
+    if (logits->ndim != 2 || !pt__grad_float(logits->dtype)) {
+        pt__error(PT_ERR_SHAPE, fn, "logits are %s; they must be f32/f64 [N, C]",
+                  pt_tensor_describe(logits, a, sizeof a));
+        return NULL;
+    }
+    if (labels->dtype != PT_I32 && labels->dtype != PT_I64) {
+        pt__error(PT_ERR_DTYPE, fn, "labels are %s; they must be i32 or i64 class indices",
+                  pt_tensor_describe(labels, b, sizeof b));
+        return NULL;
+    }
+    if (labels->ndim != 1 || labels->shape[0] != logits->shape[0]) {
+        pt__error(PT_ERR_SHAPE, fn, "labels %s must be 1-D with one label per row of logits %s",
+                  pt_tensor_describe(labels, b, sizeof b), pt_tensor_describe(logits, a, sizeof a));
+        return NULL;
+    }
+    pt_tensor *pair[2] = {logits, labels};
+    if (pt__check_same_device(fn, 2, pair)) return NULL;
+
+    /* -log p[label] = -(log_softmax(logits)[label]): log_softmax subtracts
+     * the row max first, so large logits do not overflow. */
+    int64_t column[2] = {labels->shape[0], 1};
+    pt_tensor *logp = pt_log_softmax(logits, 1);
+    pt_tensor *index = pt_reshape(labels, 2, column);
+    pt_tensor *picked = pt_gather(logp, 1, index);
+    pt_tensor *mean = pt_mean(picked, PT_ALL, false);
+    pt_tensor *loss = pt_neg(mean);
+    pt_release(logp);
+    pt_release(index);
+    pt_release(picked);
+    pt_release(mean);
+    return loss;
+}

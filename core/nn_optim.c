@@ -1,0 +1,221 @@
+/* Optimizers: SGD with momentum and Adam, following torch.optim's update
+ * rules. Every update is a handful of ops on the parameter's device; the
+ * parameter itself changes in place (pt_axpy_) so references to it stay
+ * valid, while state tensors are simply replaced each step. Parameters are
+ * looked up by position in the module's state dict at every step, so lazy
+ * parameters created after the optimizer, pt_module_to and pt_load are all
+ * followed. */
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "nn_internal.h"
+
+typedef enum optim_kind { OPTIM_SGD, OPTIM_ADAM } optim_kind;
+
+typedef struct param_state {
+    pt_tensor *a, *b;   /* SGD: momentum buffer; Adam: first and second moments (owned) */
+    int64_t steps;      /* updates applied to this parameter */
+} param_state;
+
+struct pt_optimizer {
+    optim_kind kind;
+    pt_module *module;
+    double lr, momentum, weight_decay, beta1, beta2, eps;
+    int n;
+    param_state *state;
+};
+
+static pt_optimizer *optimizer_new(const char *fn, optim_kind kind, pt_module *m, double lr) {
+    if (!m) {
+        if (pt_last_status() == PT_OK) pt__error(PT_ERR_INVALID_ARGUMENT, fn, "module is NULL");
+        return NULL;
+    }
+    if (!(lr > 0) || !isfinite(lr)) {
+        pt__error(PT_ERR_INVALID_ARGUMENT, fn, "learning rate %g must be a finite number > 0", lr);
+        return NULL;
+    }
+    pt_optimizer *o = calloc(1, sizeof *o);
+    if (!o) {
+        pt__error(PT_ERR_OUT_OF_MEMORY, fn, "out of host memory");
+        return NULL;
+    }
+    o->kind = kind;
+    o->module = m;
+    o->lr = lr;
+    return o;
+}
+
+pt_optimizer *pt_sgd(pt_module *m, double lr, double momentum, double weight_decay) {
+    static const char fn[] = "pt_sgd";
+    if (!(momentum >= 0) || !(weight_decay >= 0)) {
+        pt__error(PT_ERR_INVALID_ARGUMENT, fn, "momentum %g and weight_decay %g must be >= 0", momentum,
+                  weight_decay);
+        return NULL;
+    }
+    pt_optimizer *o = optimizer_new(fn, OPTIM_SGD, m, lr);
+    if (o) {
+        o->momentum = momentum;
+        o->weight_decay = weight_decay;
+    }
+    return o;
+}
+
+pt_optimizer *pt_adam(pt_module *m, double lr, double beta1, double beta2, double eps, double weight_decay) {
+    static const char fn[] = "pt_adam";
+    if (!(beta1 >= 0 && beta1 < 1) || !(beta2 >= 0 && beta2 < 1) || !(eps >= 0) || !(weight_decay >= 0)) {
+        pt__error(PT_ERR_INVALID_ARGUMENT, fn,
+                  "betas (%g, %g) must lie in [0, 1), eps %g and weight_decay %g must be >= 0", beta1,
+                  beta2, eps, weight_decay);
+        return NULL;
+    }
+    pt_optimizer *o = optimizer_new(fn, OPTIM_ADAM, m, lr);
+    if (o) {
+        o->beta1 = beta1;
+        o->beta2 = beta2;
+        o->eps = eps;
+        o->weight_decay = weight_decay;
+    }
+    return o;
+}
+
+void pt_optimizer_free(pt_optimizer *o) {
+    if (!o) return;
+    for (int i = 0; i < o->n; ++i) {
+        pt_release(o->state[i].a);
+        pt_release(o->state[i].b);
+    }
+    free(o->state);
+    free(o);
+}
+
+pt_status pt_optimizer_set_lr(pt_optimizer *o, double lr) {
+    if (!o) return pt__error(PT_ERR_INVALID_ARGUMENT, "pt_optimizer_set_lr", "optimizer is NULL");
+    if (!(lr > 0) || !isfinite(lr))
+        return pt__error(PT_ERR_INVALID_ARGUMENT, "pt_optimizer_set_lr", "learning rate %g must be > 0", lr);
+    o->lr = lr;
+    return PT_OK;
+}
+
+pt_status pt_optimizer_zero_grad(pt_optimizer *o) {
+    if (!o) return pt__error(PT_ERR_INVALID_ARGUMENT, "pt_optimizer_zero_grad", "optimizer is NULL");
+    return pt_module_zero_grad(o->module);
+}
+
+/* ---- State ---- */
+
+static void state_reset(param_state *st) {
+    pt_release(st->a);
+    pt_release(st->b);
+    st->a = st->b = NULL;
+    st->steps = 0;
+}
+
+/* Makes st fit parameter p: moves it to p's device after pt_module_to,
+ * restarts it when p's shape changed (pt_load into a lazy linear). */
+static pt_status state_follow(param_state *st, pt_tensor *p) {
+    pt_tensor **bufs[2] = {&st->a, &st->b};
+    for (int k = 0; k < 2; ++k) {
+        pt_tensor *t = *bufs[k];
+        if (!t) continue;
+        bool same_shape = t->ndim == p->ndim && t->dtype == p->dtype;
+        for (int i = 0; same_shape && i < p->ndim; ++i) same_shape = t->shape[i] == p->shape[i];
+        if (!same_shape) {
+            state_reset(st);
+            return PT_OK;
+        }
+        if (pt_tensor_device(t) != pt_tensor_device(p)) {
+            pt_tensor *moved = pt__own(pt_to(t, pt_tensor_device(p)));
+            if (!moved) return pt_last_status();
+            pt_release(t);
+            *bufs[k] = moved;
+        }
+    }
+    return PT_OK;
+}
+
+/* A fresh tensor with x's value (state must not alias the gradient, which
+ * the next backward adds into in place). */
+static pt_tensor *clone(pt_tensor *x) {
+    pt_tensor *c = pt_empty(pt_tensor_device(x), x->dtype, x->ndim, x->shape);
+    if (c && pt_copy_(c, x)) {
+        pt_release(c);
+        return NULL;
+    }
+    return c;
+}
+
+/* Keeps fresh (a result registered in the step's scope) as state: an extra,
+ * unregistered reference, while the scope drops its own at its end. */
+static void replace(pt_tensor **slot, pt_tensor *fresh) {
+    pt_release(*slot);
+    *slot = pt_retain(fresh);
+}
+
+/* ---- Updates (inside a scope: temporaries are left to it) ---- */
+
+static pt_status sgd_update(pt_optimizer *o, param_state *st, pt_tensor *p, pt_tensor *g) {
+    pt_tensor *d = g;
+    if (o->weight_decay > 0) d = pt_add(g, pt_mul_scalar(p, o->weight_decay));
+    if (o->momentum > 0) {
+        pt_tensor *buf = st->a ? pt_add(pt_mul_scalar(st->a, o->momentum), d) : clone(d);
+        if (!buf) return pt_last_status();
+        replace(&st->a, buf);
+        d = st->a;
+    }
+    if (!d) return pt_last_status();
+    return pt_axpy_(p, -o->lr, d);
+}
+
+static pt_status adam_update(pt_optimizer *o, param_state *st, pt_tensor *p, pt_tensor *g) {
+    pt_tensor *d = g;
+    if (o->weight_decay > 0) d = pt_add(g, pt_mul_scalar(p, o->weight_decay));
+    /* m = b1 m + (1 - b1) d;  v = b2 v + (1 - b2) d^2  (both start at 0) */
+    pt_tensor *m = pt_mul_scalar(d, 1.0 - o->beta1);
+    pt_tensor *v = pt_mul_scalar(pt_mul(d, d), 1.0 - o->beta2);
+    if (st->a) m = pt_add(pt_mul_scalar(st->a, o->beta1), m);
+    if (st->b) v = pt_add(pt_mul_scalar(st->b, o->beta2), v);
+    if (!m || !v) return pt_last_status();
+    replace(&st->a, m);
+    replace(&st->b, v);
+    double k = (double)(st->steps + 1);
+    double bc1 = 1.0 - pow(o->beta1, k), bc2 = 1.0 - pow(o->beta2, k);
+    /* p -= lr / bc1 * m / (sqrt(v) / sqrt(bc2) + eps), as torch.optim.Adam */
+    pt_tensor *denom = pt_add_scalar(pt_mul_scalar(pt_sqrt(v), 1.0 / sqrt(bc2)), o->eps);
+    pt_tensor *update = pt_div(m, denom);
+    if (!update) return pt_last_status();
+    return pt_axpy_(p, -o->lr / bc1, update);
+}
+
+pt_status pt_optimizer_step(pt_optimizer *o) {
+    static const char fn[] = "pt_optimizer_step";
+    if (!o) return pt__error(PT_ERR_INVALID_ARGUMENT, fn, "optimizer is NULL");
+    pt__param *ps;
+    int n = pt__module_params_alloc(o->module, &ps, fn);
+    if (n < 0) return pt_last_status();
+    if (n > o->n) {
+        param_state *grown = realloc(o->state, (size_t)n * sizeof *grown);
+        if (!grown) {
+            free(ps);
+            return pt__error(PT_ERR_OUT_OF_MEMORY, fn, "out of host memory for optimizer state");
+        }
+        memset(grown + o->n, 0, (size_t)(n - o->n) * sizeof *grown);
+        o->state = grown;
+        o->n = n;
+    }
+    pt_status s = PT_OK;
+    pt__grad_pause();
+    for (int i = 0; i < n && !s; ++i) {
+        pt_tensor *p = *ps[i].slot;
+        if (!p || !p->grad || !p->grad->grad) continue;
+        param_state *st = &o->state[i];
+        pt_scope scope = pt_scope_begin();
+        s = state_follow(st, p);
+        if (!s) s = o->kind == OPTIM_SGD ? sgd_update(o, st, p, p->grad->grad) : adam_update(o, st, p, p->grad->grad);
+        if (!s) ++st->steps;
+        pt_scope_end(scope);
+    }
+    pt__grad_resume();
+    free(ps);
+    return s;
+}

@@ -1,0 +1,470 @@
+/* Safetensors save/load of a module's parameters.
+ *
+ * Format (https://github.com/huggingface/safetensors): u64 little-endian N,
+ * N bytes of JSON mapping each tensor name to {"dtype", "shape",
+ * "data_offsets": [begin, end]} (offsets relative to the data section) plus
+ * an optional "__metadata__" object of strings, then the data section. We
+ * write the header padded with spaces to a multiple of 8 and the tensors
+ * back to back, as the reference implementation does, so its strict reader
+ * accepts our files.
+ *
+ * Loading trusts nothing in the file: every check runs, and every tensor's
+ * bytes are read into host memory and copied to the device, before the
+ * module is touched. */
+#include <cjson/cJSON.h>
+#include <errno.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "nn_internal.h"
+
+/* The safetensors reference reader refuses headers over 100 MB. */
+#define HEADER_LIMIT (100u * 1000u * 1000u)
+
+static const struct {
+    const char *name;
+    pt_dtype dtype;
+} known_dtypes[] = {{"F32", PT_F32}, {"F64", PT_F64}, {"I32", PT_I32}, {"I64", PT_I64}, {"U8", PT_U8}};
+
+/* Valid safetensors dtypes this library has no tensor type for. */
+static const char *const unsupported_dtypes[] = {"F16", "BF16", "F8_E4M3", "F8_E5M2", "F8_E8M0",
+                                                 "F4", "F6_E2M3", "F6_E3M2", "I8", "I16", "U16",
+                                                 "U32", "U64", "BOOL", "C64"};
+
+static const char *dtype_tag(pt_dtype t) {
+    for (size_t i = 0; i < sizeof known_dtypes / sizeof known_dtypes[0]; ++i)
+        if (known_dtypes[i].dtype == t) return known_dtypes[i].name;
+    return NULL;
+}
+
+static bool host_little_endian(void) {
+    const uint16_t one = 1;
+    unsigned char first;
+    memcpy(&first, &one, 1);
+    return first == 1;
+}
+
+/* The file is little-endian; on a big-endian host swap each element. */
+static void to_file_order(void *data, size_t bytes, size_t elem) {
+    if (host_little_endian() || elem == 1) return;
+    unsigned char *p = data;
+    for (size_t at = 0; at + elem <= bytes; at += elem)
+        for (size_t i = 0; i < elem / 2; ++i) {
+            unsigned char t = p[at + i];
+            p[at + i] = p[at + elem - 1 - i];
+            p[at + elem - 1 - i] = t;
+        }
+}
+
+/* ==== Save ================================================================ */
+
+static pt_status io_error(const char *fn, const char *path, const char *what) {
+    return pt__error(PT_ERR_IO, fn, "%s: %s: %s", path, what, strerror(errno));
+}
+
+static char *build_header(pt__param *ps, int n, size_t *len, uint64_t *data_bytes) {
+    cJSON *root = cJSON_CreateObject();
+    uint64_t at = 0;
+    bool ok = root != NULL;
+    for (int i = 0; i < n && ok; ++i) {
+        pt_tensor *t = *ps[i].slot;
+        uint64_t bytes = (uint64_t)pt_tensor_numel(t) * pt_dtype_size(t->dtype);
+        cJSON *entry = cJSON_AddObjectToObject(root, ps[i].name);
+        cJSON *shape = entry ? cJSON_AddArrayToObject(entry, "shape") : NULL;
+        cJSON *offsets = shape ? cJSON_AddArrayToObject(entry, "data_offsets") : NULL;
+        ok = offsets && cJSON_AddStringToObject(entry, "dtype", dtype_tag(t->dtype));
+        for (int d = 0; ok && d < t->ndim; ++d)
+            ok = cJSON_AddItemToArray(shape, cJSON_CreateNumber((double)t->shape[d]));
+        ok = ok && cJSON_AddItemToArray(offsets, cJSON_CreateNumber((double)at));
+        ok = ok && cJSON_AddItemToArray(offsets, cJSON_CreateNumber((double)(at + bytes)));
+        at += bytes;
+    }
+    cJSON *meta = ok ? cJSON_AddObjectToObject(root, "__metadata__") : NULL;
+    ok = meta && cJSON_AddStringToObject(meta, "format", "pt");
+    char *json = ok ? cJSON_PrintUnformatted(root) : NULL;
+    cJSON_Delete(root);
+    if (!json) return NULL;
+    size_t raw = strlen(json), padded = (raw + 7) / 8 * 8;
+    char *header = malloc(padded ? padded : 8);
+    if (header) {
+        memcpy(header, json, raw);
+        memset(header + raw, ' ', padded - raw);
+        *len = padded;
+        *data_bytes = at;
+    }
+    cJSON_free(json);
+    return header;
+}
+
+static pt_status write_all(const char *path, const char *tmp, pt__param *ps, int n) {
+    static const char fn[] = "pt_save";
+    size_t header_len = 0;
+    uint64_t data_bytes = 0;
+    char *header = build_header(ps, n, &header_len, &data_bytes);
+    if (!header) return pt__error(PT_ERR_OUT_OF_MEMORY, fn, "%s: out of host memory for the header", path);
+    FILE *f = fopen(tmp, "wb");
+    if (!f) {
+        free(header);
+        return io_error(fn, path, "cannot create the temporary file");
+    }
+    unsigned char len_le[8];
+    for (int i = 0; i < 8; ++i) len_le[i] = (unsigned char)((uint64_t)header_len >> (8 * i));
+    pt_status s = PT_OK;
+    if (fwrite(len_le, 1, 8, f) != 8 || fwrite(header, 1, header_len, f) != header_len)
+        s = io_error(fn, path, "writing the header failed");
+    free(header);
+    for (int i = 0; i < n && !s; ++i) {
+        pt_tensor *t = *ps[i].slot;
+        size_t elem = pt_dtype_size(t->dtype), bytes = (size_t)pt_tensor_numel(t) * elem;
+        if (bytes == 0) continue;
+        void *host = malloc(bytes);
+        if (!host) {
+            s = pt__error(PT_ERR_OUT_OF_MEMORY, fn, "%s: out of host memory for \"%s\" (%zu bytes)", path,
+                          ps[i].name, bytes);
+            break;
+        }
+        s = pt_to_host(t, host, bytes); /* waits for the parameter's device */
+        if (!s) {
+            to_file_order(host, bytes, elem);
+            if (fwrite(host, 1, bytes, f) != bytes) s = io_error(fn, path, "writing tensor data failed");
+        }
+        free(host);
+    }
+    if (fclose(f) != 0 && !s) s = io_error(fn, path, "closing the file failed");
+    return s;
+}
+
+pt_status pt_save(pt_module *m, const char *path) {
+    static const char fn[] = "pt_save";
+    if (!path) return pt__error(PT_ERR_INVALID_ARGUMENT, fn, "path is NULL");
+    pt__param *ps;
+    int n = pt__module_params_alloc(m, &ps, fn);
+    if (n < 0) return pt_last_status();
+    for (int i = 0; i < n; ++i) {
+        if (!*ps[i].slot) {
+            free(ps);
+            return pt__error(PT_ERR_INVALID_ARGUMENT, fn,
+                             "parameter \"%s\" belongs to a lazy linear that has not run yet; run a "
+                             "forward pass first so its shape is known",
+                             ps[i].name);
+        }
+    }
+    /* Write next to the target and rename: a crash never leaves half a file
+     * under the real name. */
+    size_t cap = strlen(path) + 32;
+    char *tmp = malloc(cap);
+    if (!tmp) {
+        free(ps);
+        return pt__error(PT_ERR_OUT_OF_MEMORY, fn, "out of host memory");
+    }
+    snprintf(tmp, cap, "%s.tmp%ld", path, (long)getpid());
+    pt_status s = write_all(path, tmp, ps, n);
+    if (!s && rename(tmp, path) != 0) s = io_error(fn, path, "renaming the temporary file into place failed");
+    if (s) remove(tmp);
+    free(tmp);
+    free(ps);
+    return s;
+}
+
+/* ==== Load ================================================================ */
+
+typedef struct entry {
+    const char *name;      /* in the cJSON tree */
+    pt_dtype dtype;
+    int ndim;
+    int64_t shape[PT_MAX_DIMS];
+    uint64_t begin, end;   /* in the data section */
+    int param;             /* index in the module's list, -1 until matched */
+} entry;
+
+typedef struct load_ctx {
+    const char *path;
+    FILE *f;
+    uint64_t file_size, header_len, data_start, data_len;
+    char *header;
+    cJSON *json;
+    entry *entries;
+    int n_entries;
+} load_ctx;
+
+static pt_status bad(const load_ctx *c, const char *tensor, const char *fmt, ...) PT_PRINTF(3, 4);
+
+static pt_status bad(const load_ctx *c, const char *tensor, const char *fmt, ...) {
+    char what[1024];
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(what, sizeof what, fmt, ap);
+    va_end(ap);
+    if (tensor) return pt__error(PT_ERR_IO, "pt_load", "%s: tensor \"%s\": %s", c->path, tensor, what);
+    return pt__error(PT_ERR_IO, "pt_load", "%s: %s", c->path, what);
+}
+
+static char *shape_text(int ndim, const int64_t *shape, char *buf, size_t cap) {
+    return pt__shape_str(ndim, shape, buf, cap);
+}
+
+/* A JSON number that is a whole value in [0, 2^53]. */
+static bool json_count(const cJSON *item, uint64_t *out) {
+    if (!cJSON_IsNumber(item)) return false;
+    double v = item->valuedouble;
+    if (!(v >= 0 && v <= 9007199254740992.0) || v != (double)(uint64_t)v) return false;
+    *out = (uint64_t)v;
+    return true;
+}
+
+static pt_status read_header(load_ctx *c) {
+    struct stat sb;
+    if (fstat(fileno(c->f), &sb) != 0) return bad(c, NULL, "cannot stat the file: %s", strerror(errno));
+    c->file_size = (uint64_t)sb.st_size;
+    if (c->file_size < 8)
+        return bad(c, NULL, "the file is %llu bytes, too short for the 8-byte header length",
+                   (unsigned long long)c->file_size);
+    unsigned char len_le[8];
+    if (fread(len_le, 1, 8, c->f) != 8) return bad(c, NULL, "cannot read the header length");
+    uint64_t n = 0;
+    for (int i = 7; i >= 0; --i) n = n << 8 | len_le[i];
+    c->header_len = n;
+    if (n > c->file_size - 8)
+        return bad(c, NULL, "header length %llu is larger than the rest of the file (%llu bytes)",
+                   (unsigned long long)n, (unsigned long long)(c->file_size - 8));
+    if (n > HEADER_LIMIT)
+        return bad(c, NULL, "header length %llu is over the format's limit of %u bytes", (unsigned long long)n,
+                   HEADER_LIMIT);
+    if (n < 2) return bad(c, NULL, "header length %llu is too short for a JSON object", (unsigned long long)n);
+    c->data_start = 8 + n;
+    c->data_len = c->file_size - c->data_start;
+    c->header = malloc((size_t)n);
+    if (!c->header) return pt__error(PT_ERR_OUT_OF_MEMORY, "pt_load", "%s: out of host memory for the header", c->path);
+    if (fread(c->header, 1, (size_t)n, c->f) != (size_t)n) return bad(c, NULL, "cannot read the %llu-byte header", (unsigned long long)n);
+    const char *end = NULL;
+    c->json = cJSON_ParseWithLengthOpts(c->header, (size_t)n, &end, false);
+    if (!c->json) {
+        long at = end && end >= c->header && end <= c->header + n ? (long)(end - c->header) : -1;
+        return bad(c, NULL, "the header is not valid JSON (error near byte %ld of %llu)", at, (unsigned long long)n);
+    }
+    for (const char *p = end; p && p < c->header + n; ++p)
+        if (*p != ' ' && *p != '\t' && *p != '\n' && *p != '\r' && *p != '\0')
+            return bad(c, NULL, "the header has bytes after its JSON object (at byte %ld)", (long)(p - c->header));
+    if (!cJSON_IsObject(c->json)) return bad(c, NULL, "the header is JSON but not an object");
+    return PT_OK;
+}
+
+static pt_status parse_dtype(const load_ctx *c, const char *name, const cJSON *item, pt_dtype *out) {
+    if (!cJSON_IsString(item)) return bad(c, name, "\"dtype\" is missing or not a string");
+    for (size_t i = 0; i < sizeof known_dtypes / sizeof known_dtypes[0]; ++i)
+        if (strcmp(item->valuestring, known_dtypes[i].name) == 0) {
+            *out = known_dtypes[i].dtype;
+            return PT_OK;
+        }
+    for (size_t i = 0; i < sizeof unsupported_dtypes / sizeof unsupported_dtypes[0]; ++i)
+        if (strcmp(item->valuestring, unsupported_dtypes[i]) == 0)
+            return bad(c, name, "unsupported dtype %s (libportable reads F32, F64, I32, I64, U8)", item->valuestring);
+    return bad(c, name, "unknown dtype \"%.40s\"", item->valuestring);
+}
+
+static pt_status parse_entry(const load_ctx *c, const cJSON *item, entry *e) {
+    const char *name = item->string;
+    e->name = name;
+    e->param = -1;
+    if (!cJSON_IsObject(item)) return bad(c, name, "entry is not a JSON object");
+    pt_status s = parse_dtype(c, name, cJSON_GetObjectItemCaseSensitive(item, "dtype"), &e->dtype);
+    if (s) return s;
+    const cJSON *shape = cJSON_GetObjectItemCaseSensitive(item, "shape");
+    if (!cJSON_IsArray(shape)) return bad(c, name, "\"shape\" is missing or not an array");
+    int nd = cJSON_GetArraySize(shape);
+    if (nd > PT_MAX_DIMS) return bad(c, name, "shape has %d dims (libportable allows %d)", nd, PT_MAX_DIMS);
+    e->ndim = nd;
+    uint64_t numel = 1;
+    const cJSON *dim;
+    int d = 0;
+    cJSON_ArrayForEach(dim, shape) {
+        uint64_t v;
+        if (!json_count(dim, &v)) return bad(c, name, "shape[%d] is not a non-negative integer", d);
+        if (v > 0 && numel > (UINT64_C(1) << 48) / v) return bad(c, name, "shape has more than 2^48 elements");
+        numel *= v;
+        e->shape[d++] = (int64_t)v;
+    }
+    const cJSON *offsets = cJSON_GetObjectItemCaseSensitive(item, "data_offsets");
+    if (!cJSON_IsArray(offsets) || cJSON_GetArraySize(offsets) != 2 ||
+        !json_count(cJSON_GetArrayItem(offsets, 0), &e->begin) ||
+        !json_count(cJSON_GetArrayItem(offsets, 1), &e->end))
+        return bad(c, name, "\"data_offsets\" must be an array of two non-negative integers");
+    if (e->begin > e->end)
+        return bad(c, name, "data_offsets [%llu, %llu] end before they begin", (unsigned long long)e->begin,
+                   (unsigned long long)e->end);
+    if (e->end > c->data_len)
+        return bad(c, name, "data_offsets [%llu, %llu] run past the data section (%llu bytes: truncated file?)",
+                   (unsigned long long)e->begin, (unsigned long long)e->end, (unsigned long long)c->data_len);
+    uint64_t want = numel * pt_dtype_size(e->dtype);
+    if (e->end - e->begin != want) {
+        char sh[160];
+        return bad(c, name, "data_offsets [%llu, %llu] hold %llu bytes but %s %s needs %llu",
+                   (unsigned long long)e->begin, (unsigned long long)e->end,
+                   (unsigned long long)(e->end - e->begin), pt_dtype_name(e->dtype),
+                   shape_text(e->ndim, e->shape, sh, sizeof sh), (unsigned long long)want);
+    }
+    return PT_OK;
+}
+
+static int by_begin(const void *a, const void *b) {
+    const entry *x = *(entry *const *)a, *y = *(entry *const *)b;
+    return x->begin < y->begin ? -1 : x->begin > y->begin ? 1 : (x->end > y->end) - (x->end < y->end);
+}
+
+static pt_status parse_entries(load_ctx *c) {
+    int count = cJSON_GetArraySize(c->json);
+    c->entries = calloc(count > 0 ? (size_t)count : 1, sizeof *c->entries);
+    if (!c->entries) return pt__error(PT_ERR_OUT_OF_MEMORY, "pt_load", "%s: out of host memory", c->path);
+    const cJSON *item;
+    cJSON_ArrayForEach(item, c->json) {
+        if (!item->string) return bad(c, NULL, "the header has an entry without a name");
+        if (strcmp(item->string, "__metadata__") == 0) {
+            if (!cJSON_IsObject(item)) return bad(c, NULL, "\"__metadata__\" is not an object");
+            const cJSON *kv;
+            cJSON_ArrayForEach(kv, item) {
+                if (!cJSON_IsString(kv))
+                    return bad(c, NULL, "\"__metadata__\" value \"%.60s\" is not a string", kv->string);
+            }
+            continue;
+        }
+        for (int i = 0; i < c->n_entries; ++i)
+            if (strcmp(c->entries[i].name, item->string) == 0) return bad(c, item->string, "named twice in the header");
+        pt_status s = parse_entry(c, item, &c->entries[c->n_entries]);
+        if (s) return s;
+        ++c->n_entries;
+    }
+    /* No two tensors may share bytes. */
+    entry **order = malloc((c->n_entries > 0 ? (size_t)c->n_entries : 1) * sizeof *order);
+    if (!order) return pt__error(PT_ERR_OUT_OF_MEMORY, "pt_load", "%s: out of host memory", c->path);
+    for (int i = 0; i < c->n_entries; ++i) order[i] = &c->entries[i];
+    qsort(order, (size_t)c->n_entries, sizeof *order, by_begin);
+    pt_status s = PT_OK;
+    const entry *last = NULL; /* the non-empty range reaching furthest so far */
+    for (int i = 0; i < c->n_entries && !s; ++i) {
+        const entry *e = order[i];
+        if (e->begin == e->end) continue;
+        if (last && e->begin < last->end)
+            s = bad(c, e->name, "data_offsets [%llu, %llu] overlap those of \"%s\" [%llu, %llu]",
+                    (unsigned long long)e->begin, (unsigned long long)e->end, last->name,
+                    (unsigned long long)last->begin, (unsigned long long)last->end);
+        if (!last || e->end > last->end) last = e;
+    }
+    free(order);
+    return s;
+}
+
+static bool float_dtype(pt_dtype t) { return t == PT_F32 || t == PT_F64; }
+
+/* Matches the file's tensors with the module's parameters one to one. */
+static pt_status match_params(load_ctx *c, pt__param *ps, int n) {
+    char a[160], b[160];
+    for (int i = 0; i < n; ++i) {
+        entry *e = NULL;
+        for (int j = 0; j < c->n_entries && !e; ++j)
+            if (strcmp(c->entries[j].name, ps[i].name) == 0) e = &c->entries[j];
+        if (!e) return bad(c, ps[i].name, "missing from the file (the module has this parameter)");
+        e->param = i;
+        bool fits = e->ndim == ps[i].ndim;
+        for (int d = 0; fits && d < e->ndim; ++d)
+            fits = ps[i].shape[d] < 0 ? e->shape[d] >= 1 : e->shape[d] == ps[i].shape[d];
+        if (!fits) {
+            int64_t want[PT_MAX_DIMS];
+            for (int d = 0; d < ps[i].ndim; ++d) want[d] = ps[i].shape[d];
+            return bad(c, e->name, "shape %s does not match the module's parameter %s%s",
+                       shape_text(e->ndim, e->shape, a, sizeof a), shape_text(ps[i].ndim, want, b, sizeof b),
+                       ps[i].ndim > 1 && want[1] < 0 ? " (-1: input size not known yet)" : "");
+        }
+        pt_tensor *cur = *ps[i].slot;
+        if (cur && cur->dtype != e->dtype)
+            return bad(c, e->name, "dtype %s does not match the module's parameter (%s)", dtype_tag(e->dtype),
+                       dtype_tag(cur->dtype));
+        if (!cur && !float_dtype(e->dtype))
+            return bad(c, e->name, "dtype %s cannot be a linear layer's parameter (F32 or F64)", dtype_tag(e->dtype));
+    }
+    for (int j = 0; j < c->n_entries; ++j)
+        if (c->entries[j].param < 0)
+            return bad(c, c->entries[j].name, "not a parameter of the module (unexpected tensor)");
+    /* A lazy linear's weight and bias come into being together: the same
+     * dtype, and the weight's input size consistent for both. */
+    for (int i = 0; i + 1 < n; ++i) {
+        if (*ps[i].slot || ps[i].owner != ps[i + 1].owner) continue;
+        const entry *w = NULL, *bias = NULL;
+        for (int j = 0; j < c->n_entries; ++j) {
+            if (c->entries[j].param == i) w = &c->entries[j];
+            if (c->entries[j].param == i + 1) bias = &c->entries[j];
+        }
+        if (w && bias && w->dtype != bias->dtype)
+            return bad(c, bias->name, "dtype %s differs from its weight's %s", dtype_tag(bias->dtype),
+                       dtype_tag(w->dtype));
+    }
+    return PT_OK;
+}
+
+/* Reads every tensor and copies it to its device. On success fresh[i] owns
+ * parameter i's new tensor. */
+static pt_status materialise(load_ctx *c, pt__param *ps, pt_device *map_location, pt_tensor **fresh) {
+    pt_status s = PT_OK;
+    pt__grad_pause();
+    for (int j = 0; j < c->n_entries && !s; ++j) {
+        entry *e = &c->entries[j];
+        pt_tensor *cur = *ps[e->param].slot;
+        pt_device *dev = map_location ? map_location : cur ? pt_tensor_device(cur) : pt_cpu();
+        if (!dev) {
+            s = pt_last_status();
+            break;
+        }
+        size_t bytes = (size_t)(e->end - e->begin);
+        void *host = malloc(bytes ? bytes : 1);
+        if (!host) {
+            s = pt__error(PT_ERR_OUT_OF_MEMORY, "pt_load", "%s: out of host memory for \"%s\" (%zu bytes)", c->path,
+                          e->name, bytes);
+            break;
+        }
+        if (bytes && (fseeko(c->f, (off_t)(c->data_start + e->begin), SEEK_SET) != 0 ||
+                      fread(host, 1, bytes, c->f) != bytes)) {
+            s = bad(c, e->name, "cannot read its %zu bytes of data (the file changed while loading?)", bytes);
+        } else {
+            to_file_order(host, bytes, pt_dtype_size(e->dtype));
+            fresh[e->param] = pt__own(pt_from_data(dev, e->dtype, e->ndim, e->shape, host));
+            if (!fresh[e->param]) s = pt_last_status();
+        }
+        free(host);
+    }
+    pt__grad_resume();
+    return s;
+}
+
+pt_status pt_load(pt_module *m, const char *path, pt_device *map_location) {
+    static const char fn[] = "pt_load";
+    if (!path) return pt__error(PT_ERR_INVALID_ARGUMENT, fn, "path is NULL");
+    pt__param *ps;
+    int n = pt__module_params_alloc(m, &ps, fn);
+    if (n < 0) return pt_last_status();
+    load_ctx c = {.path = path};
+    pt_tensor **fresh = calloc(n > 0 ? (size_t)n : 1, sizeof *fresh);
+    pt_status s = fresh ? PT_OK : pt__error(PT_ERR_OUT_OF_MEMORY, fn, "out of host memory");
+    if (!s) {
+        c.f = fopen(path, "rb");
+        if (!c.f) s = pt__error(PT_ERR_IO, fn, "%s: cannot open: %s", path, strerror(errno));
+    }
+    if (!s) s = read_header(&c);
+    if (!s) s = parse_entries(&c);
+    if (!s) s = match_params(&c, ps, n);
+    if (!s) s = materialise(&c, ps, map_location, fresh);
+    if (!s) {
+        for (int i = 0; i < n; ++i) pt__module_install(&ps[i], fresh[i], NULL);
+    } else if (fresh) {
+        for (int i = 0; i < n; ++i) pt_release(fresh[i]);
+    }
+    if (c.f) fclose(c.f);
+    cJSON_Delete(c.json);
+    free(c.header);
+    free(c.entries);
+    free(fresh);
+    free(ps);
+    return s;
+}
