@@ -212,15 +212,18 @@ pt_tensor *pt_where(pt_tensor *cond, pt_tensor *a, pt_tensor *b) {
     if (pt__tensor_numel(out) > 0) {
         pt_op op;
         pt__op_init(&op, PT_OP_WHERE, t, 3);
-        pt_tensor *ca = NULL, *cb = NULL;
-        if (!input_operand(fn, cond, PT_U8, nd, shape, &op.in[0], &ca) ||
+        pt_tensor *cc = NULL, *ca = NULL, *cb = NULL; /* converted copies, if any */
+        if (!input_operand(fn, cond, PT_U8, nd, shape, &op.in[0], &cc) ||
             !input_operand(fn, a, t, nd, shape, &op.in[1], &ca) ||
             !input_operand(fn, b, t, nd, shape, &op.in[2], &cb)) {
+            pt_release(cc);
             pt_release(ca);
+            pt_release(cb);
             pt_release(out);
             return NULL;
         }
         out = run(fn, &op, out);
+        pt_release(cc);
         pt_release(ca);
         pt_release(cb);
     }

@@ -1,0 +1,151 @@
+/* libportable cpu backend — declarations shared by the plugin's files.
+ *
+ * Nothing here is exported (the target builds with hidden visibility); the
+ * only public symbol is pt_backend_entry in plugin.c. Names are pt_cpu_*.
+ *
+ * Buffers are plain host pointers, so every operand address is
+ * (char *)buf + offset and element strides are multiplied by the element
+ * size. Execution is immediate: execute() returns when the result is written. */
+#ifndef PORTABLE_CPU_INTERNAL_H
+#define PORTABLE_CPU_INTERNAL_H
+
+#include <math.h>
+#include <stdint.h>
+
+#include "portable/backend.h"
+
+#ifdef _OPENMP
+#include <omp.h>
+#endif
+
+/* ---- Host API and errors (plugin.c) ---- */
+
+/* The host API handed to pt_backend_entry (NULL before it ran). */
+extern const pt_host_api *pt_cpu_host;
+
+/* Records "cpu: <formatted message>" with the host and returns s. */
+pt_status pt_cpu_fail(pt_status s, const char *fmt, ...) PT_PRINTF(2, 3);
+/* PT_ERR_UNSUPPORTED with "cpu: <op> not implemented for <dtype>". */
+pt_status pt_cpu_unsupported(const pt_op *op, pt_dtype t);
+/* A descriptor that contradicts backend.h (a core bug): PT_ERR_INTERNAL
+ * naming the op and what was wrong. */
+pt_status pt_cpu_bad_op(const pt_op *op, const char *what);
+/* "add", "matmul", ...; "?" outside the enum. */
+const char *pt_cpu_op_name(pt_op_kind k);
+/* "f32", ..., "u8"; "?" outside the enum. */
+const char *pt_cpu_dtype_name(pt_dtype t);
+/* Bytes per element; 0 outside the enum. */
+static inline size_t pt_cpu_dtype_size(pt_dtype t) {
+    switch (t) {
+    case PT_F32: case PT_I32: return 4;
+    case PT_F64: case PT_I64: return 8;
+    case PT_U8: return 1;
+    default: return 0;
+    }
+}
+
+/* ---- Devices (devices.c) ---- */
+
+int pt_cpu_device_count(void);
+pt_status pt_cpu_device_info(int dev, pt_device_props *out);
+pt_status pt_cpu_memory_info(int dev, int64_t *free_bytes, int64_t *total_bytes);
+
+/* ---- Threading ---- */
+
+/* Element counts below which a loop stays on the calling thread: waking the
+ * OpenMP team costs a few microseconds, more than a cheap loop this size. */
+#define PT_CPU_GRAIN_CHEAP 32768  /* memory-bound loops: add, copy, fill */
+#define PT_CPU_GRAIN_COSTLY 4096  /* exp, log, pow, tanh, ... per element */
+
+static inline int pt_cpu_max_threads(void) {
+#ifdef _OPENMP
+    return omp_get_max_threads();
+#else
+    return 1;
+#endif
+}
+
+/* Address of element [0, ..., 0] of an operand. */
+static inline char *pt_cpu_base(const pt_operand *x) { return (char *)x->buf + x->offset; }
+
+/* ---- Strided N-d iteration (strided.c) ---- */
+
+#define PT_CPU_MAX_OPERANDS (1 + PT_OP_MAX_INPUTS)
+
+/* Scalar parameters converted once to every dtype, so a kernel reads its own
+ * type without converting per element. */
+typedef struct pt_cpu_scalar {
+    float f32;
+    double f64;
+    int32_t i32;
+    int64_t i64;
+    uint8_t u8;
+} pt_cpu_scalar;
+
+void pt_cpu_scalar_from_double(double v, pt_cpu_scalar *out);
+
+/* A row kernel processes n elements along the innermost dimension:
+ * p[0] is the output, p[1..] the inputs, each already at the row start;
+ * st[k] is operand k's stride in elements along the row (0: broadcast). */
+typedef void (*pt_cpu_row_fn)(int64_t n, char *const *p, const int64_t *st,
+                              const pt_cpu_scalar *sc);
+
+/* The operands of an element-wise op after merging dimensions: size-1 dims
+ * are dropped and neighbours that are contiguous for every operand are fused,
+ * so a contiguous tensor of any shape becomes one row. */
+typedef struct pt_cpu_iter {
+    int ndim;                                          /* >= 1 */
+    int nops;                                          /* out + inputs */
+    int64_t shape[PT_MAX_DIMS];
+    int64_t strides[PT_CPU_MAX_OPERANDS][PT_MAX_DIMS]; /* elements */
+    char *base[PT_CPU_MAX_OPERANDS];
+    size_t elsize[PT_CPU_MAX_OPERANDS];
+    int64_t numel;
+} pt_cpu_iter;
+
+/* out and in[0..nin-1] must share out's shape (backend.h element-wise rule). */
+void pt_cpu_iter_init(pt_cpu_iter *it, const pt_operand *out, int nin, const pt_operand *in);
+/* Calls fn over every row; splits the element range across threads when
+ * numel >= grain. */
+void pt_cpu_iter_run(const pt_cpu_iter *it, pt_cpu_row_fn fn, const pt_cpu_scalar *sc,
+                     int64_t grain);
+
+/* ---- Conversions that never trap ----
+ * Float to i32/i64: NaN -> 0, out-of-range values saturate, the rest
+ * truncate toward zero (C's conversion is undefined outside the range).
+ * Integer to narrower integer wraps (two's complement). */
+
+static inline int32_t pt_cpu_f2i32(double v) {
+    if (v != v) return 0;
+    if (v <= -2147483648.0) return INT32_MIN;
+    if (v >= 2147483647.0) return INT32_MAX;
+    return (int32_t)v;
+}
+
+static inline int64_t pt_cpu_f2i64(double v) {
+    if (v != v) return 0;
+    if (v <= -9223372036854775808.0) return INT64_MIN;
+    if (v >= 9223372036854775808.0) return INT64_MAX;
+    return (int64_t)v;
+}
+
+/* u8 wraps like the integer conversions (-1.0 -> 255, as PyTorch and NumPy
+ * do on x86), after truncating through int64. */
+static inline uint8_t pt_cpu_f2u8(double v) { return (uint8_t)(uint64_t)pt_cpu_f2i64(v); }
+
+/* ---- Op families (one file each) ----
+ * Each checks the descriptor (the core validated it; these checks only keep
+ * the plugin in bounds and name unsupported dtypes), picks its kernel and,
+ * when run is true, executes it. With run false it stops after the checks:
+ * that is supports(). A failure has already called set_error. */
+
+pt_status pt_cpu_elementwise(const pt_op *op, bool run); /* elementwise.c: ADD..AXPY */
+pt_status pt_cpu_copy(const pt_op *op, bool run);        /* copy.c: COPY, any dtype pair */
+pt_status pt_cpu_creation(const pt_op *op, bool run);    /* creation.c: FILL, ARANGE */
+pt_status pt_cpu_random(const pt_op *op, bool run);      /* random.c: RAND_UNIFORM/NORMAL */
+pt_status pt_cpu_reduce(const pt_op *op, bool run);      /* reduce.c: SUM, MEAN, MAX, ARGMAX */
+pt_status pt_cpu_softmax(const pt_op *op, bool run);     /* softmax.c: SOFTMAX, LOG_SOFTMAX */
+pt_status pt_cpu_matmul(const pt_op *op, bool run);      /* matmul.c: MATMUL */
+pt_status pt_cpu_index_op(const pt_op *op, bool run);    /* index_ops.c: GATHER, ONE_HOT */
+
+#endif

@@ -1,0 +1,130 @@
+/* libportable cpu backend — devices and their properties.
+ *
+ * Every cpu device is the same host: PORTABLE_CPU_DEVICES=N only multiplies
+ * the name so multi-device code can be exercised on one machine. Properties
+ * come from /proc (Linux) with sysconf fallbacks, read on each call: they
+ * are asked for rarely and the free-memory figure changes. */
+/* posix_memalign, sysconf: POSIX, also under a strict -std=c11. */
+#define _POSIX_C_SOURCE 200809L
+
+#include <ctype.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "cpu_internal.h"
+
+#ifdef PT_CPU_HAVE_CBLAS
+#include <cblas.h>
+#endif
+
+#define PT_CPU_MAX_DEVICES 64
+
+int pt_cpu_device_count(void) {
+    const char *s = getenv("PORTABLE_CPU_DEVICES");
+    if (!s || !*s) return 1;
+    char *end = NULL;
+    long n = strtol(s, &end, 10);
+    while (end && isspace((unsigned char)*end)) ++end;
+    if (!end || *end != '\0' || n < 1) return 1; /* not a positive number: the default */
+    return n > PT_CPU_MAX_DEVICES ? PT_CPU_MAX_DEVICES : (int)n;
+}
+
+/* Copies the value of the first "key<spaces>: value" line of /proc/cpuinfo
+ * into out; false when absent. */
+static bool cpuinfo_field(const char *key, char *out, size_t cap) {
+    FILE *f = fopen("/proc/cpuinfo", "r");
+    if (!f) return false;
+    char line[512];
+    size_t klen = strlen(key);
+    bool found = false;
+    while (fgets(line, sizeof line, f)) {
+        if (strncmp(line, key, klen) != 0) continue;
+        const char *p = line + klen;
+        while (*p == ' ' || *p == '\t') ++p;
+        if (*p != ':') continue;
+        ++p;
+        while (*p == ' ' || *p == '\t') ++p;
+        size_t n = strcspn(p, "\r\n");
+        if (n == 0) continue;
+        if (n >= cap) n = cap - 1;
+        memcpy(out, p, n);
+        out[n] = '\0';
+        found = true;
+        break;
+    }
+    fclose(f);
+    return found;
+}
+
+/* "MemTotal" / "MemAvailable" from /proc/meminfo in bytes; -1 when absent. */
+static int64_t meminfo_bytes(const char *key) {
+    FILE *f = fopen("/proc/meminfo", "r");
+    if (!f) return -1;
+    char line[256];
+    size_t klen = strlen(key);
+    int64_t result = -1;
+    while (fgets(line, sizeof line, f)) {
+        if (strncmp(line, key, klen) == 0 && line[klen] == ':') {
+            long long kib = 0;
+            if (sscanf(line + klen + 1, "%lld", &kib) == 1) result = (int64_t)kib * 1024;
+            break;
+        }
+    }
+    fclose(f);
+    return result;
+}
+
+static void copy_str(char *dst, size_t cap, const char *src) {
+    snprintf(dst, cap, "%s", src);
+}
+
+pt_status pt_cpu_memory_info(int dev, int64_t *free_bytes, int64_t *total_bytes) {
+    if (dev < 0 || dev >= pt_cpu_device_count())
+        return pt_cpu_fail(PT_ERR_NO_DEVICE, "memory_info: no cpu device %d (there are %d)", dev,
+                           pt_cpu_device_count());
+    int64_t page = (int64_t)sysconf(_SC_PAGESIZE);
+    int64_t total = meminfo_bytes("MemTotal");
+    if (total < 0) {
+        long pages = sysconf(_SC_PHYS_PAGES);
+        total = (pages > 0 && page > 0) ? (int64_t)pages * page : -1;
+    }
+    int64_t avail = meminfo_bytes("MemAvailable");
+    if (avail < 0) {
+        long pages = sysconf(_SC_AVPHYS_PAGES);
+        avail = (pages > 0 && page > 0) ? (int64_t)pages * page : -1;
+    }
+    if (free_bytes) *free_bytes = avail;
+    if (total_bytes) *total_bytes = total;
+    return PT_OK;
+}
+
+pt_status pt_cpu_device_info(int dev, pt_device_props *out) {
+    if (dev < 0 || dev >= pt_cpu_device_count())
+        return pt_cpu_fail(PT_ERR_NO_DEVICE, "device_info: no cpu device %d (there are %d)", dev,
+                           pt_cpu_device_count());
+    memset(out, 0, sizeof *out);
+    if (!cpuinfo_field("model name", out->name, sizeof out->name))
+        copy_str(out->name, sizeof out->name, "cpu");
+    copy_str(out->backend, sizeof out->backend, "cpu");
+    if (!cpuinfo_field("vendor_id", out->vendor, sizeof out->vendor))
+        copy_str(out->vendor, sizeof out->vendor, "unknown");
+#if defined(PT_CPU_HAVE_CBLAS) && defined(PT_CPU_HAVE_OPENBLAS_CONFIG)
+    snprintf(out->platform, sizeof out->platform, "OpenBLAS %s", openblas_get_config());
+#elif defined(PT_CPU_HAVE_CBLAS)
+    copy_str(out->platform, sizeof out->platform, "CBLAS");
+#else
+    copy_str(out->platform, sizeof out->platform, "built-in loops (no BLAS)");
+#endif
+    copy_str(out->driver_version, sizeof out->driver_version, "libportable-cpu 0.1");
+    out->type = PT_DEVICE_CPU;
+    out->compute_units = pt_cpu_max_threads();
+#ifndef _OPENMP
+    long cores = sysconf(_SC_NPROCESSORS_ONLN);
+    out->compute_units = cores > 0 ? (int)cores : 1;
+#endif
+    pt_cpu_memory_info(dev, &out->memory_free, &out->memory_total);
+    out->supports_f64 = true;
+    return PT_OK;
+}

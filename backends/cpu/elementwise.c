@@ -1,0 +1,290 @@
+/* libportable cpu backend — element-wise arithmetic, comparisons, unary
+ * math, WHERE and AXPY.
+ *
+ * Each op is a scalar function per dtype (below), turned into row kernels by
+ * the ROW macros; strided.c walks the operands and calls a row kernel per
+ * row. Row kernels have straight loops for the contiguous and the
+ * scalar-broadcast cases so the compiler vectorises them ("omp simd" also
+ * says an output that aliases an input exactly, as AXPY's does, is fine).
+ *
+ * Integer semantics never trap: add/sub/mul/neg/abs wrap (computed in the
+ * unsigned twin type, so no signed overflow exists), division truncates,
+ * x / 0 == 0, and INT_MIN / -1 wraps to INT_MIN. Floats follow IEEE-754;
+ * maximum/minimum propagate NaN; relu keeps NaN. */
+#include "cpu_internal.h"
+
+/* ---- Scalar functions: name_<dtype>(x[, y]) ---- */
+
+#define PT_CPU_FLOAT_OPS(S, T, F)                                                              \
+    static inline T add_##S(T x, T y) { return x + y; }                                       \
+    static inline T sub_##S(T x, T y) { return x - y; }                                       \
+    static inline T mul_##S(T x, T y) { return x * y; }                                       \
+    static inline T div_##S(T x, T y) { return x / y; }                                       \
+    static inline T pow_##S(T x, T y) { return pow##F(x, y); }                                \
+    static inline T maximum_##S(T x, T y) { return (x > y || x != x) ? x : y; }               \
+    static inline T minimum_##S(T x, T y) { return (x < y || x != x) ? x : y; }               \
+    static inline T neg_##S(T x) { return -x; }                                               \
+    static inline T abs_##S(T x) { return fabs##F(x); }                                       \
+    static inline T relu_##S(T x) { return x < (T)0 ? (T)0 : x; }                             \
+    static inline T exp_##S(T x) { return exp##F(x); }                                        \
+    static inline T log_##S(T x) { return log##F(x); }                                        \
+    static inline T sqrt_##S(T x) { return sqrt##F(x); }                                      \
+    static inline T tanh_##S(T x) { return tanh##F(x); }                                      \
+    /* exp of a non-positive number only: never overflows for large |x|. */                  \
+    static inline T sigmoid_##S(T x) {                                                        \
+        if (x >= (T)0) return (T)1 / ((T)1 + exp##F(-x));                                     \
+        T e = exp##F(x);                                                                      \
+        return e / ((T)1 + e);                                                                \
+    }
+
+#define PT_CPU_SIGNED_OPS(S, T, U)                                                             \
+    static inline T add_##S(T x, T y) { return (T)((U)x + (U)y); }                            \
+    static inline T sub_##S(T x, T y) { return (T)((U)x - (U)y); }                            \
+    static inline T mul_##S(T x, T y) { return (T)((U)x * (U)y); }                            \
+    static inline T div_##S(T x, T y) {                                                       \
+        if (y == 0) return 0;                                                                 \
+        if (y == -1) return (T)((U)0 - (U)x); /* INT_MIN / -1 wraps instead of trapping */    \
+        return (T)(x / y);                                                                    \
+    }                                                                                         \
+    static inline T maximum_##S(T x, T y) { return x > y ? x : y; }                           \
+    static inline T minimum_##S(T x, T y) { return x < y ? x : y; }                           \
+    static inline T neg_##S(T x) { return (T)((U)0 - (U)x); }                                 \
+    static inline T abs_##S(T x) { return x < 0 ? (T)((U)0 - (U)x) : x; }                     \
+    static inline T relu_##S(T x) { return x < 0 ? (T)0 : x; }
+
+/* u8 promotes to int, so + - * cannot overflow before the wrap to 8 bits. */
+#define PT_CPU_UNSIGNED_OPS(S, T)                                                              \
+    static inline T add_##S(T x, T y) { return (T)(x + y); }                                  \
+    static inline T sub_##S(T x, T y) { return (T)(x - y); }                                  \
+    static inline T mul_##S(T x, T y) { return (T)((unsigned)x * (unsigned)y); }              \
+    static inline T div_##S(T x, T y) { return y == 0 ? (T)0 : (T)(x / y); }                  \
+    static inline T maximum_##S(T x, T y) { return x > y ? x : y; }                           \
+    static inline T minimum_##S(T x, T y) { return x < y ? x : y; }                           \
+    static inline T neg_##S(T x) { return (T)(0u - x); }                                      \
+    static inline T abs_##S(T x) { return x; }                                                \
+    static inline T relu_##S(T x) { return x; }
+
+PT_CPU_FLOAT_OPS(f32, float, f)
+PT_CPU_FLOAT_OPS(f64, double, )
+PT_CPU_SIGNED_OPS(i32, int32_t, uint32_t)
+PT_CPU_SIGNED_OPS(i64, int64_t, uint64_t)
+PT_CPU_UNSIGNED_OPS(u8, uint8_t)
+
+/* ---- Row kernels ----
+ * EXPR computes one output from x (input 0), y (input 1) and sc (the op's
+ * scalar in the input dtype). */
+
+#define PT_CPU_ROW1(NAME, TO, TI, S, EXPR)                                                     \
+    static void NAME(int64_t n, char *const *p, const int64_t *st, const pt_cpu_scalar *scp) { \
+        TO *o = (TO *)p[0];                                                                   \
+        const TI *a = (const TI *)p[1];                                                       \
+        const TI sc = scp->S;                                                                 \
+        (void)sc;                                                                             \
+        const int64_t so = st[0], sa = st[1];                                                 \
+        if (so == 1 && sa == 1) {                                                             \
+            _Pragma("omp simd") for (int64_t i = 0; i < n; ++i) {                             \
+                TI x = a[i];                                                                  \
+                o[i] = (EXPR);                                                                \
+            }                                                                                 \
+        } else {                                                                              \
+            for (int64_t i = 0; i < n; ++i) {                                                 \
+                TI x = a[i * sa];                                                             \
+                o[i * so] = (EXPR);                                                           \
+            }                                                                                 \
+        }                                                                                     \
+    }
+
+#define PT_CPU_ROW2(NAME, TO, TI, S, EXPR)                                                     \
+    static void NAME(int64_t n, char *const *p, const int64_t *st, const pt_cpu_scalar *scp) { \
+        TO *o = (TO *)p[0];                                                                   \
+        const TI *a = (const TI *)p[1];                                                       \
+        const TI *b = (const TI *)p[2];                                                       \
+        const TI sc = scp->S;                                                                 \
+        (void)sc;                                                                             \
+        const int64_t so = st[0], sa = st[1], sb = st[2];                                     \
+        if (so == 1 && sa == 1 && sb == 1) {                                                  \
+            _Pragma("omp simd") for (int64_t i = 0; i < n; ++i) {                             \
+                TI x = a[i], y = b[i];                                                        \
+                o[i] = (EXPR);                                                                \
+            }                                                                                 \
+        } else if (so == 1 && sa == 1 && sb == 0) {                                           \
+            const TI y = b[0];                                                                \
+            _Pragma("omp simd") for (int64_t i = 0; i < n; ++i) {                             \
+                TI x = a[i];                                                                  \
+                o[i] = (EXPR);                                                                \
+            }                                                                                 \
+        } else if (so == 1 && sa == 0 && sb == 1) {                                           \
+            const TI x = a[0];                                                                \
+            _Pragma("omp simd") for (int64_t i = 0; i < n; ++i) {                             \
+                TI y = b[i];                                                                  \
+                o[i] = (EXPR);                                                                \
+            }                                                                                 \
+        } else {                                                                              \
+            for (int64_t i = 0; i < n; ++i) {                                                 \
+                TI x = a[i * sa], y = b[i * sb];                                              \
+                o[i * so] = (EXPR);                                                           \
+            }                                                                                 \
+        }                                                                                     \
+    }
+
+/* where copies bit patterns, so one kernel per element size serves every dtype. */
+#define PT_CPU_WHERE_ROW(NAME, T)                                                              \
+    static void NAME(int64_t n, char *const *p, const int64_t *st, const pt_cpu_scalar *scp) { \
+        (void)scp;                                                                            \
+        T *o = (T *)p[0];                                                                     \
+        const uint8_t *c = (const uint8_t *)p[1];                                             \
+        const T *a = (const T *)p[2];                                                         \
+        const T *b = (const T *)p[3];                                                         \
+        const int64_t so = st[0], sc = st[1], sa = st[2], sb = st[3];                         \
+        if (so == 1 && sc == 1 && sa == 1 && sb == 1) {                                       \
+            _Pragma("omp simd") for (int64_t i = 0; i < n; ++i) o[i] = c[i] ? a[i] : b[i];    \
+        } else if (so == 1 && sc == 1 && sa == 1 && sb == 0) {                                \
+            const T y = b[0];                                                                 \
+            _Pragma("omp simd") for (int64_t i = 0; i < n; ++i) o[i] = c[i] ? a[i] : y;       \
+        } else if (so == 1 && sc == 1 && sa == 0 && sb == 1) {                                \
+            const T x = a[0];                                                                 \
+            _Pragma("omp simd") for (int64_t i = 0; i < n; ++i) o[i] = c[i] ? x : b[i];       \
+        } else {                                                                              \
+            for (int64_t i = 0; i < n; ++i) o[i * so] = c[i * sc] ? a[i * sa] : b[i * sb];    \
+        }                                                                                     \
+    }
+
+/* One instantiation per (op, dtype) the backend supports. */
+#define PT_CPU_BINARY(OP, S, T) PT_CPU_ROW2(OP##_##S##_row, T, T, S, OP##_##S(x, y))
+#define PT_CPU_UNARY(OP, S, T) PT_CPU_ROW1(OP##_##S##_row, T, T, S, OP##_##S(x))
+#define PT_CPU_COMPARE(S, T)                                                                   \
+    PT_CPU_ROW2(eq_##S##_row, uint8_t, T, S, (uint8_t)(x == y))                                \
+    PT_CPU_ROW2(lt_##S##_row, uint8_t, T, S, (uint8_t)(x < y))                                 \
+    PT_CPU_ROW2(gt_##S##_row, uint8_t, T, S, (uint8_t)(x > y))
+/* The ops every dtype has. */
+#define PT_CPU_COMMON(S, T)                                                                    \
+    PT_CPU_BINARY(add, S, T)                                                                   \
+    PT_CPU_BINARY(sub, S, T)                                                                   \
+    PT_CPU_BINARY(mul, S, T)                                                                   \
+    PT_CPU_BINARY(div, S, T)                                                                   \
+    PT_CPU_BINARY(maximum, S, T)                                                               \
+    PT_CPU_BINARY(minimum, S, T)                                                               \
+    PT_CPU_COMPARE(S, T)                                                                       \
+    PT_CPU_ROW1(add_scalar_##S##_row, T, T, S, add_##S(x, sc))                                 \
+    PT_CPU_ROW1(mul_scalar_##S##_row, T, T, S, mul_##S(x, sc))                                 \
+    PT_CPU_UNARY(neg, S, T)                                                                    \
+    PT_CPU_UNARY(abs, S, T)                                                                    \
+    PT_CPU_UNARY(relu, S, T)                                                                   \
+    PT_CPU_ROW2(axpy_##S##_row, T, T, S, add_##S(x, mul_##S(sc, y)))
+/* Transcendental functions: floating point only. */
+#define PT_CPU_FLOAT_ONLY(S, T)                                                                \
+    PT_CPU_BINARY(pow, S, T)                                                                   \
+    PT_CPU_UNARY(exp, S, T)                                                                    \
+    PT_CPU_UNARY(log, S, T)                                                                    \
+    PT_CPU_UNARY(sqrt, S, T)                                                                   \
+    PT_CPU_UNARY(sigmoid, S, T)                                                                \
+    PT_CPU_UNARY(tanh, S, T)
+
+PT_CPU_COMMON(f32, float)
+PT_CPU_COMMON(f64, double)
+PT_CPU_COMMON(i32, int32_t)
+PT_CPU_COMMON(i64, int64_t)
+PT_CPU_COMMON(u8, uint8_t)
+PT_CPU_FLOAT_ONLY(f32, float)
+PT_CPU_FLOAT_ONLY(f64, double)
+PT_CPU_WHERE_ROW(where_1_row, uint8_t)
+PT_CPU_WHERE_ROW(where_4_row, uint32_t)
+PT_CPU_WHERE_ROW(where_8_row, uint64_t)
+
+#define PT_CPU_ALL_DTYPES(OP)                                                                  \
+    {[PT_F32] = OP##_f32_row, [PT_F64] = OP##_f64_row, [PT_I32] = OP##_i32_row,               \
+     [PT_I64] = OP##_i64_row, [PT_U8] = OP##_u8_row}
+#define PT_CPU_FLOAT_DTYPES(OP) {[PT_F32] = OP##_f32_row, [PT_F64] = OP##_f64_row}
+
+static const pt_cpu_row_fn ew_rows[PT__OP_COUNT][PT__DTYPE_COUNT] = {
+    [PT_OP_ADD] = PT_CPU_ALL_DTYPES(add),
+    [PT_OP_SUB] = PT_CPU_ALL_DTYPES(sub),
+    [PT_OP_MUL] = PT_CPU_ALL_DTYPES(mul),
+    [PT_OP_DIV] = PT_CPU_ALL_DTYPES(div),
+    [PT_OP_POW] = PT_CPU_FLOAT_DTYPES(pow),
+    [PT_OP_MAXIMUM] = PT_CPU_ALL_DTYPES(maximum),
+    [PT_OP_MINIMUM] = PT_CPU_ALL_DTYPES(minimum),
+    [PT_OP_EQ] = PT_CPU_ALL_DTYPES(eq),
+    [PT_OP_LT] = PT_CPU_ALL_DTYPES(lt),
+    [PT_OP_GT] = PT_CPU_ALL_DTYPES(gt),
+    [PT_OP_ADD_SCALAR] = PT_CPU_ALL_DTYPES(add_scalar),
+    [PT_OP_MUL_SCALAR] = PT_CPU_ALL_DTYPES(mul_scalar),
+    [PT_OP_NEG] = PT_CPU_ALL_DTYPES(neg),
+    [PT_OP_ABS] = PT_CPU_ALL_DTYPES(abs),
+    [PT_OP_EXP] = PT_CPU_FLOAT_DTYPES(exp),
+    [PT_OP_LOG] = PT_CPU_FLOAT_DTYPES(log),
+    [PT_OP_SQRT] = PT_CPU_FLOAT_DTYPES(sqrt),
+    [PT_OP_RELU] = PT_CPU_ALL_DTYPES(relu),
+    [PT_OP_SIGMOID] = PT_CPU_FLOAT_DTYPES(sigmoid),
+    [PT_OP_TANH] = PT_CPU_FLOAT_DTYPES(tanh),
+    [PT_OP_AXPY] = PT_CPU_ALL_DTYPES(axpy),
+};
+
+/* ---- Descriptor checks and dispatch ---- */
+
+static int ew_arity(pt_op_kind k) {
+    switch (k) {
+    case PT_OP_ADD_SCALAR: case PT_OP_MUL_SCALAR: case PT_OP_NEG: case PT_OP_ABS:
+    case PT_OP_EXP: case PT_OP_LOG: case PT_OP_SQRT: case PT_OP_RELU: case PT_OP_SIGMOID:
+    case PT_OP_TANH: return 1;
+    case PT_OP_WHERE: return 3;
+    default: return 2;
+    }
+}
+
+/* Per-element cost decides how small an op may be and still go parallel. */
+static int64_t ew_grain(pt_op_kind k, pt_dtype t) {
+    switch (k) {
+    case PT_OP_POW: case PT_OP_EXP: case PT_OP_LOG: case PT_OP_SIGMOID: case PT_OP_TANH:
+        return PT_CPU_GRAIN_COSTLY;
+    case PT_OP_DIV: return (t == PT_F32 || t == PT_F64) ? PT_CPU_GRAIN_CHEAP : PT_CPU_GRAIN_COSTLY;
+    default: return PT_CPU_GRAIN_CHEAP;
+    }
+}
+
+static bool same_shape(const pt_operand *a, const pt_operand *b) {
+    if (a->ndim != b->ndim) return false;
+    for (int d = 0; d < a->ndim; ++d)
+        if (a->shape[d] != b->shape[d]) return false;
+    return true;
+}
+
+pt_status pt_cpu_elementwise(const pt_op *op, bool run) {
+    const pt_op_kind k = op->kind;
+    const pt_dtype t = op->dtype;
+    const int arity = ew_arity(k);
+    if (op->n_inputs != arity) return pt_cpu_bad_op(op, "wrong number of inputs");
+    if (op->out.ndim < 0 || op->out.ndim > PT_MAX_DIMS) return pt_cpu_bad_op(op, "bad ndim");
+    for (int i = 0; i < arity; ++i)
+        if (!same_shape(&op->out, &op->in[i]))
+            return pt_cpu_bad_op(op, "an input's shape differs from the output's");
+
+    /* Expected dtypes: comparisons write u8, where's condition is u8. */
+    const bool compare = k == PT_OP_EQ || k == PT_OP_LT || k == PT_OP_GT;
+    if (op->out.dtype != (compare ? PT_U8 : t))
+        return pt_cpu_bad_op(op, "output dtype does not match the op");
+    for (int i = 0; i < arity; ++i) {
+        pt_dtype want = (k == PT_OP_WHERE && i == 0) ? PT_U8 : t;
+        if (op->in[i].dtype != want) return pt_cpu_bad_op(op, "input dtype does not match the op");
+    }
+
+    pt_cpu_row_fn fn = NULL;
+    if ((unsigned)t < PT__DTYPE_COUNT) {
+        if (k == PT_OP_WHERE) {
+            size_t es = pt_cpu_dtype_size(t);
+            fn = es == 1 ? where_1_row : es == 4 ? where_4_row : where_8_row;
+        } else {
+            fn = ew_rows[k][t];
+        }
+    }
+    if (!fn) return pt_cpu_unsupported(op, t);
+    if (!run) return PT_OK;
+
+    pt_cpu_scalar sc = {0};
+    if (k == PT_OP_ADD_SCALAR || k == PT_OP_MUL_SCALAR || k == PT_OP_AXPY)
+        pt_cpu_scalar_from_double(op->scalar, &sc);
+    pt_cpu_iter it;
+    pt_cpu_iter_init(&it, &op->out, arity, op->in);
+    pt_cpu_iter_run(&it, fn, &sc, ew_grain(k, t));
+    return PT_OK;
+}

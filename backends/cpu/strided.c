@@ -1,0 +1,293 @@
+/* libportable cpu backend — walking strided N-d operands.
+ *
+ * Element-wise ops see their operands as rows: the innermost dimension is
+ * handed to a row kernel (which has its own fast paths for contiguous and
+ * broadcast rows), the outer dimensions are walked with an index counter.
+ * Merging dimensions first turns every contiguous tensor into one long row,
+ * so the common case costs one kernel call. Large ops split the flat
+ * element range into one contiguous piece per thread.
+ *
+ * Two refinements for large operands:
+ *  - streaming: when the output is big and contiguous, each row is computed
+ *    into a small cache-resident buffer and then written with non-temporal
+ *    stores, which skip reading the destination into the cache first (the
+ *    store traffic of a plain loop is read + write; this makes it write only);
+ *  - tiling: when an operand is transposed relative to the walk (its
+ *    second-to-last dimension is the closer one in memory), the last two
+ *    dimensions are walked in square tiles so each cache line fetched is used
+ *    in full before it is evicted. */
+#include <string.h>
+
+#if defined(__SSE2__)
+#include <emmintrin.h>
+#endif
+
+#include "cpu_internal.h"
+
+/* Outputs at least this large are written with streaming stores. Smaller
+ * ones are likely to be read again while still in cache. */
+#define PT_CPU_STREAM_MIN_BYTES ((int64_t)16 << 20)
+/* Bytes computed per step into the cache-resident buffer. */
+#define PT_CPU_STREAM_CHUNK 8192
+/* Tile edge, in elements, for transposed walks. */
+#define PT_CPU_TILE_EDGE 64
+
+void pt_cpu_scalar_from_double(double v, pt_cpu_scalar *out) {
+    out->f32 = (float)v;
+    out->f64 = v;
+    out->i32 = pt_cpu_f2i32(v);
+    out->i64 = pt_cpu_f2i64(v);
+    out->u8 = pt_cpu_f2u8(v);
+}
+
+void pt_cpu_iter_init(pt_cpu_iter *it, const pt_operand *out, int nin, const pt_operand *in) {
+    it->nops = 1 + nin;
+    for (int k = 0; k < it->nops; ++k) {
+        const pt_operand *x = k == 0 ? out : &in[k - 1];
+        it->base[k] = pt_cpu_base(x);
+        it->elsize[k] = pt_cpu_dtype_size(x->dtype);
+    }
+    /* Keep the dims with extent > 1 (a size-1 dim's stride never matters),
+     * fusing each with the previous one when that is contiguous over it for
+     * every operand: stride[prev] == stride[d] * shape[d]. */
+    int n = 0;
+    int64_t numel = 1;
+    for (int d = 0; d < out->ndim; ++d) {
+        int64_t len = out->shape[d];
+        numel *= len;
+        if (len == 1) continue;
+        bool fuse = n > 0;
+        for (int k = 0; fuse && k < it->nops; ++k) {
+            const pt_operand *x = k == 0 ? out : &in[k - 1];
+            if (it->strides[k][n - 1] != x->strides[d] * len) fuse = false;
+        }
+        if (fuse) {
+            it->shape[n - 1] *= len;
+            for (int k = 0; k < it->nops; ++k) {
+                const pt_operand *x = k == 0 ? out : &in[k - 1];
+                it->strides[k][n - 1] = x->strides[d];
+            }
+        } else {
+            it->shape[n] = len;
+            for (int k = 0; k < it->nops; ++k) {
+                const pt_operand *x = k == 0 ? out : &in[k - 1];
+                it->strides[k][n] = x->strides[d];
+            }
+            ++n;
+        }
+    }
+    if (n == 0) { /* a scalar or all dims of extent 1: one element */
+        it->shape[0] = 1;
+        for (int k = 0; k < it->nops; ++k) it->strides[k][0] = 0;
+        n = 1;
+    }
+    it->ndim = n;
+    it->numel = numel;
+}
+
+/* ---- Streaming rows ---- */
+
+/* Copies bytes from a cache-resident buffer to dst, bypassing the cache
+ * where the destination is 16-byte aligned. */
+static void stream_copy(char *dst, const char *src, size_t bytes) {
+#if defined(__SSE2__)
+    size_t head = (size_t)(-(uintptr_t)dst & 15);
+    if (head > bytes) head = bytes;
+    memcpy(dst, src, head);
+    dst += head;
+    src += head;
+    bytes -= head;
+    size_t body = bytes & ~(size_t)15;
+    for (size_t i = 0; i < body; i += 16)
+        _mm_stream_si128((__m128i *)(dst + i), _mm_loadu_si128((const __m128i *)(src + i)));
+    memcpy(dst + body, src + body, bytes - body);
+#else
+    memcpy(dst, src, bytes);
+#endif
+}
+
+/* One contiguous output row, computed chunk by chunk into tmp and streamed
+ * out. Inputs are read before their chunk of the output is written, so an
+ * output that aliases an input exactly (AXPY) stays correct. */
+static void row_streamed(const pt_cpu_iter *it, pt_cpu_row_fn fn, int64_t n, char *const *p,
+                         const int64_t *st, const pt_cpu_scalar *sc) {
+    _Alignas(64) char tmp[PT_CPU_STREAM_CHUNK];
+    const int64_t es0 = (int64_t)it->elsize[0];
+    const int64_t chunk = PT_CPU_STREAM_CHUNK / es0;
+    char *q[PT_CPU_MAX_OPERANDS];
+    for (int k = 1; k < it->nops; ++k) q[k] = p[k];
+    q[0] = tmp;
+    char *out = p[0];
+    for (int64_t i = 0; i < n; i += chunk) {
+        int64_t m = n - i < chunk ? n - i : chunk;
+        fn(m, q, st, sc);
+        stream_copy(out, tmp, (size_t)(m * es0));
+        out += m * es0;
+        for (int k = 1; k < it->nops; ++k) q[k] += m * st[k] * (int64_t)it->elsize[k];
+    }
+#if defined(__SSE2__)
+    _mm_sfence(); /* streamed stores are weakly ordered: publish them */
+#endif
+}
+
+static void call_row(const pt_cpu_iter *it, pt_cpu_row_fn fn, int64_t n, char *const *p,
+                     const int64_t *st, const pt_cpu_scalar *sc, bool stream) {
+    if (stream && st[0] == 1 && n * (int64_t)it->elsize[0] >= 2 * PT_CPU_STREAM_CHUNK)
+        row_streamed(it, fn, n, p, st, sc);
+    else
+        fn(n, p, st, sc);
+}
+
+/* ---- Row walk over a flat element range ---- */
+
+/* Runs fn over flat elements [begin, end) in C order. */
+static void iter_range(const pt_cpu_iter *it, pt_cpu_row_fn fn, const pt_cpu_scalar *sc,
+                       int64_t begin, int64_t end, bool stream) {
+    const int nd = it->ndim, last = nd - 1, nops = it->nops;
+    int64_t idx[PT_MAX_DIMS];
+    int64_t rest = begin;
+    for (int d = last; d >= 0; --d) {
+        idx[d] = rest % it->shape[d];
+        rest /= it->shape[d];
+    }
+    int64_t inner_st[PT_CPU_MAX_OPERANDS];
+    for (int k = 0; k < nops; ++k) inner_st[k] = it->strides[k][last];
+
+    int64_t pos = begin;
+    while (pos < end) {
+        char *p[PT_CPU_MAX_OPERANDS];
+        for (int k = 0; k < nops; ++k) {
+            int64_t off = 0;
+            for (int d = 0; d < nd; ++d) off += idx[d] * it->strides[k][d];
+            p[k] = it->base[k] + off * (int64_t)it->elsize[k];
+        }
+        int64_t len = it->shape[last] - idx[last];
+        if (len > end - pos) len = end - pos;
+        call_row(it, fn, len, p, inner_st, sc, stream);
+        pos += len;
+        idx[last] += len;
+        for (int d = last; d > 0 && idx[d] == it->shape[d]; --d) {
+            idx[d] = 0;
+            ++idx[d - 1];
+        }
+    }
+}
+
+/* ---- Tiled walk of the last two dimensions ---- */
+
+/* True when some operand is closer in memory along the second-to-last dim
+ * than along the last: walking rows would touch a new cache line per
+ * element for it. */
+static bool wants_tiles(const pt_cpu_iter *it) {
+    if (it->ndim < 2) return false;
+    const int a = it->ndim - 2, b = it->ndim - 1;
+    if (it->shape[a] < 16 || it->shape[b] < 16) return false;
+    for (int k = 0; k < it->nops; ++k) {
+        int64_t sa = it->strides[k][a], sb = it->strides[k][b];
+        if (sa != 0 && sa < sb) return true;
+    }
+    return false;
+}
+
+/* Tiles [t0, t1) in (outer index, tile row, tile column) order. */
+static void iter_tiles(const pt_cpu_iter *it, pt_cpu_row_fn fn, const pt_cpu_scalar *sc,
+                       int64_t t0, int64_t t1) {
+    const int nd = it->ndim, a = nd - 2, b = nd - 1, nops = it->nops;
+    const int64_t R = it->shape[a], C = it->shape[b];
+    const int64_t tr = (R + PT_CPU_TILE_EDGE - 1) / PT_CPU_TILE_EDGE;
+    const int64_t tc = (C + PT_CPU_TILE_EDGE - 1) / PT_CPU_TILE_EDGE;
+    int64_t inner_st[PT_CPU_MAX_OPERANDS];
+    for (int k = 0; k < nops; ++k) inner_st[k] = it->strides[k][b];
+    for (int64_t t = t0; t < t1; ++t) {
+        int64_t c0 = (t % tc) * PT_CPU_TILE_EDGE, r0 = (t / tc % tr) * PT_CPU_TILE_EDGE;
+        int64_t outer = t / (tc * tr);
+        int64_t c1 = c0 + PT_CPU_TILE_EDGE < C ? c0 + PT_CPU_TILE_EDGE : C;
+        int64_t r1 = r0 + PT_CPU_TILE_EDGE < R ? r0 + PT_CPU_TILE_EDGE : R;
+        int64_t off[PT_CPU_MAX_OPERANDS];
+        for (int k = 0; k < nops; ++k) off[k] = r0 * it->strides[k][a] + c0 * it->strides[k][b];
+        for (int d = a - 1; d >= 0; --d) {
+            int64_t i = outer % it->shape[d];
+            outer /= it->shape[d];
+            for (int k = 0; k < nops; ++k) off[k] += i * it->strides[k][d];
+        }
+        for (int64_t r = r0; r < r1; ++r) {
+            char *p[PT_CPU_MAX_OPERANDS];
+            for (int k = 0; k < nops; ++k) {
+                int64_t e = off[k] + (r - r0) * it->strides[k][a];
+                p[k] = it->base[k] + e * (int64_t)it->elsize[k];
+            }
+            fn(c1 - c0, p, inner_st, sc);
+        }
+    }
+}
+
+static void run_tiled(const pt_cpu_iter *it, pt_cpu_row_fn fn, const pt_cpu_scalar *sc,
+                      bool parallel) {
+    const int nd = it->ndim;
+    int64_t tiles = ((it->shape[nd - 2] + PT_CPU_TILE_EDGE - 1) / PT_CPU_TILE_EDGE) *
+                    ((it->shape[nd - 1] + PT_CPU_TILE_EDGE - 1) / PT_CPU_TILE_EDGE);
+    for (int d = 0; d < nd - 2; ++d) tiles *= it->shape[d];
+    if (!parallel || tiles < 2) {
+        iter_tiles(it, fn, sc, 0, tiles);
+        return;
+    }
+#ifdef _OPENMP
+#pragma omp parallel
+#endif
+    {
+#ifdef _OPENMP
+        int t = omp_get_thread_num(), nt = omp_get_num_threads();
+#else
+        int t = 0, nt = 1;
+#endif
+        int64_t chunk = (tiles + nt - 1) / nt;
+        int64_t b = (int64_t)t * chunk, e = b + chunk < tiles ? b + chunk : tiles;
+        if (b < e) iter_tiles(it, fn, sc, b, e);
+    }
+}
+
+void pt_cpu_iter_run(const pt_cpu_iter *it, pt_cpu_row_fn fn, const pt_cpu_scalar *sc,
+                     int64_t grain) {
+    const int64_t total = it->numel;
+    if (it->ndim == 1 && total < grain) { /* the common small case: one direct call */
+        char *p[PT_CPU_MAX_OPERANDS];
+        int64_t st[PT_CPU_MAX_OPERANDS];
+        for (int k = 0; k < it->nops; ++k) {
+            p[k] = it->base[k];
+            st[k] = it->strides[k][0];
+        }
+        fn(total, p, st, sc);
+        return;
+    }
+    int threads = pt_cpu_max_threads();
+    const bool parallel = total >= grain && threads > 1;
+    if (wants_tiles(it)) {
+        run_tiled(it, fn, sc, parallel);
+        return;
+    }
+    const bool stream = total * (int64_t)it->elsize[0] >= PT_CPU_STREAM_MIN_BYTES;
+    if (!parallel) {
+        iter_range(it, fn, sc, 0, total, stream);
+        return;
+    }
+    int64_t max_pieces = total / (grain / 4 > 0 ? grain / 4 : 1);
+    if (threads > max_pieces) threads = (int)max_pieces;
+    if (threads < 1) threads = 1;
+#ifdef _OPENMP
+#pragma omp parallel num_threads(threads)
+#endif
+    {
+#ifdef _OPENMP
+        int t = omp_get_thread_num(), nt = omp_get_num_threads();
+#else
+        int t = 0, nt = 1;
+#endif
+        /* Piece boundaries on multiples of 64 elements, so threads writing
+         * a contiguous output never share a cache line. */
+        int64_t chunk = (total + nt - 1) / nt;
+        chunk = (chunk + 63) & ~(int64_t)63;
+        int64_t begin = (int64_t)t * chunk, end = begin + chunk;
+        if (end > total) end = total;
+        if (begin < end) iter_range(it, fn, sc, begin, end, stream);
+    }
+}
