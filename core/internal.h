@@ -63,6 +63,8 @@ struct pt_device {
 /* Loads every plugin once (thread-safe); returns the registry. */
 void pt__registry_init(void);
 int pt__backend_total(void);
+/* "dir1, dir2, ..." as searched for plugins. */
+const char *pt__plugin_search_path(void);
 pt__backend *pt__backend_at(int i);
 pt__backend *pt__backend_find(const char *name);
 

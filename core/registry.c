@@ -95,11 +95,22 @@ static void find_plugin_files(void) {
     }
 }
 
+
 static void describe_search(char *buf, size_t cap) {
     size_t used = 0;
     buf[0] = '\0';
     for (int d = 0; d < n_search_dirs && used < cap; ++d)
         used += (size_t)snprintf(buf + used, cap - used, "%s%s", d ? ", " : "", search_dirs[d]);
+}
+
+static char described_path[2048];
+static pthread_once_t described_once = PTHREAD_ONCE_INIT;
+static void describe_search_once(void) { describe_search(described_path, sizeof described_path); }
+
+const char *pt__plugin_search_path(void) {
+    pt__registry_init();
+    pthread_once(&described_once, describe_search_once);
+    return described_path;
 }
 
 /* Members every plugin must provide; the rest are optional. */

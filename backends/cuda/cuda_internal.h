@@ -1,0 +1,140 @@
+/* libportable CUDA backend — state and helpers shared by the host-side C
+ * files. Nothing here leaves the plugin (hidden visibility); names are
+ * ptcu_*.
+ *
+ *   cuda_plugin.c    entry point, vtable, init/shutdown (graceful absence), device_info
+ *   cuda_memory.c    alloc/free, pinned host memory, copies, synchronize
+ *   cuda_execute.c   supports/execute: pt_op -> launch records (cuda_kernels.h)
+ *   cuda_geometry.c  element-wise iteration spaces (dimension coalescing)
+ *   cuda_gemm_plan.c MATMUL operands -> cuBLAS column-major arguments
+ *   cuda_matmul.c    cuBLAS calls (FP32 by default, TF32 on request)
+ */
+#ifndef PTCU_INTERNAL_H
+#define PTCU_INTERNAL_H
+
+#include <cublas_v2.h>
+#include <cuda_runtime_api.h>
+#include <pthread.h>
+
+#include "cuda_kernels.h"
+#include "portable/backend.h"
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+/* Most devices one process drives; more are ignored with a log line. */
+#define PTCU_MAX_DEVICES 64
+
+typedef struct ptcu_device {
+    int ordinal;                  /* CUDA device number */
+    cudaStream_t stream;          /* non-blocking: every op and copy of this device */
+    int sm_count;
+    int cc_major, cc_minor;
+    char name[256];
+    char pci[32];                 /* "0000:65:00.0" */
+    int64_t total_memory;
+    /* Guards the lazily created cuBLAS handle, the scratch buffer and the
+     * peer-access flags. Element-wise launches touch none of them. */
+    pthread_mutex_t lock;
+    cublasHandle_t blas;          /* NULL until the first MATMUL */
+    void *scratch;                /* reduction partials, matmul operand copies */
+    size_t scratch_bytes;
+    bool peer_tried[PTCU_MAX_DEVICES];
+} ptcu_device;
+
+/* The host API the core gave us at entry. */
+extern const pt_host_api *ptcu_host;
+
+int ptcu_device_total(void);
+/* Device dev of this plugin (0..device_count-1); the core never passes
+ * another index. */
+ptcu_device *ptcu_dev(int dev);
+
+/* Makes d current on this thread (cudaSetDevice only when it is not). */
+pt_status ptcu_select(const ptcu_device *d, const char *what);
+
+/* Records e as the reason for the status returned: PT_ERR_OUT_OF_MEMORY for
+ * cudaErrorMemoryAllocation, PT_ERR_UNSUPPORTED for cudaErrorNotSupported,
+ * PT_ERR_BACKEND otherwise; the message is "<what>: <cudaGetErrorName>
+ * (<cudaGetErrorString>)". Clears the runtime's last (non-sticky) error. */
+pt_status ptcu_cuda_error(cudaError_t e, const char *what_fmt, ...) PT_PRINTF(2, 3);
+pt_status ptcu_blas_error(cublasStatus_t s, const char *what_fmt, ...) PT_PRINTF(2, 3);
+
+/* Device scratch of at least bytes, valid for work queued on d's stream
+ * until the next call (callers hold d->lock). Growing waits for the stream
+ * before freeing the old buffer. */
+pt_status ptcu_scratch(ptcu_device *d, size_t bytes, void **out);
+
+/* The cuBLAS handle of d, created on first use and bound to d's stream
+ * (callers hold d->lock and have selected d). */
+pt_status ptcu_blas(ptcu_device *d, cublasHandle_t *out);
+
+/* ---- Element-wise geometry (cuda_geometry.c, pure C) ---- */
+
+/* Builds l->geo, l->numel and l->contiguous from the operands' common shape
+ * (out.ndim, out.shape) and each operand's strides: extent-1 dims dropped,
+ * neighbours merged where every operand allows it. */
+void ptcu_geometry_build(const pt_operand *out, const pt_operand *in, int n_inputs,
+                         ptcu_ew_launch *l);
+
+/* ---- MATMUL planning (cuda_gemm_plan.c, pure C) ---- */
+
+typedef enum ptcu_layout {
+    PTCU_ROW_MAJOR,               /* element (i, j) at i * ld + j */
+    PTCU_COL_MAJOR,               /* element (i, j) at i + j * ld */
+    PTCU_NEEDS_COPY               /* neither: make a contiguous row-major copy first */
+} ptcu_layout;
+
+typedef struct ptcu_matrix_layout {
+    ptcu_layout layout;
+    int64_t ld;
+} ptcu_matrix_layout;
+
+/* How a rows x cols matrix with element strides (s_row, s_col) can be handed
+ * to BLAS. A dim of extent 1 ignores its stride. */
+ptcu_matrix_layout ptcu_matrix_layout_of(int64_t rows, int64_t cols, int64_t s_row, int64_t s_col);
+
+/* The cuBLAS (column-major) call computing row-major C[M, N] = A[M, K] B[K, N]
+ * as C^T = B^T A^T: cuBLAS's first operand is B, its second A. */
+typedef struct ptcu_gemm_args {
+    bool trans_first, trans_second;     /* CUBLAS_OP_T when true */
+    int64_t m, n, k;                    /* cuBLAS m = N, n = M, k = K */
+    int64_t ld_first, ld_second, ld_out;
+} ptcu_gemm_args;
+
+/* a and b must not be PTCU_NEEDS_COPY. */
+ptcu_gemm_args ptcu_gemm_args_for(int64_t M, int64_t N, int64_t K, ptcu_matrix_layout a,
+                                  ptcu_matrix_layout b);
+
+/* ---- Ops (cuda_execute.c, cuda_matmul.c) ---- */
+
+pt_status ptcu_supports(const pt_op *op);
+pt_status ptcu_execute(ptcu_device *d, const pt_op *op);
+pt_status ptcu_matmul(ptcu_device *d, const pt_op *op);
+/* Queues a strided copy of operand src into dst (contiguous, same dtype). */
+pt_status ptcu_copy_contiguous(ptcu_device *d, const pt_operand *src, void *dst);
+
+/* ---- vtable members (cuda_memory.c, cuda_execute.c; see backend.h) ---- */
+
+pt_status ptcu_vt_alloc(int dev, size_t bytes, void **buf);
+void ptcu_vt_free(int dev, void *buf);
+pt_status ptcu_vt_memory_info(int dev, int64_t *free_bytes, int64_t *total_bytes);
+pt_status ptcu_vt_host_alloc(int dev, size_t bytes, void **ptr);
+void ptcu_vt_host_free(int dev, void *ptr);
+pt_status ptcu_vt_copy_h2d(int dev, void *dst, size_t dst_offset, const void *src, size_t bytes,
+                           bool async);
+pt_status ptcu_vt_copy_d2h(int dev, void *dst, const void *src, size_t src_offset, size_t bytes,
+                           bool async);
+pt_status ptcu_vt_copy_d2d(int dev, void *dst, size_t dst_offset, const void *src, size_t src_offset,
+                           size_t bytes);
+pt_status ptcu_vt_copy_peer(int dst_dev, void *dst, size_t dst_offset, int src_dev, const void *src,
+                            size_t src_offset, size_t bytes);
+pt_status ptcu_vt_synchronize(int dev);
+pt_status ptcu_vt_supports(int dev, const pt_op *op);
+pt_status ptcu_vt_execute(int dev, const pt_op *op);
+
+#ifdef __cplusplus
+}
+#endif
+#endif

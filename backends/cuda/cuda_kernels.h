@@ -1,0 +1,129 @@
+/* libportable CUDA backend — the C-callable launcher API of the kernels.
+ *
+ * The host side (C, cuda_*.c) turns a pt_op into one of the launch records
+ * below; the .cu files own the kernels, pick template instantiations by dtype
+ * and launch them on the given stream. Every launcher returns the CUDA error
+ * of its launch (cudaGetLastError() right after it), cudaErrorNotSupported
+ * for a kind/dtype combination it has no kernel for, and cudaSuccess
+ * otherwise. Pointers are device addresses of element [0, ..., 0] (the op's
+ * byte offsets already applied). Nothing here waits for the device. */
+#ifndef PTCU_KERNELS_H
+#define PTCU_KERNELS_H
+
+#include <cuda_runtime_api.h>
+
+#include "portable/backend.h"
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+/* Operand 0 is the output, 1.. are the inputs. */
+#define PTCU_MAX_OPERANDS (1 + PT_OP_MAX_INPUTS)
+
+/* ---- Element-wise ops, creation ops, casts ---- */
+
+/* An element-wise iteration space after coalescing (cuda_geometry.c): dims
+ * of extent 1 dropped, dims that are contiguous for every operand merged.
+ * strides in elements, per operand, 0 on broadcast dims. */
+typedef struct ptcu_geometry {
+    int ndim;                                        /* 1..PT_MAX_DIMS */
+    int64_t shape[PT_MAX_DIMS];
+    int64_t strides[PTCU_MAX_OPERANDS][PT_MAX_DIMS];
+} ptcu_geometry;
+
+typedef struct ptcu_ew_launch {
+    pt_op_kind kind;
+    int n_inputs;                         /* 0 (creation) .. 3 (where) */
+    pt_dtype dtype[PTCU_MAX_OPERANDS];
+    void *ptr[PTCU_MAX_OPERANDS];
+    int64_t numel;
+    /* geo.ndim == 1, output stride 1, every input stride 0 or 1: the
+     * vectorised linear path; otherwise the strided N-d path. */
+    bool contiguous;
+    ptcu_geometry geo;
+    double scalar, scalar2;               /* as in pt_op */
+    uint64_t seed, counter;               /* RAND_* */
+    int max_blocks;                       /* grid cap for grid-stride loops */
+} ptcu_ew_launch;
+
+/* ADD SUB MUL DIV POW MAXIMUM MINIMUM AXPY (k_binary.cu). */
+cudaError_t ptcu_launch_binary(const ptcu_ew_launch *l, cudaStream_t stream);
+/* EQ LT GT WHERE (k_compare.cu). */
+cudaError_t ptcu_launch_compare(const ptcu_ew_launch *l, cudaStream_t stream);
+/* NEG ABS EXP LOG SQRT RELU SIGMOID TANH ADD_SCALAR MUL_SCALAR (k_unary.cu). */
+cudaError_t ptcu_launch_unary(const ptcu_ew_launch *l, cudaStream_t stream);
+/* COPY FILL ARANGE RAND_UNIFORM RAND_NORMAL (k_data.cu). */
+cudaError_t ptcu_launch_data(const ptcu_ew_launch *l, cudaStream_t stream);
+
+/* ---- Reductions over the middle axis: SUM MEAN MAX ARGMAX (k_reduce.cu) ---- */
+
+typedef struct ptcu_reduce_launch {
+    pt_op_kind kind;
+    pt_dtype in_dtype, out_dtype;
+    const void *in;
+    void *out;                            /* [outer, inner] contiguous */
+    int64_t outer, r, inner;
+    int64_t s_outer, s_r, s_inner;        /* input strides, elements */
+    int sm_count;
+    void *scratch;                        /* ptcu_reduce_scratch_bytes() bytes */
+} ptcu_reduce_launch;
+
+/* Device scratch the launch needs for partial results (0: none). */
+size_t ptcu_reduce_scratch_bytes(const ptcu_reduce_launch *l);
+cudaError_t ptcu_launch_reduce(const ptcu_reduce_launch *l, cudaStream_t stream);
+
+/* ---- SOFTMAX LOG_SOFTMAX over the middle axis (k_softmax.cu) ---- */
+
+typedef struct ptcu_softmax_launch {
+    bool log;
+    pt_dtype dtype;
+    const void *in;
+    void *out;                            /* [outer, r, inner] contiguous */
+    int64_t outer, r, inner;
+    int64_t s_outer, s_r, s_inner;
+    int sm_count;
+} ptcu_softmax_launch;
+
+cudaError_t ptcu_launch_softmax(const ptcu_softmax_launch *l, cudaStream_t stream);
+
+/* ---- GATHER and ONE_HOT (k_index.cu) ---- */
+
+typedef struct ptcu_gather_launch {
+    size_t elem_size;                     /* 1, 4 or 8: values are copied bit for bit */
+    pt_dtype index_dtype;                 /* PT_I32 or PT_I64 */
+    const void *x, *index;
+    void *out;                            /* [outer, r_idx, inner] contiguous */
+    int64_t outer, r_in, r_idx, inner;
+    int64_t xs[3], is[3];                 /* strides of x and index, elements */
+    int sm_count;
+} ptcu_gather_launch;
+
+cudaError_t ptcu_launch_gather(const ptcu_gather_launch *l, cudaStream_t stream);
+
+typedef struct ptcu_one_hot_launch {
+    size_t elem_size;                     /* of the output dtype */
+    uint64_t one_bits;                    /* the output dtype's 1, as stored */
+    pt_dtype label_dtype;                 /* PT_I32 or PT_I64 */
+    const void *labels;
+    int64_t label_stride;
+    void *out;                            /* [n, count] contiguous */
+    int64_t n, count;
+    int sm_count;
+} ptcu_one_hot_launch;
+
+cudaError_t ptcu_launch_one_hot(const ptcu_one_hot_launch *l, cudaStream_t stream);
+
+/* ---- Device admission (k_probe.cu) ---- */
+
+/* Whether the current device can run this plugin's kernels: cudaSuccess, or
+ * cudaErrorNoKernelImageForDevice / cudaErrorInvalidDeviceFunction when none
+ * of the compiled architectures fits it. */
+cudaError_t ptcu_probe_kernels(void);
+/* The architectures the kernels were compiled for, e.g. "sm_80 sm_90 compute_90". */
+const char *ptcu_compiled_architectures(void);
+
+#ifdef __cplusplus
+}
+#endif
+#endif

@@ -1,0 +1,124 @@
+/* libportable CUDA backend — MATMUL through cuBLAS.
+ *
+ * out[b] = in0[b] @ in1[b] for b < B, row-major out, inputs row- or
+ * column-major with any leading dimension and any batch stride (0:
+ * broadcast), as cuda_gemm_plan.c maps them: one cublasGemmEx (B == 1) or
+ * cublasGemmStridedBatchedEx call on the device's stream, no transposing
+ * copies. An operand that is neither layout (a view with stride-0 rows, say)
+ * is first copied to a contiguous scratch matrix.
+ *
+ * Precision. f32 uses CUBLAS_COMPUTE_32F: full FP32 math, exactly as
+ * cublasSgemm with the default math mode (cuBLAS does not use TF32 unless
+ * asked). Setting the environment variable PORTABLE_CUDA_TF32=1 switches f32
+ * products to CUBLAS_COMPUTE_32F_FAST_TF32: tensor cores with 10-bit
+ * mantissa inputs and FP32 accumulation, several times faster on Ampere and
+ * Hopper, with errors around 1e-3 relative. The variable is read at every
+ * call, so a program can switch with setenv() between products. f64 uses
+ * CUBLAS_COMPUTE_64F. */
+#include <limits.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "cuda_internal.h"
+
+static bool tf32_requested(void) {
+    const char *v = getenv("PORTABLE_CUDA_TF32");
+    return v && (strcmp(v, "1") == 0 || strcmp(v, "true") == 0 || strcmp(v, "on") == 0);
+}
+
+static bool fits_int(int64_t v) { return v >= 0 && v <= INT_MAX; }
+
+/* A contiguous [batches, rows, cols] copy of x's first `batches` matrices. */
+static pt_status copy_operand(ptcu_device *d, const pt_operand *x, int64_t batches, void *dst) {
+    pt_operand src = *x;
+    src.shape[0] = batches;
+    return ptcu_copy_contiguous(d, &src, dst);
+}
+
+static size_t align_up(size_t v) { return (v + 255) & ~(size_t)255; }
+
+static pt_status matmul_locked(ptcu_device *d, const pt_op *op) {
+    const pt_operand *A = &op->in[0], *B = &op->in[1], *C = &op->out;
+    const int64_t batch = C->shape[0], M = C->shape[1], N = C->shape[2], K = A->shape[2];
+    const bool f64 = op->out.dtype == PT_F64;
+    const size_t es = f64 ? 8 : 4;
+    if (!fits_int(batch) || !fits_int(M) || !fits_int(N) || !fits_int(K)) {
+        ptcu_host->set_error(PT_ERR_UNSUPPORTED,
+                             "MATMUL [%lld x %lld x %lld] x %lld batches exceeds cuBLAS's 32-bit sizes",
+                             (long long)M, (long long)K, (long long)N, (long long)batch);
+        return PT_ERR_UNSUPPORTED;
+    }
+    const void *pa = (const char *)A->buf + A->offset;
+    const void *pb = (const char *)B->buf + B->offset;
+    void *pc = (char *)C->buf + C->offset;
+    int64_t sa = A->strides[0], sb = B->strides[0];
+    ptcu_matrix_layout la = ptcu_matrix_layout_of(M, K, A->strides[1], A->strides[2]);
+    ptcu_matrix_layout lb = ptcu_matrix_layout_of(K, N, B->strides[1], B->strides[2]);
+    const bool copy_a = la.layout == PTCU_NEEDS_COPY || !fits_int(la.ld);
+    const bool copy_b = lb.layout == PTCU_NEEDS_COPY || !fits_int(lb.ld);
+    pt_status s;
+    if (copy_a || copy_b) {
+        const int64_t ba = (sa == 0 || batch == 1) ? 1 : batch;
+        const int64_t bb = (sb == 0 || batch == 1) ? 1 : batch;
+        const size_t bytes_a = copy_a ? align_up((size_t)(ba * M * K) * es) : 0;
+        const size_t bytes_b = copy_b ? align_up((size_t)(bb * K * N) * es) : 0;
+        void *scratch = NULL;
+        if ((s = ptcu_scratch(d, bytes_a + bytes_b, &scratch)) != PT_OK) return s;
+        if (copy_a) {
+            if ((s = copy_operand(d, A, ba, scratch)) != PT_OK) return s;
+            pa = scratch;
+            sa = ba == 1 ? 0 : M * K;
+            la.layout = PTCU_ROW_MAJOR;
+            la.ld = K;
+        }
+        if (copy_b) {
+            void *dst = (char *)scratch + bytes_a;
+            if ((s = copy_operand(d, B, bb, dst)) != PT_OK) return s;
+            pb = dst;
+            sb = bb == 1 ? 0 : K * N;
+            lb.layout = PTCU_ROW_MAJOR;
+            lb.ld = N;
+        }
+    }
+    const ptcu_gemm_args g = ptcu_gemm_args_for(M, N, K, la, lb);
+
+    cublasHandle_t h;
+    if ((s = ptcu_blas(d, &h)) != PT_OK) return s;
+    const cublasOperation_t ta = g.trans_first ? CUBLAS_OP_T : CUBLAS_OP_N;
+    const cublasOperation_t tb = g.trans_second ? CUBLAS_OP_T : CUBLAS_OP_N;
+    const cudaDataType_t dt = f64 ? CUDA_R_64F : CUDA_R_32F;
+    const bool tf32 = !f64 && tf32_requested();
+    const cublasComputeType_t ct = f64 ? CUBLAS_COMPUTE_64F
+                                   : tf32 ? CUBLAS_COMPUTE_32F_FAST_TF32
+                                          : CUBLAS_COMPUTE_32F;
+    const float alpha_f = 1.0f, beta_f = 0.0f;
+    const double alpha_d = 1.0, beta_d = 0.0;
+    const void *alpha = f64 ? (const void *)&alpha_d : (const void *)&alpha_f;
+    const void *beta = f64 ? (const void *)&beta_d : (const void *)&beta_f;
+    cublasStatus_t st;
+    if (batch == 1) {
+        st = cublasGemmEx(h, ta, tb, (int)g.m, (int)g.n, (int)g.k, alpha, pb, dt, (int)g.ld_first, pa,
+                          dt, (int)g.ld_second, beta, pc, dt, (int)g.ld_out, ct, CUBLAS_GEMM_DEFAULT);
+    } else {
+        st = cublasGemmStridedBatchedEx(h, ta, tb, (int)g.m, (int)g.n, (int)g.k, alpha, pb, dt,
+                                        (int)g.ld_first, (long long)sb, pa, dt, (int)g.ld_second,
+                                        (long long)sa, beta, pc, dt, (int)g.ld_out, (long long)(M * N),
+                                        (int)batch, ct, CUBLAS_GEMM_DEFAULT);
+    }
+    if (st != CUBLAS_STATUS_SUCCESS)
+        return ptcu_blas_error(st, "%s [%lld x %lld] @ [%lld x %lld] x %lld (%s%s)",
+                               batch == 1 ? "cublasGemmEx" : "cublasGemmStridedBatchedEx", (long long)M,
+                               (long long)K, (long long)K, (long long)N, (long long)batch,
+                               f64 ? "f64" : "f32", tf32 ? ", TF32" : "");
+    cudaError_t e = cudaGetLastError();
+    if (e != cudaSuccess) return ptcu_cuda_error(e, "MATMUL: after cuBLAS");
+    return PT_OK;
+}
+
+pt_status ptcu_matmul(ptcu_device *d, const pt_op *op) {
+    /* The cuBLAS handle and the scratch buffer are per device: one op at a time. */
+    pthread_mutex_lock(&d->lock);
+    pt_status s = matmul_locked(d, op);
+    pthread_mutex_unlock(&d->lock);
+    return s;
+}

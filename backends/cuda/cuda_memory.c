@@ -1,0 +1,236 @@
+/* libportable CUDA backend — memory and transfers.
+ *
+ * Device memory: cudaMalloc/cudaFree (the core's caching allocator sits in
+ * front, so these run rarely). Pinned host memory: cudaHostAlloc with
+ * cudaHostAllocPortable, so a buffer pinned through one device serves copies
+ * on every device. Every copy is queued on the device's stream after the
+ * work already there; a synchronous copy then waits for that stream only.
+ * Copies between two GPUs wait for both devices' queued work (events), go
+ * peer-to-peer when the hardware allows (peer access is enabled on first
+ * use), and make the destination's later work wait for them. */
+#include <stdio.h>
+
+#include "cuda_internal.h"
+
+pt_status ptcu_vt_alloc(int dev, size_t bytes, void **buf) {
+    ptcu_device *d = ptcu_dev(dev);
+    pt_status s = ptcu_select(d, "alloc");
+    if (s != PT_OK) return s;
+    void *p = NULL;
+    /* A zero-byte request still gets a distinct, freeable handle. */
+    cudaError_t e = cudaMalloc(&p, bytes ? bytes : 1);
+    if (e != cudaSuccess) {
+        size_t free_b = 0, total_b = 0;
+        (void)cudaGetLastError();
+        if (cudaMemGetInfo(&free_b, &total_b) != cudaSuccess) (void)cudaGetLastError();
+        return ptcu_cuda_error(e, "cudaMalloc(%zu bytes) with %zu of %zu bytes free on the device",
+                               bytes, free_b, total_b);
+    }
+    *buf = p;
+    return PT_OK;
+}
+
+void ptcu_vt_free(int dev, void *buf) {
+    ptcu_device *d = ptcu_dev(dev);
+    if (!buf || ptcu_select(d, "free") != PT_OK) return;
+    cudaError_t e = cudaFree(buf);
+    if (e != cudaSuccess) {
+        ptcu_host->log(PT_LOG_WARN, "cuda:%d: cudaFree(%p): %s (%s)", dev, buf, cudaGetErrorName(e),
+                       cudaGetErrorString(e));
+        (void)cudaGetLastError();
+    }
+}
+
+pt_status ptcu_vt_memory_info(int dev, int64_t *free_bytes, int64_t *total_bytes) {
+    ptcu_device *d = ptcu_dev(dev);
+    pt_status s = ptcu_select(d, "memory_info");
+    if (s != PT_OK) return s;
+    size_t free_b = 0, total_b = 0;
+    cudaError_t e = cudaMemGetInfo(&free_b, &total_b);
+    if (e != cudaSuccess) return ptcu_cuda_error(e, "cudaMemGetInfo");
+    *free_bytes = (int64_t)free_b;
+    *total_bytes = (int64_t)total_b;
+    return PT_OK;
+}
+
+pt_status ptcu_vt_host_alloc(int dev, size_t bytes, void **ptr) {
+    ptcu_device *d = ptcu_dev(dev);
+    pt_status s = ptcu_select(d, "host_alloc");
+    if (s != PT_OK) return s;
+    void *p = NULL;
+    cudaError_t e = cudaHostAlloc(&p, bytes ? bytes : 1, cudaHostAllocPortable);
+    if (e != cudaSuccess) return ptcu_cuda_error(e, "cudaHostAlloc(%zu bytes, pinned)", bytes);
+    *ptr = p;
+    return PT_OK;
+}
+
+void ptcu_vt_host_free(int dev, void *ptr) {
+    (void)dev;
+    if (!ptr) return;
+    cudaError_t e = cudaFreeHost(ptr);
+    if (e != cudaSuccess) {
+        ptcu_host->log(PT_LOG_WARN, "cuda: cudaFreeHost(%p): %s (%s)", ptr, cudaGetErrorName(e),
+                       cudaGetErrorString(e));
+        (void)cudaGetLastError();
+    }
+}
+
+static pt_status finish_copy(ptcu_device *d, bool async, const char *what, size_t bytes) {
+    if (async) return PT_OK;
+    cudaError_t e = cudaStreamSynchronize(d->stream);
+    if (e != cudaSuccess) return ptcu_cuda_error(e, "%s of %zu bytes: cudaStreamSynchronize", what, bytes);
+    return PT_OK;
+}
+
+pt_status ptcu_vt_copy_h2d(int dev, void *dst, size_t dst_offset, const void *src, size_t bytes,
+                           bool async) {
+    ptcu_device *d = ptcu_dev(dev);
+    pt_status s = ptcu_select(d, "copy_h2d");
+    if (s != PT_OK) return s;
+    cudaError_t e = cudaMemcpyAsync((char *)dst + dst_offset, src, bytes, cudaMemcpyHostToDevice, d->stream);
+    if (e != cudaSuccess) return ptcu_cuda_error(e, "cudaMemcpyAsync host to device, %zu bytes", bytes);
+    return finish_copy(d, async, "host to device copy", bytes);
+}
+
+pt_status ptcu_vt_copy_d2h(int dev, void *dst, const void *src, size_t src_offset, size_t bytes,
+                           bool async) {
+    ptcu_device *d = ptcu_dev(dev);
+    pt_status s = ptcu_select(d, "copy_d2h");
+    if (s != PT_OK) return s;
+    cudaError_t e = cudaMemcpyAsync(dst, (const char *)src + src_offset, bytes, cudaMemcpyDeviceToHost,
+                                    d->stream);
+    if (e != cudaSuccess) return ptcu_cuda_error(e, "cudaMemcpyAsync device to host, %zu bytes", bytes);
+    return finish_copy(d, async, "device to host copy", bytes);
+}
+
+pt_status ptcu_vt_copy_d2d(int dev, void *dst, size_t dst_offset, const void *src, size_t src_offset,
+                           size_t bytes) {
+    ptcu_device *d = ptcu_dev(dev);
+    pt_status s = ptcu_select(d, "copy_d2d");
+    if (s != PT_OK) return s;
+    cudaError_t e = cudaMemcpyAsync((char *)dst + dst_offset, (const char *)src + src_offset, bytes,
+                                    cudaMemcpyDeviceToDevice, d->stream);
+    if (e != cudaSuccess) return ptcu_cuda_error(e, "cudaMemcpyAsync device to device, %zu bytes", bytes);
+    return PT_OK;
+}
+
+/* Lets src's context reach dst's memory directly, once per pair. Failure
+ * only costs speed: cudaMemcpyPeerAsync stages through the host then. */
+static void enable_peer_access(ptcu_device *src, const ptcu_device *dst, int dst_dev) {
+    pthread_mutex_lock(&src->lock);
+    if (!src->peer_tried[dst_dev]) {
+        src->peer_tried[dst_dev] = true;
+        int can = 0;
+        if (cudaDeviceCanAccessPeer(&can, src->ordinal, dst->ordinal) == cudaSuccess && can) {
+            cudaError_t e = cudaDeviceEnablePeerAccess(dst->ordinal, 0);
+            if (e != cudaSuccess && e != cudaErrorPeerAccessAlreadyEnabled)
+                ptcu_host->log(PT_LOG_INFO, "cuda: peer access %d -> %d unavailable: %s", src->ordinal,
+                               dst->ordinal, cudaGetErrorName(e));
+        }
+        (void)cudaGetLastError();
+    }
+    pthread_mutex_unlock(&src->lock);
+}
+
+pt_status ptcu_vt_copy_peer(int dst_dev, void *dst, size_t dst_offset, int src_dev, const void *src,
+                            size_t src_offset, size_t bytes) {
+    if (dst_dev == src_dev) return ptcu_vt_copy_d2d(dst_dev, dst, dst_offset, src, src_offset, bytes);
+    ptcu_device *dd = ptcu_dev(dst_dev), *sd = ptcu_dev(src_dev);
+    cudaEvent_t dst_ready = NULL, copied = NULL;
+    cudaError_t e;
+    const char *step;
+    pt_status s = ptcu_select(sd, "copy_peer");
+    if (s != PT_OK) return s;
+    enable_peer_access(sd, dd, dst_dev);
+
+    /* The destination buffer may still be in use by work queued on dst. */
+    if ((s = ptcu_select(dd, "copy_peer")) != PT_OK) return s;
+    step = "cudaEventCreateWithFlags";
+    if ((e = cudaEventCreateWithFlags(&dst_ready, cudaEventDisableTiming)) != cudaSuccess) goto fail;
+    step = "cudaEventRecord (destination stream)";
+    if ((e = cudaEventRecord(dst_ready, dd->stream)) != cudaSuccess) goto fail;
+
+    if ((s = ptcu_select(sd, "copy_peer")) != PT_OK) goto fail_status;
+    step = "cudaStreamWaitEvent (source stream)";
+    if ((e = cudaStreamWaitEvent(sd->stream, dst_ready, 0)) != cudaSuccess) goto fail;
+    step = "cudaMemcpyPeerAsync";
+    if ((e = cudaMemcpyPeerAsync((char *)dst + dst_offset, dd->ordinal, (const char *)src + src_offset,
+                                 sd->ordinal, bytes, sd->stream)) != cudaSuccess)
+        goto fail;
+    step = "cudaEventCreateWithFlags";
+    if ((e = cudaEventCreateWithFlags(&copied, cudaEventDisableTiming)) != cudaSuccess) goto fail;
+    step = "cudaEventRecord (source stream)";
+    if ((e = cudaEventRecord(copied, sd->stream)) != cudaSuccess) goto fail;
+
+    /* Later work on dst reads the copy only after it lands. */
+    if ((s = ptcu_select(dd, "copy_peer")) != PT_OK) goto fail_status;
+    step = "cudaStreamWaitEvent (destination stream)";
+    if ((e = cudaStreamWaitEvent(dd->stream, copied, 0)) != cudaSuccess) goto fail;
+    /* Destroying a recorded event is fine: its resources go when it completes. */
+    cudaEventDestroy(dst_ready);
+    cudaEventDestroy(copied);
+    return PT_OK;
+
+fail:
+    s = ptcu_cuda_error(e, "copy of %zu bytes from CUDA device %d to %d: %s", bytes, sd->ordinal,
+                        dd->ordinal, step);
+fail_status:
+    if (dst_ready) cudaEventDestroy(dst_ready);
+    if (copied) cudaEventDestroy(copied);
+    return s;
+}
+
+pt_status ptcu_vt_synchronize(int dev) {
+    ptcu_device *d = ptcu_dev(dev);
+    pt_status s = ptcu_select(d, "synchronize");
+    if (s != PT_OK) return s;
+    cudaError_t e = cudaStreamSynchronize(d->stream);
+    /* An error here usually comes from a kernel queued earlier. */
+    if (e != cudaSuccess) return ptcu_cuda_error(e, "cudaStreamSynchronize (an earlier queued operation failed)");
+    return PT_OK;
+}
+
+pt_status ptcu_scratch(ptcu_device *d, size_t bytes, void **out) {
+    if (bytes <= d->scratch_bytes && d->scratch) {
+        *out = d->scratch;
+        return PT_OK;
+    }
+    size_t want = (size_t)1 << 20;
+    while (want < bytes) want <<= 1;
+    if (d->scratch) {
+        /* Work already queued may still read the old buffer. */
+        cudaError_t e = cudaStreamSynchronize(d->stream);
+        if (e != cudaSuccess) return ptcu_cuda_error(e, "growing the scratch buffer: cudaStreamSynchronize");
+        cudaFree(d->scratch);
+        d->scratch = NULL;
+        d->scratch_bytes = 0;
+    }
+    void *p = NULL;
+    cudaError_t e = cudaMalloc(&p, want);
+    if (e == cudaErrorMemoryAllocation && want > bytes) {
+        (void)cudaGetLastError();
+        want = bytes;
+        e = cudaMalloc(&p, want);
+    }
+    if (e != cudaSuccess) return ptcu_cuda_error(e, "cudaMalloc(%zu bytes) for scratch space", want);
+    d->scratch = p;
+    d->scratch_bytes = want;
+    *out = p;
+    return PT_OK;
+}
+
+pt_status ptcu_blas(ptcu_device *d, cublasHandle_t *out) {
+    if (!d->blas) {
+        cublasHandle_t h = NULL;
+        cublasStatus_t st = cublasCreate(&h);
+        if (st != CUBLAS_STATUS_SUCCESS) return ptcu_blas_error(st, "cublasCreate");
+        st = cublasSetStream(h, d->stream);
+        if (st != CUBLAS_STATUS_SUCCESS) {
+            cublasDestroy(h);
+            return ptcu_blas_error(st, "cublasSetStream");
+        }
+        d->blas = h;
+    }
+    *out = d->blas;
+    return PT_OK;
+}

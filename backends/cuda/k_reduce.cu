@@ -1,0 +1,310 @@
+/* libportable CUDA backend — reductions over the middle axis of
+ * in [outer, r, inner] (any strides) into out [outer, inner] (contiguous):
+ * SUM, MEAN, MAX, ARGMAX (f32 f64 i32 i64; MAX also u8).
+ *
+ * Accumulators: f32/f64 sums in double, integer sums in uint64 (wrapping,
+ * then truncated to the output's width); MAX propagates NaN; ARGMAX keeps
+ * (value, index) pairs and prefers NaN, then the larger value, then the
+ * smaller index, so the first maximum (or first NaN) wins in any order.
+ *
+ * One block of 256 threads = bx x by: bx outputs side by side along inner
+ * (coalesced when inner has stride 1), by threads splitting r. Rows with
+ * inner == 1 use bx = 1 and reduce a row with warp shuffles. When there are
+ * too few outputs to fill the GPU, r is split into G chunks (grid.y); the
+ * chunks write partial accumulators to scratch [outer, G, inner] and a
+ * second launch reduces those. */
+#include "k_common.cuh"
+
+namespace ptcu {
+
+template <class T> struct ArgAcc {
+    T v;
+    int64_t i; /* -1: empty (identity) */
+};
+
+template <class T> struct SumR {
+    typedef typename std::conditional<is_float_v<T>, double, unsigned long long>::type Acc;
+    __device__ static Acc identity() { return (Acc)0; }
+    __device__ static Acc lift(T v, int64_t) {
+        if constexpr (is_float_v<T>) return (double)v;
+        else return (unsigned long long)(long long)v;
+    }
+    __device__ static Acc combine(Acc a, Acc b) { return a + b; }
+};
+
+template <class T> struct MaxR {
+    typedef T Acc;
+    __device__ static Acc identity() {
+        if constexpr (is_float_v<T>) return (T)-INFINITY;
+        else if constexpr (std::is_same<T, u8>::value) return (T)0;
+        else if constexpr (std::is_same<T, int32_t>::value) return (T)INT32_MIN;
+        else return (T)INT64_MIN;
+    }
+    __device__ static Acc lift(T v, int64_t) { return v; }
+    __device__ static Acc combine(Acc a, Acc b) { return max_nan<T>(a, b); }
+};
+
+template <class T> struct ArgmaxR {
+    typedef ArgAcc<T> Acc;
+    __device__ static Acc identity() {
+        Acc a;
+        a.v = (T)0;
+        a.i = -1;
+        return a;
+    }
+    __device__ static Acc lift(T v, int64_t j) {
+        Acc a;
+        a.v = v;
+        a.i = j;
+        return a;
+    }
+    __device__ static Acc combine(Acc a, Acc b) {
+        if (a.i < 0) return b;
+        if (b.i < 0) return a;
+        const bool an = is_nan(a.v), bn = is_nan(b.v);
+        if (an || bn) {
+            if (an && bn) return a.i < b.i ? a : b;
+            return an ? a : b;
+        }
+        if (a.v > b.v) return a;
+        if (b.v > a.v) return b;
+        return a.i < b.i ? a : b;
+    }
+};
+
+template <class T> __device__ __forceinline__ T shfl_down(T v, int off) {
+    return __shfl_down_sync(0xffffffffu, v, off);
+}
+template <class T> __device__ __forceinline__ ArgAcc<T> shfl_down(ArgAcc<T> a, int off) {
+    ArgAcc<T> r;
+    r.v = __shfl_down_sync(0xffffffffu, a.v, off);
+    r.i = (int64_t)__shfl_down_sync(0xffffffffu, (long long)a.i, off);
+    return r;
+}
+
+/* Writes one finished accumulator as the output dtype. */
+template <class Acc> __device__ __forceinline__ void store_as(void *out, pt_dtype dt, int64_t k, Acc v) {
+    switch (dt) {
+    case PT_F32: ((float *)out)[k] = (float)v; break;
+    case PT_F64: ((double *)out)[k] = (double)v; break;
+    case PT_I32: ((int32_t *)out)[k] = (int32_t)(uint64_t)(int64_t)v; break;
+    case PT_I64: ((int64_t *)out)[k] = (int64_t)v; break;
+    case PT_U8: ((u8 *)out)[k] = (u8)(uint64_t)(int64_t)v; break;
+    default: break;
+    }
+}
+template <class T>
+__device__ __forceinline__ void store_as(void *out, pt_dtype dt, int64_t k, ArgAcc<T> v) {
+    (void)dt;
+    ((int64_t *)out)[k] = v.i; /* ARGMAX writes PT_I64 */
+}
+
+struct ReducePlan {
+    int64_t outer, r, inner;
+    int64_t s_outer, s_r, s_inner;
+    int bx, by;
+    int64_t tiles;   /* ceil(inner / bx) */
+    int64_t chunks;  /* G: r split into this many chunks (grid.y) */
+    int64_t r_chunk; /* elements of r per chunk */
+};
+
+/* In is T for the first pass and R::Acc when reducing partials. partial
+ * NULL: write finished values to out (divided by count for MEAN). */
+template <class R, class In>
+__global__ void __launch_bounds__(kThreads)
+    reduce_kernel(const In *x, ReducePlan p, void *out, pt_dtype out_dtype, bool mean,
+                  int64_t count, typename R::Acc *partial) {
+    typedef typename R::Acc Acc;
+    __shared__ Acc smem[kThreads];
+    const int tx = threadIdx.x % p.bx, ty = threadIdx.x / p.bx;
+    const int warp = threadIdx.x / 32, lane = threadIdx.x % 32;
+    const int64_t g = blockIdx.y;
+    const int64_t j0 = g * p.r_chunk;
+    const int64_t j1 = j0 + p.r_chunk < p.r ? j0 + p.r_chunk : p.r;
+    for (int64_t t = blockIdx.x; t < p.outer * p.tiles; t += gridDim.x) {
+        const int64_t o = t / p.tiles;
+        const int64_t i = (t % p.tiles) * p.bx + tx;
+        Acc acc = R::identity();
+        if (i < p.inner) {
+            const In *base = x + o * p.s_outer + i * p.s_inner;
+            for (int64_t j = j0 + ty; j < j1; j += p.by) {
+                if constexpr (std::is_same<In, Acc>::value) acc = R::combine(acc, base[j * p.s_r]);
+                else acc = R::combine(acc, R::lift(base[j * p.s_r], j));
+            }
+        }
+        /* Threads of a warp with the same tx sit bx lanes apart: fold them
+         * onto lanes [0, bx). With bx >= 32 every lane is its own output. */
+        for (int off = 16; off >= p.bx; off >>= 1) acc = R::combine(acc, shfl_down(acc, off));
+        /* One partial per (group, tx): a group is a warp when bx < 32, a
+         * row of the block otherwise. */
+        int ngroups, grp;
+        if (p.bx < 32) {
+            ngroups = kThreads / 32;
+            grp = warp;
+        } else {
+            ngroups = p.by;
+            grp = ty;
+        }
+        __syncthreads(); /* the previous tile's readers are done with smem */
+        if (p.bx >= 32 || lane < p.bx) smem[grp * p.bx + (p.bx < 32 ? lane : tx)] = acc;
+        __syncthreads();
+        if (ty == 0 && i < p.inner) {
+            Acc r = smem[tx];
+            for (int k = 1; k < ngroups; ++k) r = R::combine(r, smem[k * p.bx + tx]);
+            if (partial) {
+                partial[(o * p.chunks + g) * p.inner + i] = r;
+            } else if (mean) {
+                if constexpr (std::is_same<Acc, double>::value)
+                    store_as(out, out_dtype, o * p.inner + i, r / (double)count);
+            } else {
+                store_as(out, out_dtype, o * p.inner + i, r);
+            }
+        }
+    }
+}
+
+static int64_t next_pow2(int64_t v) {
+    int64_t p = 1;
+    while (p < v) p <<= 1;
+    return p;
+}
+
+/* Chooses the block shape and the split of r. allow_split false for the
+ * second pass over partials. */
+static ReducePlan make_plan(int64_t outer, int64_t r, int64_t inner, int64_t s_outer,
+                            int64_t s_r, int64_t s_inner, int sm_count, bool allow_split) {
+    ReducePlan p;
+    /* Short rows (inner == 1, r small) are better as one thread per row:
+     * view [outer, r, 1] as [1, r, outer]; the output layout is the same. */
+    if (inner == 1 && r < 64 && outer > 1) {
+        inner = outer;
+        s_inner = s_outer;
+        outer = 1;
+        s_outer = 0;
+    }
+    p.outer = outer;
+    p.r = r;
+    p.inner = inner;
+    p.s_outer = s_outer;
+    p.s_r = s_r;
+    p.s_inner = s_inner;
+    int64_t bx;
+    if (inner == 1) {
+        bx = 1;
+    } else if (r >= 8) {
+        bx = next_pow2(inner) < 32 ? next_pow2(inner) : 32;
+    } else {
+        const int64_t cap = kThreads / next_pow2(r);
+        bx = next_pow2(inner) < cap ? next_pow2(inner) : cap;
+    }
+    p.bx = (int)bx;
+    p.by = (int)(kThreads / bx);
+    p.tiles = (inner + bx - 1) / bx;
+    p.chunks = 1;
+    const int64_t blocks = outer * p.tiles;
+    const int64_t target = 4 * (int64_t)(sm_count > 0 ? sm_count : 1);
+    if (allow_split && blocks < target) {
+        int64_t want = (target + blocks - 1) / blocks;
+        const int64_t by_work = r / ((int64_t)p.by * 16); /* >= 16 elements per thread */
+        if (want > by_work) want = by_work;
+        if (want > 65535) want = 65535;
+        if (want > 1) p.chunks = want;
+    }
+    p.r_chunk = (r + p.chunks - 1) / p.chunks;
+    p.chunks = (r + p.r_chunk - 1) / p.r_chunk;
+    return p;
+}
+
+static unsigned grid_x(const ReducePlan &p) {
+    const int64_t blocks = p.outer * p.tiles;
+    return (unsigned)(blocks < (1 << 30) ? blocks : (1 << 30));
+}
+
+template <class R, class T>
+static size_t scratch_typed(const ptcu_reduce_launch *l) {
+    const ReducePlan p = make_plan(l->outer, l->r, l->inner, l->s_outer, l->s_r, l->s_inner,
+                                   l->sm_count, true);
+    if (p.chunks <= 1) return 0;
+    return (size_t)(p.outer * p.chunks * p.inner) * sizeof(typename R::Acc);
+}
+
+template <class R, class T> static cudaError_t reduce_typed(const ptcu_reduce_launch *l, cudaStream_t s) {
+    typedef typename R::Acc Acc;
+    const ReducePlan p = make_plan(l->outer, l->r, l->inner, l->s_outer, l->s_r, l->s_inner,
+                                   l->sm_count, true);
+    const bool mean = l->kind == PT_OP_MEAN;
+    if (p.chunks <= 1) {
+        dim3 grid(grid_x(p), 1);
+        auto kernel = reduce_kernel<R, T>;
+        PTCU_LAUNCH(kernel, grid, kThreads, s)((const T *)l->in, p, l->out, l->out_dtype,
+                                                       mean, l->r, (Acc *)nullptr);
+        return cudaGetLastError();
+    }
+    if (!l->scratch) return cudaErrorInvalidValue;
+    Acc *partial = (Acc *)l->scratch;
+    dim3 grid1(grid_x(p), (unsigned)p.chunks);
+    auto first = reduce_kernel<R, T>;
+    PTCU_LAUNCH(first, grid1, kThreads, s)((const T *)l->in, p, l->out, l->out_dtype, mean,
+                                                    l->r, partial);
+    cudaError_t e = cudaGetLastError();
+    if (e != cudaSuccess) return e;
+    /* The partials are [outer', chunks, inner'] contiguous in the plan's
+     * (possibly transposed) view, whose outputs map to out identically. */
+    const ReducePlan p2 = make_plan(p.outer, p.chunks, p.inner, p.chunks * p.inner, p.inner, 1,
+                                    l->sm_count, false);
+    dim3 grid2(grid_x(p2), 1);
+    auto second = reduce_kernel<R, Acc>;
+    PTCU_LAUNCH(second, grid2, kThreads, s)(partial, p2, l->out, l->out_dtype, mean, l->r,
+                                                      (Acc *)nullptr);
+    return cudaGetLastError();
+}
+
+template <class T> static cudaError_t reduce_dtype(const ptcu_reduce_launch *l, cudaStream_t s) {
+    if constexpr (std::is_same<T, u8>::value) { /* u8: MAX only (the core sums u8 as i64) */
+        if (l->kind == PT_OP_MAX) return reduce_typed<MaxR<T>, T>(l, s);
+        return cudaErrorNotSupported;
+    }
+    switch (l->kind) {
+    case PT_OP_SUM:
+    case PT_OP_MEAN: return reduce_typed<SumR<T>, T>(l, s);
+    case PT_OP_MAX: return reduce_typed<MaxR<T>, T>(l, s);
+    case PT_OP_ARGMAX: return reduce_typed<ArgmaxR<T>, T>(l, s);
+    default: return cudaErrorNotSupported;
+    }
+}
+
+template <class T> static cudaError_t scratch_dtype(const ptcu_reduce_launch *l, size_t *bytes) {
+    if constexpr (std::is_same<T, u8>::value) {
+        *bytes = scratch_typed<MaxR<T>, T>(l);
+        return l->kind == PT_OP_MAX ? cudaSuccess : cudaErrorNotSupported;
+    }
+    switch (l->kind) {
+    case PT_OP_SUM:
+    case PT_OP_MEAN: *bytes = scratch_typed<SumR<T>, T>(l); return cudaSuccess;
+    case PT_OP_MAX: *bytes = scratch_typed<MaxR<T>, T>(l); return cudaSuccess;
+    case PT_OP_ARGMAX: *bytes = scratch_typed<ArgmaxR<T>, T>(l); return cudaSuccess;
+    default: *bytes = 0; return cudaErrorNotSupported;
+    }
+}
+
+} /* namespace ptcu */
+
+extern "C" size_t ptcu_reduce_scratch_bytes(const ptcu_reduce_launch *l) {
+    using namespace ptcu;
+    size_t bytes = 0;
+    cudaError_t e;
+    switch (l->in_dtype) {
+    case PT_F32: e = scratch_dtype<float>(l, &bytes); break;
+    case PT_F64: e = scratch_dtype<double>(l, &bytes); break;
+    case PT_I32: e = scratch_dtype<int32_t>(l, &bytes); break;
+    case PT_I64: e = scratch_dtype<int64_t>(l, &bytes); break;
+    case PT_U8: e = scratch_dtype<u8>(l, &bytes); break;
+    default: e = cudaErrorNotSupported; break;
+    }
+    return e == cudaSuccess ? bytes : 0;
+}
+
+extern "C" cudaError_t ptcu_launch_reduce(const ptcu_reduce_launch *l, cudaStream_t stream) {
+    using namespace ptcu;
+    PTCU_DISPATCH_ALL(l->in_dtype, reduce_dtype, l, stream)
+}

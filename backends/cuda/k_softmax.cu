@@ -1,0 +1,138 @@
+/* libportable CUDA backend — SOFTMAX and LOG_SOFTMAX over the middle axis
+ * of in [outer, r, inner] (any strides) into out of the same shape,
+ * contiguous. f32/f64.
+ *
+ * Three passes per row: the maximum (NaN propagates, so a row holding a NaN
+ * becomes NaN), the sum of exp(x - max), then the outputs exp(x - max) / sum
+ * or (x - max) - log(sum). Rows (inner == 1) get a warp each (a block of 256
+ * when r > 1024) and reduce with shuffles; columns (inner > 1) get a thread
+ * each, adjacent threads on adjacent columns. */
+#include "k_common.cuh"
+
+namespace ptcu {
+
+struct SoftmaxGeo {
+    int64_t outer, r, inner;
+    int64_t s_outer, s_r, s_inner;
+};
+
+template <class T> struct MaxOp {
+    __device__ T operator()(T a, T b) const { return max_nan<T>(a, b); }
+};
+template <class T> struct SumOp {
+    __device__ T operator()(T a, T b) const { return a + b; }
+};
+
+/* Reduces v over a group of tpr threads (32: one warp, every lane gets the
+ * result from the butterfly; 256: the whole block, through smem). Called by
+ * every thread of the block. */
+template <class T, class Op> __device__ T group_reduce(T v, int tpr, T *smem, Op op) {
+    for (int off = 16; off > 0; off >>= 1) v = op(v, __shfl_xor_sync(0xffffffffu, v, off));
+    if (tpr <= 32) return v;
+    const int warp = threadIdx.x / 32, lane = threadIdx.x % 32;
+    __syncthreads(); /* earlier readers of smem are done */
+    if (lane == 0) smem[warp] = v;
+    __syncthreads();
+    T r = smem[0];
+    for (int w = 1; w < kThreads / 32; ++w) r = op(r, smem[w]);
+    return r;
+}
+
+template <class T>
+__global__ void __launch_bounds__(kThreads)
+    softmax_rows_kernel(const T *x, T *out, SoftmaxGeo g, int tpr, bool log_out) {
+    __shared__ T smem[kThreads / 32];
+    const int rows_per_block = kThreads / tpr;
+    const int group = threadIdx.x / tpr, lane = threadIdx.x % tpr;
+    for (int64_t base = (int64_t)blockIdx.x * rows_per_block; base < g.outer;
+         base += (int64_t)gridDim.x * rows_per_block) {
+        const int64_t row = base + group;
+        const bool active = row < g.outer;
+        const T *xr = x + (active ? row : 0) * g.s_outer;
+        T *orow = out + (active ? row : 0) * g.r;
+        T m = (T)-INFINITY;
+        if (active)
+            for (int64_t j = lane; j < g.r; j += tpr) m = max_nan<T>(m, xr[j * g.s_r]);
+        m = group_reduce(m, tpr, smem, MaxOp<T>());
+        T sum = (T)0;
+        if (active)
+            for (int64_t j = lane; j < g.r; j += tpr) sum += exp_t<T>(xr[j * g.s_r] - m);
+        sum = group_reduce(sum, tpr, smem, SumOp<T>());
+        if (active) {
+            if (log_out) {
+                const T ls = log_t<T>(sum);
+                for (int64_t j = lane; j < g.r; j += tpr) orow[j] = (xr[j * g.s_r] - m) - ls;
+            } else {
+                const T inv = (T)1 / sum;
+                for (int64_t j = lane; j < g.r; j += tpr) orow[j] = exp_t<T>(xr[j * g.s_r] - m) * inv;
+            }
+        }
+    }
+}
+
+template <class T>
+__global__ void __launch_bounds__(kThreads)
+    softmax_cols_kernel(const T *x, T *out, SoftmaxGeo g, bool log_out) {
+    const int64_t n = g.outer * g.inner;
+    for (int64_t t = (int64_t)blockIdx.x * blockDim.x + threadIdx.x; t < n;
+         t += (int64_t)gridDim.x * blockDim.x) {
+        const int64_t o = t / g.inner, i = t % g.inner;
+        const T *xc = x + o * g.s_outer + i * g.s_inner;
+        T *oc = out + o * g.r * g.inner + i;
+        T m = (T)-INFINITY;
+        for (int64_t j = 0; j < g.r; ++j) m = max_nan<T>(m, xc[j * g.s_r]);
+        T sum = (T)0;
+        for (int64_t j = 0; j < g.r; ++j) sum += exp_t<T>(xc[j * g.s_r] - m);
+        if (log_out) {
+            const T ls = log_t<T>(sum);
+            for (int64_t j = 0; j < g.r; ++j) oc[j * g.inner] = (xc[j * g.s_r] - m) - ls;
+        } else {
+            const T inv = (T)1 / sum;
+            for (int64_t j = 0; j < g.r; ++j) oc[j * g.inner] = exp_t<T>(xc[j * g.s_r] - m) * inv;
+        }
+    }
+}
+
+template <class T> static cudaError_t softmax_typed(const ptcu_softmax_launch *l, cudaStream_t s) {
+    if constexpr (!is_float_v<T>) {
+        (void)l;
+        (void)s;
+        return cudaErrorNotSupported;
+    } else {
+        SoftmaxGeo g;
+        g.outer = l->outer;
+        g.r = l->r;
+        g.inner = l->inner;
+        g.s_outer = l->s_outer;
+        g.s_r = l->s_r;
+        g.s_inner = l->s_inner;
+        const int64_t cap = 32 * (int64_t)(l->sm_count > 0 ? l->sm_count : 1);
+        if (g.inner == 1) {
+            const int tpr = g.r > 1024 ? kThreads : 32;
+            const int64_t rows_per_block = kThreads / tpr;
+            int64_t blocks = (g.outer + rows_per_block - 1) / rows_per_block;
+            if (blocks > cap) blocks = cap;
+            auto kernel = softmax_rows_kernel<T>;
+            PTCU_LAUNCH(kernel, (unsigned)blocks, kThreads, s)(
+                (const T *)l->in, (T *)l->out, g, tpr, l->log);
+        } else {
+            int64_t blocks = (g.outer * g.inner + kThreads - 1) / kThreads;
+            if (blocks > cap) blocks = cap;
+            auto kernel = softmax_cols_kernel<T>;
+            PTCU_LAUNCH(kernel, (unsigned)blocks, kThreads, s)((const T *)l->in,
+                                                                         (T *)l->out, g, l->log);
+        }
+        return cudaGetLastError();
+    }
+}
+
+} /* namespace ptcu */
+
+extern "C" cudaError_t ptcu_launch_softmax(const ptcu_softmax_launch *l, cudaStream_t stream) {
+    using namespace ptcu;
+    switch (l->dtype) {
+    case PT_F32: return softmax_typed<float>(l, stream);
+    case PT_F64: return softmax_typed<double>(l, stream);
+    default: return cudaErrorNotSupported;
+    }
+}

@@ -1,0 +1,265 @@
+/* libportable CUDA backend — the plugin as the core's loader sees it.
+ *
+ * Loads libportable-cuda.so with dlopen, checks the entry point, the ABI
+ * refusal and the vtable, runs init and then, depending on the machine:
+ *  - no usable GPU (CI): init succeeds with 0 devices and a reason; without
+ *    libcuda.so.1 the reason says exactly that and what cudaGetDeviceCount
+ *    returned;
+ *  - a GPU: device_info is filled in, memory round-trips through
+ *    alloc/copy_h2d/copy_d2d/copy_d2h (sync and async with pinned memory),
+ *    and FILL, ADD, SUM and MATMUL execute with the right values.
+ * supports() is checked on both (it needs no device). */
+#include <dlfcn.h>
+#include <math.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <string.h>
+
+#include "portable/backend.h"
+
+#ifndef PTCU_PLUGIN_FILE
+#define PTCU_PLUGIN_FILE "libportable-cuda.so"
+#endif
+
+static char g_error[4096];
+static int g_pass, g_fail;
+
+static void set_error(pt_status s, const char *fmt, ...) {
+    (void)s;
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(g_error, sizeof g_error, fmt, ap);
+    va_end(ap);
+}
+
+static void logger(pt_log_level level, const char *fmt, ...) {
+    va_list ap;
+    va_start(ap, fmt);
+    fprintf(stderr, "[plugin log %d] ", (int)level);
+    vfprintf(stderr, fmt, ap);
+    fputc('\n', stderr);
+    va_end(ap);
+}
+
+#define CHECK(c)                                                              \
+    do {                                                                      \
+        if (c) {                                                              \
+            ++g_pass;                                                         \
+        } else {                                                              \
+            ++g_fail;                                                         \
+            printf("FAIL %s:%d: %s (last error: %s)\n", __FILE__, __LINE__, #c, g_error); \
+        }                                                                     \
+    } while (0)
+
+static pt_operand vec(void *buf, pt_dtype t, int64_t n) {
+    pt_operand o;
+    memset(&o, 0, sizeof o);
+    o.buf = buf;
+    o.dtype = t;
+    o.ndim = 1;
+    o.shape[0] = n;
+    o.strides[0] = 1;
+    return o;
+}
+
+static pt_op ew_op(pt_op_kind k, pt_dtype out, pt_dtype a, pt_dtype b, int n) {
+    pt_op op;
+    memset(&op, 0, sizeof op);
+    op.kind = k;
+    op.dtype = a;
+    op.n_inputs = n;
+    op.out = vec(NULL, out, 4);
+    for (int i = 0; i < n; ++i) op.in[i] = vec(NULL, i == 0 ? a : b, 4);
+    return op;
+}
+
+static void check_supports(const pt_backend_vtable *vt) {
+    pt_op op;
+    op = ew_op(PT_OP_ADD, PT_F32, PT_F32, PT_F32, 2);
+    CHECK(vt->supports(0, &op) == PT_OK);
+    op = ew_op(PT_OP_ADD, PT_I64, PT_I64, PT_I64, 2);
+    CHECK(vt->supports(0, &op) == PT_OK);
+    op = ew_op(PT_OP_ADD, PT_U8, PT_U8, PT_U8, 2);
+    CHECK(vt->supports(0, &op) == PT_ERR_UNSUPPORTED);
+    CHECK(strstr(g_error, "ADD") != NULL && strstr(g_error, "u8") != NULL);
+    op = ew_op(PT_OP_POW, PT_I32, PT_I32, PT_I32, 2);
+    CHECK(vt->supports(0, &op) == PT_ERR_UNSUPPORTED);
+    op = ew_op(PT_OP_EXP, PT_I32, PT_I32, PT_I32, 1);
+    CHECK(vt->supports(0, &op) == PT_ERR_UNSUPPORTED);
+    op = ew_op(PT_OP_EQ, PT_U8, PT_U8, PT_U8, 2);
+    CHECK(vt->supports(0, &op) == PT_OK);
+    op = ew_op(PT_OP_COPY, PT_U8, PT_F64, PT_F64, 1);
+    CHECK(vt->supports(0, &op) == PT_OK);
+    op = ew_op(PT_OP_RAND_NORMAL, PT_I32, PT_I32, PT_I32, 0);
+    CHECK(vt->supports(0, &op) == PT_ERR_UNSUPPORTED);
+    op = ew_op(PT_OP_MEAN, PT_I32, PT_I32, PT_I32, 1);
+    CHECK(vt->supports(0, &op) == PT_ERR_UNSUPPORTED);
+    op = ew_op(PT_OP_SUM, PT_I64, PT_I32, PT_I32, 1);
+    CHECK(vt->supports(0, &op) == PT_OK);
+    op = ew_op(PT_OP_MAX, PT_U8, PT_U8, PT_U8, 1);
+    CHECK(vt->supports(0, &op) == PT_OK);
+    op = ew_op(PT_OP_MATMUL, PT_I32, PT_I32, PT_I32, 2);
+    CHECK(vt->supports(0, &op) == PT_ERR_UNSUPPORTED);
+    op = ew_op(PT_OP_GATHER, PT_U8, PT_U8, PT_I64, 2);
+    CHECK(vt->supports(0, &op) == PT_OK);
+}
+
+/* On a GPU: memory, copies and a few ops with known results. */
+static void check_device(const pt_backend_vtable *vt) {
+    pt_device_props p;
+    CHECK(vt->device_info(0, &p) == PT_OK);
+    printf("device 0: %s, %s, driver %s, %d SMs, %lld of %lld bytes free\n", p.name, p.platform,
+           p.driver_version, p.compute_units, (long long)p.memory_free, (long long)p.memory_total);
+    CHECK(p.name[0] && strcmp(p.backend, "cuda") == 0 && strcmp(p.vendor, "NVIDIA") == 0);
+    CHECK(p.compute_units > 0 && p.memory_total > 0 && p.memory_free > 0 && p.supports_f64);
+    int64_t fr = 0, tot = 0;
+    CHECK(vt->memory_info(0, &fr, &tot) == PT_OK && tot > 0 && fr > 0);
+
+    enum { N = 1000 };
+    void *a = NULL, *b = NULL, *c = NULL, *pinned = NULL;
+    CHECK(vt->alloc(0, N * sizeof(float), &a) == PT_OK);
+    CHECK(vt->alloc(0, N * sizeof(float), &b) == PT_OK);
+    CHECK(vt->alloc(0, N * sizeof(float), &c) == PT_OK);
+    CHECK(vt->host_alloc(0, N * sizeof(float), &pinned) == PT_OK);
+    void *huge = NULL;
+    CHECK(vt->alloc(0, (size_t)1 << 50, &huge) == PT_ERR_OUT_OF_MEMORY); /* 1 PiB */
+    if (!a || !b || !c || !pinned) return;
+    float host[N], back[N];
+    for (int i = 0; i < N; ++i) host[i] = (float)i;
+    CHECK(vt->copy_h2d(0, a, 0, host, sizeof host, false) == PT_OK);
+    CHECK(vt->copy_d2d(0, b, 4, a, 0, sizeof host - 4) == PT_OK); /* b[i + 1] = a[i] */
+    memset(back, 0, sizeof back);
+    CHECK(vt->copy_d2h(0, back, b, 4, sizeof host - 4, false) == PT_OK);
+    CHECK(back[0] == 0.0f && back[N - 2] == (float)(N - 2));
+
+    /* FILL b with 2, ADD c = a + b, read back through pinned memory, async. */
+    pt_op op;
+    memset(&op, 0, sizeof op);
+    op.kind = PT_OP_FILL;
+    op.dtype = PT_F32;
+    op.out = vec(b, PT_F32, N);
+    op.scalar = 2.0;
+    CHECK(vt->execute(0, &op) == PT_OK);
+    memset(&op, 0, sizeof op);
+    op.kind = PT_OP_ADD;
+    op.dtype = PT_F32;
+    op.n_inputs = 2;
+    op.out = vec(c, PT_F32, N);
+    op.in[0] = vec(a, PT_F32, N);
+    op.in[1] = vec(b, PT_F32, N);
+    CHECK(vt->execute(0, &op) == PT_OK);
+    CHECK(vt->copy_d2h(0, pinned, c, 0, N * sizeof(float), true) == PT_OK);
+    CHECK(vt->synchronize(0) == PT_OK);
+    int ok = 1;
+    for (int i = 0; i < N; ++i) ok = ok && ((float *)pinned)[i] == (float)i + 2.0f;
+    CHECK(ok);
+
+    /* SUM over everything: [1, N, 1] -> [1, 1] (c = i + 2). */
+    memset(&op, 0, sizeof op);
+    op.kind = PT_OP_SUM;
+    op.dtype = PT_F32;
+    op.n_inputs = 1;
+    op.in[0].buf = c;
+    op.in[0].dtype = PT_F32;
+    op.in[0].ndim = 3;
+    op.in[0].shape[0] = 1;
+    op.in[0].shape[1] = N;
+    op.in[0].shape[2] = 1;
+    op.in[0].strides[0] = N;
+    op.in[0].strides[1] = 1;
+    op.in[0].strides[2] = 1;
+    op.out.buf = a;
+    op.out.dtype = PT_F32;
+    op.out.ndim = 2;
+    op.out.shape[0] = 1;
+    op.out.shape[1] = 1;
+    op.out.strides[0] = 1;
+    op.out.strides[1] = 1;
+    CHECK(vt->execute(0, &op) == PT_OK);
+    float sum = 0;
+    CHECK(vt->copy_d2h(0, &sum, a, 0, sizeof sum, false) == PT_OK);
+    CHECK(sum == (float)(N * (N - 1) / 2 + 2 * N));
+
+    /* MATMUL [1, 2, 3] x [1, 3, 2], the second operand a transposed view. */
+    float A[6] = {1, 2, 3, 4, 5, 6}, Bt[6] = {1, 0, -1, 2, 1, 0}; /* B = Bt^T: [[1,2],[0,1],[-1,0]] */
+    float C[4] = {0};
+    CHECK(vt->copy_h2d(0, a, 0, A, sizeof A, false) == PT_OK);
+    CHECK(vt->copy_h2d(0, b, 0, Bt, sizeof Bt, false) == PT_OK);
+    memset(&op, 0, sizeof op);
+    op.kind = PT_OP_MATMUL;
+    op.dtype = PT_F32;
+    op.n_inputs = 2;
+    pt_operand *x = &op.in[0], *y = &op.in[1], *z = &op.out;
+    x->buf = a;
+    x->dtype = PT_F32;
+    x->ndim = 3;
+    x->shape[0] = 1;
+    x->shape[1] = 2;
+    x->shape[2] = 3;
+    x->strides[0] = 6;
+    x->strides[1] = 3;
+    x->strides[2] = 1;
+    *y = *x;
+    y->buf = b;
+    y->shape[1] = 3;
+    y->shape[2] = 2;
+    y->strides[1] = 1; /* column-major: element (k, n) at k + 3 n */
+    y->strides[2] = 3;
+    *z = *x;
+    z->buf = c;
+    z->shape[1] = 2;
+    z->shape[2] = 2;
+    z->strides[0] = 4;
+    z->strides[1] = 2;
+    CHECK(vt->execute(0, &op) == PT_OK);
+    CHECK(vt->copy_d2h(0, C, c, 0, sizeof C, false) == PT_OK);
+    CHECK(C[0] == -2 && C[1] == 4 && C[2] == -2 && C[3] == 13);
+
+    vt->free(0, a);
+    vt->free(0, b);
+    vt->free(0, c);
+    vt->host_free(0, pinned);
+}
+
+int main(void) {
+    void *h = dlopen(PTCU_PLUGIN_FILE, RTLD_NOW | RTLD_LOCAL);
+    if (!h) {
+        printf("FAIL: dlopen(%s): %s\n0 passed, 1 failed\n", PTCU_PLUGIN_FILE, dlerror());
+        return 1;
+    }
+    pt_backend_entry_fn entry = (pt_backend_entry_fn)dlsym(h, PT_BACKEND_ENTRY_SYMBOL);
+    CHECK(entry != NULL);
+    if (!entry) return 1;
+    pt_host_api host = {sizeof(pt_host_api), PT_BACKEND_ABI_VERSION, set_error, logger};
+    CHECK(entry(&host, PT_BACKEND_ABI_VERSION + 1) == NULL);
+    const pt_backend_vtable *vt = entry(&host, PT_BACKEND_ABI_VERSION);
+    CHECK(vt != NULL);
+    if (!vt) return 1;
+    CHECK(vt->struct_size == sizeof(pt_backend_vtable) && vt->abi_version == PT_BACKEND_ABI_VERSION);
+    CHECK(strcmp(vt->name, "cuda") == 0 && !vt->host_visible);
+    CHECK(vt->init && vt->shutdown && vt->device_count && vt->unavailable_reason && vt->device_info &&
+          vt->alloc && vt->free && vt->memory_info && vt->host_alloc && vt->host_free && vt->copy_h2d &&
+          vt->copy_d2h && vt->copy_d2d && vt->copy_peer && vt->supports && vt->execute && vt->synchronize);
+    CHECK(vt->init() == PT_OK);
+    const int n = vt->device_count();
+    printf("device_count: %d\n", n);
+    if (n == 0) {
+        const char *reason = vt->unavailable_reason();
+        printf("unavailable_reason: %s\n", reason ? reason : "(null)");
+        CHECK(reason != NULL && reason[0] != '\0');
+        void *driver = dlopen("libcuda.so.1", RTLD_NOW | RTLD_LOCAL);
+        if (!driver) {
+            CHECK(strstr(reason, "libcuda.so.1") != NULL);
+            CHECK(strstr(reason, "cudaGetDeviceCount returned") != NULL);
+        } else {
+            dlclose(driver);
+        }
+    } else {
+        check_device(vt);
+    }
+    check_supports(vt);
+    vt->shutdown();
+    dlclose(h);
+    printf("%d passed, %d failed\n", g_pass, g_fail);
+    return g_fail ? 1 : 0;
+}
