@@ -39,13 +39,12 @@ bool pt__grad_tracked(const pt_tensor *x) {
     return x && x->grad && (x->grad->requires_grad || x->grad->node);
 }
 
+void pt__drop_owned(pt_tensor *x) { pt__drop(x); }
+
 pt_tensor *pt__own(pt_tensor *x) {
-    if (x && x->scope_regs > 0) {
-        /* pt_release takes one scope registration off and drops one
-         * reference; the retain puts the reference back, now unregistered. */
-        pt_retain(x);
-        pt_release(x);
-    }
+    /* A registered reference stays the scope's (it drops it at its end);
+     * the library takes its own, unregistered one beside it. */
+    if (x && x->scope_regs > 0) pt_retain(x);
     return x;
 }
 
@@ -78,12 +77,12 @@ static _Thread_local bool draining;
 void pt__grad_node_free_saved(pt__grad_node *node) {
     if (node->freed) return;
     node->freed = true;
-    pt_release(node->saved_out);
+    pt__drop_owned(node->saved_out);
     node->saved_out = NULL;
     for (int i = 0; i < node->n; ++i) {
         pt__grad_edge *e = &node->edges[i];
-        pt_release(e->saved);
-        pt_release(e->leaf);
+        pt__drop_owned(e->saved);
+        pt__drop_owned(e->leaf);
         e->saved = e->leaf = NULL;
         if (e->node) pt__grad_node_unref(e->node);
         e->node = NULL;
@@ -92,7 +91,7 @@ void pt__grad_node_free_saved(pt__grad_node *node) {
 
 static void node_destroy(pt__grad_node *node) {
     pt__grad_node_free_saved(node);
-    pt_release(node->grad);
+    pt__drop_owned(node->grad);
     free(node->edges);
     free(node);
 }
@@ -123,7 +122,7 @@ void pt__grad_release(pt_tensor *x) {
     struct pt__grad_meta *m = x->grad;
     if (!m) return;
     x->grad = NULL;
-    pt_release(m->grad);
+    pt__drop_owned(m->grad);
     pt__grad_node_unref(m->node);
     free(m);
 }
@@ -301,7 +300,7 @@ pt_tensor *pt_grad(pt_tensor *x) {
 pt_status pt_zero_grad(pt_tensor *x) {
     if (!x) return pt__error(PT_ERR_INVALID_ARGUMENT, "pt_zero_grad", "tensor is NULL");
     if (x->grad && x->grad->grad) {
-        pt_release(x->grad->grad);
+        pt__drop_owned(x->grad->grad);
         x->grad->grad = NULL;
     }
     return PT_OK;

@@ -82,14 +82,12 @@ static pt_status collect(pt__grad_node *root, uint64_t walk, node_list *all) {
 /* Adds g (a gradient of node's output) into node->grad. */
 static pt_status add_to_node(pt__grad_node *node, pt_tensor *g) {
     if (!node->grad) {
-        /* An extra, unregistered reference: the scope keeps (and later
-         * drops) its own registration of g. */
-        node->grad = pt_retain(g);
+        node->grad = pt__own(g);
         return PT_OK;
     }
     pt_tensor *sum = pt_add(node->grad, g);
     if (!sum) return pt_last_status();
-    pt_release(node->grad);
+    pt__drop_owned(node->grad);
     node->grad = pt__own(sum);
     return PT_OK;
 }
@@ -114,7 +112,7 @@ static pt_status run_node(pt__grad_node *node, node_list *ready) {
     }
     pt_scope_end(scope); /* the derivative's temporaries and out[] */
     if (out != stack_out) free(out);
-    pt_release(node->grad);
+    pt__drop_owned(node->grad);
     node->grad = NULL;
     return s;
 }
@@ -145,11 +143,15 @@ pt_status pt_backward(pt_tensor *loss) {
                          "the loss does not require grad: no input was marked with "
                          "pt_set_requires_grad, or it was computed in no-grad mode");
 
+    /* Everything backward creates is registered in this scope, so nothing
+     * lingers in a scope of the caller's. */
+    pt_scope scope = pt_scope_begin();
     pt__grad_pause();
     pt_status s;
     if (!loss->grad->node) {
         s = backward_from_leaf(loss);
         pt__grad_resume();
+        pt_scope_end(scope);
         return s;
     }
 
@@ -162,6 +164,7 @@ pt_status pt_backward(pt_tensor *loss) {
         for (int i = 0; i < all.n; ++i) pt__grad_node_unref(all.items[i]);
         free(all.items);
         pt__grad_resume();
+        pt_scope_end(scope);
         return s;
     }
 
@@ -180,7 +183,7 @@ pt_status pt_backward(pt_tensor *loss) {
      * walk's own references keep every node alive until its turn. */
     for (int i = 0; i < all.n; ++i) {
         pt__grad_node *node = all.items[i];
-        pt_release(node->grad);
+        pt__drop_owned(node->grad);
         node->grad = NULL;
         pt__grad_node_free_saved(node);
     }
@@ -188,5 +191,6 @@ pt_status pt_backward(pt_tensor *loss) {
     free(all.items);
     free(ready.items);
     pt__grad_resume();
+    pt_scope_end(scope);
     return s;
 }

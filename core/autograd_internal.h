@@ -69,10 +69,20 @@ struct pt__grad_meta *pt__grad_meta_of(pt_tensor *x, const char *fn);
 /* Adds g into leaf's .grad (a fresh contiguous copy the first time). */
 pt_status pt__grad_accumulate_leaf(pt_tensor *leaf, pt_tensor *g);
 
-/* Turns a reference returned by a public op (possibly registered in a scope
- * of this thread) into a plain reference the library holds itself: no scope
- * will release it. NULL passes through. */
+/* Takes a reference the library holds itself to x, a result just returned
+ * by a public op: when x is registered in a scope, an extra unregistered
+ * reference (the scope drops its own at its end), else x's own reference.
+ * Callers run inside a scope they end themselves, so that registration
+ * does not linger in a user's long-lived scope. NULL passes through. */
 pt_tensor *pt__own(pt_tensor *x);
+
+/* Drops a reference the library holds itself (taken with pt__own or
+ * pt_retain: a node's edges and saved values, a .grad, a module's
+ * parameters, optimizer state), never one a scope registered. All such
+ * drops go through here so they can move to a scope-blind primitive of
+ * tensor.c; today that is pt_release, which takes a scope registration off
+ * only when every remaining reference is a scope's. NULL is fine. */
+void pt__drop_owned(pt_tensor *x);
 
 /* Grad mode of this thread without touching the error. */
 bool pt__grad_enabled(void);

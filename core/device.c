@@ -34,7 +34,7 @@ static pt__backend *usable_backend(const char *fn, const char *backend_name, con
         for (int i = 0; i < pt__backend_total(); ++i)
             used += (size_t)snprintf(known + used, sizeof known - used, "%s%s", i ? ", " : "",
                                      pt__backend_at(i)->name);
-        pt__error(PT_ERR_BACKEND_LOAD, fn,
+        pt__error(PT_ERR_NO_DEVICE, fn,
                   "%s: no backend '%s': no plugin libportable-%s.so in the search path (%s); "
                   "known backends: %s",
                   asked, backend_name, backend_name, pt__plugin_search_path(), known);

@@ -131,6 +131,9 @@ pt_tensor *pt__tensor_pinned(const char *fn, pt_device *cpu, pt_device *owner, p
  * this thread (if any). Every public function returning a new reference ends
  * with `return pt__ret(x);`. NULL passes through. */
 pt_tensor *pt__ret(pt_tensor *x);
+/* Drops a reference the library holds itself (taken with pt_retain or made
+ * by an internal, unregistered constructor), never a scope's record. */
+void pt__drop(pt_tensor *x);
 /* Contiguous strides for shape. */
 void pt__contiguous_strides(int ndim, const int64_t *shape, int64_t *strides);
 int64_t pt__numel(int ndim, const int64_t *shape);

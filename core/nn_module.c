@@ -76,13 +76,15 @@ static pt_status linear_create(const char *fn, pt_module *m, pt_device *d, pt_dt
                          (long long)in);
     double bound = 1.0 / sqrt((double)in);
     int64_t wshape[2] = {m->out_features, in};
+    pt_scope scope = pt_scope_begin();
     pt__grad_pause();
     pt_tensor *w = uniform_init(d, t, 2, wshape, bound);
     pt_tensor *b = w ? uniform_init(d, t, 1, &m->out_features, bound) : NULL;
     pt__grad_resume();
+    pt_scope_end(scope);
     if (!w || !b || pt_set_requires_grad(w, true) || pt_set_requires_grad(b, true)) {
-        pt_release(w);
-        pt_release(b);
+        pt__drop_owned(w);
+        pt__drop_owned(b);
         return pt_last_status();
     }
     m->weight = w;
@@ -127,8 +129,8 @@ static void module_destroy(pt_module *m) {
     if (!m) return;
     for (int i = 0; i < m->n; ++i) module_destroy(m->children[i]);
     free(m->children);
-    pt_release(m->weight);
-    pt_release(m->bias);
+    pt__drop_owned(m->weight);
+    pt__drop_owned(m->bias);
     free(m);
 }
 
@@ -312,14 +314,14 @@ int pt__module_params_alloc(pt_module *m, pt__param **out, const char *fn) {
 }
 
 void pt__module_install(const pt__param *p, pt_tensor *t, pt_tensor *grad) {
-    pt_release(*p->slot);
+    pt__drop_owned(*p->slot);
     *p->slot = t;
     pt_set_requires_grad(t, true);
     if (t->grad) {
-        pt_release(t->grad->grad);
+        pt__drop_owned(t->grad->grad);
         t->grad->grad = grad;
     } else {
-        pt_release(grad);
+        pt__drop_owned(grad);
     }
     if (p->slot == &p->owner->weight) p->owner->in_features = t->shape[1];
 }
@@ -393,6 +395,7 @@ pt_status pt_module_to(pt_module *m, pt_device *d) {
         return pt__error(PT_ERR_OUT_OF_MEMORY, fn, "out of host memory");
     }
     pt_status s = PT_OK;
+    pt_scope scope = pt_scope_begin();
     pt__grad_pause();
     /* Copy everything first, so a failure leaves the module as it was. */
     for (int i = 0; i < n && !s; ++i) {
@@ -406,11 +409,12 @@ pt_status pt_module_to(pt_module *m, pt_device *d) {
         }
     }
     pt__grad_resume();
+    pt_scope_end(scope);
     for (int i = 0; i < n; ++i) {
         if (!moved[2 * i]) continue;
         if (s) {
-            pt_release(moved[2 * i]);
-            pt_release(moved[2 * i + 1]);
+            pt__drop_owned(moved[2 * i]);
+            pt__drop_owned(moved[2 * i + 1]);
         } else {
             pt__module_install(&ps[i], moved[2 * i], moved[2 * i + 1]);
         }

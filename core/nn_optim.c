@@ -82,8 +82,8 @@ pt_optimizer *pt_adam(pt_module *m, double lr, double beta1, double beta2, doubl
 void pt_optimizer_free(pt_optimizer *o) {
     if (!o) return;
     for (int i = 0; i < o->n; ++i) {
-        pt_release(o->state[i].a);
-        pt_release(o->state[i].b);
+        pt__drop_owned(o->state[i].a);
+        pt__drop_owned(o->state[i].b);
     }
     free(o->state);
     free(o);
@@ -105,8 +105,8 @@ pt_status pt_optimizer_zero_grad(pt_optimizer *o) {
 /* ---- State ---- */
 
 static void state_reset(param_state *st) {
-    pt_release(st->a);
-    pt_release(st->b);
+    pt__drop_owned(st->a);
+    pt__drop_owned(st->b);
     st->a = st->b = NULL;
     st->steps = 0;
 }
@@ -127,7 +127,7 @@ static pt_status state_follow(param_state *st, pt_tensor *p) {
         if (pt_tensor_device(t) != pt_tensor_device(p)) {
             pt_tensor *moved = pt__own(pt_to(t, pt_tensor_device(p)));
             if (!moved) return pt_last_status();
-            pt_release(t);
+            pt__drop_owned(t);
             *bufs[k] = moved;
         }
     }
@@ -145,11 +145,11 @@ static pt_tensor *clone(pt_tensor *x) {
     return c;
 }
 
-/* Keeps fresh (a result registered in the step's scope) as state: an extra,
- * unregistered reference, while the scope drops its own at its end. */
+/* Keeps fresh (a result of this step, made inside the step's scope) as
+ * state in place of the old value. */
 static void replace(pt_tensor **slot, pt_tensor *fresh) {
-    pt_release(*slot);
-    *slot = pt_retain(fresh);
+    pt__drop_owned(*slot);
+    *slot = pt__own(fresh);
 }
 
 /* ---- Updates (inside a scope: temporaries are left to it) ---- */

@@ -74,9 +74,10 @@ static char *build_header(pt__param *ps, int n, size_t *len, uint64_t *data_byte
         pt_tensor *t = *ps[i].slot;
         uint64_t bytes = (uint64_t)pt_tensor_numel(t) * pt_dtype_size(t->dtype);
         cJSON *entry = cJSON_AddObjectToObject(root, ps[i].name);
-        cJSON *shape = entry ? cJSON_AddArrayToObject(entry, "shape") : NULL;
+        ok = entry && cJSON_AddStringToObject(entry, "dtype", dtype_tag(t->dtype));
+        cJSON *shape = ok ? cJSON_AddArrayToObject(entry, "shape") : NULL;
         cJSON *offsets = shape ? cJSON_AddArrayToObject(entry, "data_offsets") : NULL;
-        ok = offsets && cJSON_AddStringToObject(entry, "dtype", dtype_tag(t->dtype));
+        ok = offsets != NULL;
         for (int d = 0; ok && d < t->ndim; ++d)
             ok = cJSON_AddItemToArray(shape, cJSON_CreateNumber((double)t->shape[d]));
         ok = ok && cJSON_AddItemToArray(offsets, cJSON_CreateNumber((double)at));
@@ -146,11 +147,12 @@ pt_status pt_save(pt_module *m, const char *path) {
     if (n < 0) return pt_last_status();
     for (int i = 0; i < n; ++i) {
         if (!*ps[i].slot) {
+            pt__error(PT_ERR_INVALID_ARGUMENT, fn,
+                      "parameter \"%s\" belongs to a lazy linear that has not run yet; run a "
+                      "forward pass first so its shape is known",
+                      ps[i].name);
             free(ps);
-            return pt__error(PT_ERR_INVALID_ARGUMENT, fn,
-                             "parameter \"%s\" belongs to a lazy linear that has not run yet; run a "
-                             "forward pass first so its shape is known",
-                             ps[i].name);
+            return PT_ERR_INVALID_ARGUMENT;
         }
     }
     /* Write next to the target and rename: a crash never leaves half a file
@@ -408,6 +410,7 @@ static pt_status match_params(load_ctx *c, pt__param *ps, int n) {
  * parameter i's new tensor. */
 static pt_status materialise(load_ctx *c, pt__param *ps, pt_device *map_location, pt_tensor **fresh) {
     pt_status s = PT_OK;
+    pt_scope scope = pt_scope_begin();
     pt__grad_pause();
     for (int j = 0; j < c->n_entries && !s; ++j) {
         entry *e = &c->entries[j];
@@ -435,6 +438,7 @@ static pt_status materialise(load_ctx *c, pt__param *ps, pt_device *map_location
         free(host);
     }
     pt__grad_resume();
+    pt_scope_end(scope);
     return s;
 }
 
@@ -458,7 +462,7 @@ pt_status pt_load(pt_module *m, const char *path, pt_device *map_location) {
     if (!s) {
         for (int i = 0; i < n; ++i) pt__module_install(&ps[i], fresh[i], NULL);
     } else if (fresh) {
-        for (int i = 0; i < n; ++i) pt_release(fresh[i]);
+        for (int i = 0; i < n; ++i) pt__drop_owned(fresh[i]);
     }
     if (c.f) fclose(c.f);
     cJSON_Delete(c.json);

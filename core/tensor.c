@@ -264,12 +264,14 @@ void pt_scope_end(pt_scope s) {
     if (s.level <= 0 || s.level > scope_depth) return; /* already ended or never begun */
     while (scope_depth >= s.level) {
         scope_list *l = &scopes[scope_depth];
-        --scope_depth; /* releases below must not find this level */
+        /* The level stays current while it drains, so a release that frees
+         * another tensor recorded here takes that record off first. */
         while (l->n > 0) {
             pt_tensor *x = l->items[--l->n];
             --x->scope_regs;
             drop_reference(x);
         }
+        --scope_depth;
     }
 }
 
@@ -290,10 +292,10 @@ pt_tensor *pt_retain(pt_tensor *x) {
 
 void pt_release(pt_tensor *x) {
     if (!x) return;
-    /* Only when every remaining reference is a scope's can this release be
-     * of the reference a scope recorded (the user releasing what an op
-     * returned); otherwise it drops a reference someone retained. */
-    if (x->scope_regs > 0 && atomic_load(&x->refs) <= x->scope_regs) {
+    /* A user releasing, inside a scope, what an op returned there releases
+     * the reference that scope recorded. The library's own references go
+     * through pt__drop instead, so they never take a user's record away. */
+    if (x->scope_regs > 0) {
         for (int level = scope_depth; level >= 1; --level) {
             if (scope_remove(&scopes[level], x)) {
                 --x->scope_regs;
@@ -302,6 +304,10 @@ void pt_release(pt_tensor *x) {
         }
     }
     drop_reference(x);
+}
+
+void pt__drop(pt_tensor *x) {
+    if (x) drop_reference(x);
 }
 
 /* ---- Properties ---- */

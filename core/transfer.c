@@ -9,6 +9,7 @@
 #include <string.h>
 
 #include "internal.h"
+#include "ops_util.h"
 
 static size_t tensor_bytes(const pt_tensor *x) {
     return (size_t)pt__numel(x->ndim, x->shape) * pt_dtype_size(x->dtype);
@@ -158,16 +159,18 @@ static pt_tensor *move(const char *fn, pt_tensor *x, pt_device *d, bool async) {
         return NULL;
     }
     if (x->st->dev == d) return pt__ret(pt_retain(x));
-    pt_tensor *src = pt__is_contiguous(x) ? pt_retain(x) : pt_contiguous(x);
+    /* src is the library's own reference: dropped with pt__drop. */
+    pt_tensor *src = pt__is_contiguous(x) ? pt_retain(x)
+                                          : pt__copy_new(fn, x, x->dtype, x->ndim, x->shape);
     if (!src) return NULL;
     bool to_pinned = async && host_visible(d) && !host_visible(x->st->dev);
     pt_tensor *out = to_pinned ? pt__tensor_pinned(fn, d, x->st->dev, x->dtype, x->ndim, x->shape)
                                : pt__tensor_new(fn, d, x->dtype, x->ndim, x->shape);
     if (out && copy_across(fn, src, out, async)) {
-        pt_release(out);
+        pt__drop(out);
         out = NULL;
     }
-    pt_release(src);
+    pt__drop(src);
     return pt__ret(out);
 }
 
@@ -178,6 +181,6 @@ pt_status pt__copy_cross_device(pt_tensor *dst, pt_tensor *src) {
     pt_tensor *moved = move("pt_copy_", src, dst->st->dev, false);
     if (!moved) return pt_last_status();
     pt_status s = pt_copy_(dst, moved);
-    pt_release(moved);
+    pt_release(moved); /* the reference move() returned (and recorded, inside a scope) */
     return s;
 }

@@ -1,8 +1,190 @@
 /* libportable — nets: autograd, modules, losses, optimizers, safetensors.
- * (Filled in by the nets work; see docs/nets.md.) */
+ *
+ * Everything here is built on the public ops (ops.h), so it runs on the
+ * device the tensors live on and is the same code on every backend: a model
+ * written once trains on whichever device PORTABLE_BACKEND names.
+ * See docs/nets.md for a walk-through.
+ *
+ * Conventions are those of tensor.h: tensor-valued functions return a new
+ * reference (registered in the innermost pt_scope, if any) or NULL with the
+ * last error set; a NULL tensor argument gives NULL and keeps the first
+ * error. Functions returning pt_status return PT_OK or the error's status.
+ * Nothing here waits for a device unless its comment says so. */
 #ifndef PORTABLE_NN_H
 #define PORTABLE_NN_H
 
 #include "ops.h"
 
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+/* ==== Autograd ============================================================
+ *
+ * Reverse mode, like PyTorch's: mark leaves with pt_set_requires_grad; every
+ * differentiable op (ops.h) whose input requires grad records itself; then
+ * pt_backward(loss) fills the .grad of every leaf the loss depends on.
+ * Gradients accumulate across backward calls until pt_zero_grad. The graph
+ * (the values the derivatives need) is freed when pt_backward finishes, or
+ * when its tensors are released without a backward.
+ *
+ * Differentiable: add sub mul div pow maximum minimum add_scalar mul_scalar
+ * neg abs exp log sqrt relu sigmoid tanh where sum mean max norm norm_dims
+ * softmax log_softmax matmul reshape transpose permute narrow expand
+ * contiguous cast cat stack gather. In-place ops (pt_copy_, pt_axpy_,
+ * pt_fill_) are not recorded: do not modify a tensor in place between the
+ * forward pass that used it and the backward. */
+
+/* Marks x (an f32/f64 leaf: a tensor made by a creation function, not by an
+ * op with history) as needing a gradient, or unmarks it. Errors:
+ * PT_ERR_INVALID_ARGUMENT (NULL, or x is an op's result), PT_ERR_DTYPE
+ * (integer x). */
+PT_API pt_status pt_set_requires_grad(pt_tensor *x, bool requires);
+/* Whether x is a marked leaf or an op result with history. false for NULL. */
+PT_API bool pt_requires_grad(const pt_tensor *x);
+/* Computes d loss / d leaf for every leaf loss depends on and adds it to the
+ * leaf's gradient. loss must have exactly one element (PT_ERR_SHAPE
+ * otherwise: reduce with pt_sum/pt_mean) and require grad
+ * (PT_ERR_INVALID_ARGUMENT otherwise). Queues the work on the loss's device
+ * and returns without waiting. Frees the graph afterwards, also on failure;
+ * a second backward through the same graph is PT_ERR_INVALID_ARGUMENT.
+ * Not for concurrent use on graphs that share nodes or leaves. */
+PT_API pt_status pt_backward(pt_tensor *loss);
+/* The accumulated gradient of leaf x (same shape, dtype and device), as a
+ * new reference; NULL without touching the error when x has no gradient yet
+ * (or x is NULL). The tensor is the one later backwards add into in place. */
+PT_API pt_tensor *pt_grad(pt_tensor *x);
+/* Drops x's accumulated gradient (pt_grad then gives NULL, like PyTorch's
+ * set_to_none). PT_ERR_INVALID_ARGUMENT for NULL. */
+PT_API pt_status pt_zero_grad(pt_tensor *x);
+/* Turns recording off on this thread until the matching pt_no_grad_end;
+ * pairs nest. For evaluation and parameter updates. */
+PT_API void pt_no_grad_begin(void);
+/* PT_ERR_INVALID_ARGUMENT when there is no matching pt_no_grad_begin. */
+PT_API pt_status pt_no_grad_end(void);
+/* Whether ops on this thread are recorded now. */
+PT_API bool pt_grad_enabled(void);
+/* A new tensor sharing x's storage without its history or requires-grad
+ * (a view: writes to one show in the other). */
+PT_API pt_tensor *pt_detach(pt_tensor *x);
+
+/* ==== Modules =============================================================
+ *
+ * A pt_module is an opaque handle owned by the caller (pt_module_free), or
+ * by the pt_sequential it was given to. Parameters are f32 (or the dtype of
+ * the first input for a lazy linear) leaves that require grad. */
+typedef struct pt_module pt_module;
+
+/* y = x W^T + b with W [out_features, in_features], b [out_features]; the
+ * input size is inferred at the first forward (like torch.nn.LazyLinear),
+ * when the parameters are created on the input's device (or on the device of
+ * an earlier pt_module_to) with the input's float dtype. Initialised like
+ * torch.nn.Linear: W and b ~ U(-1/sqrt(in), 1/sqrt(in)), drawn with pt_rand
+ * so the values are the same on every backend for the same seed. NULL +
+ * PT_ERR_INVALID_ARGUMENT when out_features < 1. */
+PT_API pt_module *pt_linear(int64_t out_features);
+/* The same with a known input size: parameters made now, f32 on the cpu. */
+PT_API pt_module *pt_linear_sized(int64_t in_features, int64_t out_features);
+/* Element-wise max(x, 0). No parameters. */
+PT_API pt_module *pt_relu_module(void);
+/* Runs the n modules in order. Takes ownership of every non-NULL entry, also
+ * when it fails (then frees them): so pt_sequential(3, (pt_module *[]){
+ * pt_linear(256), pt_relu_module(), pt_linear(10)}) leaks nothing when one
+ * constructor failed. A module already inside another sequential is
+ * PT_ERR_INVALID_ARGUMENT (that one is left to its owner). Parameter names
+ * are prefixed with the child's index: "0.weight", "2.bias", "1.0.weight". */
+PT_API pt_module *pt_sequential(int n, pt_module *const *modules);
+/* Frees m, its children and its parameters (parameter tensors you
+ * retained yourself stay valid). NULL is fine. A module owned by a
+ * sequential is freed with it; freeing it directly does nothing and sets
+ * PT_ERR_INVALID_ARGUMENT. Free optimizers of m first. */
+PT_API void pt_module_free(pt_module *m);
+/* The module applied to x: a new tensor on x's device. Records the ops for
+ * autograd when grad mode is on. Errors: PT_ERR_DEVICE_MISMATCH (x on
+ * another device than the parameters: move one with pt_module_to or pt_to),
+ * PT_ERR_SHAPE (x's last dim differs from in_features), PT_ERR_DTYPE. */
+PT_API pt_tensor *pt_module_forward(pt_module *m, pt_tensor *x);
+/* Moves every parameter (and its gradient) to d; afterwards
+ * pt_tensor_device of each parameter names d, and a lazy linear that has
+ * not run yet will create its parameters on d. The parameters are new
+ * tensors: borrowed pointers from pt_module_parameters taken before are no
+ * longer the module's. Waits for the copies. On failure (PT_ERR_OUT_OF_MEMORY,
+ * a backend error, PT_ERR_INVALID_ARGUMENT for NULL) the module is unchanged. */
+PT_API pt_status pt_module_to(pt_module *m, pt_device *d);
+/* Writes the parameters as a state dict: names[i] ("0.weight") and
+ * tensors[i] for i < min(count, cap) (either array may be NULL), and returns
+ * the count (-1 + error for a NULL module). Both are borrowed: valid until
+ * the module is freed, moved (pt_module_to) or loaded (pt_load). A lazy
+ * linear that has not run yet lists its names with NULL tensors. */
+PT_API int pt_module_parameters(pt_module *m, const char **names, pt_tensor **tensors, int cap);
+/* The parameter called name (borrowed, as above), or NULL + PT_ERR_INVALID_ARGUMENT. */
+PT_API pt_tensor *pt_module_parameter(pt_module *m, const char *name);
+/* pt_zero_grad on every parameter. */
+PT_API pt_status pt_module_zero_grad(pt_module *m);
+
+/* ==== Losses (mean over the batch; results are 0-D tensors) ============== */
+
+/* mean((pred - target)^2). Same shape, dtype and device: PT_ERR_SHAPE etc. */
+PT_API pt_tensor *pt_mse_loss(pt_tensor *pred, pt_tensor *target);
+/* mean over rows of -log_softmax(logits)[row, label]: logits f32/f64 [N, C],
+ * labels i32/i64 [N] with values in [0, C) on the same device. Computed as
+ * log_softmax + gather, so large logits do not overflow. A label outside
+ * [0, C) is an error where the labels are host-visible (cpu); accelerators
+ * cannot check without waiting and count that row as 0. */
+PT_API pt_tensor *pt_cross_entropy(pt_tensor *logits, pt_tensor *labels);
+
+/* ==== Optimizers ==========================================================
+ *
+ * An optimizer updates the parameters of one module (borrowed: the module
+ * must outlive it) in place on their device, with ops only (no host round
+ * trip), skipping parameters without a gradient. Its state (momentum, Adam
+ * moments) follows the parameters if the module is moved. */
+typedef struct pt_optimizer pt_optimizer;
+
+/* torch.optim.SGD: d = g + weight_decay p; with momentum > 0,
+ * buf = momentum buf + d (buf = d at the first step) and d = buf; p -= lr d.
+ * NULL + PT_ERR_INVALID_ARGUMENT for lr <= 0, momentum or weight_decay < 0. */
+PT_API pt_optimizer *pt_sgd(pt_module *m, double lr, double momentum, double weight_decay);
+/* torch.optim.Adam (L2 weight decay added to the gradient, not AdamW).
+ * Usual values: lr 1e-3, beta1 0.9, beta2 0.999, eps 1e-8, weight_decay 0.
+ * NULL + PT_ERR_INVALID_ARGUMENT for lr <= 0, betas outside [0, 1), eps < 0. */
+PT_API pt_optimizer *pt_adam(pt_module *m, double lr, double beta1, double beta2, double eps,
+                             double weight_decay);
+/* One update of every parameter that has a gradient. Queued, not waited
+ * for. Runs with grad mode off. */
+PT_API pt_status pt_optimizer_step(pt_optimizer *o);
+/* pt_module_zero_grad on the optimizer's module. */
+PT_API pt_status pt_optimizer_zero_grad(pt_optimizer *o);
+/* Changes the learning rate (for schedules). PT_ERR_INVALID_ARGUMENT for lr <= 0. */
+PT_API pt_status pt_optimizer_set_lr(pt_optimizer *o, double lr);
+/* Frees the optimizer and its state (not the module). NULL is fine. */
+PT_API void pt_optimizer_free(pt_optimizer *o);
+
+/* ==== Safetensors =========================================================
+ *
+ * The Hugging Face format, readable by PyTorch's safetensors package: an
+ * 8-byte little-endian header length N, N bytes of JSON
+ * {"name": {"dtype": "F32", "shape": [..], "data_offsets": [begin, end]},
+ *  "__metadata__": {"format": "pt"}} padded with spaces, then the raw
+ * little-endian data. dtypes F32 F64 I32 I64 U8. */
+
+/* Writes m's parameters (copied to the host first: waits for their
+ * devices) to path, through a temporary file renamed into place. Errors:
+ * PT_ERR_INVALID_ARGUMENT (a lazy linear has not run yet), PT_ERR_IO (with
+ * the path and the system's reason). */
+PT_API pt_status pt_save(pt_module *m, const char *path);
+/* Replaces m's parameters with the tensors in path, created on map_location
+ * (NULL: each parameter's current device; cpu for a lazy linear not run
+ * yet, which takes the file's shapes). Validates the whole file first:
+ * header length against the file size, the JSON, each entry's dtype (BF16,
+ * F16 and others are "unsupported dtype"), shape against the module's
+ * parameter, data_offsets in range and consistent with the shape, no
+ * overlapping ranges, every parameter present and no unexpected tensor. Any
+ * problem gives PT_ERR_IO with a message naming the file, the tensor and the
+ * problem, and leaves m untouched. Waits for the copies to the device. */
+PT_API pt_status pt_load(pt_module *m, const char *path, pt_device *map_location);
+
+#ifdef __cplusplus
+}
+#endif
 #endif

@@ -1,0 +1,129 @@
+/* Cross-backend test: the same program gives the same answer on every
+ * backend. Runs one computation — the GPU tour's steps and a chain of ops —
+ * on cpu:0 and on the device named by argv[1] (e.g. "opencl:0"), and
+ * compares every result. Exit 77 (skip) when that device is unavailable. */
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "portable/portable.h"
+
+static int passed, failed;
+
+#define MUST(expr)                                                                        \
+    do {                                                                                  \
+        if (!(expr)) {                                                                    \
+            fprintf(stderr, "cross_backend: %s failed: %s\n", #expr, pt_last_error());    \
+            exit(1);                                                                      \
+        }                                                                                 \
+    } while (0)
+
+/* One experiment: returns a tensor computed on d (the caller releases it). */
+typedef pt_tensor *(*experiment)(pt_device *d);
+
+static pt_tensor *tour_matmul_norms(pt_device *d) {
+    /* chapter point 8: matmuls whose norms stay on the device, read once */
+    int64_t shape[2] = {100, 100};
+    pt_manual_seed(7);
+    pt_tensor *a = pt_rand(d, PT_F32, 2, shape), *b = pt_rand(d, PT_F32, 2, shape);
+    pt_tensor *norms[20];
+    for (int i = 0; i < 20; ++i) {
+        pt_tensor *c = pt_matmul(a, b), *scaled = pt_mul_scalar(c, 1.0 / (i + 1));
+        norms[i] = pt_norm(scaled);
+        pt_release(scaled);
+        pt_release(c);
+    }
+    pt_tensor *out = pt_stack(20, norms, 0);
+    for (int i = 0; i < 20; ++i) pt_release(norms[i]);
+    pt_release(a);
+    pt_release(b);
+    return out;
+}
+
+static pt_tensor *rng_bits(pt_device *d) {
+    int64_t n = 4099; /* odd: exercises partial Philox blocks */
+    pt_manual_seed(1234);
+    return pt_rand(d, PT_F32, 1, &n);
+}
+
+static pt_tensor *op_chain(pt_device *d) {
+    /* broadcasting, views, reductions, softmax, gather: one pipeline */
+    int64_t s[2] = {33, 17}, sb[1] = {17};
+    pt_manual_seed(99);
+    pt_scope scope = pt_scope_begin();
+    pt_tensor *x = pt_randn(d, PT_F32, 2, s), *bias = pt_rand(d, PT_F32, 1, sb);
+    pt_tensor *h = pt_relu(pt_add(x, bias));
+    pt_tensor *t = pt_transpose(h, 0, 1);                  /* [17, 33] strided view */
+    pt_tensor *p = pt_softmax(pt_matmul(t, h), -1);        /* [17, 17] */
+    pt_tensor *m = pt_mean(pt_tanh(pt_mul_scalar(p, 3.0)), 0, true);
+    pt_tensor *e = pt_exp(pt_neg(pt_abs(pt_narrow(x, 0, 5, 17))));
+    pt_tensor *idx = pt_argmax(e, 1, true);                /* [17, 1] */
+    pt_tensor *g = pt_cast(pt_gather(e, 1, idx), PT_F32);
+    pt_tensor *out = pt_cat(3, (pt_tensor *[]){pt_reshape(m, 1, (int64_t[]){17}),
+                                               pt_reshape(g, 1, (int64_t[]){17}),
+                                               pt_sum(pt_sqrt(pt_add_scalar(e, 1.0)), 0, false)},
+                            0);
+    pt_keep(out);
+    pt_scope_end(scope);
+    return out;
+}
+
+static pt_tensor *integer_chain(pt_device *d) {
+    int64_t n = 1000;
+    pt_scope scope = pt_scope_begin();
+    pt_tensor *a = pt_arange(d, PT_I64, -500, 500, 1);
+    pt_tensor *b = pt_add_scalar(pt_mul(a, a), 7);
+    pt_tensor *c = pt_where(pt_gt(a, pt_zeros(d, PT_I64, 1, &n)), b, pt_neg(b));
+    pt_tensor *out = pt_cast(pt_sum(pt_reshape(c, 2, (int64_t[]){10, 100}), 1, false), PT_F64);
+    pt_keep(out);
+    pt_scope_end(scope);
+    return out;
+}
+
+static void compare(const char *name, experiment f, pt_device *ref_dev, pt_device *dev, double tol) {
+    pt_tensor *r = f(ref_dev), *t = f(dev);
+    MUST(r && t);
+    int64_t n = pt_tensor_numel(r);
+    MUST(n == pt_tensor_numel(t));
+    pt_tensor *r64 = pt_cast(r, PT_F64), *t64 = pt_cast(t, PT_F64);
+    MUST(r64 && t64);
+    double *a = malloc(sizeof(double) * (size_t)n), *b = malloc(sizeof(double) * (size_t)n);
+    MUST(a && b);
+    MUST(pt_to_host(r64, a, sizeof(double) * (size_t)n) == PT_OK);
+    MUST(pt_to_host(t64, b, sizeof(double) * (size_t)n) == PT_OK);
+    int64_t bad = -1;
+    for (int64_t i = 0; i < n && bad < 0; ++i)
+        if (!(fabs(a[i] - b[i]) <= tol * (1.0 + fabs(a[i])))) bad = i;
+    if (bad < 0) {
+        ++passed;
+        printf("PASS %-20s %lld values equal within %g on %s and %s\n", name, (long long)n, tol,
+               pt_device_name(ref_dev), pt_device_name(dev));
+    } else {
+        ++failed;
+        printf("FAIL %-20s index %lld: %s gives %.9g, %s gives %.9g\n", name, (long long)bad,
+               pt_device_name(ref_dev), a[bad], pt_device_name(dev), b[bad]);
+    }
+    free(a);
+    free(b);
+    pt_release(r);
+    pt_release(t);
+    pt_release(r64);
+    pt_release(t64);
+}
+
+int main(int argc, char **argv) {
+    const char *name = argc > 1 ? argv[1] : "opencl:0";
+    pt_device *dev = pt_device_get(name), *cpu = pt_cpu();
+    if (!dev) {
+        printf("SKIP: %s unavailable: %s\n", name, pt_last_error());
+        return 77;
+    }
+    MUST(cpu);
+    compare("rng_bits", rng_bits, cpu, dev, 0.0);
+    compare("tour_matmul_norms", tour_matmul_norms, cpu, dev, 1e-5);
+    compare("op_chain", op_chain, cpu, dev, 1e-5);
+    compare("integer_chain", integer_chain, cpu, dev, 0.0);
+    printf("cross_backend(cpu vs %s): %d passed, %d failed\n", name, passed, failed);
+    return failed ? 1 : 0;
+}

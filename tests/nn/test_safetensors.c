@@ -1,0 +1,380 @@
+/* Safetensors: round trip, the file layout, every kind of corrupt file
+ * (each must give PT_ERR_IO naming the file, the tensor and the problem, and
+ * leave the module untouched), and interop with a file written by hand in
+ * Python/NumPy (tests/nn/fixtures, made by make_safetensors_fixture.py) in
+ * both directions.
+ *
+ *   test_safetensors SCRATCH_DIR */
+#include <string.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include "nn_test.h"
+
+#ifndef PT_NN_FIXTURE_SCRIPT
+#define PT_NN_FIXTURE_SCRIPT "make_safetensors_fixture.py"
+#endif
+#ifndef PT_NN_PYTHON
+#define PT_NN_PYTHON "python3"
+#endif
+#ifndef PT_NN_FIXTURE
+#define PT_NN_FIXTURE "fixtures/mlp_4_3_2.safetensors"
+#endif
+
+static const char *scratch;
+static char path_buf[4096];
+
+static const char *scratch_path(const char *name) {
+    snprintf(path_buf, sizeof path_buf, "%s/%s", scratch, name);
+    return path_buf;
+}
+
+/* Sequential(Linear(3), ReLU, Linear(2)); materialised with a 4-feature
+ * input when `run` is set. Parameters: 0.weight [3,4], 0.bias [3],
+ * 2.weight [2,3], 2.bias [2] (92 bytes of f32). */
+static pt_module *net(bool run, uint64_t seed) {
+    pt_module *layers[3] = {pt_linear(3), pt_relu_module(), pt_linear(2)};
+    pt_module *m = pt_sequential(3, layers);
+    if (run) {
+        pt_manual_seed(seed);
+        int64_t xs[2] = {2, 4};
+        pt_tensor *x = pt_rand(pt_cpu(), PT_F32, 2, xs);
+        pt_release(pt_module_forward(m, x));
+        pt_release(x);
+    }
+    return m;
+}
+
+/* All parameter bytes of m, in state-dict order (NULL parameters: none). */
+static size_t snapshot(pt_module *m, float *out, size_t cap) {
+    pt_tensor *ts[8];
+    int n = pt_module_parameters(m, NULL, ts, 8);
+    size_t at = 0;
+    for (int i = 0; i < n; ++i) {
+        if (!ts[i]) continue;
+        size_t k = (size_t)pt_tensor_numel(ts[i]);
+        if (at + k > cap || pt_to_host(ts[i], out + at, k * sizeof *out) != PT_OK) return 0;
+        at += k;
+    }
+    return at;
+}
+
+static void write_file(const char *path, const void *bytes, size_t n) {
+    FILE *f = fopen(path, "wb");
+    if (f) {
+        fwrite(bytes, 1, n, f);
+        fclose(f);
+    }
+}
+
+/* A safetensors file from a header text and data_len bytes of data
+ * (header_len_override: the length field to write instead of the real one). */
+static void write_st(const char *path, const char *header, size_t data_len, uint64_t header_len_override) {
+    size_t h = strlen(header);
+    uint64_t n = header_len_override ? header_len_override : h;
+    unsigned char *buf = calloc(1, 8 + h + data_len + 1);
+    for (int i = 0; i < 8; ++i) buf[i] = (unsigned char)(n >> (8 * i));
+    memcpy(buf + 8, header, h);
+    for (size_t i = 0; i < data_len; ++i) buf[8 + h + i] = (unsigned char)(i * 7);
+    write_file(path, buf, 8 + h + data_len);
+    free(buf);
+}
+
+static void test_round_trip(void) {
+    pt_module *a = net(true, 1);
+    const char *p = scratch_path("round_trip.safetensors");
+    char path[4096];
+    snprintf(path, sizeof path, "%s", p);
+    NN_CHECK(pt_save(a, path) == PT_OK, "save");
+
+    float va[64], vb[64];
+    size_t na = snapshot(a, va, 64);
+    NN_CHECK(na == 23, "23 parameter values, got %zu", na);
+
+    /* Into a fresh lazy model: takes the file's shapes. */
+    pt_module *b = net(false, 0);
+    NN_CHECK(pt_load(b, path, pt_cpu()) == PT_OK, "load into a lazy model");
+    NN_CHECK(snapshot(b, vb, 64) == na && memcmp(va, vb, na * sizeof *va) == 0, "values identical after the round trip");
+    pt_tensor *w = pt_module_parameter(b, "0.weight");
+    NN_CHECK(w && pt_requires_grad(w) && pt_tensor_ndim(w) == 2 && pt_tensor_shape(w)[1] == 4,
+             "loaded parameters are [3, 4] leaves that require grad");
+
+    /* Same forward. */
+    int64_t xs[2] = {5, 4};
+    pt_manual_seed(9);
+    pt_tensor *x = pt_rand(pt_cpu(), PT_F32, 2, xs);
+    pt_tensor *ya = pt_module_forward(a, x), *yb = pt_module_forward(b, x);
+    float fa[10], fb[10];
+    NN_CHECK(pt_to_host(ya, fa, sizeof fa) == PT_OK && pt_to_host(yb, fb, sizeof fb) == PT_OK &&
+                 memcmp(fa, fb, sizeof fa) == 0,
+             "reloaded model computes the same outputs");
+
+    /* Into a materialised model with other values: replaced. */
+    pt_module *c = net(true, 2);
+    NN_CHECK(pt_load(c, path, NULL) == PT_OK, "load into a materialised model");
+    float vc[64];
+    NN_CHECK(snapshot(c, vc, 64) == na && memcmp(va, vc, na * sizeof *va) == 0, "values replaced");
+
+    /* The layout, byte by byte where it is fixed. */
+    FILE *f = fopen(path, "rb");
+    unsigned char head[8];
+    size_t got = f ? fread(head, 1, 8, f) : 0;
+    uint64_t hl = 0;
+    for (int i = 7; i >= 0; --i) hl = hl << 8 | head[i];
+    char *json = calloc(1, hl + 1);
+    got += f && json ? fread(json, 1, hl, f) : 0;
+    struct stat sb;
+    stat(path, &sb);
+    NN_CHECK(got == 8 + hl && hl % 8 == 0, "header length %llu is a multiple of 8", (unsigned long long)hl);
+    NN_CHECK(json && json[0] == '{' && strstr(json, "\"__metadata__\":{\"format\":\"pt\"}") != NULL,
+             "JSON object with __metadata__ {format: pt}: %.120s", json ? json : "");
+    NN_CHECK(json && strstr(json, "\"0.weight\":{\"dtype\":\"F32\",\"shape\":[3,4],\"data_offsets\":[0,48]}"),
+             "0.weight entry: %.200s", json ? json : "");
+    NN_CHECK((uint64_t)sb.st_size == 8 + hl + 92, "file is header + 92 data bytes (%lld)", (long long)sb.st_size);
+    free(json);
+    if (f) fclose(f);
+
+    pt_release(ya);
+    pt_release(yb);
+    pt_release(x);
+    pt_module_free(a);
+    pt_module_free(b);
+    pt_module_free(c);
+}
+
+/* One corrupt file: PT_ERR_IO, the message names the file and what was
+ * wrong, and neither a materialised nor a lazy module changes. */
+static void expect_rejected(const char *what, const char *file, const char *tensor, const char *problem) {
+    pt_module *m = net(true, 3);
+    float before[64], after[64];
+    size_t n = snapshot(m, before, 64);
+    pt_clear_error();
+    pt_status s = pt_load(m, file, pt_cpu());
+    const char *msg = pt_last_error();
+    bool named = strstr(msg, file) != NULL && (!tensor || strstr(msg, tensor) != NULL) && strstr(msg, problem) != NULL;
+    NN_CHECK(s == PT_ERR_IO && named, "%s: status %s, message \"%s\" (want the file, %s and \"%s\")", what,
+             pt_status_name(s), msg, tensor ? tensor : "-", problem);
+    NN_CHECK(snapshot(m, after, 64) == n && memcmp(before, after, n * sizeof *before) == 0, "%s: module unchanged",
+             what);
+
+    pt_module *lazy = net(false, 0);
+    pt_tensor *ts[4];
+    NN_CHECK(pt_load(lazy, file, pt_cpu()) == PT_ERR_IO && pt_module_parameters(lazy, NULL, ts, 4) == 4 && !ts[0] &&
+                 !ts[1] && !ts[2] && !ts[3],
+             "%s: a lazy module stays uncreated", what);
+    pt_module_free(lazy);
+    pt_module_free(m);
+}
+
+#define ENTRY(name, dtype, shape, b, e) \
+    "\"" name "\":{\"dtype\":\"" dtype "\",\"shape\":" shape ",\"data_offsets\":[" #b "," #e "]}"
+#define W0 ENTRY("0.weight", "F32", "[3,4]", 0, 48)
+#define B0 ENTRY("0.bias", "F32", "[3]", 48, 60)
+#define W2 ENTRY("2.weight", "F32", "[2,3]", 60, 84)
+#define B2 ENTRY("2.bias", "F32", "[2]", 84, 92)
+
+static void test_corrupt(void) {
+    char file[4096];
+#define CASE(name) snprintf(file, sizeof file, "%s", scratch_path(name))
+
+    CASE("valid.safetensors");
+    write_st(file, "{" W0 "," B0 "," W2 "," B2 "}", 92, 0);
+    pt_module *m = net(false, 0);
+    NN_CHECK(pt_load(m, file, pt_cpu()) == PT_OK, "a hand-made valid file loads: %s", pt_last_error());
+    pt_module_free(m);
+
+    CASE("truncated.safetensors");
+    write_st(file, "{" W0 "," B0 "," W2 "," B2 "}", 80, 0);
+    expect_rejected("truncated data", file, "2.weight", "past the data section");
+
+    CASE("wrong_shape.safetensors");
+    write_st(file, "{" ENTRY("0.weight", "F32", "[4,3]", 0, 48) "," B0 "," W2 "," B2 "}", 92, 0);
+    expect_rejected("wrong shape", file, "0.weight", "does not match the module's parameter [3, 4]");
+
+    CASE("unknown_dtype.safetensors");
+    write_st(file, "{" W0 "," ENTRY("0.bias", "Q7", "[3]", 48, 60) "," W2 "," B2 "}", 92, 0);
+    expect_rejected("unknown dtype", file, "0.bias", "unknown dtype");
+
+    CASE("bf16.safetensors");
+    write_st(file, "{" ENTRY("0.weight", "BF16", "[3,4]", 0, 24) "," B0 "," W2 "," B2 "}", 92, 0);
+    expect_rejected("BF16", file, "0.weight", "unsupported dtype BF16");
+
+    CASE("overlap.safetensors");
+    write_st(file, "{" W0 "," ENTRY("0.bias", "F32", "[3]", 40, 52) "," W2 "," B2 "}", 92, 0);
+    expect_rejected("overlapping offsets", file, "0.bias", "overlap");
+
+    CASE("garbage_header.safetensors");
+    write_st(file, "{\"0.weight\": {\"dtype\": \"F32\", \"shape\": [3,4 ,,}", 92, 0);
+    expect_rejected("garbage header", file, NULL, "not valid JSON");
+
+    CASE("long_header.safetensors");
+    write_st(file, "{" W0 "," B0 "," W2 "," B2 "}", 92, 1000000);
+    expect_rejected("header length larger than the file", file, NULL, "larger than the rest of the file");
+
+    CASE("tiny.safetensors");
+    write_file(file, "\x10\x00\x00", 3);
+    expect_rejected("shorter than 8 bytes", file, NULL, "too short");
+
+    CASE("missing.safetensors");
+    write_st(file, "{" W0 "," B0 "," W2 "}", 92, 0);
+    expect_rejected("missing tensor", file, "2.bias", "missing from the file");
+
+    CASE("unexpected.safetensors");
+    write_st(file, "{" W0 "," B0 "," W2 "," B2 "," ENTRY("9.weight", "F32", "[0]", 92, 92) "}", 92, 0);
+    expect_rejected("unexpected tensor", file, "9.weight", "unexpected");
+
+    CASE("reversed.safetensors");
+    write_st(file, "{" W0 "," ENTRY("0.bias", "F32", "[3]", 60, 48) "," W2 "," B2 "}", 92, 0);
+    expect_rejected("begin after end", file, "0.bias", "end before they begin");
+
+    CASE("size_mismatch.safetensors");
+    write_st(file, "{" W0 "," ENTRY("0.bias", "F32", "[3]", 48, 56) "," W2 "," B2 "}", 92, 0);
+    expect_rejected("offsets disagree with the shape", file, "0.bias", "needs 12");
+
+    CASE("duplicate.safetensors");
+    write_st(file, "{" W0 "," B0 "," W2 "," B2 "," B2 "}", 92, 0);
+    expect_rejected("duplicate name", file, "2.bias", "named twice");
+
+    CASE("wrong_dtype.safetensors");
+    write_st(file, "{" ENTRY("0.weight", "F64", "[3,4]", 0, 96) "," ENTRY("0.bias", "F32", "[3]", 96, 108) "," ENTRY(
+                       "2.weight", "F32", "[2,3]", 108, 132) "," ENTRY("2.bias", "F32", "[2]", 132, 140) "}",
+             140, 0);
+    expect_rejected("F64 for an F32 parameter", file, "0.weight", "dtype F64 does not match");
+
+    CASE("not_object.safetensors");
+    write_st(file, "[1, 2, 3]", 92, 0);
+    expect_rejected("header not an object", file, NULL, "not an object");
+
+    CASE("bad_metadata.safetensors");
+    write_st(file, "{\"__metadata__\":{\"format\":1}," W0 "," B0 "," W2 "," B2 "}", 92, 0);
+    expect_rejected("non-string metadata", file, NULL, "not a string");
+
+    CASE("bad_shape.safetensors");
+    write_st(file, "{" ENTRY("0.weight", "F32", "[3,-4]", 0, 48) "," B0 "," W2 "," B2 "}", 92, 0);
+    expect_rejected("negative extent", file, "0.weight", "not a non-negative integer");
+
+    CASE("does_not_exist.safetensors");
+    unlink(file);
+    expect_rejected("no such file", file, NULL, "cannot open");
+#undef CASE
+}
+
+/* Runs the Python helper; returns its exit status (-1: could not run). */
+static int run_python(const char *args, const char *out_file) {
+    char cmd[8192];
+    snprintf(cmd, sizeof cmd, "'%s' '%s' %s > '%s' 2>&1", PT_NN_PYTHON, PT_NN_FIXTURE_SCRIPT, args, out_file);
+    int rc = system(cmd);
+    return rc == -1 ? -1 : WEXITSTATUS(rc);
+}
+
+static bool python_ready(void) {
+    char cmd[4096];
+    snprintf(cmd, sizeof cmd, "'%s' -c 'import numpy' > /dev/null 2>&1", PT_NN_PYTHON);
+    return access(PT_NN_FIXTURE_SCRIPT, R_OK) == 0 && system(cmd) == 0;
+}
+
+static void test_interop(void) {
+    /* A file written by hand in Python (committed): loads, values exact. */
+    pt_module *m = net(false, 0);
+    NN_CHECK(pt_load(m, PT_NN_FIXTURE, pt_cpu()) == PT_OK, "the NumPy-written fixture loads: %s", pt_last_error());
+    const char *names[4] = {"0.bias", "0.weight", "2.bias", "2.weight"}; /* name order: k */
+    bool exact = true;
+    for (int k = 0; k < 4; ++k) {
+        pt_tensor *t = pt_module_parameter(m, names[k]);
+        float v[16];
+        int64_t n = pt_tensor_numel(t);
+        exact = exact && t && n <= 16 && pt_to_host(t, v, sizeof v) == PT_OK;
+        for (int64_t i = 0; exact && i < n; ++i) exact = v[i] == (float)(k + 1) + (float)i / 8.0f;
+    }
+    NN_CHECK(exact, "fixture values are (k + 1) + i / 8");
+    int64_t xs[2] = {1, 4};
+    pt_tensor *x = pt_ones(pt_cpu(), PT_F32, 2, xs);
+    pt_tensor *y = pt_module_forward(m, x);
+    float out[2];
+    /* Hidden h_j = sum_i(2 + (4j + i)/8) + (1 + j/8); then y = W2 h + b2. */
+    double h[3], want[2];
+    for (int j = 0; j < 3; ++j) {
+        h[j] = 1 + j / 8.0;
+        for (int i = 0; i < 4; ++i) h[j] += 2 + (4 * j + i) / 8.0;
+    }
+    for (int o = 0; o < 2; ++o) {
+        want[o] = 3 + o / 8.0;
+        for (int j = 0; j < 3; ++j) want[o] += (4 + (3 * o + j) / 8.0) * h[j];
+    }
+    NN_CHECK(pt_to_host(y, out, sizeof out) == PT_OK && fabs(out[0] - want[0]) < 1e-3 && fabs(out[1] - want[1]) < 1e-3,
+             "forward with the fixture: %g %g, want %g %g", out[0], out[1], want[0], want[1]);
+    pt_release(y);
+    pt_release(x);
+    pt_module_free(m);
+
+    if (!python_ready()) {
+        printf("note: %s with NumPy not available: Python-side checks skipped\n", PT_NN_PYTHON);
+        return;
+    }
+    /* The script still writes exactly the committed fixture. */
+    char regen[4096], listing[4096];
+    snprintf(regen, sizeof regen, "%s", scratch_path("regenerated.safetensors"));
+    snprintf(listing, sizeof listing, "%s", scratch_path("python_read.txt"));
+    char args[8300];
+    snprintf(args, sizeof args, "write '%s'", regen);
+    NN_CHECK(run_python(args, listing) == 0, "python writes the fixture");
+    FILE *a = fopen(regen, "rb"), *b = fopen(PT_NN_FIXTURE, "rb");
+    unsigned char ba[1024], bb[1024];
+    size_t la = a ? fread(ba, 1, sizeof ba, a) : 0, lb = b ? fread(bb, 1, sizeof bb, b) : 1;
+    NN_CHECK(la == lb && memcmp(ba, bb, la) == 0, "committed fixture matches the script's output");
+    if (a) fclose(a);
+    if (b) fclose(b);
+
+    /* Python reads a file we wrote; its bit patterns must be ours. */
+    pt_module *ours = net(true, 5);
+    char mine[4096];
+    snprintf(mine, sizeof mine, "%s", scratch_path("for_python.safetensors"));
+    pt_save(ours, mine);
+    snprintf(args, sizeof args, "read '%s'", mine);
+    int rc = run_python(args, listing);
+    NN_CHECK(rc == 0, "python accepts our file (exit %d; see %s)", rc, listing);
+    FILE *f = fopen(listing, "r");
+    char line[4096];
+    int matched = 0;
+    while (f && fgets(line, sizeof line, f)) {
+        if (line[0] == '#') {
+            printf("python: %s", line);
+            continue;
+        }
+        char name[64], dtype[8], shape[32];
+        int used = 0;
+        if (sscanf(line, "%63s %7s %31s %n", name, dtype, shape, &used) != 3) continue;
+        pt_tensor *t = pt_module_parameter(ours, name);
+        float v[16];
+        int64_t n = pt_tensor_numel(t);
+        bool same = t && n <= 16 && strcmp(dtype, "F32") == 0 && pt_to_host(t, v, sizeof v) == PT_OK;
+        char *p = line + used;
+        for (int64_t i = 0; same && i < n; ++i) {
+            uint32_t bits;
+            memcpy(&bits, &v[i], 4);
+            char *end;
+            same = strtoul(p, &end, 16) == bits && end != p;
+            p = end;
+        }
+        NN_CHECK(same, "python reads %s as we wrote it", name);
+        matched += same;
+    }
+    if (f) fclose(f);
+    NN_CHECK(matched == 4, "python listed all 4 tensors (%d matched)", matched);
+    pt_module_free(ours);
+    pt_clear_error();
+}
+
+int main(int argc, char **argv) {
+    nn_begin();
+    scratch = argc > 1 ? argv[1] : "/tmp";
+    if (!pt_cpu()) {
+        printf("SKIP: no cpu device: %s\n", pt_last_error());
+        return NN_SKIP;
+    }
+    test_round_trip();
+    test_corrupt();
+    test_interop();
+    return nn_finish();
+}
