@@ -4,7 +4,9 @@
  *   PORTABLE_BACKEND=cuda ./gpu_tour      (or opencl, cpu; default auto)
  *   ./gpu_tour --quick                    smaller sizes, for tests
  *
- * Each numbered section is one point of the chapter; the timings end up in
+ * Each numbered section is one point of the chapter (points 1-12 of
+ * SEEDS.md: hardware, names, tensors, copies, nets, parameters, large vs
+ * small work, logging, two devices, asynchrony, overlap, freeing memory); the timings end up in
  * one table at the end. */
 #include <math.h>
 #include <stdio.h>
@@ -170,6 +172,39 @@ int main(int argc, char **argv) {
         record(what, dev, many);
     }
     pt_scope_end(scope);
+
+    /* 5 + 6. Nets on a device; reading and writing their parameters. */
+    section("5. A net on the device; 6. saving and loading its parameters");
+    {
+        pt_scope s = pt_scope_begin();
+        pt_module *layers[3] = {pt_linear(256), pt_relu_module(), pt_linear(10)};
+        pt_module *net = pt_sequential(3, layers);
+        CHECK(net);
+        CHECK(pt_module_to(net, dev) == PT_OK); /* like net.to(device) */
+        int64_t xs[2] = {2, 20};
+        pt_tensor *input = pt_rand(dev, PT_F32, 2, xs);
+        pt_tensor *out = pt_module_forward(net, input); /* lazy sizes fixed here, on dev */
+        CHECK(out);
+        pt_tensor *w = pt_module_parameter(net, "0.weight");
+        CHECK(w);
+        printf("  net(X) = %s; net[0].weight lives on %s\n", pt_tensor_describe(out, desc, sizeof desc),
+               pt_device_name(pt_tensor_device(w)));
+        const char *path = "/tmp/portable_gpu_tour.safetensors";
+        CHECK(pt_save(net, path) == PT_OK);
+        pt_module *clone_layers[3] = {pt_linear(256), pt_relu_module(), pt_linear(10)};
+        pt_module *clone = pt_sequential(3, clone_layers);
+        CHECK(clone && pt_load(clone, path, cpu) == PT_OK); /* map_location = cpu */
+        pt_tensor *x_cpu = pt_to(input, cpu);
+        pt_tensor *diff = pt_norm(pt_sub(pt_to(out, cpu), pt_module_forward(clone, x_cpu)));
+        CHECK(diff);
+        printf("  saved to %s, loaded onto %s: |net(X) - clone(X)| = %.3g\n", path,
+               pt_device_name(pt_tensor_device(pt_module_parameter(clone, "0.weight"))),
+               pt_item(diff));
+        CHECK(pt_item(diff) < 1e-4);
+        pt_module_free(clone);
+        pt_module_free(net);
+        pt_scope_end(s);
+    }
 
     /* 7 + 10. Large vs small work; asynchronous execution means we must
      * synchronise before reading the clock. */
