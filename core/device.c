@@ -24,8 +24,13 @@ static bool parse_device_name(const char *name, char *backend, size_t cap, int *
     return true;
 }
 
-/* Looks a backend up; on failure sets an error that says why it is missing. */
-static pt__backend *usable_backend(const char *fn, const char *backend_name, const char *asked) {
+/* Looks a backend up; on failure sets an error that says why it is missing.
+ * load_failure: the status when the plugin itself did not load
+ * (pt_device_get promises PT_ERR_NO_DEVICE for every absence; the
+ * PORTABLE_BACKEND paths tell a broken plugin apart with
+ * PT_ERR_BACKEND_LOAD). */
+static pt__backend *usable_backend(const char *fn, const char *backend_name, const char *asked,
+                                   pt_status load_failure) {
     pt__registry_init();
     pt__backend *b = pt__backend_find(backend_name);
     if (!b) {
@@ -41,7 +46,7 @@ static pt__backend *usable_backend(const char *fn, const char *backend_name, con
         return NULL;
     }
     if (!b->available) {
-        pt__error(b->vt || b->dl ? PT_ERR_NO_DEVICE : PT_ERR_BACKEND_LOAD, fn,
+        pt__error(b->vt || b->dl ? PT_ERR_NO_DEVICE : load_failure, fn,
                   "%s: backend %s is unavailable: %s", asked, b->name, b->reason);
         return NULL;
     }
@@ -60,7 +65,7 @@ pt_device *pt_device_get(const char *name) {
                   "'%s' is not a device name; use cpu, cpu:N, cuda:N or opencl:N", name);
         return NULL;
     }
-    pt__backend *b = usable_backend("pt_device_get", backend, name);
+    pt__backend *b = usable_backend("pt_device_get", backend, name, PT_ERR_NO_DEVICE);
     if (!b) return NULL;
     if (index >= b->ndev) {
         pt__error(PT_ERR_NO_DEVICE, "pt_device_get", "%s: backend %s has %d device%s (%s:0..%s:%d)",
@@ -72,7 +77,7 @@ pt_device *pt_device_get(const char *name) {
 
 pt_device *pt_cpu(void) {
     pt__registry_init();
-    pt__backend *b = usable_backend("pt_cpu", "cpu", "cpu");
+    pt__backend *b = usable_backend("pt_cpu", "cpu", "cpu", PT_ERR_BACKEND_LOAD);
     return b ? &b->devices[0] : NULL;
 }
 
@@ -106,7 +111,7 @@ static chosen_backend choose_backend(const char *fn) {
                 c.index = i;
                 return c;
             }
-        c.backend = usable_backend(fn, "cpu", "cpu");
+        c.backend = usable_backend(fn, "cpu", "cpu", PT_ERR_BACKEND_LOAD);
         return c;
     }
     char name[32];
@@ -118,7 +123,7 @@ static chosen_backend choose_backend(const char *fn) {
     }
     char asked[64];
     snprintf(asked, sizeof asked, "PORTABLE_BACKEND=%s", env);
-    c.backend = usable_backend(fn, name, asked);
+    c.backend = usable_backend(fn, name, asked, PT_ERR_BACKEND_LOAD);
     if (c.backend && c.index >= c.backend->ndev) {
         pt__error(PT_ERR_NO_DEVICE, fn, "PORTABLE_BACKEND=%s but backend %s has %d device%s", env,
                   name, c.backend->ndev, c.backend->ndev == 1 ? "" : "s");
