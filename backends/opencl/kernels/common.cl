@@ -1,0 +1,111 @@
+/* libportable OpenCL kernels — the program's element type and shared helpers.
+ *
+ * Every program is this file plus the kernel files, compiled once per element
+ * type with -DPT_DTYPE=<PT_K_* code> (and -DPT_FP64 where the device has
+ * cl_khr_fp64). prelude.cl (which enables cl_khr_fp64 there), kernel_abi.h and
+ * philox.h come before this file. */
+
+/* T: element type. UT: its unsigned twin, where integer arithmetic wraps
+ * (signed overflow is undefined in OpenCL C as in C). ACC: what reductions
+ * accumulate in (the type itself for floats, 64-bit for integers). */
+#if PT_DTYPE == PT_K_F32
+typedef float T;
+typedef float ACC;
+#define PT_IS_FLOAT 1
+#define PT_ACC_LOWEST (-INFINITY)
+#elif PT_DTYPE == PT_K_F64
+typedef double T;
+typedef double ACC;
+#define PT_IS_FLOAT 1
+#define PT_ACC_LOWEST (-(double)INFINITY)
+#elif PT_DTYPE == PT_K_I32
+typedef int T;
+typedef uint UT;
+typedef long ACC;
+#define PT_IS_FLOAT 0
+#define PT_IS_SIGNED 1
+#define PT_T_MIN INT_MIN
+#define PT_ACC_LOWEST LONG_MIN
+#elif PT_DTYPE == PT_K_I64
+typedef long T;
+typedef ulong UT;
+typedef long ACC;
+#define PT_IS_FLOAT 0
+#define PT_IS_SIGNED 1
+#define PT_T_MIN LONG_MIN
+#define PT_ACC_LOWEST LONG_MIN
+#elif PT_DTYPE == PT_K_U8
+typedef uchar T;
+typedef uchar UT;
+typedef long ACC;
+#define PT_IS_FLOAT 0
+#define PT_IS_SIGNED 0
+#define PT_ACC_LOWEST LONG_MIN
+#else
+#error "PT_DTYPE must be one of the PT_K_* dtype codes"
+#endif
+
+/* NaN test that is simply false for integer types. */
+#if PT_IS_FLOAT
+#define PT_ISNAN(x) isnan(x)
+#else
+#define PT_ISNAN(x) 0
+#endif
+
+/* ---- Strided element-wise addressing ----
+ *
+ * The host collapses an element-wise launch to at most 8 dimensions and
+ * passes the shape and each operand's element strides (0 on broadcast
+ * dimensions) as long8 vectors, innermost dimension in component 0: vectors
+ * have the same layout on every host and device, unlike structs. nd == 0
+ * means every operand is contiguous (the kernels' fast path, element i is at
+ * i); nd == 1 is a single strided dimension. The decomposition is unrolled
+ * over the vector components so that no private array is needed (CPU
+ * implementations such as PoCL keep private arrays per work-item in memory). */
+#define PT_LAYOUT_PARAMS int nd, long8 shape, long8 st_o, long8 st_a, long8 st_b, long8 st_c
+
+typedef struct pt_pos {
+    long o, a, b, c;
+} pt_pos;
+
+/* Peels dimension k off the remaining index i; the outermost dimension takes
+ * what remains without a division. */
+#define PT_LOCATE_DIM(k)                                                                         \
+    if (nd > k) {                                                                                \
+        long c = i;                                                                              \
+        if (nd > k + 1) {                                                                        \
+            long q = i / shape.s##k;                                                             \
+            c = i - q * shape.s##k;                                                              \
+            i = q;                                                                               \
+        }                                                                                        \
+        p.o += c * st_o.s##k;                                                                    \
+        p.a += c * st_a.s##k;                                                                    \
+        p.b += c * st_b.s##k;                                                                    \
+        p.c += c * st_c.s##k;                                                                    \
+    }
+
+/* Element offsets (before each operand's base offset) of element i of the
+ * launch, counted in row-major order. */
+static inline pt_pos pt_locate(long i, int nd, long8 shape, long8 st_o, long8 st_a, long8 st_b,
+                               long8 st_c) {
+    pt_pos p;
+    if (nd == 1) {
+        p.o = i * st_o.s0;
+        p.a = i * st_a.s0;
+        p.b = i * st_b.s0;
+        p.c = i * st_c.s0;
+        return p;
+    }
+    p.o = p.a = p.b = p.c = 0;
+    PT_LOCATE_DIM(0) PT_LOCATE_DIM(1) PT_LOCATE_DIM(2) PT_LOCATE_DIM(3)
+    PT_LOCATE_DIM(4) PT_LOCATE_DIM(5) PT_LOCATE_DIM(6) PT_LOCATE_DIM(7)
+    return p;
+}
+
+/* One work-item per element: the host launches at least n work-items
+ * (rounded up to the work-group size). This is the best pattern both for
+ * GPUs (coalesced) and for CPU implementations, which run the work-items of a
+ * group as a vectorisable loop. */
+#define PT_FOR_EACH(i, n)                                                                        \
+    const long i = (long)get_global_id(0);                                                       \
+    if (i < (n))

@@ -1,0 +1,165 @@
+/* libportable OpenCL kernels — element-wise operations, casts and fill.
+ *
+ * Semantics follow the cpu backend: integer add/sub/mul/neg/abs wrap, integer
+ * division truncates with x/0 == 0 and MIN/-1 == MIN, maximum/minimum and
+ * relu propagate NaN. Transcendental functions exist for float types only.
+ *
+ * One kernel per operation rather than one kernel with an operation switch:
+ * a switch costs nothing on a GPU, but CPU implementations (PoCL) vectorise
+ * the work-items of a group as a loop and give up on the switch, which made
+ * a contiguous add 2.5x slower there. Each kernel has the contiguous fast
+ * path (nd == 0: every operand contiguous, element i is at i) and the
+ * general strided/broadcast path. */
+
+/* ---- Integer helpers (wrapping arithmetic through the unsigned twin) ---- */
+#if !PT_IS_FLOAT
+static inline T pt_wrap_add(T x, T y) { return (T)((UT)x + (UT)y); }
+static inline T pt_wrap_sub(T x, T y) { return (T)((UT)x - (UT)y); }
+static inline T pt_wrap_mul(T x, T y) { return (T)((UT)x * (UT)y); }
+static inline T pt_int_div(T x, T y) {
+    if (y == 0) return 0;
+#if PT_IS_SIGNED
+    if (x == PT_T_MIN && y == (T)-1) return PT_T_MIN;
+#endif
+    return x / y;
+}
+#endif
+
+static inline T pt_max_t(T x, T y) { return PT_ISNAN(x) ? x : PT_ISNAN(y) ? y : (y > x ? y : x); }
+static inline T pt_min_t(T x, T y) { return PT_ISNAN(x) ? x : PT_ISNAN(y) ? y : (y < x ? y : x); }
+
+/* Element offsets of out and the inputs for element i: the contiguous fast
+ * path or the general walk (common.cl). */
+#define PT_POSITION(i)                                                                           \
+    pt_pos p;                                                                                    \
+    if (nd == 0) {                                                                               \
+        p.o = p.a = p.b = p.c = (i);                                                             \
+    } else {                                                                                     \
+        p = pt_locate((i), nd, shape, st_o, st_a, st_b, st_c);                                   \
+    }
+
+/* out = EXPR(x) with x = a[...]; s is the op's scalar (or unused). */
+#define PT_DEFINE_UNARY(name, EXPR)                                                              \
+    __kernel void name(__global T *out, long oo, __global const T *a, long ao, long n, T s,      \
+                       PT_LAYOUT_PARAMS) {                                                       \
+        PT_FOR_EACH(i, n) {                                                                      \
+            PT_POSITION(i)                                                                       \
+            const T x = a[ao + p.a];                                                             \
+            out[oo + p.o] = (EXPR);                                                              \
+        }                                                                                        \
+    }
+
+/* out = EXPR(x, y) with x = a[...], y = b[...]; s is the op's scalar. */
+#define PT_DEFINE_BINARY(name, EXPR)                                                             \
+    __kernel void name(__global T *out, long oo, __global const T *a, long ao,                   \
+                       __global const T *b, long bo, long n, T s, PT_LAYOUT_PARAMS) {            \
+        PT_FOR_EACH(i, n) {                                                                      \
+            PT_POSITION(i)                                                                       \
+            const T x = a[ao + p.a], y = b[bo + p.b];                                            \
+            out[oo + p.o] = (EXPR);                                                              \
+        }                                                                                        \
+    }
+
+/* out (u8) = x <op> y */
+#define PT_DEFINE_COMPARE(name, EXPR)                                                            \
+    __kernel void name(__global uchar *out, long oo, __global const T *a, long ao,               \
+                       __global const T *b, long bo, long n, PT_LAYOUT_PARAMS) {                 \
+        PT_FOR_EACH(i, n) {                                                                      \
+            PT_POSITION(i)                                                                       \
+            const T x = a[ao + p.a], y = b[bo + p.b];                                            \
+            out[oo + p.o] = (EXPR) ? (uchar)1 : (uchar)0;                                        \
+        }                                                                                        \
+    }
+
+#if PT_IS_FLOAT
+PT_DEFINE_BINARY(ew_add, x + y)
+PT_DEFINE_BINARY(ew_sub, x - y)
+PT_DEFINE_BINARY(ew_mul, x * y)
+PT_DEFINE_BINARY(ew_div, x / y)
+PT_DEFINE_BINARY(ew_pow, pow(x, y))
+PT_DEFINE_BINARY(ew_axpy, x + s * y)
+PT_DEFINE_UNARY(ew_neg, -x)
+PT_DEFINE_UNARY(ew_abs, fabs(x))
+PT_DEFINE_UNARY(ew_exp, exp(x))
+PT_DEFINE_UNARY(ew_log, log(x))
+PT_DEFINE_UNARY(ew_sqrt, sqrt(x))
+PT_DEFINE_UNARY(ew_relu, x < (T)0 ? (T)0 : x) /* keeps NaN and -0.0, as on cpu */
+PT_DEFINE_UNARY(ew_sigmoid, (T)1 / ((T)1 + exp(-x)))
+PT_DEFINE_UNARY(ew_tanh, tanh(x))
+PT_DEFINE_UNARY(ew_add_scalar, x + s)
+PT_DEFINE_UNARY(ew_mul_scalar, x * s)
+#else
+PT_DEFINE_BINARY(ew_add, pt_wrap_add(x, y))
+PT_DEFINE_BINARY(ew_sub, pt_wrap_sub(x, y))
+PT_DEFINE_BINARY(ew_mul, pt_wrap_mul(x, y))
+PT_DEFINE_BINARY(ew_div, pt_int_div(x, y))
+PT_DEFINE_BINARY(ew_axpy, pt_wrap_add(x, pt_wrap_mul(s, y)))
+PT_DEFINE_UNARY(ew_neg, pt_wrap_sub((T)0, x))
+#if PT_IS_SIGNED
+PT_DEFINE_UNARY(ew_abs, x < (T)0 ? pt_wrap_sub((T)0, x) : x)
+PT_DEFINE_UNARY(ew_relu, x < (T)0 ? (T)0 : x)
+#else
+PT_DEFINE_UNARY(ew_abs, x)
+PT_DEFINE_UNARY(ew_relu, x)
+#endif
+PT_DEFINE_UNARY(ew_add_scalar, pt_wrap_add(x, s))
+PT_DEFINE_UNARY(ew_mul_scalar, pt_wrap_mul(x, s))
+#endif
+PT_DEFINE_BINARY(ew_maximum, pt_max_t(x, y))
+PT_DEFINE_BINARY(ew_minimum, pt_min_t(x, y))
+PT_DEFINE_COMPARE(ew_eq, x == y)
+PT_DEFINE_COMPARE(ew_lt, x < y)
+PT_DEFINE_COMPARE(ew_gt, x > y)
+
+/* out = cond != 0 ? a : b; cond is u8 (slot a), a and b of the program's
+ * type (slots b and c). */
+__kernel void ew_where(__global T *out, long oo, __global const uchar *cond, long co,
+                       __global const T *a, long ao, __global const T *b, long bo, long n,
+                       PT_LAYOUT_PARAMS) {
+    PT_FOR_EACH(i, n) {
+        PT_POSITION(i)
+        out[oo + p.o] = cond[co + p.a] ? a[ao + p.b] : b[bo + p.c];
+    }
+}
+
+__kernel void fill(__global T *out, long oo, long n, T value, PT_LAYOUT_PARAMS) {
+    PT_FOR_EACH(i, n) {
+        PT_POSITION(i)
+        out[oo + p.o] = value;
+    }
+}
+
+/* ---- Casts: copy_to_<dst> converts this program's type to dst ----
+ *
+ * As on the cpu backend: integer to narrower integer wraps (modulo), integer
+ * or float to float rounds to nearest, float to i32/i64 truncates toward
+ * zero and saturates (NaN -> 0) where C would be undefined, float to u8
+ * goes through i64 and wraps (-1.0 -> 255, like NumPy and PyTorch on x86). */
+#if PT_IS_FLOAT
+#define PT_TO_I32(x) convert_int_sat_rtz(x)
+#define PT_TO_I64(x) convert_long_sat_rtz(x)
+#define PT_TO_U8(x) ((uchar)convert_long_sat_rtz(x))
+#else
+#define PT_TO_I32(x) ((int)(x))
+#define PT_TO_I64(x) ((long)(x))
+#define PT_TO_U8(x) ((uchar)(x))
+#endif
+#define PT_TO_F32(x) ((float)(x))
+#define PT_TO_F64(x) ((double)(x))
+
+#define PT_DEFINE_COPY(name, U, CONVERT)                                                         \
+    __kernel void name(__global U *out, long oo, __global const T *a, long ao, long n,           \
+                       PT_LAYOUT_PARAMS) {                                                       \
+        PT_FOR_EACH(i, n) {                                                                      \
+            PT_POSITION(i)                                                                       \
+            out[oo + p.o] = CONVERT(a[ao + p.a]);                                                \
+        }                                                                                        \
+    }
+
+PT_DEFINE_COPY(copy_to_f32, float, PT_TO_F32)
+PT_DEFINE_COPY(copy_to_i32, int, PT_TO_I32)
+PT_DEFINE_COPY(copy_to_i64, long, PT_TO_I64)
+PT_DEFINE_COPY(copy_to_u8, uchar, PT_TO_U8)
+#ifdef PT_FP64
+PT_DEFINE_COPY(copy_to_f64, double, PT_TO_F64)
+#endif

@@ -1,0 +1,22 @@
+/* libportable OpenCL kernels — the first text of every program.
+ *
+ * Prepares include/portable/philox.h (embedded right after kernel_abi.h) for
+ * OpenCL C: PT_PHILOX_OPENCL selects its OpenCL types, the float math names
+ * it uses map to OpenCL's overloaded built-ins, and its f64 functions are
+ * compiled only where the device has doubles (-DPT_FP64, set by the host from
+ * cl_khr_fp64). */
+
+/* No fused multiply-add unless written: OpenCL C contracts a * b + c by
+ * default, which rounds differently from the cpu backend's C code (arange,
+ * axpy, add_scalar chains would differ in the last bit). */
+#pragma OPENCL FP_CONTRACT OFF
+
+#ifdef PT_FP64
+#pragma OPENCL EXTENSION cl_khr_fp64 : enable
+#define PT_PHILOX_FP64
+#endif
+#define PT_PHILOX_OPENCL
+#define sqrtf sqrt
+#define logf log
+#define cosf cos
+#define sinf sin

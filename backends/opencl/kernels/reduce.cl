@@ -1,0 +1,212 @@
+/* libportable OpenCL kernels — reductions and softmax over the middle axis
+ * of [outer, r, inner].
+ *
+ * Geometry shared by both kernels: the outputs q = o * inner + i are
+ * numbered like the contiguous [outer, inner] result. A work-group is tx_n
+ * consecutive outputs (columns) by ty_n = local size / tx_n rows, both powers
+ * of two chosen by the host: many rows when r is long (each row strides over
+ * r, then the rows combine in local memory as a tree), many columns when r is
+ * short or inner is wide (consecutive i read consecutive addresses). For a
+ * two-pass reduction group g also picks a slice s of r (S slices, chunk
+ * elements each); the first pass writes one partial per (o, s, i).
+ *
+ * How a row's work-items share r: `blocked` == 0 interleaves them (element j
+ * goes to row j % ty_n: neighbouring work-items read neighbouring addresses,
+ * which GPUs coalesce); `blocked` == 1 gives each row one contiguous run of r
+ * (CPU implementations run a group's work-items one after another, so
+ * interleaving would touch every cache line once per work-item). */
+
+/* The part [*j, *end) of [j0, j1) that row ty of ty_n walks, with step *step. */
+static inline void pt_row_share(long j0, long j1, int ty, int ty_n, int blocked, long *j,
+                                long *end, long *step) {
+    if (blocked) {
+        long per = (j1 - j0 + ty_n - 1) / ty_n;
+        *j = j0 + ty * per;
+        *end = min(j1, *j + per);
+        *step = 1;
+    } else {
+        *j = j0 + ty;
+        *end = j1;
+        *step = ty_n;
+    }
+}
+
+/* ---- Combining values: NaN wins for max, the first maximum for argmax ---- */
+static inline ACC pt_max_nan(ACC a, ACC b) {
+    return PT_ISNAN(a) ? a : PT_ISNAN(b) ? b : (b > a ? b : a);
+}
+
+/* Whether (vb, ib) beats (va, ia) for argmax: NaN counts as the maximum and
+ * ties go to the smaller index, so the first maximum (or first NaN) wins
+ * whatever the order of combination. */
+static inline bool pt_argmax_takes_b(ACC va, long ia, ACC vb, long ib) {
+    bool na = PT_ISNAN(va), nb = PT_ISNAN(vb);
+    if (na || nb) return (na && nb) ? ib < ia : nb;
+    if (vb != va) return vb > va;
+    return ib < ia;
+}
+
+static inline ACC pt_acc_add(ACC a, ACC b) {
+#if PT_IS_FLOAT
+    return a + b;
+#else
+    return (ACC)((ulong)a + (ulong)b); /* integer sums wrap */
+#endif
+}
+
+/* Stores an accumulator as the output dtype, converting like copy_to_<dst>
+ * (elementwise.cl). */
+static inline void pt_store_acc(__global uchar *out, long k, int dt, ACC v) {
+    switch (dt) {
+    case PT_K_F32: ((__global float *)out)[k] = (float)v; break;
+#ifdef PT_FP64
+    case PT_K_F64: ((__global double *)out)[k] = (double)v; break;
+#endif
+#if PT_IS_FLOAT
+    case PT_K_I32: ((__global int *)out)[k] = convert_int_sat_rtz(v); break;
+    case PT_K_I64: ((__global long *)out)[k] = convert_long_sat_rtz(v); break;
+    case PT_K_U8: ((__global uchar *)out)[k] = (uchar)convert_long_sat_rtz(v); break;
+#else
+    case PT_K_I32: ((__global int *)out)[k] = (int)v; break;
+    case PT_K_I64: ((__global long *)out)[k] = (long)v; break;
+    case PT_K_U8: ((__global uchar *)out)[k] = (uchar)v; break;
+#endif
+    }
+}
+
+/* in: the program's type T, or (in_acc) accumulators from a partial pass
+ * with their argmax indices in in_idx. stage FINAL writes out[oo + o*inner
+ * + i] as out_dtype (ARGMAX: the i64 index; MEAN: sum / count). stage
+ * PARTIAL writes the accumulator to ((ACC *)out)[(o*S + s)*inner + i] and the
+ * index to out_idx at the same position. */
+__kernel void reduce(__global const uchar *in, long io, int in_acc, __global const long *in_idx,
+                     long iio, long s_o, long s_r, long s_i, long r, long outer, long inner,
+                     long chunk, long S, int tx_n, int blocked, __global uchar *out, long oo,
+                     int out_dtype, __global long *out_idx, long oio, int op, int stage,
+                     long count, __local ACC *lv, __local long *li) {
+    const int lid = (int)get_local_id(0);
+    const int ty_n = (int)get_local_size(0) / tx_n;
+    const int tx = lid % tx_n, ty = lid / tx_n;
+    const long nq = outer * inner;
+    const long nqb = (nq + tx_n - 1) / tx_n;
+    const long g = (long)get_group_id(0);
+    const long s = g / nqb;
+    const long q = (g - s * nqb) * tx_n + tx;
+    const bool live = q < nq;
+    const long o = live ? q / inner : 0;
+    const long i = live ? q - o * inner : 0;
+    const long j0 = s * chunk, j1 = min(r, j0 + chunk);
+    const bool is_max = op == PT_K_MAX || op == PT_K_ARGMAX;
+
+    ACC acc = is_max ? PT_ACC_LOWEST : (ACC)0;
+    long idx = LONG_MAX;
+    if (live) {
+        long j, end, step;
+        pt_row_share(j0, j1, ty, ty_n, blocked, &j, &end, &step);
+        for (; j < end; j += step) {
+            long k = io + o * s_o + j * s_r + i * s_i;
+            ACC x = in_acc ? ((__global const ACC *)in)[k] : (ACC)((__global const T *)in)[k];
+            if (op == PT_K_ARGMAX) {
+                long xi = in_acc ? in_idx[iio + k - io] : j;
+                if (pt_argmax_takes_b(acc, idx, x, xi)) {
+                    acc = x;
+                    idx = xi;
+                }
+            } else if (op == PT_K_MAX) {
+                acc = pt_max_nan(acc, x);
+            } else {
+                acc = pt_acc_add(acc, x);
+            }
+        }
+    }
+    lv[lid] = acc;
+    li[lid] = idx;
+    for (int h = ty_n / 2; h > 0; h >>= 1) {
+        barrier(CLK_LOCAL_MEM_FENCE);
+        if (ty < h) {
+            ACC vb = lv[lid + h * tx_n];
+            if (op == PT_K_ARGMAX) {
+                long ib = li[lid + h * tx_n];
+                if (pt_argmax_takes_b(lv[lid], li[lid], vb, ib)) {
+                    lv[lid] = vb;
+                    li[lid] = ib;
+                }
+            } else if (op == PT_K_MAX) {
+                lv[lid] = pt_max_nan(lv[lid], vb);
+            } else {
+                lv[lid] = pt_acc_add(lv[lid], vb);
+            }
+        }
+    }
+    if (ty != 0 || !live) return;
+    acc = lv[lid];
+    idx = li[lid];
+    if (stage == PT_K_STAGE_PARTIAL) {
+        long k = (o * S + s) * inner + i;
+        ((__global ACC *)out)[k] = acc;
+        if (op == PT_K_ARGMAX) out_idx[oio + k] = idx;
+        return;
+    }
+    long k = oo + q;
+    if (op == PT_K_ARGMAX) {
+        ((__global long *)out)[k] = idx;
+    } else {
+#if PT_IS_FLOAT
+        if (op == PT_K_MEAN) acc = acc / (ACC)count;
+#endif
+        pt_store_acc(out, k, out_dtype, acc);
+    }
+}
+
+#if PT_IS_FLOAT
+/* Reduces lv over the rows of the group and returns column tx's result to
+ * every work-item of that column. */
+static inline T pt_group_combine(__local T *lv, int lid, int tx, int ty, int tx_n, int ty_n,
+                                 T v, bool is_max) {
+    lv[lid] = v;
+    for (int h = ty_n / 2; h > 0; h >>= 1) {
+        barrier(CLK_LOCAL_MEM_FENCE);
+        if (ty < h) {
+            T b = lv[lid + h * tx_n];
+            lv[lid] = is_max ? pt_max_nan(lv[lid], b) : lv[lid] + b;
+        }
+    }
+    barrier(CLK_LOCAL_MEM_FENCE);
+    T r = lv[tx];
+    barrier(CLK_LOCAL_MEM_FENCE); /* everyone has read before lv is reused */
+    return r;
+}
+
+/* out[o][j][i] (contiguous) = softmax over j of in[o][j][i], or its log. */
+__kernel void softmax(__global const T *in, long io, long s_o, long s_r, long s_i, long r,
+                      long outer, long inner, int tx_n, int blocked, __global T *out, long oo,
+                      int log_mode, __local T *lv) {
+    const int lid = (int)get_local_id(0);
+    const int ty_n = (int)get_local_size(0) / tx_n;
+    const int tx = lid % tx_n, ty = lid / tx_n;
+    const long q = (long)get_group_id(0) * tx_n + tx;
+    const bool live = q < outer * inner;
+    const long o = live ? q / inner : 0;
+    const long i = live ? q - o * inner : 0;
+    const long base = io + o * s_o + i * s_i;
+    long j_begin, j_end, step;
+    pt_row_share(0, r, ty, ty_n, blocked, &j_begin, &j_end, &step);
+
+    T m = -INFINITY;
+    if (live)
+        for (long j = j_begin; j < j_end; j += step) m = pt_max_nan(m, in[base + j * s_r]);
+    m = pt_group_combine(lv, lid, tx, ty, tx_n, ty_n, m, true);
+
+    T sum = 0;
+    if (live)
+        for (long j = j_begin; j < j_end; j += step) sum += exp(in[base + j * s_r] - m);
+    sum = pt_group_combine(lv, lid, tx, ty, tx_n, ty_n, sum, false);
+
+    if (!live) return;
+    const T log_sum = log(sum);
+    for (long j = j_begin; j < j_end; j += step) {
+        T y = in[base + j * s_r] - m;
+        out[oo + (o * r + j) * inner + i] = log_mode ? y - log_sum : exp(y) / sum;
+    }
+}
+#endif

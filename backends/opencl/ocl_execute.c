@@ -1,0 +1,591 @@
+/* libportable OpenCL backend — turning a pt_op into kernel launches.
+ *
+ * The core has validated every descriptor (backend.h), so this file only
+ * decides which kernel of which per-dtype program runs, packs its arguments
+ * and picks work sizes. Operand byte offsets become element offsets passed as
+ * kernel arguments: a cl_mem has no pointer arithmetic. */
+#include <math.h>
+#include <stdio.h>
+#include <string.h>
+
+#include "ocl_internal.h"
+
+static const char *ocl_dt(pt_dtype t) {
+    static const char *const names[PT__DTYPE_COUNT] = {"f32", "f64", "i32", "i64", "u8"};
+    return (t >= 0 && t < PT__DTYPE_COUNT) ? names[t] : "?";
+}
+
+static size_t ocl_dtype_bytes(pt_dtype t) {
+    static const size_t sizes[PT__DTYPE_COUNT] = {4, 8, 4, 8, 1};
+    return (t >= 0 && t < PT__DTYPE_COUNT) ? sizes[t] : 0;
+}
+
+static bool ocl_is_float(pt_dtype t) { return t == PT_F32 || t == PT_F64; }
+
+pt_status ocl_elem_offset(const pt_operand *x, cl_long *out) {
+    size_t es = ocl_dtype_bytes(x->dtype);
+    if (es == 0 || x->offset % es != 0)
+        return ocl_fail(PT_ERR_INTERNAL,
+                        "operand byte offset %zu is not a multiple of its %s element size",
+                        x->offset, ocl_dt(x->dtype));
+    *out = (cl_long)(x->offset / es);
+    return PT_OK;
+}
+
+static int64_t ocl_numel(const pt_operand *x) {
+    int64_t n = 1;
+    for (int d = 0; d < x->ndim; ++d) n *= x->shape[d];
+    return n;
+}
+
+/* ---- Kernel arguments ---- */
+
+typedef struct ocl_arg {
+    size_t size;
+    const void *value; /* NULL: a __local buffer of `size` bytes */
+} ocl_arg;
+
+#define OCL_ARG(v) {sizeof(v), &(v)}
+#define OCL_LOCAL(bytes) {(bytes), NULL}
+
+/* A scalar of the program's element type, converted from the op's double. */
+typedef struct ocl_scalar {
+    union {
+        cl_float f32;
+        cl_double f64;
+        cl_int i32;
+        cl_long i64;
+        cl_uchar u8;
+    } v;
+    size_t size;
+} ocl_scalar;
+
+/* Scalar conversions as on the cpu backend (and in copy_to_<dst>): truncate
+ * toward zero, saturate to i32/i64 (NaN gives 0), wrap to u8 through i64. */
+static int64_t ocl_double_to_i64(double v) {
+    if (isnan(v)) return 0;
+    if (v >= 9223372036854775808.0) return INT64_MAX;
+    if (v <= -9223372036854775808.0) return INT64_MIN;
+    return (int64_t)v;
+}
+
+static int32_t ocl_double_to_i32(double v) {
+    if (isnan(v)) return 0;
+    if (v >= 2147483647.0) return INT32_MAX;
+    if (v <= -2147483648.0) return INT32_MIN;
+    return (int32_t)v;
+}
+
+static ocl_scalar ocl_make_scalar(pt_dtype t, double v) {
+    ocl_scalar s;
+    memset(&s, 0, sizeof s);
+    switch (t) {
+    case PT_F32: s.v.f32 = (cl_float)v; s.size = sizeof(cl_float); break;
+    case PT_F64: s.v.f64 = v; s.size = sizeof(cl_double); break;
+    case PT_I32: s.v.i32 = ocl_double_to_i32(v); s.size = sizeof(cl_int); break;
+    case PT_I64: s.v.i64 = ocl_double_to_i64(v); s.size = sizeof(cl_long); break;
+    default: s.v.u8 = (cl_uchar)(uint64_t)ocl_double_to_i64(v); s.size = sizeof(cl_uchar); break;
+    }
+    return s;
+}
+
+static pt_status ocl_set_args(cl_kernel k, const char *name, int n, const ocl_arg *args) {
+    for (int i = 0; i < n; ++i) {
+        cl_int err = clSetKernelArg(k, (cl_uint)i, args[i].size, args[i].value);
+        if (err != CL_SUCCESS) return ocl_cl_fail(err, "clSetKernelArg(%s, argument %d)", name, i);
+    }
+    return PT_OK;
+}
+
+static pt_status ocl_enqueue(ocl_device *d, cl_kernel k, const char *name, size_t global,
+                             size_t local) {
+    cl_int err = clEnqueueNDRangeKernel(d->queue, k, 1, NULL, &global, &local, 0, NULL, NULL);
+    if (err != CL_SUCCESS)
+        return ocl_cl_fail(err, "clEnqueueNDRangeKernel(%s, global %zu, local %zu) on %s", name,
+                           global, local, d->name);
+    return PT_OK;
+}
+
+static size_t ocl_pow2_floor(size_t x) {
+    size_t p = 1;
+    while (p * 2 <= x) p *= 2;
+    return p;
+}
+
+static size_t ocl_pow2_ceil(int64_t x) {
+    size_t p = 1;
+    while ((int64_t)p < x) p *= 2;
+    return p;
+}
+
+/* Work sizes of a one-work-item-per-element kernel over n items: groups of
+ * up to 256, n rounded up to a whole number of groups. */
+static pt_status ocl_launch_items(ocl_device *d, cl_kernel k, const char *name, size_t wg,
+                                  int64_t n) {
+    size_t local = wg < 256 ? wg : 256;
+    size_t global = ((size_t)n + local - 1) / local * local;
+    return ocl_enqueue(d, k, name, global, local);
+}
+
+/* ---- Element-wise layout ---- */
+
+typedef struct ocl_layout {
+    cl_int nd;
+    cl_long8 shape;
+    cl_long8 st[4]; /* out, in a, in b, in c */
+} ocl_layout;
+
+/* Describes out's shape with the strides of out and up to 3 inputs, dropping
+ * extent-1 dimensions and merging neighbours that are contiguous with each
+ * other in every operand. The kernels want the innermost dimension first;
+ * nd == 0 tells them every operand is contiguous (their fast path). */
+static void ocl_layout_build(const pt_operand *out, int n_in, const pt_operand *const *in,
+                             ocl_layout *L) {
+    memset(L, 0, sizeof *L);
+    const pt_operand *ops[4] = {out, n_in > 0 ? in[0] : NULL, n_in > 1 ? in[1] : NULL,
+                                n_in > 2 ? in[2] : NULL};
+    int64_t shape[PT_MAX_DIMS], st[4][PT_MAX_DIMS];
+    memset(st, 0, sizeof st);
+    int nd = 0;
+    for (int d = 0; d < out->ndim; ++d) {
+        int64_t ext = out->shape[d];
+        if (ext == 1) continue;
+        bool merge = nd > 0;
+        for (int k = 0; merge && k < 4; ++k)
+            if (ops[k] && st[k][nd - 1] != ops[k]->strides[d] * ext) merge = false;
+        int at = merge ? nd - 1 : nd++;
+        shape[at] = merge ? shape[at] * ext : ext;
+        for (int k = 0; k < 4; ++k) st[k][at] = ops[k] ? ops[k]->strides[d] : 0;
+    }
+    if (nd == 0) { /* a single element */
+        nd = 1;
+        shape[0] = 1;
+    }
+    for (int d = 0; d < PT_MAX_DIMS; ++d) L->shape.s[d] = 1;
+    for (int d = 0; d < nd; ++d) {
+        L->shape.s[d] = shape[nd - 1 - d];
+        for (int k = 0; k < 4; ++k) L->st[k].s[d] = st[k][nd - 1 - d];
+    }
+    L->nd = nd;
+    bool contiguous = nd == 1;
+    for (int k = 0; contiguous && k < 4; ++k)
+        if (ops[k] && L->st[k].s[0] != 1) contiguous = false;
+    if (contiguous) L->nd = 0;
+}
+
+/* Runs one of the element-wise kernels, whose arguments are
+ *   out, out_off, (in_k, in_k_off) for each input, n, extras..., layout. */
+static pt_status ocl_pointwise(ocl_device *d, pt_dtype prog, ocl_kernel_id kid,
+                               const pt_operand *out, int n_in, const pt_operand *const *in,
+                               int n_extra, const ocl_arg *extra) {
+    const char *name = ocl_kernel_name(kid);
+    cl_kernel k;
+    size_t wg;
+    pt_status s = ocl_kernel(d, prog, kid, &k, &wg);
+    if (s != PT_OK) return s;
+    ocl_layout L;
+    ocl_layout_build(out, n_in, in, &L);
+    cl_long n = ocl_numel(out);
+    cl_long offs[4];
+    s = ocl_elem_offset(out, &offs[0]);
+    for (int i = 0; s == PT_OK && i < n_in; ++i) s = ocl_elem_offset(in[i], &offs[1 + i]);
+    if (s != PT_OK) return s;
+    cl_mem bufs[4] = {(cl_mem)out->buf};
+    for (int i = 0; i < n_in; ++i) bufs[1 + i] = (cl_mem)in[i]->buf;
+
+    ocl_arg args[24];
+    int na = 0;
+    for (int i = 0; i <= n_in; ++i) {
+        args[na++] = (ocl_arg)OCL_ARG(bufs[i]);
+        args[na++] = (ocl_arg)OCL_ARG(offs[i]);
+    }
+    args[na++] = (ocl_arg)OCL_ARG(n);
+    for (int i = 0; i < n_extra; ++i) args[na++] = extra[i];
+    args[na++] = (ocl_arg)OCL_ARG(L.nd);
+    args[na++] = (ocl_arg)OCL_ARG(L.shape);
+    for (int i = 0; i < 4; ++i) args[na++] = (ocl_arg)OCL_ARG(L.st[i]);
+    s = ocl_set_args(k, name, na, args);
+    if (s != PT_OK) return s;
+    return ocl_launch_items(d, k, name, wg, n);
+}
+
+/* ---- Op families ---- */
+
+static ocl_kernel_id ocl_elementwise_kernel(pt_op_kind k) {
+    switch (k) {
+    case PT_OP_ADD: return OCL_K_EW_ADD;
+    case PT_OP_SUB: return OCL_K_EW_SUB;
+    case PT_OP_MUL: return OCL_K_EW_MUL;
+    case PT_OP_DIV: return OCL_K_EW_DIV;
+    case PT_OP_POW: return OCL_K_EW_POW;
+    case PT_OP_MAXIMUM: return OCL_K_EW_MAXIMUM;
+    case PT_OP_MINIMUM: return OCL_K_EW_MINIMUM;
+    case PT_OP_AXPY: return OCL_K_EW_AXPY;
+    case PT_OP_NEG: return OCL_K_EW_NEG;
+    case PT_OP_ABS: return OCL_K_EW_ABS;
+    case PT_OP_EXP: return OCL_K_EW_EXP;
+    case PT_OP_LOG: return OCL_K_EW_LOG;
+    case PT_OP_SQRT: return OCL_K_EW_SQRT;
+    case PT_OP_RELU: return OCL_K_EW_RELU;
+    case PT_OP_SIGMOID: return OCL_K_EW_SIGMOID;
+    case PT_OP_TANH: return OCL_K_EW_TANH;
+    case PT_OP_ADD_SCALAR: return OCL_K_EW_ADD_SCALAR;
+    case PT_OP_MUL_SCALAR: return OCL_K_EW_MUL_SCALAR;
+    case PT_OP_EQ: return OCL_K_EW_EQ;
+    case PT_OP_LT: return OCL_K_EW_LT;
+    default: return OCL_K_EW_GT;
+    }
+}
+
+/* Unary and binary kernels: inputs, then n, then the op's scalar as T. */
+static pt_status ocl_run_arith(ocl_device *d, const pt_op *op, int n_in) {
+    pt_dtype t = op->in[0].dtype;
+    ocl_scalar sc = ocl_make_scalar(t, op->scalar);
+    const pt_operand *in[2] = {&op->in[0], &op->in[1]};
+    ocl_arg extra[1] = {{sc.size, &sc.v}};
+    return ocl_pointwise(d, t, ocl_elementwise_kernel(op->kind), &op->out, n_in, in, 1, extra);
+}
+
+static pt_status ocl_run_compare(ocl_device *d, const pt_op *op) {
+    const pt_operand *in[2] = {&op->in[0], &op->in[1]};
+    return ocl_pointwise(d, op->in[0].dtype, ocl_elementwise_kernel(op->kind), &op->out, 2, in,
+                         0, NULL);
+}
+
+static pt_status ocl_run_where(ocl_device *d, const pt_op *op) {
+    const pt_operand *in[3] = {&op->in[0], &op->in[1], &op->in[2]};
+    return ocl_pointwise(d, op->out.dtype, OCL_K_EW_WHERE, &op->out, 3, in, 0, NULL);
+}
+
+static pt_status ocl_run_copy(ocl_device *d, const pt_op *op) {
+    const pt_operand *in[1] = {&op->in[0]};
+    return ocl_pointwise(d, op->in[0].dtype, (ocl_kernel_id)(OCL_K_COPY_TO_F32 + op->out.dtype),
+                         &op->out, 1, in, 0, NULL);
+}
+
+static pt_status ocl_run_fill(ocl_device *d, const pt_op *op) {
+    ocl_scalar sc = ocl_make_scalar(op->out.dtype, op->scalar);
+    ocl_arg extra[1] = {{sc.size, &sc.v}};
+    return ocl_pointwise(d, op->out.dtype, OCL_K_FILL, &op->out, 0, NULL, 1, extra);
+}
+
+static bool ocl_is_int64_value(double v) {
+    return v == floor(v) && v >= -9223372036854775808.0 && v < 9223372036854775808.0;
+}
+
+static pt_status ocl_run_arange(ocl_device *d, const pt_op *op) {
+    pt_dtype t = op->out.dtype;
+    cl_kernel k;
+    size_t wg;
+    pt_status s = ocl_kernel(d, t, OCL_K_ARANGE, &k, &wg);
+    if (s != PT_OK) return s;
+    cl_long oo = 0, n = ocl_numel(&op->out);
+    if ((s = ocl_elem_offset(&op->out, &oo)) != PT_OK) return s;
+    /* Integers from integral start/step: exact 64-bit arithmetic. */
+    bool integral = !ocl_is_float(t) && ocl_is_int64_value(op->scalar) &&
+                    ocl_is_int64_value(op->scalar2);
+    cl_int mode = integral ? PT_K_ARANGE_INT : PT_K_ARANGE_FLOAT;
+    cl_long start_i = integral ? (cl_long)op->scalar : 0;
+    cl_long step_i = integral ? (cl_long)op->scalar2 : 0;
+    cl_double start_d = op->scalar, step_d = op->scalar2;
+    cl_float start_f = (cl_float)op->scalar, step_f = (cl_float)op->scalar2;
+    cl_mem out = (cl_mem)op->out.buf;
+    ocl_arg args[8] = {OCL_ARG(out),     OCL_ARG(oo),     OCL_ARG(n), OCL_ARG(mode),
+                       OCL_ARG(start_i), OCL_ARG(step_i), {0, NULL},  {0, NULL}};
+    /* The kernel computes in double where the device has it (see creation.cl). */
+    if (d->fp64) {
+        args[6] = (ocl_arg)OCL_ARG(start_d);
+        args[7] = (ocl_arg)OCL_ARG(step_d);
+    } else {
+        args[6] = (ocl_arg)OCL_ARG(start_f);
+        args[7] = (ocl_arg)OCL_ARG(step_f);
+    }
+    if ((s = ocl_set_args(k, "arange", 8, args)) != PT_OK) return s;
+    return ocl_launch_items(d, k, "arange", wg, n);
+}
+
+static pt_status ocl_run_rand(ocl_device *d, const pt_op *op) {
+    pt_dtype t = op->out.dtype;
+    bool normal = op->kind == PT_OP_RAND_NORMAL;
+    const char *name = normal ? "rand_normal" : "rand_uniform";
+    cl_kernel k;
+    size_t wg;
+    pt_status s = ocl_kernel(d, t, normal ? OCL_K_RAND_NORMAL : OCL_K_RAND_UNIFORM, &k, &wg);
+    if (s != PT_OK) return s;
+    cl_long oo = 0, n = ocl_numel(&op->out);
+    if ((s = ocl_elem_offset(&op->out, &oo)) != PT_OK) return s;
+    cl_mem out = (cl_mem)op->out.buf;
+    cl_ulong seed = op->seed, counter = op->counter;
+    ocl_arg args[5] = {OCL_ARG(out), OCL_ARG(oo), OCL_ARG(n), OCL_ARG(seed), OCL_ARG(counter)};
+    if ((s = ocl_set_args(k, name, 5, args)) != PT_OK) return s;
+    return ocl_launch_items(d, k, name, wg, n);
+}
+
+/* ---- Reductions and softmax ---- */
+
+/* Whether a reduction row walks a contiguous run of r (CPU devices) rather
+ * than every ty_n-th element (GPUs coalesce the interleaved reads); see
+ * reduce.cl. */
+static cl_int ocl_blocked_rows(const ocl_device *d) {
+    return (d->cl_type & CL_DEVICE_TYPE_CPU) ? 1 : 0;
+}
+
+/* Work-group shape for [outer, r, inner] (see reduce.cl): local size L, tx_n
+ * columns. Rows go to r when it is long; columns to outputs when r is short,
+ * and at least 32 columns when inner is wide enough for coalesced reads. */
+static void ocl_reduce_shape(size_t wg, int64_t outer, int64_t r,
+                             int64_t inner, size_t *L, cl_int *tx_n) {
+    size_t l = ocl_pow2_floor(wg < 256 ? wg : 256);
+    size_t ty_want = ocl_pow2_ceil(r);
+    if (ty_want > l) ty_want = l;
+    size_t tx = l / ty_want;
+    if (inner >= 32 && tx < 32) tx = l < 32 ? l : 32;
+    size_t q_cap = ocl_pow2_ceil(outer * inner);
+    if (tx > q_cap) tx = q_cap;
+    *L = l;
+    *tx_n = (cl_int)tx;
+}
+
+static pt_status ocl_reduce_pass(ocl_device *d, pt_dtype t, cl_kernel k, size_t wg, cl_mem in,
+                                 cl_long io, cl_int in_acc, cl_mem in_idx, cl_long iio,
+                                 const int64_t *st, int64_t outer, cl_long r, int64_t inner,
+                                 cl_long chunk, cl_long S, cl_mem out, cl_long oo,
+                                 cl_int out_dtype, cl_mem out_idx, cl_long oio, cl_int op,
+                                 cl_int stage, cl_long count) {
+    size_t L;
+    cl_int tx_n;
+    ocl_reduce_shape(wg, outer, chunk, inner, &L, &tx_n);
+    size_t acc_bytes = ocl_is_float(t) ? ocl_dtype_bytes(t) : sizeof(cl_long);
+    cl_long s_o = st[0], s_r = st[1], s_i = st[2], c_outer = outer, c_inner = inner;
+    cl_int blocked = ocl_blocked_rows(d);
+    ocl_arg args[] = {OCL_ARG(in),      OCL_ARG(io),      OCL_ARG(in_acc),    OCL_ARG(in_idx),
+                      OCL_ARG(iio),     OCL_ARG(s_o),     OCL_ARG(s_r),       OCL_ARG(s_i),
+                      OCL_ARG(r),       OCL_ARG(c_outer), OCL_ARG(c_inner),   OCL_ARG(chunk),
+                      OCL_ARG(S),       OCL_ARG(tx_n),    OCL_ARG(blocked),   OCL_ARG(out),
+                      OCL_ARG(oo),
+                      OCL_ARG(out_dtype), OCL_ARG(out_idx), OCL_ARG(oio),     OCL_ARG(op),
+                      OCL_ARG(stage),   OCL_ARG(count),   OCL_LOCAL(L * acc_bytes),
+                      OCL_LOCAL(L * sizeof(cl_long))};
+    pt_status s = ocl_set_args(k, "reduce", (int)(sizeof args / sizeof args[0]), args);
+    if (s != PT_OK) return s;
+    size_t nqb = (size_t)((outer * inner + tx_n - 1) / tx_n);
+    return ocl_enqueue(d, k, "reduce", nqb * (size_t)S * L, L);
+}
+
+static pt_status ocl_run_reduce(ocl_device *d, const pt_op *op) {
+    const pt_operand *x = &op->in[0];
+    pt_dtype t = x->dtype;
+    cl_kernel k;
+    size_t wg;
+    pt_status s = ocl_kernel(d, t, OCL_K_REDUCE, &k, &wg);
+    if (s != PT_OK) return s;
+    cl_long io = 0, oo = 0;
+    if ((s = ocl_elem_offset(x, &io)) != PT_OK || (s = ocl_elem_offset(&op->out, &oo)) != PT_OK)
+        return s;
+    int64_t outer = x->shape[0], r = x->shape[1], inner = x->shape[2];
+    cl_int code = op->kind == PT_OP_SUM    ? PT_K_SUM
+                  : op->kind == PT_OP_MEAN ? PT_K_MEAN
+                  : op->kind == PT_OP_MAX  ? PT_K_MAX
+                                           : PT_K_ARGMAX;
+    cl_mem in = (cl_mem)x->buf, out = (cl_mem)op->out.buf;
+    cl_int out_dtype = (cl_int)op->out.dtype;
+
+    /* Too few outputs to fill the device: split r into S slices, reduce each
+     * slice into scratch, then reduce the S partials. */
+    size_t L;
+    cl_int tx_n;
+    ocl_reduce_shape(wg, outer, r, inner, &L, &tx_n);
+    int64_t groups = (outer * inner + tx_n - 1) / tx_n;
+    int64_t target = 4 * (int64_t)(d->compute_units ? d->compute_units : 1);
+    if (target < 8) target = 8;
+    int64_t S = 1;
+    if (groups < target && r >= 4096) {
+        S = (target + groups - 1) / groups;
+        int64_t by_len = r / 1024;
+        if (S > by_len) S = by_len;
+    }
+    if (S < 2)
+        return ocl_reduce_pass(d, t, k, wg, in, io, 0, in, 0, x->strides, outer, r, inner, r, 1,
+                               out, oo, out_dtype, out, 0, code, PT_K_STAGE_FINAL, r);
+
+    int64_t chunk = (r + S - 1) / S;
+    S = (r + chunk - 1) / chunk;
+    size_t acc_bytes = ocl_is_float(t) ? ocl_dtype_bytes(t) : sizeof(cl_long);
+    size_t n_part = (size_t)(outer * S * inner);
+    size_t val_bytes = (n_part * acc_bytes + 7) / 8 * 8;
+    cl_mem scratch;
+    if ((s = ocl_scratch(d, val_bytes + n_part * sizeof(cl_long), &scratch)) != PT_OK) return s;
+    cl_long idx_off = (cl_long)(val_bytes / sizeof(cl_long));
+    cl_int first_code = code == PT_K_MEAN ? PT_K_SUM : code;
+    s = ocl_reduce_pass(d, t, k, wg, in, io, 0, in, 0, x->strides, outer, r, inner, chunk, S,
+                        scratch, 0, out_dtype, scratch, idx_off, first_code, PT_K_STAGE_PARTIAL, r);
+    if (s != PT_OK) return s;
+    const int64_t part_st[3] = {S * inner, inner, 1};
+    return ocl_reduce_pass(d, t, k, wg, scratch, 0, 1, scratch, idx_off, part_st, outer, S, inner,
+                           S, 1, out, oo, out_dtype, out, 0, code, PT_K_STAGE_FINAL, r);
+}
+
+static pt_status ocl_run_softmax(ocl_device *d, const pt_op *op) {
+    const pt_operand *x = &op->in[0];
+    pt_dtype t = x->dtype;
+    cl_kernel k;
+    size_t wg;
+    pt_status s = ocl_kernel(d, t, OCL_K_SOFTMAX, &k, &wg);
+    if (s != PT_OK) return s;
+    cl_long io = 0, oo = 0;
+    if ((s = ocl_elem_offset(x, &io)) != PT_OK || (s = ocl_elem_offset(&op->out, &oo)) != PT_OK)
+        return s;
+    int64_t outer = x->shape[0], inner = x->shape[2];
+    cl_long r = x->shape[1], s_o = x->strides[0], s_r = x->strides[1], s_i = x->strides[2];
+    cl_long c_outer = outer, c_inner = inner;
+    size_t L;
+    cl_int tx_n;
+    ocl_reduce_shape(wg, outer, r, inner, &L, &tx_n);
+    cl_mem in = (cl_mem)x->buf, out = (cl_mem)op->out.buf;
+    cl_int log_mode = op->kind == PT_OP_LOG_SOFTMAX, blocked = ocl_blocked_rows(d);
+    ocl_arg args[] = {OCL_ARG(in),       OCL_ARG(io),   OCL_ARG(s_o),     OCL_ARG(s_r),
+                      OCL_ARG(s_i),      OCL_ARG(r),    OCL_ARG(c_outer), OCL_ARG(c_inner),
+                      OCL_ARG(tx_n),     OCL_ARG(blocked), OCL_ARG(out),  OCL_ARG(oo),
+                      OCL_ARG(log_mode), OCL_LOCAL(L * ocl_dtype_bytes(t))};
+    if ((s = ocl_set_args(k, "softmax", (int)(sizeof args / sizeof args[0]), args)) != PT_OK)
+        return s;
+    size_t groups = (size_t)((outer * inner + tx_n - 1) / tx_n);
+    return ocl_enqueue(d, k, "softmax", groups * L, L);
+}
+
+/* ---- Indexing ---- */
+
+static pt_status ocl_run_gather(ocl_device *d, const pt_op *op) {
+    const pt_operand *x = &op->in[0], *ix = &op->in[1];
+    cl_kernel k;
+    size_t wg;
+    pt_status s = ocl_kernel(d, x->dtype, OCL_K_GATHER, &k, &wg);
+    if (s != PT_OK) return s;
+    cl_long oo = 0, xo = 0, ixo = 0;
+    if ((s = ocl_elem_offset(&op->out, &oo)) != PT_OK || (s = ocl_elem_offset(x, &xo)) != PT_OK ||
+        (s = ocl_elem_offset(ix, &ixo)) != PT_OK)
+        return s;
+    cl_mem out = (cl_mem)op->out.buf, xb = (cl_mem)x->buf, ib = (cl_mem)ix->buf;
+    cl_long xs_o = x->strides[0], xs_r = x->strides[1], xs_i = x->strides[2], r_in = x->shape[1];
+    cl_long is_o = ix->strides[0], is_r = ix->strides[1], is_i = ix->strides[2];
+    cl_long r_idx = ix->shape[1], inner = ix->shape[2], n = ocl_numel(&op->out);
+    cl_int idx_i64 = ix->dtype == PT_I64;
+    ocl_arg args[] = {OCL_ARG(out),  OCL_ARG(oo),   OCL_ARG(xb),      OCL_ARG(xo),
+                      OCL_ARG(xs_o), OCL_ARG(xs_r), OCL_ARG(xs_i),    OCL_ARG(r_in),
+                      OCL_ARG(ib),   OCL_ARG(ixo),  OCL_ARG(idx_i64), OCL_ARG(is_o),
+                      OCL_ARG(is_r), OCL_ARG(is_i), OCL_ARG(r_idx),   OCL_ARG(inner),
+                      OCL_ARG(n)};
+    if ((s = ocl_set_args(k, "gather", (int)(sizeof args / sizeof args[0]), args)) != PT_OK)
+        return s;
+    return ocl_launch_items(d, k, "gather", wg, n);
+}
+
+static pt_status ocl_run_one_hot(ocl_device *d, const pt_op *op) {
+    const pt_operand *lab = &op->in[0];
+    cl_kernel k;
+    size_t wg;
+    pt_status s = ocl_kernel(d, op->out.dtype, OCL_K_ONE_HOT, &k, &wg);
+    if (s != PT_OK) return s;
+    cl_long oo = 0, lo = 0;
+    if ((s = ocl_elem_offset(&op->out, &oo)) != PT_OK || (s = ocl_elem_offset(lab, &lo)) != PT_OK)
+        return s;
+    cl_mem out = (cl_mem)op->out.buf, lb = (cl_mem)lab->buf;
+    cl_long ls = lab->strides[0], count = op->count, n = lab->shape[0] * op->count;
+    cl_int lab_i64 = lab->dtype == PT_I64;
+    ocl_arg args[] = {OCL_ARG(out), OCL_ARG(oo),      OCL_ARG(lb),    OCL_ARG(lo),
+                      OCL_ARG(ls),  OCL_ARG(lab_i64), OCL_ARG(count), OCL_ARG(n)};
+    if ((s = ocl_set_args(k, "one_hot", (int)(sizeof args / sizeof args[0]), args)) != PT_OK)
+        return s;
+    return ocl_launch_items(d, k, "one_hot", wg, n);
+}
+
+/* ---- What is supported ---- */
+
+static const char *ocl_kind_name(pt_op_kind k) {
+    static const char *const names[PT__OP_COUNT] = {
+        "FILL", "ARANGE", "RAND_UNIFORM", "RAND_NORMAL", "COPY", "ADD", "SUB", "MUL", "DIV", "POW",
+        "MAXIMUM", "MINIMUM", "EQ", "LT", "GT", "ADD_SCALAR", "MUL_SCALAR", "NEG", "ABS", "EXP",
+        "LOG", "SQRT", "RELU", "SIGMOID", "TANH", "WHERE", "AXPY", "SUM", "MEAN", "MAX", "ARGMAX",
+        "SOFTMAX", "LOG_SOFTMAX", "MATMUL", "GATHER", "ONE_HOT"};
+    return (k >= 0 && k < PT__OP_COUNT) ? names[k] : "?";
+}
+
+/* Float-only kinds, as on the cpu backend. */
+static bool ocl_kind_float_only(pt_op_kind k) {
+    switch (k) {
+    case PT_OP_RAND_UNIFORM: case PT_OP_RAND_NORMAL: case PT_OP_POW: case PT_OP_EXP:
+    case PT_OP_LOG: case PT_OP_SQRT: case PT_OP_SIGMOID: case PT_OP_TANH: case PT_OP_MEAN:
+    case PT_OP_SOFTMAX: case PT_OP_LOG_SOFTMAX: case PT_OP_MATMUL:
+        return true;
+    default:
+        return false;
+    }
+}
+
+pt_status ocl_supports(int dev, const pt_op *op) {
+    if (dev < 0 || dev >= ocl_g.n_devices)
+        return ocl_fail(PT_ERR_NO_DEVICE, "no OpenCL device %d (%d present)", dev,
+                        ocl_g.n_devices);
+    const ocl_device *d = &ocl_g.devices[dev];
+    if (op->kind < 0 || op->kind >= PT__OP_COUNT)
+        return ocl_fail(PT_ERR_UNSUPPORTED, "unknown op kind %d", (int)op->kind);
+    const pt_operand *ops[1 + PT_OP_MAX_INPUTS] = {&op->out, &op->in[0], &op->in[1], &op->in[2]};
+    int n = 1 + (op->n_inputs < PT_OP_MAX_INPUTS ? op->n_inputs : PT_OP_MAX_INPUTS);
+    for (int i = 0; i < n; ++i) {
+        if (ops[i]->dtype < 0 || ops[i]->dtype >= PT__DTYPE_COUNT)
+            return ocl_fail(PT_ERR_UNSUPPORTED, "%s: unknown dtype %d", ocl_kind_name(op->kind),
+                            (int)ops[i]->dtype);
+        if (ops[i]->dtype == PT_F64 && !d->fp64)
+            return ocl_fail(PT_ERR_UNSUPPORTED,
+                            "%s on f64: %s (%s) lacks cl_khr_fp64, so OpenCL f64 is unavailable "
+                            "there; use f32",
+                            ocl_kind_name(op->kind), d->name, d->platform_name);
+    }
+    /* The dtype the op computes in (creation ops: the output's). */
+    pt_dtype t = (op->kind <= PT_OP_RAND_NORMAL || op->kind == PT_OP_WHERE ||
+                  op->kind == PT_OP_ONE_HOT)
+                     ? op->out.dtype
+                     : op->in[0].dtype;
+    if (ocl_kind_float_only(op->kind) && !ocl_is_float(t))
+        return ocl_fail(PT_ERR_UNSUPPORTED, "%s is defined for f32/f64 only, not %s",
+                        ocl_kind_name(op->kind), ocl_dt(t));
+    if ((op->kind == PT_OP_GATHER && op->in[1].dtype != PT_I32 && op->in[1].dtype != PT_I64) ||
+        (op->kind == PT_OP_ONE_HOT && op->in[0].dtype != PT_I32 && op->in[0].dtype != PT_I64))
+        return ocl_fail(PT_ERR_UNSUPPORTED, "%s needs i32 or i64 indices", ocl_kind_name(op->kind));
+    return PT_OK;
+}
+
+static pt_status ocl_dispatch(ocl_device *d, const pt_op *op) {
+    switch (op->kind) {
+    case PT_OP_FILL: return ocl_run_fill(d, op);
+    case PT_OP_ARANGE: return ocl_run_arange(d, op);
+    case PT_OP_RAND_UNIFORM:
+    case PT_OP_RAND_NORMAL: return ocl_run_rand(d, op);
+    case PT_OP_COPY: return ocl_run_copy(d, op);
+    case PT_OP_ADD: case PT_OP_SUB: case PT_OP_MUL: case PT_OP_DIV: case PT_OP_POW:
+    case PT_OP_MAXIMUM: case PT_OP_MINIMUM: case PT_OP_AXPY: return ocl_run_arith(d, op, 2);
+    case PT_OP_EQ: case PT_OP_LT: case PT_OP_GT: return ocl_run_compare(d, op);
+    case PT_OP_ADD_SCALAR: case PT_OP_MUL_SCALAR: case PT_OP_NEG: case PT_OP_ABS:
+    case PT_OP_EXP: case PT_OP_LOG: case PT_OP_SQRT: case PT_OP_RELU: case PT_OP_SIGMOID:
+    case PT_OP_TANH: return ocl_run_arith(d, op, 1);
+    case PT_OP_WHERE: return ocl_run_where(d, op);
+    case PT_OP_SUM: case PT_OP_MEAN: case PT_OP_MAX: case PT_OP_ARGMAX:
+        return ocl_run_reduce(d, op);
+    case PT_OP_SOFTMAX: case PT_OP_LOG_SOFTMAX: return ocl_run_softmax(d, op);
+    case PT_OP_MATMUL: return ocl_matmul(d, op);
+    case PT_OP_GATHER: return ocl_run_gather(d, op);
+    case PT_OP_ONE_HOT: return ocl_run_one_hot(d, op);
+    default: return ocl_fail(PT_ERR_UNSUPPORTED, "unknown op kind %d", (int)op->kind);
+    }
+}
+
+pt_status ocl_execute(int dev, const pt_op *op) {
+    pt_status s = ocl_supports(dev, op);
+    if (s != PT_OK) return s;
+    ocl_device *d = NULL;
+    if ((s = ocl_device_ready(dev, "execute", &d)) != PT_OK) return s;
+    pthread_mutex_lock(&d->lock);
+    s = ocl_dispatch(d, op);
+    pthread_mutex_unlock(&d->lock);
+    return s;
+}

@@ -1,0 +1,175 @@
+/* libportable OpenCL backend — state and helpers shared by the plugin's files.
+ *
+ * Nothing here is exported: the plugin's only public symbol is
+ * pt_backend_entry (ocl_plugin.c). Internal names start with ocl_. */
+#ifndef PT_OCL_INTERNAL_H
+#define PT_OCL_INTERNAL_H
+
+#ifndef CL_TARGET_OPENCL_VERSION
+#define CL_TARGET_OPENCL_VERSION 120
+#endif
+#include <CL/cl.h>
+#include <pthread.h>
+
+#include "kernels/kernel_abi.h"
+#include "portable/backend.h"
+
+/* ---- Kernels of a per-dtype program: id and entry name ----
+ * The copy_to_<dst> entries are in pt_dtype order (OCL_K_COPY_TO_F32 + dst). */
+#define OCL_KERNELS(X)                                                                           \
+    X(EW_ADD, "ew_add") X(EW_SUB, "ew_sub") X(EW_MUL, "ew_mul") X(EW_DIV, "ew_div")              \
+    X(EW_POW, "ew_pow") X(EW_MAXIMUM, "ew_maximum") X(EW_MINIMUM, "ew_minimum")                  \
+    X(EW_AXPY, "ew_axpy") X(EW_NEG, "ew_neg") X(EW_ABS, "ew_abs") X(EW_EXP, "ew_exp")            \
+    X(EW_LOG, "ew_log") X(EW_SQRT, "ew_sqrt") X(EW_RELU, "ew_relu")                              \
+    X(EW_SIGMOID, "ew_sigmoid") X(EW_TANH, "ew_tanh") X(EW_ADD_SCALAR, "ew_add_scalar")          \
+    X(EW_MUL_SCALAR, "ew_mul_scalar") X(EW_EQ, "ew_eq") X(EW_LT, "ew_lt") X(EW_GT, "ew_gt")      \
+    X(EW_WHERE, "ew_where") X(FILL, "fill") X(COPY_TO_F32, "copy_to_f32")                        \
+    X(COPY_TO_F64, "copy_to_f64") X(COPY_TO_I32, "copy_to_i32") X(COPY_TO_I64, "copy_to_i64")    \
+    X(COPY_TO_U8, "copy_to_u8") X(ARANGE, "arange") X(RAND_UNIFORM, "rand_uniform")              \
+    X(RAND_NORMAL, "rand_normal") X(REDUCE, "reduce") X(SOFTMAX, "softmax")                      \
+    X(GATHER, "gather") X(ONE_HOT, "one_hot")
+
+typedef enum ocl_kernel_id {
+#define OCL_KERNEL_ENUM(id, name) OCL_K_##id,
+    OCL_KERNELS(OCL_KERNEL_ENUM)
+#undef OCL_KERNEL_ENUM
+        OCL_K__COUNT
+} ocl_kernel_id;
+
+/* The kernel's entry name ("ew_add"). */
+const char *ocl_kernel_name(ocl_kernel_id k);
+
+/* ---- One OpenCL device (ocl_devices.c) ---- */
+
+typedef struct ocl_host_block {
+    void *ptr;  /* the mapped host pointer handed out by host_alloc */
+    cl_mem mem; /* the CL_MEM_ALLOC_HOST_PTR buffer behind it */
+} ocl_host_block;
+
+typedef struct ocl_device {
+    /* Filled at enumeration (init), never changed afterwards. */
+    cl_platform_id platform;
+    cl_device_id id;
+    cl_device_type cl_type;
+    char name[128];
+    char vendor[128];
+    char platform_name[128];
+    char platform_version[128];
+    char device_version[128];
+    char driver_version[64];
+    cl_uint compute_units;
+    cl_ulong global_mem;
+    size_t max_work_group;
+    bool fp64;
+    bool fp32_correct_div_sqrt; /* -cl-fp32-correctly-rounded-divide-sqrt is allowed */
+    bool opencl_c_12;           /* device compiles OpenCL C 1.2 (-cl-std=CL1.2) */
+
+    /* Created at first use under lock (ocl_device_ready). lock also
+     * serialises kernel argument setting and launches: cl_kernel objects
+     * are not thread-safe. */
+    pthread_mutex_t lock;
+    bool ready;
+    cl_context ctx;
+    cl_command_queue queue;
+    cl_program programs[PT__DTYPE_COUNT];
+    cl_kernel kernels[PT__DTYPE_COUNT][OCL_K__COUNT];
+    size_t kernel_wg[PT__DTYPE_COUNT][OCL_K__COUNT]; /* CL_KERNEL_WORK_GROUP_SIZE */
+    cl_mem scratch; /* two-pass reduction partials; grown on demand */
+    size_t scratch_bytes;
+
+    /* Pinned host blocks (host_alloc); own lock so host_free never waits on
+     * a launch. */
+    pthread_mutex_t host_lock;
+    ocl_host_block *host_blocks;
+    int n_host_blocks, cap_host_blocks;
+} ocl_device;
+
+typedef struct ocl_state {
+    const pt_host_api *host;
+    ocl_device *devices;
+    int n_devices;
+    char reason[512]; /* why n_devices is 0 */
+} ocl_state;
+
+extern ocl_state ocl_g;
+
+/* Enumerates every device of every platform: GPUs, accelerators, CPUs, other,
+ * each group in platform/device order. Never fails: no platform gives 0
+ * devices and a reason. */
+pt_status ocl_devices_enumerate(void);
+void ocl_devices_release(void);
+/* *out = the device, once dev is in range and its context and queue exist
+ * (created at first use); else the failure, reported naming `what`. */
+pt_status ocl_device_ready(int dev, const char *what, ocl_device **out);
+
+/* ---- Errors (ocl_errors.c) ---- */
+
+/* "CL_INVALID_WORK_GROUP_SIZE" etc.; "CL_UNKNOWN_ERROR(<code>)" otherwise
+ * (the buffer is static per thread). */
+const char *ocl_error_name(cl_int err);
+/* The status an OpenCL error becomes: allocation failures are
+ * PT_ERR_OUT_OF_MEMORY, everything else PT_ERR_BACKEND. */
+pt_status ocl_status_of(cl_int err);
+/* Reports "<what> failed: <CL name>" through the host and returns the status. */
+pt_status ocl_cl_fail(cl_int err, const char *what_fmt, ...) PT_PRINTF(2, 3);
+/* Reports a formatted message with status s and returns s. */
+pt_status ocl_fail(pt_status s, const char *fmt, ...) PT_PRINTF(2, 3);
+void ocl_log(pt_log_level level, const char *fmt, ...) PT_PRINTF(2, 3);
+
+/* ---- Program build and the on-disk cache (ocl_program.c, ocl_cache.c) ---- */
+
+/* The kernel id of dtype's program on d, building (or loading from the disk
+ * cache) the program at first use. Caller holds d->lock. */
+pt_status ocl_kernel(ocl_device *d, pt_dtype t, ocl_kernel_id k, cl_kernel *out, size_t *wg);
+void ocl_programs_release(ocl_device *d);
+
+/* 64-bit FNV-1a, chained through h (start with OCL_FNV_OFFSET). */
+#define OCL_FNV_OFFSET 0xcbf29ce484222325ull
+uint64_t ocl_fnv1a(uint64_t h, const void *data, size_t n);
+/* The cache directory ($XDG_CACHE_HOME/portable, else $HOME/.cache/portable),
+ * created if missing; false when neither is usable (no disk cache then). */
+bool ocl_cache_dir(char *out, size_t cap);
+/* The cached binary stored under key, or NULL (missing, unreadable, corrupt).
+ * Caller frees. */
+unsigned char *ocl_cache_load(uint64_t key, size_t *size);
+/* Stores a binary under key atomically (temp file + rename). Failures are
+ * logged, never fatal: the cache is only an optimisation. */
+void ocl_cache_store(uint64_t key, const unsigned char *data, size_t size);
+
+/* ---- Embedded sources (generated at build time: ocl_sources.c) ---- */
+
+typedef struct ocl_source {
+    const char *name; /* file name, for messages */
+    const char *text;
+} ocl_source;
+extern const ocl_source ocl_sources[];
+extern const int ocl_n_sources;
+
+/* ---- Execution (ocl_execute.c, ocl_gemm.c) ---- */
+
+pt_status ocl_supports(int dev, const pt_op *op);
+pt_status ocl_execute(int dev, const pt_op *op);
+/* CLBlast GEMM for PT_OP_MATMUL. Caller holds d->lock. */
+pt_status ocl_matmul(ocl_device *d, const pt_op *op);
+/* Element offset of an operand (its byte offset must be a multiple of the
+ * element size; the core only makes such views). */
+pt_status ocl_elem_offset(const pt_operand *x, cl_long *out);
+
+/* ---- Memory and transfers (ocl_memory.c) ---- */
+
+pt_status ocl_alloc(int dev, size_t bytes, void **buf);
+void ocl_free(int dev, void *buf);
+pt_status ocl_memory_info(int dev, int64_t *free_bytes, int64_t *total_bytes);
+pt_status ocl_host_alloc(int dev, size_t bytes, void **ptr);
+void ocl_host_free(int dev, void *ptr);
+pt_status ocl_copy_h2d(int dev, void *dst, size_t dst_offset, const void *src, size_t bytes,
+                       bool async);
+pt_status ocl_copy_d2h(int dev, void *dst, const void *src, size_t src_offset, size_t bytes,
+                       bool async);
+pt_status ocl_copy_d2d(int dev, void *dst, size_t dst_offset, const void *src, size_t src_offset,
+                       size_t bytes);
+pt_status ocl_synchronize(int dev);
+/* Scratch buffer of at least bytes (caller holds d->lock). */
+pt_status ocl_scratch(ocl_device *d, size_t bytes, cl_mem *out);
+
+#endif
