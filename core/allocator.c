@@ -9,6 +9,7 @@
  * together are what the driver sees as taken; pt_empty_cache gives the cached
  * part back. */
 #include <stdio.h>
+#include <sched.h>
 #include <stdlib.h>
 
 #include "internal.h"
@@ -52,25 +53,41 @@ static void put_cached(pt__allocator *a, pt__block *b) {
     *p = b;
 }
 
-/* Frees every cached block back to the driver. Caller holds the lock. */
-static void release_cached(pt_device *d) {
-    pt__allocator *a = &d->alloc;
-    const pt_backend_vtable *vt = d->backend->vt;
+void pt__spin_lock(pt__spinlock *l) {
+    for (unsigned spins = 0; atomic_flag_test_and_set_explicit(&l->flag, memory_order_acquire);)
+        if (++spins % 64 == 0) sched_yield(); /* the holder was preempted: let it run */
+}
+
+void pt__spin_unlock(pt__spinlock *l) { atomic_flag_clear_explicit(&l->flag, memory_order_release); }
+
+/* Unlinks every cached block (caller holds the lock) and returns them as one
+ * list, so they can be freed after the lock is dropped. */
+static pt__block *detach_cached(pt__allocator *a) {
+    pt__block *all = a->large;
+    a->large = NULL;
     for (size_t i = 0; i <= PT__SMALL_BINS; ++i) {
         while (a->small[i]) {
             pt__block *b = a->small[i];
             a->small[i] = b->next;
-            vt->free(d->index, b->buf);
-            free(b);
+            b->next = all;
+            all = b;
         }
     }
-    while (a->large) {
-        pt__block *b = a->large;
-        a->large = b->next;
-        vt->free(d->index, b->buf);
-        free(b);
-    }
     a->cached = 0;
+    return all;
+}
+
+/* Hands every cached block of d back to the driver. */
+static void release_cached(pt_device *d) {
+    pt__spin_lock(&d->alloc.lock);
+    pt__block *b = detach_cached(&d->alloc);
+    pt__spin_unlock(&d->alloc.lock);
+    while (b) {
+        pt__block *next = b->next;
+        d->backend->vt->free(d->index, b->buf);
+        free(b);
+        b = next;
+    }
 }
 
 static void format_bytes(int64_t bytes, char *buf, size_t cap) {
@@ -100,6 +117,32 @@ static pt__block *out_of_memory(pt_device *d, size_t bytes, const char *fn) {
     return NULL;
 }
 
+/* A new block of `size` bytes from the driver; on out-of-memory the cache
+ * goes back to the driver and the request is tried once more. */
+static pt__block *driver_alloc(pt_device *d, size_t size, const char *fn) {
+    pt__block *b = malloc(sizeof *b);
+    if (!b) {
+        pt__error(PT_ERR_OUT_OF_MEMORY, fn, "out of host memory for a block record");
+        return NULL;
+    }
+    b->size = size;
+    const pt_backend_vtable *vt = d->backend->vt;
+    pt_status s = vt->alloc(d->index, size, &b->buf);
+    if (s == PT_ERR_OUT_OF_MEMORY) {
+        pt__take_backend_message();
+        release_cached(d);
+        s = vt->alloc(d->index, size, &b->buf);
+    }
+    if (s == PT_OK) return b;
+    free(b);
+    if (s == PT_ERR_OUT_OF_MEMORY) {
+        pt__take_backend_message();
+        return out_of_memory(d, size, fn);
+    }
+    pt__backend_failed(s, fn, d);
+    return NULL;
+}
+
 pt__block *pt__alloc(pt_device *d, size_t bytes, const char *fn) {
     size_t size = round_size(bytes);
     if (size < bytes) {
@@ -107,51 +150,30 @@ pt__block *pt__alloc(pt_device *d, size_t bytes, const char *fn) {
         return NULL;
     }
     pt__allocator *a = &d->alloc;
-    pthread_mutex_lock(&a->lock);
+    pt__spin_lock(&a->lock);
     pt__block *b = take_cached(a, size);
     if (b) {
         a->cached -= (int64_t)b->size;
     } else {
-        b = malloc(sizeof *b);
-        if (!b) {
-            pthread_mutex_unlock(&a->lock);
-            pt__error(PT_ERR_OUT_OF_MEMORY, fn, "out of host memory for a block record");
-            return NULL;
-        }
-        b->size = size;
-        const pt_backend_vtable *vt = d->backend->vt;
-        pt_status s = vt->alloc(d->index, size, &b->buf);
-        if (s == PT_ERR_OUT_OF_MEMORY) {
-            pt__take_backend_message();
-            release_cached(d); /* give the driver back what we hold, then try once more */
-            s = vt->alloc(d->index, size, &b->buf);
-        }
-        if (s != PT_OK) {
-            free(b);
-            pthread_mutex_unlock(&a->lock);
-            if (s == PT_ERR_OUT_OF_MEMORY) {
-                pt__take_backend_message();
-                return out_of_memory(d, size, fn);
-            }
-            pt__backend_failed(s, fn, d);
-            return NULL;
-        }
+        pt__spin_unlock(&a->lock);
+        if (!(b = driver_alloc(d, size, fn))) return NULL;
+        pt__spin_lock(&a->lock);
     }
     b->next = NULL;
     a->in_use += (int64_t)b->size;
     if (a->in_use > a->peak) a->peak = a->in_use;
-    pthread_mutex_unlock(&a->lock);
+    pt__spin_unlock(&a->lock);
     return b;
 }
 
 void pt__free(pt_device *d, pt__block *b) {
     if (!b) return;
     pt__allocator *a = &d->alloc;
-    pthread_mutex_lock(&a->lock);
+    pt__spin_lock(&a->lock);
     a->in_use -= (int64_t)b->size;
     a->cached += (int64_t)b->size;
     put_cached(a, b);
-    pthread_mutex_unlock(&a->lock);
+    pt__spin_unlock(&a->lock);
 }
 
 pt_status pt_empty_cache(pt_device *d) {
@@ -160,8 +182,6 @@ pt_status pt_empty_cache(pt_device *d) {
      * owner: wait before handing them to the driver. */
     pt_status s = pt__synchronize("pt_empty_cache", d);
     if (s) return s;
-    pthread_mutex_lock(&d->alloc.lock);
     release_cached(d);
-    pthread_mutex_unlock(&d->alloc.lock);
     return PT_OK;
 }

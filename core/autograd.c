@@ -12,8 +12,8 @@
  * backward, optimizers, module set-up) count separately so an unbalanced
  * pt_no_grad_end can be reported without confusing the two. */
 
-static _Thread_local int user_no_grad_depth;
-static _Thread_local int internal_no_grad_depth;
+static PT__HOT_TLS int user_no_grad_depth;
+static PT__HOT_TLS int internal_no_grad_depth;
 
 bool pt__grad_enabled(void) { return user_no_grad_depth == 0 && internal_no_grad_depth == 0; }
 void pt__grad_pause(void) { ++internal_no_grad_depth; }

@@ -197,12 +197,12 @@ pt_status pt_memory_stats(pt_device *d, pt_memory_usage *out) {
     pt_status s = check_device("pt_memory_stats", d);
     if (s) return s;
     if (!out) return pt__error(PT_ERR_INVALID_ARGUMENT, "pt_memory_stats", "out is NULL");
-    pthread_mutex_lock(&d->alloc.lock);
+    pt__spin_lock(&d->alloc.lock);
     out->in_use = d->alloc.in_use;
     out->cached = d->alloc.cached;
     out->peak = d->alloc.peak;
     out->reserved = d->alloc.in_use + d->alloc.cached;
-    pthread_mutex_unlock(&d->alloc.lock);
+    pt__spin_unlock(&d->alloc.lock);
     return PT_OK;
 }
 

@@ -9,6 +9,12 @@
 #include "portable/backend.h"
 #include "portable/portable.h"
 
+/* Thread-locals read on every op: the initial-exec model reads them with
+ * one instruction instead of a __tls_get_addr call (a few percent of a
+ * tiny op). Only for small variables: static TLS space is limited when the
+ * library is dlopen'ed. */
+#define PT__HOT_TLS _Thread_local __attribute__((tls_model("initial-exec")))
+
 /* ---- Errors (status.c) ---- */
 
 /* Sets the thread's last error to "fn: <formatted message>" and returns s. */
@@ -46,8 +52,17 @@ typedef struct pt__backend {
 #define PT__SMALL_LIMIT (1u << 20)
 #define PT__SMALL_BINS (PT__SMALL_LIMIT / PT__SMALL_CLASS)
 
+/* A short lock for the allocator's lists and counters: held for a few
+ * pointer moves, never across a driver call, so spinning beats a mutex's
+ * system-call path (which cost a quarter of a tiny op's time). */
+typedef struct pt__spinlock {
+    atomic_flag flag;
+} pt__spinlock;
+void pt__spin_lock(pt__spinlock *l);
+void pt__spin_unlock(pt__spinlock *l);
+
 struct pt__allocator {
-    pthread_mutex_t lock;
+    pt__spinlock lock;
     struct pt__block *small[PT__SMALL_BINS + 1]; /* bin i: blocks of i * 512 bytes */
     struct pt__block *large;     /* cached blocks over 1 MiB, ascending size */
     int64_t in_use, cached, peak;
@@ -100,6 +115,8 @@ typedef struct pt__storage {
     void *buf;                   /* handle passed to the backend (block->buf or the host ptr) */
     size_t bytes;
     pt_device *pinned_owner;     /* PT__STORAGE_PINNED: whose host_free to call */
+    void *record;                /* the allocation holding this record: itself, or the
+                                    handle it was born with (one malloc per new tensor) */
 } pt__storage;
 
 struct pt__grad_meta;            /* autograd state, owned by core/autograd*.c */

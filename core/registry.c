@@ -208,7 +208,7 @@ static void admit(pt__backend *b) {
         d->backend = b;
         d->index = i;
         snprintf(d->name, sizeof d->name, "%s:%d", b->name, i);
-        pthread_mutex_init(&d->alloc.lock, NULL);
+        atomic_flag_clear(&d->alloc.lock.flag);
     }
     b->ndev = n;
     b->available = true;

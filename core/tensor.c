@@ -80,13 +80,9 @@ pt_status pt__resolve_dim(const char *fn, int dim, int ndim, int *out) {
 
 /* ---- Handles ---- */
 
-static pt_tensor *new_handle(const char *fn, pt__storage *st, pt_dtype t, int ndim,
-                             const int64_t *shape, const int64_t *strides, size_t offset) {
-    pt_tensor *x = malloc(sizeof *x);
-    if (!x) {
-        pt__error(PT_ERR_OUT_OF_MEMORY, fn, "out of host memory for a tensor handle");
-        return NULL;
-    }
+/* Fills a handle's fields (refs 1, no grad, no scope record). */
+static void init_handle(pt_tensor *x, pt__storage *st, pt_dtype t, int ndim, const int64_t *shape,
+                        const int64_t *strides, size_t offset) {
     atomic_init(&x->refs, 1);
     x->scope_regs = 0;
     x->st = st;
@@ -98,27 +94,17 @@ static pt_tensor *new_handle(const char *fn, pt__storage *st, pt_dtype t, int nd
         x->strides[i] = strides[i];
     }
     x->grad = NULL;
-    return x;
 }
 
-static pt__storage *new_storage(const char *fn, pt_device *d, size_t bytes) {
-    pt__storage *st = malloc(sizeof *st);
-    if (!st) {
-        pt__error(PT_ERR_OUT_OF_MEMORY, fn, "out of host memory for a storage record");
+static pt_tensor *new_handle(const char *fn, pt__storage *st, pt_dtype t, int ndim,
+                             const int64_t *shape, const int64_t *strides, size_t offset) {
+    pt_tensor *x = malloc(sizeof *x);
+    if (!x) {
+        pt__error(PT_ERR_OUT_OF_MEMORY, fn, "out of host memory for a tensor handle");
         return NULL;
     }
-    st->block = pt__alloc(d, bytes, fn);
-    if (!st->block) {
-        free(st);
-        return NULL;
-    }
-    atomic_init(&st->refs, 1);
-    st->dev = d;
-    st->kind = PT__STORAGE_DEVICE;
-    st->buf = st->block->buf;
-    st->bytes = bytes;
-    st->pinned_owner = NULL;
-    return st;
+    init_handle(x, st, t, ndim, shape, strides, offset);
+    return x;
 }
 
 static void storage_release(pt__storage *st) {
@@ -130,8 +116,16 @@ static void storage_release(pt__storage *st) {
     } else {
         free(st->buf);
     }
-    free(st);
+    free(st->record);
 }
+
+/* A fresh tensor and its storage record share one allocation: a tiny op
+ * then costs one malloc/free pair, not two. The pair is freed when both the
+ * handle and every view of the storage are gone (storage_release). */
+typedef struct tensor_with_storage {
+    pt_tensor tensor;
+    pt__storage storage;
+} tensor_with_storage;
 
 pt_tensor *pt__tensor_new(const char *fn, pt_device *d, pt_dtype t, int ndim,
                           const int64_t *shape) {
@@ -140,14 +134,29 @@ pt_tensor *pt__tensor_new(const char *fn, pt_device *d, pt_dtype t, int ndim,
         return NULL;
     }
     if (pt__check_dtype(fn, t) || pt__check_shape(fn, ndim, shape)) return NULL;
+    size_t bytes = (size_t)pt__numel(ndim, shape) * pt_dtype_size(t);
+    tensor_with_storage *both = malloc(sizeof *both);
+    if (!both) {
+        pt__error(PT_ERR_OUT_OF_MEMORY, fn, "out of host memory for a tensor handle");
+        return NULL;
+    }
+    pt__storage *st = &both->storage;
+    st->block = pt__alloc(d, bytes, fn);
+    if (!st->block) {
+        free(both);
+        return NULL;
+    }
+    atomic_init(&st->refs, 1);
+    st->dev = d;
+    st->kind = PT__STORAGE_DEVICE;
+    st->buf = st->block->buf;
+    st->bytes = bytes;
+    st->pinned_owner = NULL;
+    st->record = both;
     int64_t strides[PT_MAX_DIMS];
     pt__contiguous_strides(ndim, shape, strides);
-    size_t bytes = (size_t)pt__numel(ndim, shape) * pt_dtype_size(t);
-    pt__storage *st = new_storage(fn, d, bytes);
-    if (!st) return NULL;
-    pt_tensor *x = new_handle(fn, st, t, ndim, shape, strides, 0);
-    if (!x) storage_release(st);
-    return x;
+    init_handle(&both->tensor, st, t, ndim, shape, strides, 0);
+    return &both->tensor;
 }
 
 pt_tensor *pt__tensor_view(pt_tensor *x, int ndim, const int64_t *shape, const int64_t *strides,
@@ -189,6 +198,7 @@ pt_tensor *pt__tensor_pinned(const char *fn, pt_device *cpu, pt_device *owner, p
     st->buf = ptr;
     st->bytes = bytes;
     st->pinned_owner = vt->host_alloc && vt->host_free ? owner : NULL;
+    st->record = st;
     int64_t strides[PT_MAX_DIMS];
     pt__contiguous_strides(ndim, shape, strides);
     pt_tensor *x = new_handle(fn, st, t, ndim, shape, strides, 0);
@@ -199,8 +209,9 @@ pt_tensor *pt__tensor_pinned(const char *fn, pt_device *cpu, pt_device *owner, p
 static void drop_reference(pt_tensor *x) {
     if (atomic_fetch_sub(&x->refs, 1) != 1) return;
     if (x->grad) pt__grad_release(x);
-    storage_release(x->st);
-    free(x);
+    bool born_with_storage = x->st->record == (void *)x;
+    storage_release(x->st); /* frees x too when it was the last user of the pair */
+    if (!born_with_storage) free(x);
 }
 
 /* ---- Scopes ----
@@ -216,7 +227,7 @@ typedef struct scope_list {
 } scope_list;
 
 static _Thread_local scope_list scopes[PT__MAX_SCOPE_DEPTH + 1]; /* level 1.. */
-static _Thread_local int scope_depth;
+static PT__HOT_TLS int scope_depth;
 
 static bool scope_push(scope_list *l, pt_tensor *x) {
     if (l->n == l->cap) {
