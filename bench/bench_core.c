@@ -55,14 +55,24 @@ static void overhead(pt_device *cpu) {
     int64_t n = 10;
     pt_tensor *a = pt_rand(cpu, PT_F32, 1, &n), *b = pt_rand(cpu, PT_F32, 1, &n);
     if (!a || !b) die("pt_rand");
-    long iters = 2000000;
-    double ours = BEST_OF(5, iters, pt_release(pt_add(a, b)));
-    double numpy = python_time(
-        "import timeit,numpy as np;a=np.random.rand(10).astype(np.float32);b=a.copy();"
-        "print(min(timeit.repeat(\"a+b\",globals=globals(),number=200000,repeat=5))/200000)");
-    double torch = python_time(
-        "import timeit,torch;torch.set_num_threads(1);a=torch.rand(10);b=torch.rand(10);"
-        "print(min(timeit.repeat(\"a+b\",globals=globals(),number=100000,repeat=5))/100000)");
+    /* This machine's speed drifts (shared cores), so the three are measured
+     * in alternation, three rounds, and each keeps its best. */
+    long iters = 1000000;
+    double ours = 1e30, numpy = 1e30, torch = 1e30;
+    for (int round = 0; round < 3; ++round) {
+        double t = BEST_OF(3, iters, pt_release(pt_add(a, b)));
+        if (t < ours) ours = t;
+        t = python_time(
+            "import timeit,numpy as np;a=np.random.rand(10).astype(np.float32);b=a.copy();"
+            "print(min(timeit.repeat(\"a+b\",globals=globals(),number=200000,repeat=3))/200000)");
+        if (t > 0 && t < numpy) numpy = t;
+        t = python_time(
+            "import timeit,torch;torch.set_num_threads(1);a=torch.rand(10);b=torch.rand(10);"
+            "print(min(timeit.repeat(\"a+b\",globals=globals(),number=100000,repeat=3))/100000)");
+        if (t > 0 && t < torch) torch = t;
+    }
+    if (numpy >= 1e30) numpy = -1;
+    if (torch >= 1e30) torch = -1;
     printf("## Per-op overhead: add of two 10-element f32 tensors (cpu)\n\n");
     printf("| implementation | ns per add | libportable speed-up |\n|---|---:|---:|\n");
     printf("| libportable pt_add + pt_release | %.0f | 1.00x |\n", ours * 1e9);

@@ -283,8 +283,24 @@ pt_status pt_cpu_elementwise(const pt_op *op, bool run) {
     pt_cpu_scalar sc = {0};
     if (k == PT_OP_ADD_SCALAR || k == PT_OP_MUL_SCALAR || k == PT_OP_AXPY)
         pt_cpu_scalar_from_double(op->scalar, &sc);
+    const int64_t grain = ew_grain(k, t);
+    if (op->out.ndim == 1 && op->out.shape[0] < grain) {
+        /* Small 1-D work (what the core's coalescing makes of any contiguous
+         * op): one direct row call, skipping the N-d iterator's set-up,
+         * which would cost more than adding ten numbers. */
+        char *p[PT_CPU_MAX_OPERANDS];
+        int64_t st[PT_CPU_MAX_OPERANDS];
+        p[0] = pt_cpu_base(&op->out);
+        st[0] = op->out.strides[0];
+        for (int i = 0; i < arity; ++i) {
+            p[i + 1] = pt_cpu_base(&op->in[i]);
+            st[i + 1] = op->in[i].strides[0];
+        }
+        fn(op->out.shape[0], p, st, &sc);
+        return PT_OK;
+    }
     pt_cpu_iter it;
     pt_cpu_iter_init(&it, &op->out, arity, op->in);
-    pt_cpu_iter_run(&it, fn, &sc, ew_grain(k, t));
+    pt_cpu_iter_run(&it, fn, &sc, grain);
     return PT_OK;
 }
