@@ -1,0 +1,22 @@
+#!/usr/bin/env bash
+# Runs every benchmark this machine can run and writes one markdown report.
+#   bench/run.sh [build-dir] > bench/results/<machine>-<date>.md
+# Needs a Release build (cmake -S . -B build && cmake --build build) and, for
+# the peer columns, scripts/install-deps.sh --bench (NumPy, PyTorch).
+set -uo pipefail
+build=${1:-build}
+echo "# libportable benchmarks — $(date -u +%Y-%m-%d)"
+echo
+echo "Machine: $(grep -m1 'model name' /proc/cpuinfo | cut -d: -f2 | sed 's/^ //'), $(nproc) cores;" \
+     "commit $(git rev-parse --short HEAD 2>/dev/null || echo unknown)."
+echo
+"$build"/tools/portable devices | sed 's/^/    /'
+echo
+for b in "$build"/bench/bench_core "$build"/bench/opencl/bench_opencl "$build"/bench/bench_mlp \
+         "$build"/bench/cuda/bench_cuda; do
+  [[ -x "$b" ]] || continue
+  echo
+  "$b" 2>&1
+  rc=$?
+  [[ $rc -eq 0 ]] || echo "($(basename "$b") exited $rc: device unavailable or failed)"
+done
