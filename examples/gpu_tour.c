@@ -146,6 +146,7 @@ int main(int argc, char **argv) {
     } else {
         printf("  (run with PORTABLE_CPU_DEVICES=2 to see the device-mismatch error on cpu)\n");
     }
+    if (dev == cpu) printf("  (the default device is the cpu: pt_to(x, cpu) is free, as the timings show)\n");
     {   /* many small copies vs one large one */
         int64_t n = quick ? 100000 : 1000000, piece = 1000;
         pt_tensor *src = pt_rand(dev, PT_F32, 1, &n);
