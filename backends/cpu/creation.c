@@ -81,30 +81,25 @@ static void arange_piece(pt_dtype t, char *o, int64_t so, int64_t begin, int64_t
     }
 }
 
+typedef struct arange_ctx {
+    pt_dtype t;
+    char *o;
+    int64_t so;
+    double start, step;
+} arange_ctx;
+
+static void arange_range(void *ctx, int64_t begin, int64_t end) {
+    const arange_ctx *c = ctx;
+    arange_piece(c->t, c->o, c->so, begin, end - begin, c->start, c->step);
+}
+
 static pt_status arange(const pt_op *op, bool run) {
     const pt_dtype t = op->out.dtype;
     if ((unsigned)t >= PT__DTYPE_COUNT) return pt_cpu_unsupported(op, t);
     if (op->out.ndim != 1) return pt_cpu_bad_op(op, "arange output must be 1-D");
     if (!run) return PT_OK;
-    const int64_t n = op->out.shape[0], so = op->out.strides[0];
-    char *o = pt_cpu_base(&op->out);
-    if (n < PT_CPU_GRAIN_CHEAP || pt_cpu_max_threads() <= 1) {
-        arange_piece(t, o, so, 0, n, op->scalar, op->scalar2);
-        return PT_OK;
-    }
-#ifdef _OPENMP
-#pragma omp parallel
-#endif
-    {
-#ifdef _OPENMP
-        int tid = omp_get_thread_num(), nt = omp_get_num_threads();
-#else
-        int tid = 0, nt = 1;
-#endif
-        int64_t chunk = ((n + nt - 1) / nt + 63) & ~(int64_t)63;
-        int64_t b = (int64_t)tid * chunk, e = b + chunk < n ? b + chunk : n;
-        if (b < e) arange_piece(t, o, so, b, e - b, op->scalar, op->scalar2);
-    }
+    arange_ctx ctx = {t, pt_cpu_base(&op->out), op->out.strides[0], op->scalar, op->scalar2};
+    pt_cpu_parallel_ranges(op->out.shape[0], PT_CPU_GRAIN_CHEAP, arange_range, &ctx);
     return PT_OK;
 }
 

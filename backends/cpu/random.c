@@ -70,6 +70,16 @@ static void rand_piece(const pt_op *op, void *o, int64_t begin, int64_t end) {
     }
 }
 
+typedef struct rand_ctx {
+    const pt_op *op;
+    void *o;
+} rand_ctx;
+
+static void rand_range(void *ctx, int64_t begin, int64_t end) {
+    const rand_ctx *c = ctx;
+    rand_piece(c->op, c->o, begin, end);
+}
+
 pt_status pt_cpu_random(const pt_op *op, bool run) {
     const pt_dtype t = op->dtype;
     if (t != PT_F32 && t != PT_F64) return pt_cpu_unsupported(op, t);
@@ -79,27 +89,8 @@ pt_status pt_cpu_random(const pt_op *op, bool run) {
     /* The output is contiguous (backend.h), so element i is o[i]. */
     int64_t n = 1;
     for (int d = 0; d < op->out.ndim; ++d) n *= op->out.shape[d];
-    void *o = pt_cpu_base(&op->out);
-    const int64_t grain = op->kind == PT_OP_RAND_UNIFORM ? PT_CPU_GRAIN_CHEAP / 4
-                                                         : PT_CPU_GRAIN_COSTLY;
-    if (n < grain || pt_cpu_max_threads() <= 1) {
-        rand_piece(op, o, 0, n);
-        return PT_OK;
-    }
-#ifdef _OPENMP
-#pragma omp parallel
-#endif
-    {
-#ifdef _OPENMP
-        int tid = omp_get_thread_num(), nt = omp_get_num_threads();
-#else
-        int tid = 0, nt = 1;
-#endif
-        /* Pieces start on block boundaries (a multiple of 4 elements covers
-         * both the 4-per-block f32 and 2-per-block f64 layouts). */
-        int64_t chunk = ((n + nt - 1) / nt + 63) & ~(int64_t)63;
-        int64_t b = (int64_t)tid * chunk, e = b + chunk < n ? b + chunk : n;
-        if (b < e) rand_piece(op, o, b, e);
-    }
+    rand_ctx ctx = {op, pt_cpu_base(&op->out)};
+    pt_cpu_parallel_ranges(n, op->kind == PT_OP_RAND_UNIFORM ? PT_CPU_GRAIN_CHEAP / 4 : PT_CPU_GRAIN_COSTLY,
+                           rand_range, &ctx);
     return PT_OK;
 }

@@ -291,3 +291,23 @@ void pt_cpu_iter_run(const pt_cpu_iter *it, pt_cpu_row_fn fn, const pt_cpu_scala
         if (begin < end) iter_range(it, fn, sc, begin, end, stream);
     }
 }
+
+void pt_cpu_parallel_ranges(int64_t n, int64_t grain, pt_cpu_piece_fn piece, void *ctx) {
+    if (n < grain || pt_cpu_max_threads() <= 1) {
+        piece(ctx, 0, n);
+        return;
+    }
+#ifdef _OPENMP
+#pragma omp parallel
+#endif
+    {
+#ifdef _OPENMP
+        int tid = omp_get_thread_num(), nt = omp_get_num_threads();
+#else
+        int tid = 0, nt = 1;
+#endif
+        int64_t chunk = ((n + nt - 1) / nt + 63) & ~(int64_t)63;
+        int64_t b = (int64_t)tid * chunk, e = b + chunk < n ? b + chunk : n;
+        if (b < e) piece(ctx, b, e);
+    }
+}
