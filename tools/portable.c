@@ -3,11 +3,14 @@
  *   portable devices   every backend with its load status (or why it failed)
  *                      and every device with its properties, like nvidia-smi
  *                      and clinfo together
+ *   portable bench     a quick f32 matmul and add on every device, timed
+ *                      with a synchronise before reading the clock
  *   portable version   library version
  */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 
 #include "portable/portable.h"
 
@@ -95,14 +98,64 @@ static int list_devices(void) {
     return def ? 0 : 1;
 }
 
+static double now(void) {
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (double)ts.tv_sec + 1e-9 * (double)ts.tv_nsec;
+}
+
+/* Seconds per call of op on d: one warm-up (kernel compilation, caches),
+ * then reps calls and a synchronise before the clock is read. */
+static double time_op(pt_device *d, pt_tensor *(*op)(pt_tensor *, pt_tensor *), pt_tensor *a,
+                      pt_tensor *b, int reps) {
+    pt_release(op(a, b));
+    if (pt_device_synchronize(d) != PT_OK) return -1;
+    double t0 = now();
+    for (int i = 0; i < reps; ++i) {
+        pt_tensor *c = op(a, b);
+        if (!c) return -1;
+        pt_release(c);
+    }
+    if (pt_device_synchronize(d) != PT_OK) return -1;
+    return (now() - t0) / reps;
+}
+
+static int bench_devices(void) {
+    printf("| device     | matmul 1024 f32 (GFLOP/s) | add 16M f32 (GB/s, read+write) |\n");
+    printf("|------------|--------------------------:|-------------------------------:|\n");
+    int failures = 0;
+    for (int i = 0; i < pt_backend_count(); ++i) {
+        for (int j = 0; j < pt_backend_device_count(i); ++j) {
+            pt_device *d = pt_backend_device(i, j);
+            pt_scope s = pt_scope_begin();
+            int64_t sq[2] = {1024, 1024}, n = 16 << 20;
+            pt_tensor *a = pt_rand(d, PT_F32, 2, sq), *b = pt_rand(d, PT_F32, 2, sq);
+            pt_tensor *x = pt_rand(d, PT_F32, 1, &n), *y = pt_rand(d, PT_F32, 1, &n);
+            double mm = a && b ? time_op(d, pt_matmul, a, b, 5) : -1;
+            double add = x && y ? time_op(d, pt_add, x, y, 5) : -1;
+            pt_scope_end(s);
+            if (mm < 0 || add < 0) {
+                printf("| %-10s | error: %s\n", pt_device_name(d), pt_last_error());
+                ++failures;
+                continue;
+            }
+            printf("| %-10s | %25.1f | %30.1f |\n", pt_device_name(d), 2.0 * 1024 * 1024 * 1024 / mm * 1e-9,
+                   3.0 * 4 * (double)n / add * 1e-9);
+        }
+    }
+    return failures ? 1 : 0;
+}
+
 static void usage(FILE *f) {
     fprintf(f, "usage: portable <command>\n"
                "  devices   list backends (with why one is missing) and devices\n"
+               "  bench     time a matmul and an add on every device\n"
                "  version   print the library version\n");
 }
 
 int main(int argc, char **argv) {
     if (argc < 2 || strcmp(argv[1], "devices") == 0) return list_devices();
+    if (strcmp(argv[1], "bench") == 0) return bench_devices();
     if (strcmp(argv[1], "version") == 0) {
         printf("libportable %d.%d.%d\n", PT_VERSION_MAJOR, PT_VERSION_MINOR, PT_VERSION_PATCH);
         return 0;
