@@ -16,5 +16,5 @@ if ((${#missing[@]})); then
   echo "installing: ${missing[*]}"
   sudo=""; [[ $(id -u) -eq 0 ]] || sudo="sudo"
   $sudo apt-get update -qq
-  DEBIAN_FRONTEND=noninteractive $sudo apt-get install -y -qq --no-install-recommends "${missing[@]}" >/dev/null
+  DEBIAN_FRONTEND=noninteractive $sudo apt-get install -y -qq "${missing[@]}" >/dev/null
 fi
