@@ -66,11 +66,13 @@ static inline int pt_cpu_max_threads(void) {
 }
 
 /* Runs piece(ctx, begin, end) over [0, n): on this thread below grain,
- * else split across the OpenMP team in pieces starting on multiples of 64
- * elements (threads never share a cache line of a contiguous output, and a
- * Philox block never straddles two pieces). strided.c */
+ * else split across the OpenMP team in pieces starting on multiples of
+ * align (a power of two; 64 elements keeps threads off each other's cache
+ * lines of a contiguous output and a Philox block inside one piece).
+ * strided.c */
 typedef void (*pt_cpu_piece_fn)(void *ctx, int64_t begin, int64_t end);
-void pt_cpu_parallel_ranges(int64_t n, int64_t grain, pt_cpu_piece_fn piece, void *ctx);
+void pt_cpu_parallel_ranges(int64_t n, int64_t grain, int64_t align, pt_cpu_piece_fn piece,
+                            void *ctx);
 
 /* Address of element [0, ..., 0] of an operand. */
 static inline char *pt_cpu_base(const pt_operand *x) { return (char *)x->buf + x->offset; }

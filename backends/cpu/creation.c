@@ -99,7 +99,7 @@ static pt_status arange(const pt_op *op, bool run) {
     if (op->out.ndim != 1) return pt_cpu_bad_op(op, "arange output must be 1-D");
     if (!run) return PT_OK;
     arange_ctx ctx = {t, pt_cpu_base(&op->out), op->out.strides[0], op->scalar, op->scalar2};
-    pt_cpu_parallel_ranges(op->out.shape[0], PT_CPU_GRAIN_CHEAP, arange_range, &ctx);
+    pt_cpu_parallel_ranges(op->out.shape[0], PT_CPU_GRAIN_CHEAP, 64, arange_range, &ctx);
     return PT_OK;
 }
 

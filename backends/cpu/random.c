@@ -91,6 +91,6 @@ pt_status pt_cpu_random(const pt_op *op, bool run) {
     for (int d = 0; d < op->out.ndim; ++d) n *= op->out.shape[d];
     rand_ctx ctx = {op, pt_cpu_base(&op->out)};
     pt_cpu_parallel_ranges(n, op->kind == PT_OP_RAND_UNIFORM ? PT_CPU_GRAIN_CHEAP / 4 : PT_CPU_GRAIN_COSTLY,
-                           rand_range, &ctx);
+                           64, rand_range, &ctx);
     return PT_OK;
 }

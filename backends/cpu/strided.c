@@ -221,29 +221,25 @@ static void iter_tiles(const pt_cpu_iter *it, pt_cpu_row_fn fn, const pt_cpu_sca
     }
 }
 
+typedef struct tiles_ctx {
+    const pt_cpu_iter *it;
+    pt_cpu_row_fn fn;
+    const pt_cpu_scalar *sc;
+} tiles_ctx;
+
+static void tiles_range(void *ctx, int64_t begin, int64_t end) {
+    const tiles_ctx *c = ctx;
+    iter_tiles(c->it, c->fn, c->sc, begin, end);
+}
+
 static void run_tiled(const pt_cpu_iter *it, pt_cpu_row_fn fn, const pt_cpu_scalar *sc,
                       bool parallel) {
     const int nd = it->ndim;
     int64_t tiles = ((it->shape[nd - 2] + PT_CPU_TILE_EDGE - 1) / PT_CPU_TILE_EDGE) *
                     ((it->shape[nd - 1] + PT_CPU_TILE_EDGE - 1) / PT_CPU_TILE_EDGE);
     for (int d = 0; d < nd - 2; ++d) tiles *= it->shape[d];
-    if (!parallel || tiles < 2) {
-        iter_tiles(it, fn, sc, 0, tiles);
-        return;
-    }
-#ifdef _OPENMP
-#pragma omp parallel
-#endif
-    {
-#ifdef _OPENMP
-        int t = omp_get_thread_num(), nt = omp_get_num_threads();
-#else
-        int t = 0, nt = 1;
-#endif
-        int64_t chunk = (tiles + nt - 1) / nt;
-        int64_t b = (int64_t)t * chunk, e = b + chunk < tiles ? b + chunk : tiles;
-        if (b < e) iter_tiles(it, fn, sc, b, e);
-    }
+    tiles_ctx ctx = {it, fn, sc};
+    pt_cpu_parallel_ranges(tiles, parallel ? 2 : INT64_MAX, 1, tiles_range, &ctx);
 }
 
 void pt_cpu_iter_run(const pt_cpu_iter *it, pt_cpu_row_fn fn, const pt_cpu_scalar *sc,
@@ -292,7 +288,8 @@ void pt_cpu_iter_run(const pt_cpu_iter *it, pt_cpu_row_fn fn, const pt_cpu_scala
     }
 }
 
-void pt_cpu_parallel_ranges(int64_t n, int64_t grain, pt_cpu_piece_fn piece, void *ctx) {
+void pt_cpu_parallel_ranges(int64_t n, int64_t grain, int64_t align, pt_cpu_piece_fn piece,
+                            void *ctx) {
     if (n < grain || pt_cpu_max_threads() <= 1) {
         piece(ctx, 0, n);
         return;
@@ -306,7 +303,7 @@ void pt_cpu_parallel_ranges(int64_t n, int64_t grain, pt_cpu_piece_fn piece, voi
 #else
         int tid = 0, nt = 1;
 #endif
-        int64_t chunk = ((n + nt - 1) / nt + 63) & ~(int64_t)63;
+        int64_t chunk = ((n + nt - 1) / nt + align - 1) & ~(align - 1);
         int64_t b = (int64_t)tid * chunk, e = b + chunk < n ? b + chunk : n;
         if (b < e) piece(ctx, b, e);
     }
