@@ -22,14 +22,14 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "digits_data.h"
+#include "digits_train.h" /* the model and the step, shared with tests/nn/test_training.c */
 #include "portable/portable.h"
 
 #ifndef BENCH_TORCH_SCRIPT
 #define BENCH_TORCH_SCRIPT "bench_mlp_torch.py"
 #endif
 
-#define BATCH 64
+#define BATCH DIGITS_BATCH
 
 static double now_seconds(void) {
     struct timespec t;
@@ -49,14 +49,9 @@ static double epoch(pt_device *dev, pt_module *net, pt_optimizer *opt, const dig
     pt_tensor *loss_sum = pt_zeros(dev, PT_F32, 0, NULL);
     for (int first = 0; first < tr->n; first += BATCH) {
         int count = tr->n - first < BATCH ? tr->n - first : BATCH;
-        digits_gather(tr, order, first, count, px, lb);
         pt_scope scope = pt_scope_begin();
-        int64_t xs[2] = {count, DIGITS_FEATURES}, ys[1] = {count};
-        pt_tensor *x = pt_from_data(dev, PT_F32, 2, xs, px);
-        pt_tensor *y = pt_from_data(dev, PT_I64, 1, ys, lb);
-        pt_tensor *loss = pt_cross_entropy(pt_module_forward(net, x), y);
-        pt_optimizer_zero_grad(opt);
-        if (pt_backward(loss) != PT_OK || pt_optimizer_step(opt) != PT_OK) {
+        pt_tensor *loss = digits_batch_loss(dev, net, tr, order, first, count, px, lb);
+        if (digits_update(opt, loss) != PT_OK) {
             pt_scope_end(scope);
             pt_release(loss_sum);
             return NAN;
@@ -143,9 +138,8 @@ int main(int argc, char **argv) {
         return 1;
     }
     pt_manual_seed(0);
-    pt_module *layers[3] = {pt_linear(256), pt_relu_module(), pt_linear(DIGITS_CLASSES)};
-    pt_module *net = pt_sequential(3, layers);
-    pt_optimizer *opt = net ? pt_sgd(net, 0.1, 0.9, 0.0) : NULL;
+    pt_module *net = digits_mlp();
+    pt_optimizer *opt = digits_sgd(net);
     int *order = malloc((size_t)tr.n * sizeof *order);
     float *px = malloc((size_t)BATCH * DIGITS_FEATURES * sizeof *px);
     int64_t *lb = malloc(BATCH * sizeof *lb);

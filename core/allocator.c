@@ -8,10 +8,10 @@
  * memory held by tensors (in_use) from memory kept for reuse (cached), which
  * together are what the driver sees as taken; pt_empty_cache gives the cached
  * part back. */
-#include <stdio.h>
 #include <sched.h>
 #include <stdlib.h>
 
+#include "format_bytes.h"
 #include "internal.h"
 
 static size_t round_size(size_t bytes) {
@@ -90,25 +90,14 @@ static void release_cached(pt_device *d) {
     }
 }
 
-static void format_bytes(int64_t bytes, char *buf, size_t cap) {
-    const char *units[] = {"B", "KiB", "MiB", "GiB", "TiB"};
-    double v = (double)bytes;
-    int u = 0;
-    while (v >= 1024.0 && u < 4) {
-        v /= 1024.0;
-        ++u;
-    }
-    snprintf(buf, cap, u ? "%.2f %s" : "%.0f %s", v, units[u]);
-}
-
 static pt__block *out_of_memory(pt_device *d, size_t bytes, const char *fn) {
     char want[32], used[32], total_s[32] = "unknown", free_s[32] = "unknown";
-    format_bytes((int64_t)bytes, want, sizeof want);
-    format_bytes(d->alloc.in_use, used, sizeof used);
+    pt__format_bytes((int64_t)bytes, 2, want, sizeof want);
+    pt__format_bytes(d->alloc.in_use, 2, used, sizeof used);
     pt_device_props p;
-    if (pt_device_info(d, &p) == PT_OK) {
-        if (p.memory_total >= 0) format_bytes(p.memory_total, total_s, sizeof total_s);
-        if (p.memory_free >= 0) format_bytes(p.memory_free, free_s, sizeof free_s);
+    if (pt_device_info(d, &p) == PT_OK) { /* a negative figure (not reported) prints "unknown" */
+        pt__format_bytes(p.memory_total, 2, total_s, sizeof total_s);
+        pt__format_bytes(p.memory_free, 2, free_s, sizeof free_s);
     }
     pt__error(PT_ERR_OUT_OF_MEMORY, fn,
               "%s: out of memory allocating %s (%s held by live tensors, cache already emptied; "

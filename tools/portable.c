@@ -12,6 +12,7 @@
 #include <string.h>
 #include <time.h>
 
+#include "format_bytes.h" /* core/format_bytes.c, built into this tool too */
 #include "portable/portable.h"
 
 static const char *type_name(pt_device_type t) {
@@ -21,21 +22,6 @@ static const char *type_name(pt_device_type t) {
     case PT_DEVICE_ACCELERATOR: return "ACCEL";
     default: return "OTHER";
     }
-}
-
-static void format_bytes(int64_t bytes, char *buf, size_t cap) {
-    if (bytes < 0) {
-        snprintf(buf, cap, "unknown");
-        return;
-    }
-    const char *units[] = {"B", "KiB", "MiB", "GiB", "TiB"};
-    double v = (double)bytes;
-    int u = 0;
-    while (v >= 1024.0 && u < 4) {
-        v /= 1024.0;
-        ++u;
-    }
-    snprintf(buf, cap, u ? "%.1f %s" : "%.0f %s", v, units[u]);
 }
 
 static void print_rule(void) {
@@ -73,9 +59,10 @@ static int list_devices(void) {
             pt_memory_usage m = {0};
             pt_memory_stats(d, &m);
             char total[24], avail[24], used[24];
-            format_bytes(p.memory_total, total, sizeof total);
-            format_bytes(p.memory_free, avail, sizeof avail);
-            format_bytes(m.reserved, used, sizeof used);
+            /* one decimal: the columns are 10 wide */
+            pt__format_bytes(p.memory_total, 1, total, sizeof total);
+            pt__format_bytes(p.memory_free, 1, avail, sizeof avail);
+            pt__format_bytes(m.reserved, 1, used, sizeof used);
             printf("| %-10s | %-40.40s | %-5s | %3d | %10s | %10s | %10s | %-24.24s |\n",
                    pt_device_name(d), p.name, type_name(p.type), p.compute_units, total, avail, used,
                    p.driver_version);

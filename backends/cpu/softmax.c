@@ -129,24 +129,17 @@ pt_status pt_cpu_softmax(const pt_op *op, bool run) {
         seg_mode ? outer * inner : outer * ((inner + PT_CPU_SM_TILE - 1) / PT_CPU_SM_TILE);
     const bool parallel = outer * r * inner >= PT_CPU_GRAIN_COSTLY && tasks > 1 &&
                           pt_cpu_max_threads() > 1;
-    if (t == PT_F32) {
-        if (parallel) {
-#ifdef _OPENMP
-#pragma omp parallel for schedule(static)
-#endif
-            for (int64_t q = 0; q < tasks; ++q) softmax_task_f32(op, seg_mode, q, log_out);
-        } else {
-            for (int64_t q = 0; q < tasks; ++q) softmax_task_f32(op, seg_mode, q, log_out);
-        }
-    } else {
-        if (parallel) {
-#ifdef _OPENMP
-#pragma omp parallel for schedule(static)
-#endif
-            for (int64_t q = 0; q < tasks; ++q) softmax_task_f64(op, seg_mode, q, log_out);
-        } else {
-            for (int64_t q = 0; q < tasks; ++q) softmax_task_f64(op, seg_mode, q, log_out);
-        }
+    /* One pair of loops for both dtypes: the task is picked once here (each
+     * task is a whole row or tile, so the indirect call costs nothing). */
+    void (*task)(const pt_op *, bool, int64_t, bool) =
+        t == PT_F32 ? softmax_task_f32 : softmax_task_f64;
+    if (!parallel) {
+        for (int64_t q = 0; q < tasks; ++q) task(op, seg_mode, q, log_out);
+        return PT_OK;
     }
+#ifdef _OPENMP
+#pragma omp parallel for schedule(static)
+#endif
+    for (int64_t q = 0; q < tasks; ++q) task(op, seg_mode, q, log_out);
     return PT_OK;
 }

@@ -8,10 +8,10 @@
  *   test_training [path/to/digits.csv.gz] */
 #include <string.h>
 
-#include "digits_data.h"
+#include "digits_train.h" /* the model and the step, shared with bench/bench_mlp.c */
 #include "nn_test.h"
 
-#define BATCH 64
+#define BATCH DIGITS_BATCH
 #define EPOCHS 15 /* as examples/mlp_digits.c */
 #define MAX_STEPS 1024
 
@@ -22,16 +22,11 @@ typedef struct run_result {
     float init_weight[8]; /* the first elements of "0.weight" after creation */
 } run_result;
 
-static pt_module *make_net(void) {
-    pt_module *layers[3] = {pt_linear(256), pt_relu_module(), pt_linear(DIGITS_CLASSES)};
-    return pt_sequential(3, layers);
-}
-
 static bool train(pt_device *dev, const digits *tr, const digits *te, run_result *r) {
     memset(r, 0, sizeof *r);
     pt_manual_seed(0);
-    pt_module *net = make_net();
-    pt_optimizer *opt = pt_sgd(net, 0.1, 0.9, 0.0);
+    pt_module *net = digits_mlp();
+    pt_optimizer *opt = digits_sgd(net);
     int *order = malloc((size_t)tr->n * sizeof *order);
     float *px = malloc((size_t)BATCH * DIGITS_FEATURES * sizeof *px);
     int64_t *lb = malloc(BATCH * sizeof *lb);
@@ -40,19 +35,14 @@ static bool train(pt_device *dev, const digits *tr, const digits *te, run_result
         digits_permutation(tr->n, 1000 + (uint64_t)epoch + 1, order); /* epochs count from 1 there */
         for (int first = 0; ok && first < tr->n && r->steps < MAX_STEPS; first += BATCH) {
             int count = tr->n - first < BATCH ? tr->n - first : BATCH;
-            digits_gather(tr, order, first, count, px, lb);
             pt_scope scope = pt_scope_begin();
-            int64_t xs[2] = {count, DIGITS_FEATURES}, ys[1] = {count};
-            pt_tensor *x = pt_from_data(dev, PT_F32, 2, xs, px);
-            pt_tensor *y = pt_from_data(dev, PT_I64, 1, ys, lb);
-            pt_tensor *loss = pt_cross_entropy(pt_module_forward(net, x), y);
-            if (r->steps == 0) {
+            pt_tensor *loss = digits_batch_loss(dev, net, tr, order, first, count, px, lb);
+            if (r->steps == 0) { /* the parameters exist now (first forward) and are not yet updated */
                 pt_tensor *w = pt_module_parameter(net, "0.weight");
                 pt_tensor *head = pt_narrow(pt_reshape(w, 1, (int64_t[]){pt_tensor_numel(w)}), 0, 0, 8);
                 ok = head && pt_to_host(head, r->init_weight, sizeof r->init_weight) == PT_OK;
             }
-            ok = ok && pt_optimizer_zero_grad(opt) == PT_OK && pt_backward(loss) == PT_OK &&
-                 pt_optimizer_step(opt) == PT_OK;
+            ok = ok && digits_update(opt, loss) == PT_OK;
             r->loss[r->steps++] = ok ? pt_item(loss) : NAN;
             pt_scope_end(scope);
         }
