@@ -1,24 +1,29 @@
 /* libportable CUDA backend — a CPU emulation of the CUDA features the
- * kernels use, for testing them on machines without a GPU (CI has none).
+ * kernels use, for running them on machines without a GPU (CI has none).
  *
  * The .cu files are compiled as C++20 by the host compiler with PTCU_EMULATE
- * defined (see test_kernels_emulated.cpp). Each launch runs its blocks one
- * after another; the threads of a block are real threads, so
- * __syncthreads() is a barrier and warp shuffles exchange values through
- * the block (every kernel here calls them uniformly across the block, which
- * this emulation requires). Device memory is host memory. What it cannot
- * show: timing, memory coalescing, occupancy, and anything the compiler for
- * the GPU does differently (fast-math, FMA contraction). */
+ * defined (see emulated_k_*.cpp). A launch hands a closure to
+ * ptcu_emu::submit(stream, work): the kernel test runs it at once
+ * (emulation_immediate.cpp), the simulated CUDA runtime queues it on its
+ * stream (../sim/). Running a launch executes its blocks one after another
+ * on the calling thread; the threads of a block are fibers on that thread
+ * (emulation_fibers.cpp), switched at __syncthreads(), so a barrier is one
+ * round over every fiber of the block and warp shuffles exchange values
+ * through the block. Every kernel here calls barriers and shuffles uniformly across the
+ * block, which this emulation requires. __shared__ variables are
+ * thread_local statics: one copy per OS thread, i.e. per block in flight.
+ *
+ * Device memory is host memory. What it cannot show: timing, memory
+ * coalescing, occupancy, and anything the compiler for the GPU does
+ * differently (fast-math, FMA contraction). */
 #ifndef PTCU_KERNEL_EMULATION_H
 #define PTCU_KERNEL_EMULATION_H
 
 #include <cuda_runtime_api.h> /* types only: dim3, cudaError_t, cudaStream_t */
 
-#include <barrier>
 #include <cstring>
 #include <functional>
-#include <thread>
-#include <vector>
+#include <tuple>
 
 /* The toolkit's host_defines.h gave these GPU meanings; here they are plain C++. */
 #undef __global__
@@ -31,62 +36,60 @@
 #define __device__
 #define __host__
 #define __forceinline__ inline
-#define __shared__ static
+#define __shared__ static thread_local
 #define __launch_bounds__(...)
 
 namespace ptcu_emu {
 
-struct Block {
-    std::barrier<> *barrier;
-    unsigned long long slots[1024]; /* one per thread, for shuffles */
-};
+/* Queues (or runs) one launch on a stream; defined by whoever links the
+ * emulated kernels. */
+void submit(cudaStream_t stream, std::function<void()> work);
+
+/* The block being run on this OS thread (emulation_fibers.cpp). */
+struct Block;
 
 inline thread_local dim3 tl_thread_idx, tl_block_idx, tl_block_dim, tl_grid_dim;
-inline thread_local Block *tl_block;
+
+/* Runs every thread of one block to completion, each on its own fiber;
+ * sets the tl_* coordinates as it switches between them. */
+void run_block(dim3 grid, dim3 block, dim3 block_idx, const std::function<void()> &body);
+/* The calling thread has reached a barrier: the other threads of its block
+ * run to theirs before it goes on. */
+void sync_block();
+/* One 8-byte slot per thread of the running block, for shuffles. */
+unsigned long long *shuffle_slots();
 
 template <class... P> struct Launch {
     void (*kernel)(P...);
     dim3 grid, block;
+    cudaStream_t stream;
     template <class... A> void operator()(A &&...args) const {
-        const unsigned nthreads = block.x * block.y * block.z;
-        for (unsigned bz = 0; bz < grid.z; ++bz)
-            for (unsigned by = 0; by < grid.y; ++by)
-                for (unsigned bx = 0; bx < grid.x; ++bx) {
-                    std::barrier<> barrier((std::ptrdiff_t)nthreads);
-                    Block blk;
-                    blk.barrier = &barrier;
-                    std::vector<std::thread> threads;
-                    threads.reserve(nthreads);
-                    for (unsigned t = 0; t < nthreads; ++t) {
-                        threads.emplace_back([&, t, bx, by, bz] {
-                            tl_thread_idx = dim3(t % block.x, (t / block.x) % block.y, t / (block.x * block.y));
-                            tl_block_idx = dim3(bx, by, bz);
-                            tl_block_dim = block;
-                            tl_grid_dim = grid;
-                            tl_block = &blk;
-                            kernel(P(args)...); /* by value, as a launch copies its parameters */
-                        });
-                    }
-                    for (auto &th : threads) th.join();
-                }
+        /* Parameters are copied now, as a launch copies its arguments. */
+        auto params = std::make_tuple(P(args)...);
+        auto k = kernel;
+        const dim3 g = grid, b = block;
+        submit(stream, [k, g, b, params]() {
+            const std::function<void()> body = [&]() { std::apply(k, params); };
+            for (unsigned bz = 0; bz < g.z; ++bz)
+                for (unsigned by = 0; by < g.y; ++by)
+                    for (unsigned bx = 0; bx < g.x; ++bx) run_block(g, b, dim3(bx, by, bz), body);
+        });
     }
 };
 
-template <class... P> Launch<P...> launch(void (*kernel)(P...), dim3 grid, dim3 block, cudaStream_t) {
-    return Launch<P...>{kernel, grid, block};
+template <class... P> Launch<P...> launch(void (*kernel)(P...), dim3 grid, dim3 block, cudaStream_t stream) {
+    return Launch<P...>{kernel, grid, block, stream};
 }
-
-inline void sync_block() { tl_block->barrier->arrive_and_wait(); }
 
 template <class T> T exchange(T v, unsigned src_lane_of_self) {
     static_assert(sizeof(T) <= sizeof(unsigned long long), "shuffle of a value wider than 8 bytes");
     const unsigned self = tl_thread_idx.x;
     unsigned long long bits = 0;
     std::memcpy(&bits, &v, sizeof(T));
-    tl_block->slots[self] = bits;
+    shuffle_slots()[self] = bits;
     sync_block();
     const unsigned src = (self & ~31u) + src_lane_of_self;
-    bits = tl_block->slots[src];
+    bits = shuffle_slots()[src];
     sync_block();
     T r;
     std::memcpy(&r, &bits, sizeof(T));
@@ -111,6 +114,11 @@ template <class T> T __shfl_down_sync(unsigned, T v, int off) {
 template <class T> T __shfl_xor_sync(unsigned, T v, int mask) {
     const unsigned lane = ptcu_emu::tl_thread_idx.x % 32;
     return ptcu_emu::exchange(v, lane ^ (unsigned)mask);
+}
+
+/* cuda_runtime.h's typed overload, which the emulation does not include. */
+template <class T> cudaError_t cudaFuncGetAttributes(cudaFuncAttributes *attr, T *entry) {
+    return ::cudaFuncGetAttributes(attr, (const void *)entry);
 }
 
 /* Launch errors surface at launch under CUDA; the emulation has none. */

@@ -221,10 +221,12 @@ static void check_device(const pt_backend_vtable *vt) {
     vt->host_free(0, pinned);
 }
 
-int main(void) {
-    void *h = dlopen(PTCU_PLUGIN_FILE, RTLD_NOW | RTLD_LOCAL);
+/* usage: test_cuda_plugin [plugin file] (default: the one built beside it) */
+int main(int argc, char **argv) {
+    const char *file = argc > 1 ? argv[1] : PTCU_PLUGIN_FILE;
+    void *h = dlopen(file, RTLD_NOW | RTLD_LOCAL);
     if (!h) {
-        printf("FAIL: dlopen(%s): %s\n0 passed, 1 failed\n", PTCU_PLUGIN_FILE, dlerror());
+        printf("FAIL: dlopen(%s): %s\n0 passed, 1 failed\n", file, dlerror());
         return 1;
     }
     pt_backend_entry_fn entry = (pt_backend_entry_fn)dlsym(h, PT_BACKEND_ENTRY_SYMBOL);

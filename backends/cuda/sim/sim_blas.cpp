@@ -1,0 +1,200 @@
+/* libportable CUDA backend — a simulated cuBLAS for the simulated runtime:
+ * the handful of calls the plugin makes, with cuBLAS's argument checks
+ * (leading dimensions, data and compute types, device pointers) so that
+ * the plugin's row-major -> column-major mapping is tested for real, and
+ * the product computed by OpenBLAS (column-major, as cuBLAS) on the
+ * handle's stream. CUBLAS_COMPUTE_32F_FAST_TF32 rounds both inputs to TF32
+ * (10 mantissa bits, round to nearest) before an FP32 product, which is
+ * what the tensor cores see. */
+#include <cblas.h>
+#include <cublas_v2.h>
+
+#include <cstdint>
+#include <cstring>
+#include <memory>
+#include <vector>
+
+#include "sim_internal.h"
+
+struct cublasContext {
+    cudaStream_t stream = nullptr;
+    int device = 0;
+};
+
+namespace {
+
+float to_tf32(float x) {
+    uint32_t u;
+    memcpy(&u, &x, 4);
+    if ((u & 0x7f800000u) != 0x7f800000u) { /* finite: round the low 13 bits away */
+        u += 0x00000fffu + ((u >> 13) & 1u);
+        u &= 0xffffe000u;
+    }
+    memcpy(&x, &u, 4);
+    return x;
+}
+
+struct Gemm {
+    bool ta, tb;
+    int m, n, k;
+    const void *A, *B;
+    void *C;
+    int lda, ldb, ldc;
+    long long sa, sb, sc;
+    int batch;
+    bool f64, tf32;
+    double alpha, beta;
+};
+
+/* Bytes spanned by a column-major rows x cols matrix with leading dimension ld. */
+size_t span(int rows, int cols, int ld, size_t es) {
+    if (rows == 0 || cols == 0) return 0;
+    return ((size_t)(cols - 1) * (size_t)ld + (size_t)rows) * es;
+}
+
+void run(const Gemm &g) {
+    const CBLAS_TRANSPOSE ta = g.ta ? CblasTrans : CblasNoTrans, tb = g.tb ? CblasTrans : CblasNoTrans;
+    for (int b = 0; b < g.batch; ++b) {
+        if (g.f64) {
+            const double *A = (const double *)g.A + b * g.sa, *B = (const double *)g.B + b * g.sb;
+            double *C = (double *)g.C + b * g.sc;
+            cblas_dgemm(CblasColMajor, ta, tb, g.m, g.n, g.k, g.alpha, A, g.lda, B, g.ldb, g.beta, C, g.ldc);
+        } else {
+            const float *A = (const float *)g.A + b * g.sa, *B = (const float *)g.B + b * g.sb;
+            float *C = (float *)g.C + b * g.sc;
+            std::vector<float> ra, rb;
+            if (g.tf32) {
+                const size_t na = span(g.ta ? g.k : g.m, g.ta ? g.m : g.k, g.lda, 1);
+                const size_t nb = span(g.tb ? g.n : g.k, g.tb ? g.k : g.n, g.ldb, 1);
+                ra.assign(A, A + na);
+                rb.assign(B, B + nb);
+                for (float &v : ra) v = to_tf32(v);
+                for (float &v : rb) v = to_tf32(v);
+                A = ra.data();
+                B = rb.data();
+            }
+            cblas_sgemm(CblasColMajor, ta, tb, g.m, g.n, g.k, (float)g.alpha, A, g.lda, B, g.ldb, (float)g.beta,
+                        C, g.ldc);
+        }
+    }
+}
+
+cublasStatus_t submit(cublasHandle_t h, cublasOperation_t transa, cublasOperation_t transb, int m, int n, int k,
+                      const void *alpha, const void *A, cudaDataType at, int lda, long long sa, const void *B,
+                      cudaDataType bt, int ldb, long long sb, const void *beta, void *C, cudaDataType ct,
+                      int ldc, long long sc, int batch, cublasComputeType_t compute) {
+    if (!h) return CUBLAS_STATUS_NOT_INITIALIZED;
+    if ((transa != CUBLAS_OP_N && transa != CUBLAS_OP_T) || (transb != CUBLAS_OP_N && transb != CUBLAS_OP_T))
+        return CUBLAS_STATUS_NOT_SUPPORTED;
+    if (at != bt || at != ct) return CUBLAS_STATUS_NOT_SUPPORTED;
+    Gemm g;
+    g.f64 = at == CUDA_R_64F;
+    if (at == CUDA_R_32F) {
+        if (compute != CUBLAS_COMPUTE_32F && compute != CUBLAS_COMPUTE_32F_FAST_TF32)
+            return CUBLAS_STATUS_NOT_SUPPORTED;
+    } else if (at == CUDA_R_64F) {
+        if (compute != CUBLAS_COMPUTE_64F) return CUBLAS_STATUS_NOT_SUPPORTED;
+    } else {
+        return CUBLAS_STATUS_NOT_SUPPORTED;
+    }
+    g.tf32 = compute == CUBLAS_COMPUTE_32F_FAST_TF32;
+    g.ta = transa == CUBLAS_OP_T;
+    g.tb = transb == CUBLAS_OP_T;
+    const int a_rows = g.ta ? k : m, b_rows = g.tb ? n : k;
+    if (m < 0 || n < 0 || k < 0 || batch < 0 || lda < (a_rows > 1 ? a_rows : 1) ||
+        ldb < (b_rows > 1 ? b_rows : 1) || ldc < (m > 1 ? m : 1) || !alpha || !beta)
+        return CUBLAS_STATUS_INVALID_VALUE;
+    if (m == 0 || n == 0 || batch == 0) return CUBLAS_STATUS_SUCCESS;
+    const size_t es = g.f64 ? 8 : 4;
+    /* Every batch's operands must be device memory of the handle's device. */
+    for (int b = 0; b < batch; ++b) {
+        const char *pa = (const char *)A + (size_t)(b * sa) * es, *pb = (const char *)B + (size_t)(b * sb) * es;
+        const char *pc = (const char *)C + (size_t)(b * sc) * es;
+        if ((k > 0 && (!ptcu_sim_device_range(h->device, pa, span(a_rows, g.ta ? m : k, lda, es)) ||
+                       !ptcu_sim_device_range(h->device, pb, span(b_rows, g.tb ? k : n, ldb, es)))) ||
+            !ptcu_sim_device_range(h->device, pc, span(m, n, ldc, es)))
+            return CUBLAS_STATUS_INVALID_VALUE;
+    }
+    g.m = m;
+    g.n = n;
+    g.k = k;
+    g.A = A;
+    g.B = B;
+    g.C = C;
+    g.lda = lda;
+    g.ldb = ldb;
+    g.ldc = ldc;
+    g.sa = sa;
+    g.sb = sb;
+    g.sc = sc;
+    g.batch = batch;
+    /* Host pointer mode: the scalars are read at the call. */
+    g.alpha = g.f64 ? *(const double *)alpha : *(const float *)alpha;
+    g.beta = g.f64 ? *(const double *)beta : *(const float *)beta;
+    ptcu_sim_enqueue(h->stream, [g] { run(g); });
+    return CUBLAS_STATUS_SUCCESS;
+}
+
+} /* namespace */
+
+cublasStatus_t cublasCreate(cublasHandle_t *handle) {
+    if (!handle) return CUBLAS_STATUS_INVALID_VALUE;
+    *handle = new cublasContext;
+    (*handle)->device = ptcu_sim_current_device();
+    return CUBLAS_STATUS_SUCCESS;
+}
+
+cublasStatus_t cublasDestroy(cublasHandle_t handle) {
+    if (!handle) return CUBLAS_STATUS_NOT_INITIALIZED;
+    delete handle;
+    return CUBLAS_STATUS_SUCCESS;
+}
+
+cublasStatus_t cublasSetStream(cublasHandle_t handle, cudaStream_t stream) {
+    if (!handle) return CUBLAS_STATUS_NOT_INITIALIZED;
+    handle->stream = stream;
+    return CUBLAS_STATUS_SUCCESS;
+}
+
+const char *cublasGetStatusName(cublasStatus_t s) {
+    switch (s) {
+    case CUBLAS_STATUS_SUCCESS: return "CUBLAS_STATUS_SUCCESS";
+    case CUBLAS_STATUS_NOT_INITIALIZED: return "CUBLAS_STATUS_NOT_INITIALIZED";
+    case CUBLAS_STATUS_INVALID_VALUE: return "CUBLAS_STATUS_INVALID_VALUE";
+    case CUBLAS_STATUS_NOT_SUPPORTED: return "CUBLAS_STATUS_NOT_SUPPORTED";
+    case CUBLAS_STATUS_ALLOC_FAILED: return "CUBLAS_STATUS_ALLOC_FAILED";
+    default: return "CUBLAS_STATUS_INTERNAL_ERROR";
+    }
+}
+
+const char *cublasGetStatusString(cublasStatus_t s) {
+    switch (s) {
+    case CUBLAS_STATUS_SUCCESS: return "success";
+    case CUBLAS_STATUS_NOT_INITIALIZED: return "the library was not initialized";
+    case CUBLAS_STATUS_INVALID_VALUE: return "an invalid numeric value was used as an argument";
+    case CUBLAS_STATUS_NOT_SUPPORTED: return "the functionality requested is not supported";
+    case CUBLAS_STATUS_ALLOC_FAILED: return "the resource allocation failed";
+    default: return "an internal operation failed";
+    }
+}
+
+cublasStatus_t cublasGemmEx(cublasHandle_t handle, cublasOperation_t transa, cublasOperation_t transb, int m,
+                            int n, int k, const void *alpha, const void *A, cudaDataType Atype, int lda,
+                            const void *B, cudaDataType Btype, int ldb, const void *beta, void *C,
+                            cudaDataType Ctype, int ldc, cublasComputeType_t computeType, cublasGemmAlgo_t algo) {
+    (void)algo;
+    return submit(handle, transa, transb, m, n, k, alpha, A, Atype, lda, 0, B, Btype, ldb, 0, beta, C, Ctype,
+                  ldc, 0, 1, computeType);
+}
+
+cublasStatus_t cublasGemmStridedBatchedEx(cublasHandle_t handle, cublasOperation_t transa,
+                                          cublasOperation_t transb, int m, int n, int k, const void *alpha,
+                                          const void *A, cudaDataType Atype, int lda, long long int strideA,
+                                          const void *B, cudaDataType Btype, int ldb, long long int strideB,
+                                          const void *beta, void *C, cudaDataType Ctype, int ldc,
+                                          long long int strideC, int batchCount,
+                                          cublasComputeType_t computeType, cublasGemmAlgo_t algo) {
+    (void)algo;
+    return submit(handle, transa, transb, m, n, k, alpha, A, Atype, lda, strideA, B, Btype, ldb, strideB, beta,
+                  C, Ctype, ldc, strideC, batchCount, computeType);
+}

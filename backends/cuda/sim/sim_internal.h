@@ -1,0 +1,18 @@
+/* libportable CUDA backend — what the simulated runtime (sim_runtime.cpp)
+ * offers the simulated cuBLAS (sim_blas.cpp). C++ only, test builds only. */
+#ifndef PTCU_SIM_INTERNAL_H
+#define PTCU_SIM_INTERNAL_H
+
+#include <cuda_runtime_api.h>
+
+#include <cstddef>
+#include <functional>
+
+/* Whether [p, p + bytes) lies inside one cudaMalloc allocation of device. */
+bool ptcu_sim_device_range(int device, const void *p, size_t bytes);
+/* The device cudaSetDevice last selected on this thread. */
+int ptcu_sim_current_device(void);
+/* Queues work on stream, after everything queued on it before. */
+void ptcu_sim_enqueue(cudaStream_t stream, std::function<void()> work);
+
+#endif

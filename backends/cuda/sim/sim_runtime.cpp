@@ -1,0 +1,511 @@
+/* libportable CUDA backend — a simulated CUDA runtime, for running the real
+ * plugin (its host C code and its kernels, built by the host compiler
+ * through tests/kernel_emulation.h) on machines without a GPU.
+ *
+ * It implements the part of the CUDA runtime API the plugin calls, with the
+ * behaviour the plugin relies on, so that the conformance suite, the tour
+ * and the nets tests can run on `cuda` in CI:
+ *   - streams are asynchronous: work is queued and run later, in order, by
+ *     one "device" thread (a single queue for every stream is one legal
+ *     schedule of CUDA's per-stream ordering); PTCU_SIM_DELAY_US makes that
+ *     thread sleep before each item so that a missing synchronisation shows
+ *     up as wrong data instead of passing by luck;
+ *   - copies follow cudaMemcpyAsync's rules: from pageable host memory the
+ *     source is staged at the call, to pageable host memory the call waits,
+ *     pinned memory (cudaHostAlloc) is read and written when the copy runs;
+ *   - device memory is checked: a copy or free outside what cudaMalloc gave
+ *     on that device fails with cudaErrorInvalidValue, cudaMalloc fails
+ *     with cudaErrorMemoryAllocation past the device's memory, and
+ *     cudaFree/cudaFreeHost wait for the device as the real ones do;
+ *   - the admission paths can be provoked: no driver (libcuda.so.1 not
+ *     loadable, as the real runtime checks), PTCU_SIM_DEVICES=N (0: no
+ *     device), PTCU_SIM_FAIL_CONTEXT=i,j (cudaSetDevice fails on those),
+ *     PTCU_SIM_COMPUTE_CAPABILITY=90,75 (per device; below 8.0 there is no
+ *     kernel image for it), PTCU_SIM_MEMORY_MB, PTCU_SIM_SMS.
+ *
+ * What it cannot show: timing, real concurrency between streams, the GPU
+ * compiler's code, and memory errors inside kernels. The plugin's real
+ * build (nvcc, cudart, cuBLAS) is what runs on GPUs; this exists for tests. */
+#include <cuda_runtime_api.h>
+#include <dlfcn.h>
+
+#include <chrono>
+#include <condition_variable>
+#include <cstdint>
+#include <cstdio>
+#include <cstdlib>
+#include <cstring>
+#include <deque>
+#include <functional>
+#include <map>
+#include <mutex>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include "sim_internal.h"
+
+namespace ptcu_emu {
+void submit(cudaStream_t stream, std::function<void()> work); /* kernel_emulation.h */
+}
+
+struct CUstream_st {
+    uint64_t last_seq = 0; /* of the newest item queued on this stream */
+};
+struct CUevent_st {
+    uint64_t seq = 0;
+};
+
+namespace {
+
+constexpr int kMaxSimDevices = 8;
+
+struct Allocation {
+    size_t bytes;
+    int device; /* -1: pinned host memory */
+};
+
+struct SimDevice {
+    int compute_capability = 90;
+    bool fail_context = false;
+    int64_t memory_bytes = 0;
+    int64_t used_bytes = 0;
+    bool peer_enabled[kMaxSimDevices] = {};
+};
+
+struct Work {
+    uint64_t seq;
+    std::function<void()> fn;
+};
+
+struct Sim {
+    std::mutex mu;
+    std::condition_variable queued, finished;
+    std::deque<Work> queue;
+    uint64_t next_seq = 1, done_seq = 0;
+    bool worker_started = false;
+    int ndev = 0;
+    bool have_driver = false;
+    int delay_us = 0;
+    int sms = 2;
+    SimDevice dev[kMaxSimDevices];
+    std::map<uintptr_t, Allocation> allocations; /* start -> extent */
+    CUstream_st legacy_stream;
+};
+
+Sim &sim() {
+    /* Never destroyed: the device thread may still run while the process exits. */
+    static Sim *s = [] {
+        Sim *n = new Sim;
+        const char *v;
+        n->have_driver = dlopen("libcuda.so.1", RTLD_NOW | RTLD_LOCAL) != nullptr;
+        n->ndev = (v = getenv("PTCU_SIM_DEVICES")) ? atoi(v) : 2;
+        if (n->ndev < 0) n->ndev = 0;
+        if (n->ndev > kMaxSimDevices) n->ndev = kMaxSimDevices;
+        n->delay_us = (v = getenv("PTCU_SIM_DELAY_US")) ? atoi(v) : 0;
+        n->sms = (v = getenv("PTCU_SIM_SMS")) ? atoi(v) : 2;
+        if (n->sms < 1) n->sms = 1;
+        const int64_t mb = (v = getenv("PTCU_SIM_MEMORY_MB")) ? atoll(v) : 4096;
+        std::string ccs = (v = getenv("PTCU_SIM_COMPUTE_CAPABILITY")) ? v : "90";
+        std::string fails = (v = getenv("PTCU_SIM_FAIL_CONTEXT")) ? v : "";
+        int last_cc = 90;
+        size_t pos = 0;
+        for (int i = 0; i < kMaxSimDevices; ++i) {
+            if (pos < ccs.size()) {
+                last_cc = atoi(ccs.c_str() + pos);
+                size_t comma = ccs.find(',', pos);
+                pos = comma == std::string::npos ? ccs.size() : comma + 1;
+            }
+            n->dev[i].compute_capability = last_cc;
+            n->dev[i].memory_bytes = mb << 20;
+        }
+        for (size_t p = 0; p < fails.size();) {
+            int i = atoi(fails.c_str() + p);
+            if (i >= 0 && i < kMaxSimDevices) n->dev[i].fail_context = true;
+            size_t comma = fails.find(',', p);
+            p = comma == std::string::npos ? fails.size() : comma + 1;
+        }
+        return n;
+    }();
+    return *s;
+}
+
+thread_local int tl_device = 0;
+thread_local cudaError_t tl_last_error = cudaSuccess;
+
+cudaError_t fail(cudaError_t e) {
+    tl_last_error = e;
+    return e;
+}
+
+void worker_loop() {
+    Sim &s = sim();
+    for (;;) {
+        Work w;
+        {
+            std::unique_lock<std::mutex> lk(s.mu);
+            s.queued.wait(lk, [&] { return !s.queue.empty(); });
+            w = std::move(s.queue.front());
+            s.queue.pop_front();
+        }
+        if (s.delay_us > 0) std::this_thread::sleep_for(std::chrono::microseconds(s.delay_us));
+        w.fn();
+        {
+            std::lock_guard<std::mutex> lk(s.mu);
+            s.done_seq = w.seq;
+        }
+        s.finished.notify_all();
+    }
+}
+
+CUstream_st *stream_of(cudaStream_t st) { return st ? st : &sim().legacy_stream; }
+
+uint64_t enqueue(cudaStream_t st, std::function<void()> fn) {
+    Sim &s = sim();
+    uint64_t seq;
+    {
+        std::lock_guard<std::mutex> lk(s.mu);
+        if (!s.worker_started) {
+            std::thread(worker_loop).detach();
+            s.worker_started = true;
+        }
+        seq = s.next_seq++;
+        stream_of(st)->last_seq = seq;
+        s.queue.push_back(Work{seq, std::move(fn)});
+    }
+    s.queued.notify_one();
+    return seq;
+}
+
+void wait_for(uint64_t seq) {
+    Sim &s = sim();
+    std::unique_lock<std::mutex> lk(s.mu);
+    s.finished.wait(lk, [&] { return s.done_seq >= seq; });
+}
+
+void wait_all() {
+    uint64_t seq;
+    {
+        std::lock_guard<std::mutex> lk(sim().mu);
+        seq = sim().next_seq - 1;
+    }
+    wait_for(seq);
+}
+
+bool valid_device(int d) { return d >= 0 && d < sim().ndev; }
+
+/* The allocation holding [p, p + bytes), if any (caller holds mu). */
+const Allocation *find_locked(const void *p, size_t bytes, uintptr_t *start) {
+    Sim &s = sim();
+    const uintptr_t a = (uintptr_t)p;
+    auto it = s.allocations.upper_bound(a);
+    if (it == s.allocations.begin()) return nullptr;
+    --it;
+    if (a < it->first || a + bytes > it->first + it->second.bytes || a + bytes < a) return nullptr;
+    if (start) *start = it->first;
+    return &it->second;
+}
+
+/* -1: not ours (pageable host memory), -2: pinned host, >= 0: device. */
+int owner_of(const void *p, size_t bytes) {
+    std::lock_guard<std::mutex> lk(sim().mu);
+    const Allocation *a = find_locked(p, bytes ? bytes : 1, nullptr);
+    if (!a) return -1;
+    return a->device < 0 ? -2 : a->device;
+}
+
+} /* namespace */
+
+/* ---- Hooks for the kernel emulation and the simulated cuBLAS ---- */
+
+void ptcu_emu::submit(cudaStream_t stream, std::function<void()> work) { enqueue(stream, std::move(work)); }
+
+bool ptcu_sim_device_range(int device, const void *p, size_t bytes) { return owner_of(p, bytes) == device; }
+
+int ptcu_sim_current_device(void) { return tl_device; }
+
+void ptcu_sim_enqueue(cudaStream_t stream, std::function<void()> work) { enqueue(stream, std::move(work)); }
+
+/* ---- Errors and versions ---- */
+
+cudaError_t cudaGetLastError(void) {
+    cudaError_t e = tl_last_error;
+    tl_last_error = cudaSuccess;
+    return e;
+}
+
+const char *cudaGetErrorName(cudaError_t e) {
+    switch (e) {
+    case cudaSuccess: return "cudaSuccess";
+    case cudaErrorInvalidValue: return "cudaErrorInvalidValue";
+    case cudaErrorMemoryAllocation: return "cudaErrorMemoryAllocation";
+    case cudaErrorInsufficientDriver: return "cudaErrorInsufficientDriver";
+    case cudaErrorDevicesUnavailable: return "cudaErrorDevicesUnavailable";
+    case cudaErrorNoDevice: return "cudaErrorNoDevice";
+    case cudaErrorInvalidDevice: return "cudaErrorInvalidDevice";
+    case cudaErrorNoKernelImageForDevice: return "cudaErrorNoKernelImageForDevice";
+    case cudaErrorInvalidResourceHandle: return "cudaErrorInvalidResourceHandle";
+    case cudaErrorPeerAccessAlreadyEnabled: return "cudaErrorPeerAccessAlreadyEnabled";
+    case cudaErrorNotSupported: return "cudaErrorNotSupported";
+    default: return "cudaErrorUnknown";
+    }
+}
+
+const char *cudaGetErrorString(cudaError_t e) {
+    switch (e) {
+    case cudaSuccess: return "no error";
+    case cudaErrorInvalidValue: return "invalid argument";
+    case cudaErrorMemoryAllocation: return "out of memory";
+    case cudaErrorInsufficientDriver: return "CUDA driver version is insufficient for CUDA runtime version";
+    case cudaErrorDevicesUnavailable: return "CUDA-capable device(s) is/are busy or unavailable";
+    case cudaErrorNoDevice: return "no CUDA-capable device is detected";
+    case cudaErrorInvalidDevice: return "invalid device ordinal";
+    case cudaErrorNoKernelImageForDevice: return "no kernel image is available for execution on the device";
+    case cudaErrorInvalidResourceHandle: return "invalid resource handle";
+    case cudaErrorPeerAccessAlreadyEnabled: return "peer access is already enabled";
+    case cudaErrorNotSupported: return "operation not supported";
+    default: return "unknown error";
+    }
+}
+
+cudaError_t cudaRuntimeGetVersion(int *v) {
+    if (!v) return fail(cudaErrorInvalidValue);
+    *v = CUDART_VERSION;
+    return cudaSuccess;
+}
+
+cudaError_t cudaDriverGetVersion(int *v) {
+    if (!v) return fail(cudaErrorInvalidValue);
+    *v = sim().have_driver ? CUDART_VERSION : 0;
+    return cudaSuccess;
+}
+
+/* ---- Devices ---- */
+
+cudaError_t cudaGetDeviceCount(int *count) {
+    if (!count) return fail(cudaErrorInvalidValue);
+    *count = 0;
+    if (!sim().have_driver) return fail(cudaErrorInsufficientDriver);
+    if (sim().ndev == 0) return fail(cudaErrorNoDevice);
+    *count = sim().ndev;
+    return cudaSuccess;
+}
+
+cudaError_t cudaGetDeviceProperties(struct cudaDeviceProp *prop, int device) {
+    if (!prop) return fail(cudaErrorInvalidValue);
+    if (!valid_device(device)) return fail(cudaErrorInvalidDevice);
+    const SimDevice &d = sim().dev[device];
+    memset(prop, 0, sizeof *prop);
+    snprintf(prop->name, sizeof prop->name, "libportable CUDA simulator (CPU)");
+    prop->totalGlobalMem = (size_t)d.memory_bytes;
+    prop->major = d.compute_capability / 10;
+    prop->minor = d.compute_capability % 10;
+    prop->multiProcessorCount = sim().sms;
+    prop->warpSize = 32;
+    prop->maxThreadsPerBlock = 1024;
+    prop->pciBusID = 0x10 + device;
+    return cudaSuccess;
+}
+
+cudaError_t cudaSetDevice(int device) {
+    if (!sim().have_driver) return fail(cudaErrorInsufficientDriver);
+    if (!valid_device(device)) return fail(cudaErrorInvalidDevice);
+    /* Since CUDA 12 cudaSetDevice creates the primary context: where that fails. */
+    if (sim().dev[device].fail_context) return fail(cudaErrorDevicesUnavailable);
+    tl_device = device;
+    return cudaSuccess;
+}
+
+cudaError_t cudaGetDevice(int *device) {
+    if (!device) return fail(cudaErrorInvalidValue);
+    *device = tl_device;
+    return cudaSuccess;
+}
+
+cudaError_t cudaFuncGetAttributes(struct cudaFuncAttributes *attr, const void *func) {
+    if (!attr || !func) return fail(cudaErrorInvalidValue);
+    if (sim().dev[tl_device].compute_capability < 80) return fail(cudaErrorNoKernelImageForDevice);
+    memset(attr, 0, sizeof *attr);
+    attr->maxThreadsPerBlock = 1024;
+    return cudaSuccess;
+}
+
+cudaError_t cudaDeviceCanAccessPeer(int *can, int device, int peer) {
+    if (!can) return fail(cudaErrorInvalidValue);
+    if (!valid_device(device) || !valid_device(peer)) return fail(cudaErrorInvalidDevice);
+    *can = device != peer;
+    return cudaSuccess;
+}
+
+cudaError_t cudaDeviceEnablePeerAccess(int peer, unsigned int flags) {
+    if (flags != 0) return fail(cudaErrorInvalidValue);
+    if (!valid_device(peer) || peer == tl_device) return fail(cudaErrorInvalidDevice);
+    bool &enabled = sim().dev[tl_device].peer_enabled[peer];
+    if (enabled) return fail(cudaErrorPeerAccessAlreadyEnabled);
+    enabled = true;
+    return cudaSuccess;
+}
+
+/* ---- Memory ---- */
+
+cudaError_t cudaMalloc(void **ptr, size_t bytes) {
+    if (!ptr) return fail(cudaErrorInvalidValue);
+    *ptr = nullptr;
+    if (!sim().have_driver) return fail(cudaErrorInsufficientDriver);
+    Sim &s = sim();
+    SimDevice &d = s.dev[tl_device];
+    std::lock_guard<std::mutex> lk(s.mu);
+    if (bytes == 0) return cudaSuccess;
+    if ((int64_t)bytes > d.memory_bytes - d.used_bytes) return fail(cudaErrorMemoryAllocation);
+    void *p = aligned_alloc(256, (bytes + 255) & ~(size_t)255); /* cudaMalloc's alignment */
+    if (!p) return fail(cudaErrorMemoryAllocation);
+    s.allocations[(uintptr_t)p] = Allocation{bytes, tl_device};
+    d.used_bytes += (int64_t)bytes;
+    *ptr = p;
+    return cudaSuccess;
+}
+
+cudaError_t cudaFree(void *ptr) {
+    if (!sim().have_driver) return fail(cudaErrorInsufficientDriver);
+    if (!ptr) return cudaSuccess; /* the usual way to create the context */
+    wait_all(); /* cudaFree waits for the device */
+    Sim &s = sim();
+    std::lock_guard<std::mutex> lk(s.mu);
+    auto it = s.allocations.find((uintptr_t)ptr);
+    if (it == s.allocations.end() || it->second.device < 0) return fail(cudaErrorInvalidValue);
+    s.dev[it->second.device].used_bytes -= (int64_t)it->second.bytes;
+    s.allocations.erase(it);
+    free(ptr);
+    return cudaSuccess;
+}
+
+cudaError_t cudaHostAlloc(void **ptr, size_t bytes, unsigned int flags) {
+    (void)flags;
+    if (!ptr) return fail(cudaErrorInvalidValue);
+    void *p = aligned_alloc(4096, (bytes + 4095) & ~(size_t)4095);
+    if (!p) return fail(cudaErrorMemoryAllocation);
+    std::lock_guard<std::mutex> lk(sim().mu);
+    sim().allocations[(uintptr_t)p] = Allocation{bytes, -1};
+    *ptr = p;
+    return cudaSuccess;
+}
+
+cudaError_t cudaFreeHost(void *ptr) {
+    if (!ptr) return cudaSuccess;
+    wait_all();
+    Sim &s = sim();
+    std::lock_guard<std::mutex> lk(s.mu);
+    auto it = s.allocations.find((uintptr_t)ptr);
+    if (it == s.allocations.end() || it->second.device >= 0) return fail(cudaErrorInvalidValue);
+    s.allocations.erase(it);
+    free(ptr);
+    return cudaSuccess;
+}
+
+cudaError_t cudaMemGetInfo(size_t *free_bytes, size_t *total_bytes) {
+    if (!free_bytes || !total_bytes) return fail(cudaErrorInvalidValue);
+    std::lock_guard<std::mutex> lk(sim().mu);
+    const SimDevice &d = sim().dev[tl_device];
+    *free_bytes = (size_t)(d.memory_bytes - d.used_bytes);
+    *total_bytes = (size_t)d.memory_bytes;
+    return cudaSuccess;
+}
+
+/* ---- Copies ---- */
+
+cudaError_t cudaMemcpyAsync(void *dst, const void *src, size_t count, enum cudaMemcpyKind kind,
+                            cudaStream_t stream) {
+    if (count == 0) return cudaSuccess;
+    if (!dst || !src) return fail(cudaErrorInvalidValue);
+    const int dst_owner = owner_of(dst, count), src_owner = owner_of(src, count);
+    switch (kind) {
+    case cudaMemcpyHostToDevice:
+        if (dst_owner != tl_device || src_owner >= 0) return fail(cudaErrorInvalidValue);
+        if (src_owner == -1) {
+            /* Pageable source: staged now, so the caller may reuse it on return. */
+            auto staged = std::make_shared<std::vector<unsigned char>>((const unsigned char *)src,
+                                                                      (const unsigned char *)src + count);
+            enqueue(stream, [dst, staged, count] { memcpy(dst, staged->data(), count); });
+        } else {
+            enqueue(stream, [dst, src, count] { memcpy(dst, src, count); });
+        }
+        return cudaSuccess;
+    case cudaMemcpyDeviceToHost: {
+        if (src_owner != tl_device || dst_owner >= 0) return fail(cudaErrorInvalidValue);
+        const uint64_t seq = enqueue(stream, [dst, src, count] { memcpy(dst, src, count); });
+        if (dst_owner == -1) wait_for(seq); /* pageable destination: the call waits */
+        return cudaSuccess;
+    }
+    case cudaMemcpyDeviceToDevice:
+        if (dst_owner != tl_device || src_owner != tl_device) return fail(cudaErrorInvalidValue);
+        enqueue(stream, [dst, src, count] { memmove(dst, src, count); });
+        return cudaSuccess;
+    default:
+        return fail(cudaErrorInvalidValue);
+    }
+}
+
+cudaError_t cudaMemcpyPeerAsync(void *dst, int dst_device, const void *src, int src_device, size_t count,
+                                cudaStream_t stream) {
+    if (count == 0) return cudaSuccess;
+    if (!valid_device(dst_device) || !valid_device(src_device)) return fail(cudaErrorInvalidDevice);
+    if (owner_of(dst, count) != dst_device || owner_of(src, count) != src_device)
+        return fail(cudaErrorInvalidValue);
+    enqueue(stream, [dst, src, count] { memmove(dst, src, count); });
+    return cudaSuccess;
+}
+
+/* ---- Streams and events ---- */
+
+cudaError_t cudaStreamCreateWithFlags(cudaStream_t *stream, unsigned int flags) {
+    (void)flags;
+    if (!stream) return fail(cudaErrorInvalidValue);
+    *stream = new CUstream_st;
+    return cudaSuccess;
+}
+
+cudaError_t cudaStreamDestroy(cudaStream_t stream) {
+    if (!stream) return fail(cudaErrorInvalidResourceHandle);
+    wait_for(stream->last_seq); /* its queued work still completes */
+    delete stream;
+    return cudaSuccess;
+}
+
+cudaError_t cudaStreamSynchronize(cudaStream_t stream) {
+    uint64_t seq;
+    {
+        std::lock_guard<std::mutex> lk(sim().mu);
+        seq = stream_of(stream)->last_seq;
+    }
+    wait_for(seq);
+    return cudaSuccess;
+}
+
+cudaError_t cudaEventCreateWithFlags(cudaEvent_t *event, unsigned int flags) {
+    (void)flags;
+    if (!event) return fail(cudaErrorInvalidValue);
+    *event = new CUevent_st;
+    return cudaSuccess;
+}
+
+cudaError_t cudaEventRecord(cudaEvent_t event, cudaStream_t stream) {
+    if (!event) return fail(cudaErrorInvalidResourceHandle);
+    std::lock_guard<std::mutex> lk(sim().mu);
+    event->seq = stream_of(stream)->last_seq;
+    return cudaSuccess;
+}
+
+cudaError_t cudaStreamWaitEvent(cudaStream_t stream, cudaEvent_t event, unsigned int flags) {
+    (void)stream;
+    (void)flags;
+    if (!event) return fail(cudaErrorInvalidResourceHandle);
+    /* One queue runs every stream in submission order: what the event marks
+     * was queued before anything queued from now on, so the order holds. */
+    return cudaSuccess;
+}
+
+cudaError_t cudaEventDestroy(cudaEvent_t event) {
+    if (!event) return fail(cudaErrorInvalidResourceHandle);
+    delete event;
+    return cudaSuccess;
+}

@@ -1,0 +1,168 @@
+/* libportable CUDA backend — what the cuda backend promises beyond the
+ * op-by-op conformance suite, checked through the public API:
+ *   - pt_to_async to the cpu lands in pinned memory and is right after a
+ *     synchronize, also when the device lags far behind the host;
+ *   - tensors move cuda:0 <-> cuda:1 (peer copies) and cpu <-> cuda with
+ *     their values, and ops on the destination see the copied data;
+ *   - pt_device_info reports the device's free memory (cudaMemGetInfo) and
+ *     it drops by what the caching allocator takes from the driver;
+ *   - asking for more memory than the device has fails with
+ *     PT_ERR_OUT_OF_MEMORY and a message with the sizes, and the device
+ *     keeps working;
+ *   - f32 matmul is full FP32 by default (cpu agreement to 1e-6) and TF32
+ *     only when PORTABLE_CUDA_TF32=1 asks for it (visible rounding).
+ * Runs on a GPU (tests/gpu/run_on_device.sh) and on the CUDA simulator in
+ * CI; exits 77 (skip) when there is no cuda device. */
+#include <stdint.h>
+
+#include "../../../tests/unit/check.h"
+
+#define N_MAX 4096
+
+static double max_rel_diff(const double *a, const double *b, int64_t n) {
+    double worst = 0;
+    for (int64_t i = 0; i < n; ++i) {
+        double d = fabs(a[i] - b[i]) / (fabs(b[i]) > 1 ? fabs(b[i]) : 1);
+        if (d > worst) worst = d;
+    }
+    return worst;
+}
+
+static void check_async_to_pinned(pt_device *gpu) {
+    static double got[N_MAX], want[N_MAX];
+    pt_scope sc = pt_scope_begin();
+    const int64_t shape[1] = {1000};
+    pt_tensor *x = pt_arange(gpu, PT_F32, 0, 1000, 1);
+    REQUIRE(x);
+    /* A chain of queued work before the copy, so the copy has to wait for it. */
+    pt_tensor *y = x;
+    for (int i = 0; i < 20; ++i) y = pt_add_scalar(y, 1.0);
+    pt_tensor *host = pt_to_async(y, pt_cpu());
+    REQUIRE(host);
+    CHECK(pt_tensor_device(host) == pt_cpu());
+    CHECK_OK(pt_device_synchronize(gpu));
+    CHECK(check_read(host, got, N_MAX));
+    for (int64_t i = 0; i < shape[0]; ++i) want[i] = (double)i + 20;
+    CHECK_DBL(max_rel_diff(got, want, 1000), 0, 0);
+    /* Without the synchronize, reading still waits (pt_to_host syncs the copying device). */
+    pt_tensor *host2 = pt_to_async(pt_mul_scalar(y, 2.0), pt_cpu());
+    CHECK(check_read(host2, got, N_MAX));
+    for (int64_t i = 0; i < shape[0]; ++i) want[i] = 2.0 * ((double)i + 20);
+    CHECK_DBL(max_rel_diff(got, want, 1000), 0, 0);
+    pt_scope_end(sc);
+}
+
+static void check_two_devices(pt_device *g0) {
+    if (pt_device_count("cuda") < 2) {
+        printf("-- one cuda device: peer copies not checked here\n");
+        return;
+    }
+    static double got[N_MAX], want[N_MAX];
+    pt_scope sc = pt_scope_begin();
+    pt_manual_seed(7);
+    const int64_t shape[2] = {64, 64};
+    pt_tensor *a = pt_randn(g0, PT_F32, 2, shape);
+    REQUIRE(a);
+    CHECK(check_read(a, want, N_MAX));
+    pt_tensor *b = pt_to(a, pt_device_get("cuda:1"));
+    REQUIRE(b);
+    CHECK_STR(pt_device_name(pt_tensor_device(b)), "cuda:1");
+    CHECK(check_read(b, got, N_MAX));
+    CHECK_DBL(max_rel_diff(got, want, 4096), 0, 0);
+    /* Back again, queued behind work on cuda:1, then an op on cuda:0. */
+    pt_tensor *b2 = pt_add(b, b);
+    pt_tensor *c = pt_to_async(b2, g0);
+    REQUIRE(c);
+    pt_tensor *d = pt_sub(c, a);
+    CHECK(check_read(d, got, N_MAX));
+    CHECK_DBL(max_rel_diff(got, want, 4096), 0, 1e-6);
+    pt_scope_end(sc);
+}
+
+static void check_memory_info(pt_device *gpu) {
+    pt_device_props before, after;
+    CHECK_OK(pt_empty_cache(gpu));
+    CHECK_OK(pt_device_info(gpu, &before));
+    CHECK(before.memory_total > 0 && before.memory_free > 0 && before.memory_free <= before.memory_total);
+    const int64_t n = 64 << 20; /* 256 MiB of f32 */
+    pt_tensor *big = pt_empty(gpu, PT_F32, 1, &n);
+    REQUIRE(big);
+    CHECK_OK(pt_device_info(gpu, &after));
+    printf("-- free memory %lld -> %lld bytes after a 256 MiB tensor\n", (long long)before.memory_free,
+           (long long)after.memory_free);
+    CHECK(after.memory_free <= before.memory_free - n * 4);
+    pt_memory_usage use;
+    CHECK_OK(pt_memory_stats(gpu, &use));
+    CHECK(use.in_use >= n * 4);
+    pt_release(big);
+    CHECK_OK(pt_empty_cache(gpu));
+}
+
+static void check_out_of_memory(pt_device *gpu) {
+    pt_device_props p;
+    CHECK_OK(pt_device_info(gpu, &p));
+    const int64_t n = p.memory_total / 4 * 2; /* twice the device, in f32 elements */
+    pt_clear_error();
+    pt_tensor *huge = pt_empty(gpu, PT_F32, 1, &n);
+    CHECK(huge == NULL);
+    CHECK_LAST(PT_ERR_OUT_OF_MEMORY);
+    CHECK_HAS(pt_last_error(), "out of memory allocating");
+    CHECK_HAS(pt_last_error(), "GiB free of");
+    printf("-- out of memory message: %s\n", pt_last_error());
+    pt_release(huge);
+    /* The device still works. */
+    pt_tensor *ok = pt_full(gpu, PT_F32, 1, (const int64_t[]){3}, 2.5);
+    double v[3] = {0};
+    CHECK(check_read(ok, v, 3));
+    CHECK_DBL(v[2], 2.5, 0);
+    pt_release(ok);
+}
+
+/* ||gpu - cpu|| / ||cpu|| (Frobenius) of a 128 x 256 x 128 f32 product. */
+static double matmul_vs_cpu(pt_device *gpu) {
+    static double got[128 * 128], want[128 * 128];
+    pt_scope sc = pt_scope_begin();
+    pt_manual_seed(11);
+    pt_tensor *a = pt_randn(pt_cpu(), PT_F32, 2, (const int64_t[]){128, 256});
+    pt_tensor *b = pt_randn(pt_cpu(), PT_F32, 2, (const int64_t[]){256, 128});
+    double worst = -1;
+    if (a && b && check_read(pt_matmul(a, b), want, 128 * 128) &&
+        check_read(pt_matmul(pt_to(a, gpu), pt_to(b, gpu)), got, 128 * 128))
+    {
+        double diff = 0, norm = 0;
+        for (int i = 0; i < 128 * 128; ++i) {
+            diff += (got[i] - want[i]) * (got[i] - want[i]);
+            norm += want[i] * want[i];
+        }
+        worst = sqrt(diff / norm);
+    }
+    pt_scope_end(sc);
+    return worst;
+}
+
+static void check_tf32_opt_in(pt_device *gpu) {
+    unsetenv("PORTABLE_CUDA_TF32");
+    const double fp32 = matmul_vs_cpu(gpu);
+    setenv("PORTABLE_CUDA_TF32", "1", 1);
+    const double tf32 = matmul_vs_cpu(gpu);
+    unsetenv("PORTABLE_CUDA_TF32");
+    printf("-- matmul vs cpu: FP32 %.3g, TF32 %.3g (relative)\n", fp32, tf32);
+    CHECK(fp32 >= 0 && fp32 < 1e-6);
+    CHECK(tf32 > 1e-5 && tf32 < 1e-2); /* 10-bit mantissas: visibly rounded, still close */
+}
+
+int main(void) {
+    pt_device *gpu = pt_device_get("cuda:0");
+    if (!gpu) {
+        printf("SKIP: no cuda device: %s\n", pt_last_error());
+        return 77;
+    }
+    pt_device_props p;
+    if (pt_device_info(gpu, &p) == PT_OK) printf("-- cuda:0 is %s (%s)\n", p.name, p.platform);
+    check_async_to_pinned(gpu);
+    check_two_devices(gpu);
+    check_memory_info(gpu);
+    check_out_of_memory(gpu);
+    check_tf32_opt_in(gpu);
+    return check_summary();
+}
