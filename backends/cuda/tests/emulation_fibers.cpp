@@ -22,6 +22,13 @@
 #include <ucontext.h>
 #endif
 
+/* Under AddressSanitizer every stack switch is announced, or ASan would
+ * take a fiber's frames for overflows of the thread's stack. */
+#if defined(__SANITIZE_ADDRESS__)
+#include <sanitizer/common_interface_defs.h>
+#define PTCU_ASAN_FIBERS 1
+#endif
+
 namespace ptcu_emu {
 
 namespace {
@@ -41,6 +48,13 @@ struct Block {
     std::vector<ucontext_t> fibers;
 #endif
     unsigned long long slots[1024];
+#ifdef PTCU_ASAN_FIBERS
+    std::vector<char *> stack_base;
+    std::vector<void *> fake_stack; /* per fiber, while it is switched out */
+    void *scheduler_fake = nullptr;
+    const void *scheduler_bottom = nullptr;
+    size_t scheduler_size = 0;
+#endif
 };
 
 namespace {
@@ -55,6 +69,45 @@ std::vector<std::unique_ptr<char[]>> &fiber_stacks(unsigned n) {
 }
 
 void finish_current(Block *blk) { blk->finished[blk->current] = 1; }
+
+/* The four halves of a switch, as ASan wants them told (no-ops otherwise). */
+inline void announce_to_fiber(Block &blk, unsigned t) {
+#ifdef PTCU_ASAN_FIBERS
+    __sanitizer_start_switch_fiber(&blk.scheduler_fake, blk.stack_base[t], kFiberStack);
+#else
+    (void)blk;
+    (void)t;
+#endif
+}
+inline void arrived_in_scheduler(Block &blk) {
+#ifdef PTCU_ASAN_FIBERS
+    __sanitizer_finish_switch_fiber(blk.scheduler_fake, nullptr, nullptr);
+#else
+    (void)blk;
+#endif
+}
+inline void announce_to_scheduler(Block *blk, bool finished) {
+#ifdef PTCU_ASAN_FIBERS
+    /* A finished fiber never comes back: no fake stack to keep. */
+    __sanitizer_start_switch_fiber(finished ? nullptr : &blk->fake_stack[blk->current], blk->scheduler_bottom,
+                                   blk->scheduler_size);
+#else
+    (void)blk;
+    (void)finished;
+#endif
+}
+inline void arrived_in_fiber(Block *blk, bool first) {
+#ifdef PTCU_ASAN_FIBERS
+    /* The first arrival learns the scheduler's stack, to switch back to. */
+    if (first)
+        __sanitizer_finish_switch_fiber(nullptr, &blk->scheduler_bottom, &blk->scheduler_size);
+    else
+        __sanitizer_finish_switch_fiber(blk->fake_stack[blk->current], nullptr, nullptr);
+#else
+    (void)blk;
+    (void)first;
+#endif
+}
 
 } /* namespace */
 } /* namespace ptcu_emu */
@@ -83,8 +136,10 @@ namespace {
 
 [[noreturn]] void fiber_entry() {
     Block *blk = tl_block;
+    arrived_in_fiber(blk, true);
     (*blk->body)();
     finish_current(blk);
+    announce_to_scheduler(blk, true);
     ptcu_emu_switch(&blk->fiber_sp[blk->current], blk->scheduler_sp);
     __builtin_unreachable(); /* a finished fiber is never resumed */
 }
@@ -105,13 +160,19 @@ void start_fibers(Block &blk, unsigned n, std::vector<std::unique_ptr<char[]>> &
     for (unsigned t = 0; t < n; ++t) blk.fiber_sp[t] = fresh_stack(stacks[t].get());
 }
 
-void resume(Block &blk, unsigned t) { ptcu_emu_switch(&blk.scheduler_sp, blk.fiber_sp[t]); }
+void resume(Block &blk, unsigned t) {
+    announce_to_fiber(blk, t);
+    ptcu_emu_switch(&blk.scheduler_sp, blk.fiber_sp[t]);
+    arrived_in_scheduler(blk);
+}
 
 } /* namespace */
 
 void sync_block() {
     Block *blk = tl_block;
+    announce_to_scheduler(blk, false);
     ptcu_emu_switch(&blk->fiber_sp[blk->current], blk->scheduler_sp);
+    arrived_in_fiber(blk, false);
 }
 
 } /* namespace ptcu_emu */
@@ -123,8 +184,10 @@ namespace {
 
 void fiber_entry() {
     Block *blk = tl_block;
+    arrived_in_fiber(blk, true);
     (*blk->body)();
-    finish_current(blk); /* returning resumes uc_link: the scheduler */
+    finish_current(blk);
+    announce_to_scheduler(blk, true); /* returning resumes uc_link: the scheduler */
 }
 
 void start_fibers(Block &blk, unsigned n, std::vector<std::unique_ptr<char[]>> &stacks) {
@@ -140,14 +203,18 @@ void start_fibers(Block &blk, unsigned n, std::vector<std::unique_ptr<char[]>> &
 }
 
 void resume(Block &blk, unsigned t) {
+    announce_to_fiber(blk, t);
     if (swapcontext(&blk.scheduler, &blk.fibers[t]) != 0) std::abort();
+    arrived_in_scheduler(blk);
 }
 
 } /* namespace */
 
 void sync_block() {
     Block *blk = tl_block;
+    announce_to_scheduler(blk, false);
     if (swapcontext(&blk->fibers[blk->current], &blk->scheduler) != 0) std::abort();
+    arrived_in_fiber(blk, false);
 }
 
 } /* namespace ptcu_emu */
@@ -165,6 +232,10 @@ void run_block(dim3 grid, dim3 block, dim3 block_idx, const std::function<void()
     blk.body = &body;
     blk.block = block;
     blk.finished.assign(n, 0);
+#ifdef PTCU_ASAN_FIBERS
+    blk.fake_stack.assign(n, nullptr);
+    for (unsigned t = 0; t < n; ++t) blk.stack_base.push_back(stacks[t].get());
+#endif
     Block *outer = tl_block;
     tl_block = &blk;
     tl_block_idx = block_idx;
