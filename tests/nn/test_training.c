@@ -98,6 +98,8 @@ int main(int argc, char **argv) {
     if (!ocl) {
         printf("SKIP: cross-backend comparison: %s\n", pt_last_error());
         printf("%d passed, %d failed\n", nn_passed, nn_failed);
+        digits_free(&tr);
+        digits_free(&te);
         return nn_failed ? 1 : NN_SKIP;
     }
     ok = train(ocl, &tr, &te, &ocl_run);
