@@ -67,8 +67,9 @@ pt_status ptcu_blas_error(cublasStatus_t s, const char *what_fmt, ...) PT_PRINTF
 pt_status ptcu_scratch(ptcu_device *d, size_t bytes, void **out);
 
 /* The cuBLAS handle of d, created on first use and bound to d's stream
- * (callers hold d->lock and have selected d). */
-pt_status ptcu_blas(ptcu_device *d, cublasHandle_t *out);
+ * (callers hold d->lock and have selected d). for_what names the product
+ * in the error when the handle cannot be made. */
+pt_status ptcu_blas(ptcu_device *d, cublasHandle_t *out, const char *for_what);
 
 /* ---- Element-wise geometry (cuda_geometry.c, pure C) ---- */
 

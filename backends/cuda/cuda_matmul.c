@@ -16,6 +16,7 @@
  * call, so a program can switch with setenv() between products. f64 uses
  * CUBLAS_COMPUTE_64F. */
 #include <limits.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -83,7 +84,10 @@ static pt_status matmul_locked(ptcu_device *d, const pt_op *op) {
     const ptcu_gemm_args g = ptcu_gemm_args_for(M, N, K, la, lb);
 
     cublasHandle_t h;
-    if ((s = ptcu_blas(d, &h)) != PT_OK) return s;
+    char product[128];
+    snprintf(product, sizeof product, "MATMUL [%lld x %lld] @ [%lld x %lld] x %lld batches (%s)", (long long)M,
+             (long long)K, (long long)K, (long long)N, (long long)batch, f64 ? "f64" : "f32");
+    if ((s = ptcu_blas(d, &h, product)) != PT_OK) return s;
     const cublasOperation_t ta = g.trans_first ? CUBLAS_OP_T : CUBLAS_OP_N;
     const cublasOperation_t tb = g.trans_second ? CUBLAS_OP_T : CUBLAS_OP_N;
     const cudaDataType_t dt = f64 ? CUDA_R_64F : CUDA_R_32F;

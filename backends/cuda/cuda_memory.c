@@ -219,11 +219,19 @@ pt_status ptcu_scratch(ptcu_device *d, size_t bytes, void **out) {
     return PT_OK;
 }
 
-pt_status ptcu_blas(ptcu_device *d, cublasHandle_t *out) {
+pt_status ptcu_blas(ptcu_device *d, cublasHandle_t *out, const char *for_what) {
     if (!d->blas) {
         cublasHandle_t h = NULL;
         cublasStatus_t st = cublasCreate(&h);
-        if (st != CUBLAS_STATUS_SUCCESS) return ptcu_blas_error(st, "cublasCreate");
+        if (st == CUBLAS_STATUS_ALLOC_FAILED) {
+            ptcu_host->set_error(PT_ERR_OUT_OF_MEMORY,
+                                 "%s: cublasCreate on CUDA device %d returned %s: no device memory left for "
+                                 "cuBLAS's workspace; release tensors or call pt_empty_cache, then retry",
+                                 for_what, d->ordinal, cublasGetStatusName(st));
+            return PT_ERR_OUT_OF_MEMORY;
+        }
+        if (st != CUBLAS_STATUS_SUCCESS)
+            return ptcu_blas_error(st, "cublasCreate on CUDA device %d, for %s", d->ordinal, for_what);
         st = cublasSetStream(h, d->stream);
         if (st != CUBLAS_STATUS_SUCCESS) {
             cublasDestroy(h);

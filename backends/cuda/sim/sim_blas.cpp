@@ -5,11 +5,13 @@
  * the product computed by OpenBLAS (column-major, as cuBLAS) on the
  * handle's stream. CUBLAS_COMPUTE_32F_FAST_TF32 rounds both inputs to TF32
  * (10 mantissa bits, round to nearest) before an FP32 product, which is
- * what the tensor cores see. */
+ * what the tensor cores see. PTCU_SIM_FAIL_CUBLAS=1 makes cublasCreate fail
+ * as it does on a device without memory for cuBLAS's workspace. */
 #include <cblas.h>
 #include <cublas_v2.h>
 
 #include <cstdint>
+#include <cstdlib>
 #include <cstring>
 #include <memory>
 #include <vector>
@@ -139,6 +141,9 @@ cublasStatus_t submit(cublasHandle_t h, cublasOperation_t transa, cublasOperatio
 
 cublasStatus_t cublasCreate(cublasHandle_t *handle) {
     if (!handle) return CUBLAS_STATUS_INVALID_VALUE;
+    /* PTCU_SIM_FAIL_CUBLAS=1: what cuBLAS says when the device has no memory left for its workspace. */
+    const char *fail = getenv("PTCU_SIM_FAIL_CUBLAS");
+    if (fail && strcmp(fail, "1") == 0) return CUBLAS_STATUS_ALLOC_FAILED;
     *handle = new cublasContext;
     (*handle)->device = ptcu_sim_current_device();
     return CUBLAS_STATUS_SUCCESS;

@@ -151,11 +151,42 @@ static void check_tf32_opt_in(pt_device *gpu) {
     CHECK(tf32 > 1e-5 && tf32 < 1e-2); /* 10-bit mantissas: visibly rounded, still close */
 }
 
-int main(void) {
+/* --cublas-fails (the simulator with PTCU_SIM_FAIL_CUBLAS=1): a product
+ * whose cuBLAS handle cannot be created fails with a status naming
+ * cublasCreate, twice (nothing half-made is kept), and the device goes on
+ * working. */
+static void check_cublas_failure(pt_device *gpu) {
+    pt_scope sc = pt_scope_begin();
+    pt_tensor *a = pt_ones(gpu, PT_F32, 2, (const int64_t[]){4, 4});
+    REQUIRE(a);
+    for (int attempt = 0; attempt < 2; ++attempt) {
+        pt_clear_error();
+        pt_tensor *c = pt_matmul(a, a);
+        double v[16];
+        /* Ops queue: the failure may surface at the product or at the read. */
+        CHECK(c == NULL || !check_read(c, v, 16));
+        CHECK_LAST(PT_ERR_OUT_OF_MEMORY);
+        CHECK_HAS(pt_last_error(), "cublasCreate");
+        CHECK_HAS(pt_last_error(), "CUBLAS_STATUS_ALLOC_FAILED");
+        CHECK_HAS(pt_last_error(), "[4 x 4] @ [4 x 4]");
+        CHECK_HAS(pt_last_error(), "pt_empty_cache");
+        printf("-- matmul without cuBLAS: %s\n", pt_last_error());
+    }
+    double v[16];
+    CHECK(check_read(pt_add(a, a), v, 16));
+    CHECK_DBL(v[15], 2.0, 0);
+    pt_scope_end(sc);
+}
+
+int main(int argc, char **argv) {
     pt_device *gpu = pt_device_get("cuda:0");
     if (!gpu) {
         printf("SKIP: no cuda device: %s\n", pt_last_error());
         return 77;
+    }
+    if (argc > 1 && strcmp(argv[1], "--cublas-fails") == 0) {
+        check_cublas_failure(gpu);
+        return check_summary();
     }
     pt_device_props p;
     if (pt_device_info(gpu, &p) == PT_OK) printf("-- cuda:0 is %s (%s)\n", p.name, p.platform);
