@@ -133,6 +133,17 @@ int main(int argc, char **argv) {
     CHECK(pt_to_host(sum, host, sizeof host) == PT_OK);
     printf("  Y + Z = [%.3f %.3f %.3f; %.3f %.3f %.3f]\n", host[0], host[1], host[2], host[3],
            host[4], host[5]);
+    if (n_all >= 2 && all[1] != dev) {
+        /* The chapter's X.cuda(1): a copy onto the second device, and an op there. */
+        pt_tensor *Y1 = pt_rand(all[1], PT_F32, 2, s23);
+        pt_tensor *Z1 = pt_to(X, all[1]);
+        pt_tensor *sum1 = Y1 && Z1 ? pt_add(Y1, Z1) : NULL;
+        CHECK(sum1 && pt_tensor_device(sum1) == all[1]);
+        CHECK(pt_to_host(sum1, host, sizeof host) == PT_OK);
+        printf("  Z1 = pt_to(X, %s); Y1 on %s; Y1 + Z1 = [%.3f %.3f %.3f; ...] on %s\n",
+               pt_device_name(all[1]), pt_device_name(all[1]), host[0], host[1], host[2],
+               pt_device_name(pt_tensor_device(sum1)));
+    }
     pt_device *other = dev == cpu ? pt_device_get("cpu:1") : cpu;
     pt_clear_error();
     if (other) {
