@@ -133,7 +133,7 @@ cublasStatus_t submit(cublasHandle_t h, cublasOperation_t transa, cublasOperatio
     /* Host pointer mode: the scalars are read at the call. */
     g.alpha = g.f64 ? *(const double *)alpha : *(const float *)alpha;
     g.beta = g.f64 ? *(const double *)beta : *(const float *)beta;
-    ptcu_sim_enqueue(h->stream, [g] { run(g); });
+    ptcu_emu::submit(h->stream, [g] { run(g); });
     return CUBLAS_STATUS_SUCCESS;
 }
 

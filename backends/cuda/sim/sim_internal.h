@@ -12,7 +12,10 @@
 bool ptcu_sim_device_range(int device, const void *p, size_t bytes);
 /* The device cudaSetDevice last selected on this thread. */
 int ptcu_sim_current_device(void);
-/* Queues work on stream, after everything queued on it before. */
-void ptcu_sim_enqueue(cudaStream_t stream, std::function<void()> work);
+namespace ptcu_emu {
+/* Queues work on stream, after everything queued on it before: kernel
+ * launches (declared again in ../tests/kernel_emulation.h) and cuBLAS calls. */
+void submit(cudaStream_t stream, std::function<void()> work);
+}
 
 #endif

@@ -45,10 +45,6 @@
 
 #include "sim_internal.h"
 
-namespace ptcu_emu {
-void submit(cudaStream_t stream, std::function<void()> work); /* kernel_emulation.h */
-}
-
 struct CUstream_st {
     uint64_t last_seq = 0; /* of the newest item queued on this stream */
 };
@@ -223,8 +219,6 @@ void ptcu_emu::submit(cudaStream_t stream, std::function<void()> work) { enqueue
 bool ptcu_sim_device_range(int device, const void *p, size_t bytes) { return owner_of(p, bytes) == device; }
 
 int ptcu_sim_current_device(void) { return tl_device; }
-
-void ptcu_sim_enqueue(cudaStream_t stream, std::function<void()> work) { enqueue(stream, std::move(work)); }
 
 /* ---- Errors and versions ---- */
 
