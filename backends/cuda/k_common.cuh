@@ -153,6 +153,20 @@ template <class A, class B, class C, class O> __host__ __device__ constexpr int 
     return (int)(16 / widest);
 }
 
+/* The v-th Vec of p (one 16-byte load), or V copies of s when the operand
+ * is a broadcast scalar. */
+template <class T, int V>
+__device__ __forceinline__ Vec<T, V> load_vec(const T *p, bool broadcast, T s, int64_t v) {
+    Vec<T, V> r;
+    if (broadcast) {
+#pragma unroll
+        for (int k = 0; k < V; ++k) r.v[k] = s;
+    } else {
+        r = ((const Vec<T, V> *)p)[v];
+    }
+    return r;
+}
+
 struct EwPtrs {
     void *out;
     const void *in[PT_OP_MAX_INPUTS];
@@ -197,30 +211,9 @@ __global__ void __launch_bounds__(kThreads)
             Vec<B, V> vb;
             Vec<C, V> vc;
             Vec<O, V> vo;
-            if constexpr (F::kArity >= 1) {
-                if (bcast & 1u) {
-#pragma unroll
-                    for (int k = 0; k < V; ++k) va.v[k] = sa;
-                } else {
-                    va = ((const Vec<A, V> *)a)[v];
-                }
-            }
-            if constexpr (F::kArity >= 2) {
-                if (bcast & 2u) {
-#pragma unroll
-                    for (int k = 0; k < V; ++k) vb.v[k] = sb;
-                } else {
-                    vb = ((const Vec<B, V> *)b)[v];
-                }
-            }
-            if constexpr (F::kArity >= 3) {
-                if (bcast & 4u) {
-#pragma unroll
-                    for (int k = 0; k < V; ++k) vc.v[k] = sc;
-                } else {
-                    vc = ((const Vec<C, V> *)c)[v];
-                }
-            }
+            if constexpr (F::kArity >= 1) va = load_vec<A, V>(a, bcast & 1u, sa, v);
+            if constexpr (F::kArity >= 2) vb = load_vec<B, V>(b, bcast & 2u, sb, v);
+            if constexpr (F::kArity >= 3) vc = load_vec<C, V>(c, bcast & 4u, sc, v);
 #pragma unroll
             for (int k = 0; k < V; ++k) {
                 A x0 = A();
