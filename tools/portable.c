@@ -12,7 +12,7 @@
 #include <string.h>
 #include <time.h>
 
-#include "format_bytes.h" /* core/format_bytes.c, built into this tool too */
+#include "format_bytes.h" /* core/runtime/format_bytes.c, built into this tool too */
 #include "portable/portable.h"
 
 static const char *type_name(pt_device_type t) {

@@ -23,6 +23,7 @@
 
 #include <stdarg.h>
 
+#include "op_table.h"
 #include "status.h"
 #include "types.h"
 
@@ -35,45 +36,45 @@ extern "C" {
 
 /* ---- Operation descriptors ---- */
 
-typedef enum pt_op_kind {
-    /* Creation. out: any strides, shape as the tensor. */
-    PT_OP_FILL = 0,       /* out[i] = scalar */
-    PT_OP_ARANGE,         /* out 1-D contiguous: out[i] = scalar + i * scalar2 */
-    PT_OP_RAND_UNIFORM,   /* out contiguous: pt_philox_uniform_*(seed, counter, i) */
-    PT_OP_RAND_NORMAL,    /* out contiguous: pt_philox_normal_*(seed, counter, i) */
-    /* Element-wise. Every input has out's ndim and shape (broadcast dims have
-     * stride 0); out may be strided but never overlaps itself. */
-    PT_OP_COPY,           /* out = (out dtype) in[0]; any dtype pair */
-    PT_OP_ADD, PT_OP_SUB, PT_OP_MUL, PT_OP_DIV, PT_OP_POW, PT_OP_MAXIMUM, PT_OP_MINIMUM,
-    PT_OP_EQ, PT_OP_LT, PT_OP_GT,  /* out is PT_U8 */
-    PT_OP_ADD_SCALAR, PT_OP_MUL_SCALAR,  /* out = in[0] + scalar, in[0] * scalar */
-    PT_OP_NEG, PT_OP_ABS, PT_OP_EXP, PT_OP_LOG, PT_OP_SQRT, PT_OP_RELU, PT_OP_SIGMOID,
-    PT_OP_TANH,
-    PT_OP_WHERE,          /* out = in[0] (PT_U8) != 0 ? in[1] : in[2] */
-    PT_OP_AXPY,           /* out = in[0] + scalar * in[1]; out aliases in[0] exactly */
-    /* Reductions over the middle axis. in[0]: ndim 3 [outer, r, inner], any
-     * strides. out: ndim 2 [outer, inner], contiguous. */
-    PT_OP_SUM, PT_OP_MEAN, PT_OP_MAX,
-    PT_OP_ARGMAX,         /* out PT_I64: index of the first maximum; NaN counts as max */
-    /* Softmax over the middle axis: in[0] [outer, r, inner] any strides, out
-     * the same shape, contiguous. */
-    PT_OP_SOFTMAX, PT_OP_LOG_SOFTMAX,
-    /* Batched GEMM: in[0] [B, M, K], in[1] [B, K, N], out [B, M, N] contiguous.
-     * For each input strides[2] == 1 (row-major, leading dim strides[1]) or
-     * strides[1] == 1 (column-major, leading dim strides[2]); strides[0] is
-     * the batch stride and may be 0 (broadcast). f32/f64. */
-    PT_OP_MATMUL,
-    /* in[0] x [outer, r_in, inner] any strides, in[1] index (PT_I32 or PT_I64)
-     * [outer, r_idx, inner] any strides, out [outer, r_idx, inner]
-     * contiguous: out[o][j][i] = x[o][index[o][j][i]][i]; an index outside
-     * [0, r_in) writes 0 (never reads out of bounds). */
-    PT_OP_GATHER,
-    /* in[0] labels (PT_I32/PT_I64) 1-D [n] any stride, out [n, count]
-     * contiguous of op dtype: 1 at the label, 0 elsewhere (a label outside
-     * [0, count) gives a zero row). */
-    PT_OP_ONE_HOT,
-    PT__OP_COUNT
-} pt_op_kind;
+/* The kinds, their names, arities and dtypes are rows of op_table.h. What
+ * each family's operands look like:
+ *
+ * CREATION (FILL, ARANGE, RAND_*): no inputs; out any strides, shape as the
+ *   tensor. FILL: out[i] = scalar. ARANGE: out 1-D contiguous, out[i] =
+ *   scalar + i * scalar2. RAND_UNIFORM/RAND_NORMAL: out contiguous,
+ *   pt_philox_uniform_*(seed, counter, i) / pt_philox_normal_*(...).
+ *
+ * ELEMENTWISE: every input has out's ndim and shape (broadcast dims have
+ *   stride 0); out may be strided but never overlaps itself. Dimensions
+ *   arrive merged: the core drops extent-1 dims and fuses neighbours that are
+ *   contiguous for every operand (pt__coalesce), so a contiguous op of any
+ *   shape is one 1-D run and ndim >= 1. Backends need no merging of their own.
+ *   COPY: out = (out dtype) in[0], any dtype pair. Comparisons write PT_U8.
+ *   ADD_SCALAR/MUL_SCALAR: out = in[0] + scalar, in[0] * scalar.
+ *   WHERE: out = in[0] (PT_U8) != 0 ? in[1] : in[2].
+ *   AXPY: out = in[0] + scalar * in[1]; out aliases in[0] exactly.
+ *   Float to integer conversions follow portable/numeric_rules.h.
+ *
+ * REDUCE (SUM, MEAN, MAX, ARGMAX): reduction over the middle axis. in[0]:
+ *   ndim 3 [outer, r, inner], any strides. out: ndim 2 [outer, inner],
+ *   contiguous. ARGMAX writes PT_I64: the index of the first maximum; NaN
+ *   counts as the maximum.
+ *
+ * SOFTMAX (SOFTMAX, LOG_SOFTMAX): over the middle axis: in[0] [outer, r,
+ *   inner] any strides, out the same shape, contiguous.
+ *
+ * MATMUL: batched GEMM: in[0] [B, M, K], in[1] [B, K, N], out [B, M, N]
+ *   contiguous. For each input strides[2] == 1 (row-major, leading dim
+ *   strides[1]) or strides[1] == 1 (column-major, leading dim strides[2]);
+ *   strides[0] is the batch stride and may be 0 (broadcast). f32/f64.
+ *
+ * INDEX: GATHER: in[0] x [outer, r_in, inner] any strides, in[1] index
+ *   (PT_I32 or PT_I64) [outer, r_idx, inner] any strides, out [outer, r_idx,
+ *   inner] contiguous: out[o][j][i] = x[o][index[o][j][i]][i]; an index
+ *   outside [0, r_in) writes 0 (never reads out of bounds). ONE_HOT: in[0]
+ *   labels (PT_I32/PT_I64) 1-D [n] any stride, out [n, count] contiguous of
+ *   op dtype: 1 at the label, 0 elsewhere (a label outside [0, count) gives a
+ *   zero row). */
 
 /* One operand: a strided view into a backend buffer. */
 typedef struct pt_operand {

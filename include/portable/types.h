@@ -15,8 +15,62 @@ extern "C" {
 /* Largest number of dimensions a tensor may have. */
 #define PT_MAX_DIMS 8
 
-/* Element types. Append only: the values are part of the plugin ABI. */
-typedef enum pt_dtype { PT_F32 = 0, PT_F64, PT_I32, PT_I64, PT_U8, PT__DTYPE_COUNT } pt_dtype;
+/* The one dtype table: X(suffix, name, bytes, kind, promotion rank). The
+ * enum, pt_dtype_name/pt_dtype_size, the plugins' messages and the
+ * conformance suite's dtype loop all expand from it. Append only: the enum
+ * values are part of the plugin ABI. kind is one of PT_DTYPE_KIND_*; the
+ * promotion order of mixed operands is u8 < i32 < i64 < f32 < f64. */
+#define PT_DTYPE_TABLE(X)                                                                  \
+    X(F32, "f32", 4, FLOAT, 3)                                                             \
+    X(F64, "f64", 8, FLOAT, 4)                                                             \
+    X(I32, "i32", 4, SIGNED, 1)                                                            \
+    X(I64, "i64", 8, SIGNED, 2)                                                            \
+    X(U8, "u8", 1, UNSIGNED, 0)
+
+typedef enum pt_dtype {
+#define PT__DTYPE_ENUM(suffix, name, bytes, kind, rank) PT_##suffix,
+    PT_DTYPE_TABLE(PT__DTYPE_ENUM)
+#undef PT__DTYPE_ENUM
+        PT__DTYPE_COUNT
+} pt_dtype;
+
+enum { PT_DTYPE_KIND_FLOAT, PT_DTYPE_KIND_SIGNED, PT_DTYPE_KIND_UNSIGNED };
+
+/* Sets of dtypes as bit masks (bit t is dtype t): which dtypes an op takes. */
+#define PT_DTYPE_BIT(t) (1u << (unsigned)(t))
+#define PT_DTYPES_FLOAT (PT_DTYPE_BIT(PT_F32) | PT_DTYPE_BIT(PT_F64))
+#define PT_DTYPES_NUMERIC (PT_DTYPES_FLOAT | PT_DTYPE_BIT(PT_I32) | PT_DTYPE_BIT(PT_I64))
+#define PT_DTYPES_ANY (PT_DTYPES_NUMERIC | PT_DTYPE_BIT(PT_U8))
+
+/* Facts of the table for code that cannot link the core (plugins, tests):
+ * "?" / 0 / false outside the enum. */
+static inline const char *pt_dtype_table_name(pt_dtype t) {
+    switch (t) {
+#define PT__DTYPE_NAME(suffix, name, bytes, kind, rank) case PT_##suffix: return name;
+        PT_DTYPE_TABLE(PT__DTYPE_NAME)
+#undef PT__DTYPE_NAME
+    default: return "?";
+    }
+}
+static inline size_t pt_dtype_table_size(pt_dtype t) {
+    switch (t) {
+#define PT__DTYPE_SIZE(suffix, name, bytes, kind, rank) case PT_##suffix: return bytes;
+        PT_DTYPE_TABLE(PT__DTYPE_SIZE)
+#undef PT__DTYPE_SIZE
+    default: return 0;
+    }
+}
+static inline bool pt_dtype_is_float(pt_dtype t) {
+    return ((unsigned)t < (unsigned)PT__DTYPE_COUNT) && (PT_DTYPE_BIT(t) & PT_DTYPES_FLOAT);
+}
+static inline int pt_dtype_promotion_rank(pt_dtype t) {
+    switch (t) {
+#define PT__DTYPE_RANK(suffix, name, bytes, kind, rank) case PT_##suffix: return rank;
+        PT_DTYPE_TABLE(PT__DTYPE_RANK)
+#undef PT__DTYPE_RANK
+    default: return -1;
+    }
+}
 
 /* Bytes per element (0 for values outside the enum). */
 PT_API size_t pt_dtype_size(pt_dtype t);

@@ -3,7 +3,9 @@
  * layout (contiguous, cast, cat, stack). */
 #include <string.h>
 
-#include "ops_util.h"
+#include "ops/ops_internal.h"
+
+const pt__grad_args pt__no_grad_args;
 
 static pt_tensor *record1(pt_tensor *out, pt__grad_op g, pt_tensor *x, const pt__grad_args *args) {
     if (out && pt__grad_wanted(1, &x)) pt__grad_record(out, g, 1, &x, args);
@@ -11,21 +13,6 @@ static pt_tensor *record1(pt_tensor *out, pt__grad_op g, pt_tensor *x, const pt_
 }
 
 /* ---- Copies ---- */
-
-pt_tensor *pt__copy_new(const char *fn, pt_tensor *x, pt_dtype t, int ndim, const int64_t *shape) {
-    pt_tensor *out = pt__tensor_new(fn, pt__dev(x), t, ndim, shape);
-    if (!out || pt__tensor_numel(out) == 0) return out;
-    pt_op op;
-    pt__op_init(&op, PT_OP_COPY, x->dtype, 1);
-    pt__operand(out, &op.out);
-    pt__operand_broadcast(x, ndim, shape, &op.in[0]);
-    pt__coalesce(&op);
-    if (pt__execute(fn, pt__dev(x), &op) != PT_OK) {
-        pt_release(out);
-        return NULL;
-    }
-    return out;
-}
 
 static pt_tensor *contiguous(const char *fn, pt_tensor *x) {
     if (pt__is_contiguous(x)) return pt__ret(pt_retain(x));

@@ -3,7 +3,7 @@
  * strided view; they never record autograd. */
 #include <string.h>
 
-#include "ops_util.h"
+#include "ops/ops_internal.h"
 
 /* Whether writing x would hit one memory location twice: an expanded
  * (stride 0) dim. Views made by the public API overlap no other way. */
@@ -30,18 +30,6 @@ static bool same_layout(const pt_tensor *a, const pt_tensor *b) {
            memcmp(a->strides, b->strides, (size_t)a->ndim * sizeof(int64_t)) == 0;
 }
 
-pt_status pt__fill(const char *fn, pt_tensor *x, double value) {
-    if (pt__tensor_numel(x) == 0) return PT_OK;
-    pt_op op;
-    pt__op_init(&op, PT_OP_FILL, x->dtype, 0);
-    op.scalar = value;
-    pt__operand(x, &op.out);
-    /* An expanded dim is one memory location: write it once. */
-    for (int i = 0; i < op.out.ndim; ++i)
-        if (op.out.strides[i] == 0) op.out.shape[i] = 1;
-    pt__coalesce(&op);
-    return pt__execute(fn, pt__dev(x), &op);
-}
 
 pt_status pt_fill_(pt_tensor *x, double value) {
     static const char fn[] = "pt_fill_";

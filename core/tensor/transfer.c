@@ -8,8 +8,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "internal.h"
-#include "ops_util.h"
+#include "tensor/tensor_internal.h"
 
 static size_t tensor_bytes(const pt_tensor *x) {
     return (size_t)pt__numel(x->ndim, x->shape) * pt_dtype_size(x->dtype);

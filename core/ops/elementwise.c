@@ -5,7 +5,7 @@
  * against NumPy), so the common case — same dtype, same shape, one device —
  * costs a few compares, the result allocation and one execute: no extra heap
  * work, no formatting unless an error happens. */
-#include "ops_util.h"
+#include "ops/ops_internal.h"
 
 /* Inline: a libc memcmp call costs more than these few compares. */
 static bool shape_equals(const pt_tensor *x, int ndim, const int64_t *shape) {

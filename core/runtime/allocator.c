@@ -12,7 +12,7 @@
 #include <stdlib.h>
 
 #include "format_bytes.h"
-#include "internal.h"
+#include "runtime/runtime.h"
 
 static size_t round_size(size_t bytes) {
     if (bytes == 0) bytes = 1; /* empty tensors still get a valid handle */

@@ -9,7 +9,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "nn_internal.h"
+#include "nn/nn_internal.h"
 
 typedef enum optim_kind { OPTIM_SGD, OPTIM_ADAM } optim_kind;
 

@@ -3,7 +3,7 @@
 #ifndef PORTABLE_CORE_NN_INTERNAL_H
 #define PORTABLE_CORE_NN_INTERNAL_H
 
-#include "autograd_internal.h"
+#include "autograd/autograd_internal.h"
 
 /* One parameter of a module tree, as the state dict lists it. */
 typedef struct pt__param {

@@ -17,7 +17,7 @@
 #ifndef PORTABLE_CORE_AUTOGRAD_INTERNAL_H
 #define PORTABLE_CORE_AUTOGRAD_INTERNAL_H
 
-#include "internal.h"
+#include "ops/tape.h"
 
 /* One input of a recorded op. */
 typedef struct pt__grad_edge {

@@ -20,7 +20,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-#include "nn_internal.h"
+#include "nn/nn_internal.h"
 
 /* The safetensors reference reader refuses headers over 100 MB. */
 #define HEADER_LIMIT (100u * 1000u * 1000u)

@@ -9,7 +9,7 @@
  * written as plain expressions and checked once at the end. */
 #include <string.h>
 
-#include "autograd_internal.h"
+#include "autograd/autograd_internal.h"
 
 /* ---- Shape helpers ---- */
 

@@ -9,7 +9,7 @@
  * needed) tensor first. */
 #include <string.h>
 
-#include "ops_util.h"
+#include "ops/ops_internal.h"
 
 /* One input seen as a matrix stack: batch dims + [rows, cols]. A 1-D input
  * is [1, K] (left) or [K, 1] (right) without batch dims. */

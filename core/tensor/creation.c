@@ -9,7 +9,7 @@
 #include <math.h>
 #include <pthread.h>
 
-#include "ops_util.h"
+#include "tensor/tensor_internal.h"
 
 /* ---- Generator state ---- */
 
@@ -156,4 +156,17 @@ pt_tensor *pt_rand(pt_device *d, pt_dtype t, int ndim, const int64_t *shape) {
 
 pt_tensor *pt_randn(pt_device *d, pt_dtype t, int ndim, const int64_t *shape) {
     return random_tensor("pt_randn", PT_OP_RAND_NORMAL, d, t, ndim, shape);
+}
+
+pt_status pt__fill(const char *fn, pt_tensor *x, double value) {
+    if (pt__tensor_numel(x) == 0) return PT_OK;
+    pt_op op;
+    pt__op_init(&op, PT_OP_FILL, x->dtype, 0);
+    op.scalar = value;
+    pt__operand(x, &op.out);
+    /* An expanded dim is one memory location: write it once. */
+    for (int i = 0; i < op.out.ndim; ++i)
+        if (op.out.strides[i] == 0) op.out.shape[i] = 1;
+    pt__coalesce(&op);
+    return pt__execute(fn, pt__dev(x), &op);
 }

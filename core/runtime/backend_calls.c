@@ -1,33 +1,7 @@
 /* The one file that calls a backend's execution, ordering and transfer
  * members: each wrapper turns a failed call into an error naming the public
  * function and the device, with the plugin's own reason. */
-#include <string.h>
-
-#include "internal.h"
-
-void pt__operand(const pt_tensor *x, pt_operand *out) {
-    out->buf = x->st->buf;
-    out->offset = x->offset;
-    out->dtype = x->dtype;
-    out->ndim = x->ndim;
-    for (int i = 0; i < x->ndim; ++i) {
-        out->shape[i] = x->shape[i];
-        out->strides[i] = x->strides[i];
-    }
-}
-
-void pt__operand_broadcast(const pt_tensor *x, int ndim, const int64_t *shape, pt_operand *out) {
-    out->buf = x->st->buf;
-    out->offset = x->offset;
-    out->dtype = x->dtype;
-    out->ndim = ndim;
-    int lead = ndim - x->ndim;
-    for (int i = 0; i < ndim; ++i) {
-        out->shape[i] = shape[i];
-        int xi = i - lead;
-        out->strides[i] = xi < 0 || x->shape[xi] == 1 ? 0 : x->strides[xi];
-    }
-}
+#include "runtime/runtime.h"
 
 pt_status pt__execute(const char *fn, pt_device *d, const pt_op *op) {
     pt_status s = d->backend->vt->execute(d->index, op);
@@ -60,6 +34,3 @@ pt_status pt__copy_d2d(const char *fn, pt_device *d, void *dst, size_t dst_off, 
     return s == PT_OK ? PT_OK : pt__backend_failed(s, fn, d);
 }
 
-void *pt__host_ptr(const pt_tensor *x) {
-    return (char *)x->st->buf + x->offset;
-}

@@ -7,7 +7,7 @@
 #include <math.h>
 #include <string.h>
 
-#include "ops_util.h"
+#include "ops/ops_internal.h"
 
 pt_status pt__layout3(const char *fn, pt_tensor *x, int d, pt_operand *o, pt_tensor **copy) {
     *copy = NULL;

@@ -1,6 +1,6 @@
 /* Losses, as compositions of differentiable ops (so autograd needs no rules
  * of its own for them), mean-reduced to 0-D tensors. */
-#include "nn_internal.h"
+#include "nn/nn_internal.h"
 
 pt_tensor *pt_mse_loss(pt_tensor *pred, pt_tensor *target) {
     static const char fn[] = "pt_mse_loss";

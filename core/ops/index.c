@@ -8,7 +8,7 @@
 #include <stdio.h>
 #include <string.h>
 
-#include "ops_util.h"
+#include "ops/ops_internal.h"
 
 static bool is_index_dtype(pt_dtype t) { return t == PT_I32 || t == PT_I64; }
 

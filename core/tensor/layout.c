@@ -4,9 +4,7 @@
 #include <math.h>
 #include <stdio.h>
 
-#include "ops_util.h"
-
-const pt__grad_args pt__no_grad_args;
+#include "tensor/tensor_internal.h"
 
 /* ---- dtypes ---- */
 
@@ -195,3 +193,49 @@ pt_status pt__resolve_dim_only(const char *fn, int dim, int ndim, int *out) {
                          ndim ? ndim - 1 : 0);
     return pt__resolve_dim(fn, dim, ndim, out);
 }
+
+/* ---- Operands and copies ---- */
+
+void pt__operand(const pt_tensor *x, pt_operand *out) {
+    out->buf = x->st->buf;
+    out->offset = x->offset;
+    out->dtype = x->dtype;
+    out->ndim = x->ndim;
+    for (int i = 0; i < x->ndim; ++i) {
+        out->shape[i] = x->shape[i];
+        out->strides[i] = x->strides[i];
+    }
+}
+
+void pt__operand_broadcast(const pt_tensor *x, int ndim, const int64_t *shape, pt_operand *out) {
+    out->buf = x->st->buf;
+    out->offset = x->offset;
+    out->dtype = x->dtype;
+    out->ndim = ndim;
+    int lead = ndim - x->ndim;
+    for (int i = 0; i < ndim; ++i) {
+        out->shape[i] = shape[i];
+        int xi = i - lead;
+        out->strides[i] = xi < 0 || x->shape[xi] == 1 ? 0 : x->strides[xi];
+    }
+}
+
+void *pt__host_ptr(const pt_tensor *x) {
+    return (char *)x->st->buf + x->offset;
+}
+
+pt_tensor *pt__copy_new(const char *fn, pt_tensor *x, pt_dtype t, int ndim, const int64_t *shape) {
+    pt_tensor *out = pt__tensor_new(fn, pt__dev(x), t, ndim, shape);
+    if (!out || pt__tensor_numel(out) == 0) return out;
+    pt_op op;
+    pt__op_init(&op, PT_OP_COPY, x->dtype, 1);
+    pt__operand(out, &op.out);
+    pt__operand_broadcast(x, ndim, shape, &op.in[0]);
+    pt__coalesce(&op);
+    if (pt__execute(fn, pt__dev(x), &op) != PT_OK) {
+        pt_release(out);
+        return NULL;
+    }
+    return out;
+}
+

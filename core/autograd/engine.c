@@ -11,7 +11,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "autograd_internal.h"
+#include "autograd/autograd_internal.h"
 
 static atomic_uint_fast64_t walk_counter;
 

@@ -5,7 +5,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "nn_internal.h"
+#include "nn/nn_internal.h"
 
 #define PT__NAME_CAP 192
 

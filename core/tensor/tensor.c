@@ -4,7 +4,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "internal.h"
+#include "tensor/tensor_internal.h"
 
 /* ---- Validation helpers shared by every area ---- */
 
@@ -208,7 +208,7 @@ pt_tensor *pt__tensor_pinned(const char *fn, pt_device *cpu, pt_device *owner, p
 
 static void drop_reference(pt_tensor *x) {
     if (atomic_fetch_sub(&x->refs, 1) != 1) return;
-    if (x->grad) pt__grad_release(x);
+    if (x->grad && pt__grad_release_hook) pt__grad_release_hook(x);
     bool born_with_storage = x->st->record == (void *)x;
     storage_release(x->st); /* frees x too when it was the last user of the pair */
     if (!born_with_storage) free(x);

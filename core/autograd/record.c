@@ -5,7 +5,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "autograd_internal.h"
+#include "autograd/autograd_internal.h"
 
 /* ---- Grad mode (thread-local) ----
  * The user's pt_no_grad_begin/end and the library's own pauses (inside
@@ -118,13 +118,21 @@ void pt__grad_node_unref(pt__grad_node *node) {
     doomed_cap = 0;
 }
 
-void pt__grad_release(pt_tensor *x) {
+static void grad_release(pt_tensor *x) {
     struct pt__grad_meta *m = x->grad;
     if (!m) return;
     x->grad = NULL;
     pt__drop_owned(m->grad);
     pt__grad_node_unref(m->node);
     free(m);
+}
+
+/* The tensor layer frees a dying tensor's autograd state through this hook;
+ * set when the library loads, before any tensor can carry state. */
+void (*pt__grad_release_hook)(pt_tensor *x) = NULL;
+
+__attribute__((constructor)) static void install_release_hook(void) {
+    pt__grad_release_hook = grad_release;
 }
 
 /* ---- Recording ---- */

@@ -17,7 +17,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "internal.h"
+#include "runtime/runtime.h"
 
 #define PT__MAX_BACKENDS 16
 #define PT__MAX_SEARCH_DIRS 16

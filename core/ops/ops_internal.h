@@ -1,0 +1,25 @@
+/* libportable core, ops layer: what the op files share. Includes the tensor
+ * layer and the tape interface; nothing above. Nothing here is exported.
+ *
+ * Conventions of the op files:
+ *   - a public op validates everything, builds a pt_op and calls pt__execute;
+ *   - the pt__*_raw functions do the same work for other op files but return
+ *     a reference that is in no scope and has no autograd record, so
+ *     composite ops (pt_norm, casts before a binary op, copies before a GEMM)
+ *     neither leave temporaries on the tape nor pay for scope bookkeeping;
+ *   - only the public function records autograd and returns through pt__ret. */
+#ifndef PORTABLE_CORE_OPS_INTERNAL_H
+#define PORTABLE_CORE_OPS_INTERNAL_H
+
+#include "ops/tape.h"
+
+/* Element-wise ops: kind ADD..GT (binary), NEG..TANH (unary). elementwise.c */
+pt_tensor *pt__binary_raw(const char *fn, pt_op_kind kind, pt_tensor *a, pt_tensor *b);
+pt_tensor *pt__unary_raw(const char *fn, pt_op_kind kind, pt_tensor *x);
+/* Describes x as a 3-D operand [outer, r, inner] around dim d (PT_ALL: [1,
+ * numel, 1]), using x's own strides where the dims before and after d merge,
+ * else a contiguous copy returned in *copy (NULL when none was needed; the
+ * caller releases it after executing). x must not be empty. reduce.c */
+pt_status pt__layout3(const char *fn, pt_tensor *x, int d, pt_operand *o, pt_tensor **copy);
+
+#endif

@@ -1,0 +1,139 @@
+/* libportable — the one table of backend op kinds.
+ *
+ * Every fact about an op kind that more than one place needs lives in its row:
+ * the pt_op_kind enum (backend.h), the names in the core's and the plugins'
+ * messages, the core's dtype validation, each plugin's dispatch, and the
+ * conformance suite's coverage check and support grid all expand from it.
+ * Adding an op starts here (docs/adding-an-op.md).
+ *
+ * X(KIND, name, family, arity, dtypes, result, grad):
+ *   KIND    enum suffix: PT_OP_<KIND>
+ *   name    lower-case name used in messages ("add")
+ *   family  operand layout (backend.h documents each): CREATION, ELEMENTWISE,
+ *           REDUCE, SOFTMAX, MATMUL, INDEX
+ *   arity   number of inputs (pt_op.n_inputs)
+ *   dtypes  the compute dtypes (pt_op.dtype) the core may send:
+ *           ANY, NUMERIC (not u8) or FLOAT (pt_dtype bit masks, types.h)
+ *   result  the output dtype: SAME (the compute dtype), U8 (comparisons),
+ *           I64 (argmax), CAST (any dtype: copy converts)
+ *   grad    1 when the public op that sends this kind is differentiable
+ *
+ * Rows are append only: the enum values are part of the plugin ABI, so a new
+ * kind goes at the end, whatever its family. */
+#ifndef PORTABLE_OP_TABLE_H
+#define PORTABLE_OP_TABLE_H
+
+#include "types.h"
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+/* clang-format off */
+#define PT_OP_TABLE(X)                                                               \
+    X(FILL,         "fill",         CREATION,    0, ANY,     SAME, 0)                \
+    X(ARANGE,       "arange",       CREATION,    0, ANY,     SAME, 0)                \
+    X(RAND_UNIFORM, "rand_uniform", CREATION,    0, FLOAT,   SAME, 0)                \
+    X(RAND_NORMAL,  "rand_normal",  CREATION,    0, FLOAT,   SAME, 0)                \
+    X(COPY,         "copy",         ELEMENTWISE, 1, ANY,     CAST, 1)                \
+    X(ADD,          "add",          ELEMENTWISE, 2, NUMERIC, SAME, 1)                \
+    X(SUB,          "sub",          ELEMENTWISE, 2, NUMERIC, SAME, 1)                \
+    X(MUL,          "mul",          ELEMENTWISE, 2, NUMERIC, SAME, 1)                \
+    X(DIV,          "div",          ELEMENTWISE, 2, NUMERIC, SAME, 1)                \
+    X(POW,          "pow",          ELEMENTWISE, 2, FLOAT,   SAME, 1)                \
+    X(MAXIMUM,      "maximum",      ELEMENTWISE, 2, NUMERIC, SAME, 1)                \
+    X(MINIMUM,      "minimum",      ELEMENTWISE, 2, NUMERIC, SAME, 1)                \
+    X(EQ,           "eq",           ELEMENTWISE, 2, ANY,     U8,   0)                \
+    X(LT,           "lt",           ELEMENTWISE, 2, ANY,     U8,   0)                \
+    X(GT,           "gt",           ELEMENTWISE, 2, ANY,     U8,   0)                \
+    X(ADD_SCALAR,   "add_scalar",   ELEMENTWISE, 1, NUMERIC, SAME, 1)                \
+    X(MUL_SCALAR,   "mul_scalar",   ELEMENTWISE, 1, NUMERIC, SAME, 1)                \
+    X(NEG,          "neg",          ELEMENTWISE, 1, NUMERIC, SAME, 1)                \
+    X(ABS,          "abs",          ELEMENTWISE, 1, NUMERIC, SAME, 1)                \
+    X(EXP,          "exp",          ELEMENTWISE, 1, FLOAT,   SAME, 1)                \
+    X(LOG,          "log",          ELEMENTWISE, 1, FLOAT,   SAME, 1)                \
+    X(SQRT,         "sqrt",         ELEMENTWISE, 1, FLOAT,   SAME, 1)                \
+    X(RELU,         "relu",         ELEMENTWISE, 1, NUMERIC, SAME, 1)                \
+    X(SIGMOID,      "sigmoid",      ELEMENTWISE, 1, FLOAT,   SAME, 1)                \
+    X(TANH,         "tanh",         ELEMENTWISE, 1, FLOAT,   SAME, 1)                \
+    X(WHERE,        "where",        ELEMENTWISE, 3, ANY,     SAME, 1)                \
+    X(AXPY,         "axpy",         ELEMENTWISE, 2, FLOAT,   SAME, 0)                \
+    X(SUM,          "sum",          REDUCE,      1, NUMERIC, SAME, 1)                \
+    X(MEAN,         "mean",         REDUCE,      1, FLOAT,   SAME, 1)                \
+    X(MAX,          "max",          REDUCE,      1, ANY,     SAME, 1)                \
+    X(ARGMAX,       "argmax",       REDUCE,      1, NUMERIC, I64,  0)                \
+    X(SOFTMAX,      "softmax",      SOFTMAX,     1, FLOAT,   SAME, 1)                \
+    X(LOG_SOFTMAX,  "log_softmax",  SOFTMAX,     1, FLOAT,   SAME, 1)                \
+    X(MATMUL,       "matmul",       MATMUL,      2, FLOAT,   SAME, 1)                \
+    X(GATHER,       "gather",       INDEX,       2, ANY,     SAME, 1)                \
+    X(ONE_HOT,      "one_hot",      INDEX,       1, ANY,     SAME, 0)
+/* clang-format on */
+
+typedef enum pt_op_family {
+    PT_OP_FAMILY_CREATION,
+    PT_OP_FAMILY_ELEMENTWISE,
+    PT_OP_FAMILY_REDUCE,
+    PT_OP_FAMILY_SOFTMAX,
+    PT_OP_FAMILY_MATMUL,
+    PT_OP_FAMILY_INDEX
+} pt_op_family;
+
+typedef enum pt_op_result {
+    PT_OP_RESULT_SAME,
+    PT_OP_RESULT_U8,
+    PT_OP_RESULT_I64,
+    PT_OP_RESULT_CAST
+} pt_op_result;
+
+typedef enum pt_op_kind {
+#define PT__OP_ENUM(kind, name, family, arity, dtypes, result, grad) PT_OP_##kind,
+    PT_OP_TABLE(PT__OP_ENUM)
+#undef PT__OP_ENUM
+        PT__OP_COUNT
+} pt_op_kind;
+
+/* One row of the table as data. */
+typedef struct pt_op_info {
+    const char *name;
+    pt_op_family family;
+    int arity;
+    unsigned dtypes;     /* PT_DTYPES_* mask */
+    pt_op_result result;
+    bool grad;
+} pt_op_info;
+
+/* The row of kind k; NULL outside the enum (a kind from a newer core). Header
+ * only, so plugins and tests read the same facts without linking the core. */
+static inline const pt_op_info *pt_op_info_of(pt_op_kind k) {
+    static const pt_op_info rows[] = {
+#define PT__OP_ROW(kind, name, family, arity, dtypes, result, grad)                          \
+    {name, PT_OP_FAMILY_##family, arity, PT_DTYPES_##dtypes, PT_OP_RESULT_##result, grad != 0},
+        PT_OP_TABLE(PT__OP_ROW)
+#undef PT__OP_ROW
+    };
+    return (unsigned)k < (unsigned)PT__OP_COUNT ? &rows[k] : (const pt_op_info *)0;
+}
+
+/* "add", ...; "?" outside the enum. */
+static inline const char *pt_op_name(pt_op_kind k) {
+    const pt_op_info *i = pt_op_info_of(k);
+    return i ? i->name : "?";
+}
+
+/* Whether the core may send kind k with compute dtype t. */
+static inline bool pt_op_takes_dtype(pt_op_kind k, pt_dtype t) {
+    const pt_op_info *i = pt_op_info_of(k);
+    return i && (unsigned)t < (unsigned)PT__DTYPE_COUNT && (i->dtypes & PT_DTYPE_BIT(t));
+}
+
+/* The output dtype of kind k computed in t (CAST: the caller's choice). */
+static inline pt_dtype pt_op_result_dtype(pt_op_kind k, pt_dtype t) {
+    const pt_op_info *i = pt_op_info_of(k);
+    if (!i) return t;
+    return i->result == PT_OP_RESULT_U8 ? PT_U8 : i->result == PT_OP_RESULT_I64 ? PT_I64 : t;
+}
+
+#ifdef __cplusplus
+}
+#endif
+#endif
