@@ -7,6 +7,7 @@
 #ifndef PORTABLE_DEVICE_H
 #define PORTABLE_DEVICE_H
 
+#include "op_table.h"
 #include "status.h"
 #include "types.h"
 
@@ -49,6 +50,12 @@ PT_API pt_status pt_device_synchronize(pt_device *d);
 PT_API pt_status pt_memory_stats(pt_device *d, pt_memory_usage *out);
 /* Gives every cached (unused) block of d back to the driver. Waits for d. */
 PT_API pt_status pt_empty_cache(pt_device *d);
+/* Whether d's backend runs op kind `kind` (a row of op_table.h) in dtype t:
+ * PT_OK, or PT_ERR_UNSUPPORTED with the backend's reason as the last error
+ * (PT_ERR_DTYPE when the core itself never sends that pair, naming the
+ * dtypes it does). Asks the plugin's supports member with a one-element
+ * descriptor of the kind's family; queues nothing. */
+PT_API pt_status pt_device_supports(pt_device *d, pt_op_kind kind, pt_dtype t);
 
 /* ---- Backends (for tools: `portable devices`) ---- */
 
