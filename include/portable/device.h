@@ -56,6 +56,11 @@ PT_API pt_status pt_empty_cache(pt_device *d);
  * dtypes it does). Asks the plugin's supports member with a one-element
  * descriptor of the kind's family; queues nothing. */
 PT_API pt_status pt_device_supports(pt_device *d, pt_op_kind kind, pt_dtype t);
+/* The dtypes (bit t = dtype t) in which descriptors of `kind` have been
+ * handed to a backend by this process so far, on any device, whether the
+ * backend ran them or refused them. The conformance suite's coverage check
+ * reads it; 0 for a kind outside the table. */
+PT_API unsigned pt_op_dtypes_reached(pt_op_kind kind);
 
 /* ---- Backends (for tools: `portable devices`) ---- */
 
