@@ -56,7 +56,6 @@ static bool input_operand(const char *fn, pt_tensor *x, pt_dtype t, int ndim, co
 /* Runs op (inputs filled) into out; releases out on failure. */
 static pt_tensor *run(const char *fn, pt_op *op, pt_tensor *out) {
     pt__operand(out, &op->out);
-    pt__coalesce(op);
     if (pt__execute(fn, pt__dev(out), op) != PT_OK) {
         pt_release(out);
         return NULL;
