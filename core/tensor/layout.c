@@ -201,3 +201,10 @@ pt_tensor *pt__copy_new(const char *fn, pt_tensor *x, pt_dtype t, int ndim, cons
     return out;
 }
 
+
+void pt__operand_packed(const pt_tensor *x, int ndim, const int64_t *shape, pt_operand *o) {
+    pt__operand(x, o);
+    o->ndim = ndim;
+    for (int i = 0; i < ndim; ++i) o->shape[i] = shape[i];
+    pt__contiguous_strides(ndim, shape, o->strides);
+}

@@ -82,6 +82,9 @@ void pt__operand(const pt_tensor *x, pt_operand *out);
 /* Fills an operand describing x broadcast to (ndim, shape): missing leading
  * dims and size-1 dims get stride 0. Caller checked broadcastability. */
 void pt__operand_broadcast(const pt_tensor *x, int ndim, const int64_t *shape, pt_operand *out);
+/* Describes contiguous x as a contiguous operand of another shape with the
+ * same element count (a reduction's [outer, inner], a GEMM's [B, M, N]). */
+void pt__operand_packed(const pt_tensor *x, int ndim, const int64_t *shape, pt_operand *o);
 /* Host pointer of a host-visible buffer (cpu backend) plus offset. */
 void *pt__host_ptr(const pt_tensor *x);
 
