@@ -1,5 +1,5 @@
 /* libportable core — autograd internals shared by core/autograd*.c and the
- * nets files (nn_*.c, safetensors.c). Nothing here is exported.
+ * nets layer (core/nn). Nothing here is exported.
  *
  * The tape is a graph of nodes, one per recorded op output, like PyTorch's
  * grad_fn graph:
@@ -53,7 +53,7 @@ struct pt__grad_meta {
     pt_tensor *grad;            /* accumulated gradient of a leaf (owned), or NULL */
 };
 
-/* ---- autograd.c ---- */
+/* ---- record.c ---- */
 
 /* Whether x takes part in differentiation: a marked leaf or an op output
  * with history. */
@@ -90,7 +90,28 @@ bool pt__grad_enabled(void);
 void pt__grad_pause(void);
 void pt__grad_resume(void);
 
-/* ---- autograd_backward.c ---- */
+/* ---- rules.c: one row per op of PT__GRAD_OPS ---- */
+
+/* Computes into out[i] the gradient of each input i that needs one, from g,
+ * the gradient of node's output (see pt__grad_node_backward). */
+typedef void pt__grad_backward_fn(pt__grad_node *node, pt_tensor *g, pt_tensor **out);
+
+/* What a rule reads from the forward pass (bits of pt__grad_rule.saves):
+ * recording keeps history-free views of exactly these values. */
+#define PT__SAVES_INPUT(i) (1u << (i)) /* input i (i < 8) */
+#define PT__SAVES_OUTPUT (1u << 8)
+/* With two inputs: keep an input marked above only when the other one needs
+ * a gradient (the product rules: y = x W^T with x plain data keeps x, not W). */
+#define PT__SAVES_FOR_PARTNER (1u << 9)
+
+typedef struct pt__grad_rule {
+    const char *name;              /* "matmul", for messages */
+    unsigned saves;                /* PT__SAVES_* bits */
+    pt__grad_backward_fn *backward;
+} pt__grad_rule;
+
+/* op's row, or NULL + PT_ERR_INTERNAL when op has none (a table gap). */
+const pt__grad_rule *pt__grad_rule_of(pt__grad_op op);
 
 /* Computes the gradients of node's inputs from g (the gradient of its
  * output). out[i] gets a new reference for every edge that needs a gradient,

@@ -1,5 +1,5 @@
 /* pt_backward: walks the tape from the loss, sends each node's output
- * gradient through its derivative (autograd_backward.c) to its inputs, sums
+ * gradient through its derivative (its row in rules.c) to its inputs, sums
  * what arrives at each node, accumulates into leaves' .grad, and frees the
  * graph it walked.
  *

@@ -1,7 +1,7 @@
 /* Autograd: grad mode, the per-tensor metadata, recording ops on the tape and
- * freeing it. The backward walk lives in autograd_engine.c and the
- * derivative of each op in autograd_backward.c. See autograd_internal.h for
- * who owns what. */
+ * freeing it. The backward walk lives in engine.c and each op's row (what it
+ * saves, its derivative) in rules.c. See autograd_internal.h for who owns
+ * what. */
 #include <stdlib.h>
 #include <string.h>
 
@@ -144,50 +144,10 @@ bool pt__grad_wanted(int n, pt_tensor *const *inputs) {
     return false;
 }
 
-/* Whether op's derivative reads the value of input i. Only inputs whose
- * partner needs a gradient are kept for the product rules, so y = x W^T with
- * x plain data keeps x but not W. */
-static bool rule_reads_input(pt__grad_op op, int i, const pt__grad_edge *e) {
-    switch (op) {
-    case PT__G_MUL:
-    case PT__G_MATMUL:
-        return e[1 - i].needs_grad;
-    case PT__G_DIV:
-        return i == 1;
-    case PT__G_POW:
-    case PT__G_MAXIMUM:
-    case PT__G_MINIMUM:
-        return true;
-    case PT__G_ABS:
-    case PT__G_LOG:
-    case PT__G_MAX:
-    case PT__G_NORM:
-        return i == 0;
-    case PT__G_WHERE:
-        return i == 0; /* the condition */
-    case PT__G_GATHER:
-        return i == 1; /* the index */
-    default:
-        return false;
-    }
-}
-
-static bool rule_reads_output(pt__grad_op op) {
-    switch (op) {
-    case PT__G_DIV:
-    case PT__G_POW:
-    case PT__G_EXP:
-    case PT__G_SQRT:
-    case PT__G_RELU:
-    case PT__G_SIGMOID:
-    case PT__G_TANH:
-    case PT__G_NORM:
-    case PT__G_SOFTMAX:
-    case PT__G_LOG_SOFTMAX:
-        return true;
-    default:
-        return false;
-    }
+/* Whether rule reads the value of input i (edges: the node's inputs). */
+static bool saves_input(const pt__grad_rule *rule, int i, const pt__grad_edge *edges) {
+    if (i >= 8 || !(rule->saves & PT__SAVES_INPUT(i))) return false;
+    return !(rule->saves & PT__SAVES_FOR_PARTNER) || edges[1 - i].needs_grad;
 }
 
 void pt__grad_record(pt_tensor *out, pt__grad_op op, int n, pt_tensor *const *inputs,
@@ -201,6 +161,8 @@ void pt__grad_record(pt_tensor *out, pt__grad_op op, int n, pt_tensor *const *in
     for (int i = 0; i < n; ++i)
         if (inputs[i] == out) return;
     if (pt__grad_tracked(out)) return;
+    const pt__grad_rule *rule = pt__grad_rule_of(op);
+    if (!rule) return;
 
     pt__grad_node *node = calloc(1, sizeof *node);
     pt__grad_edge *edges = node ? calloc((size_t)n, sizeof *edges) : NULL;
@@ -239,12 +201,12 @@ void pt__grad_record(pt_tensor *out, pt__grad_op op, int n, pt_tensor *const *in
     }
     bool ok = true;
     for (int i = 0; i < n; ++i) {
-        if (inputs[i] && rule_reads_input(op, i, edges)) {
+        if (inputs[i] && saves_input(rule, i, edges)) {
             edges[i].saved = value_view(inputs[i]);
             ok = ok && edges[i].saved;
         }
     }
-    if (rule_reads_output(op)) {
+    if (rule->saves & PT__SAVES_OUTPUT) {
         node->saved_out = value_view(out);
         ok = ok && node->saved_out;
     }
