@@ -13,7 +13,8 @@
  *     and edge of the nodes it walked ("the graph is freed"); a node itself
  *     goes when the tensor that owns it dies.
  * Freeing cascades through edges with a worklist, not recursion, so a long
- * chain of ops cannot overflow the stack. */
+ * chain of ops cannot overflow the stack; the worklist and the walk's lists
+ * are linked through the nodes, so neither can run out of memory. */
 #ifndef PORTABLE_CORE_AUTOGRAD_INTERNAL_H
 #define PORTABLE_CORE_AUTOGRAD_INTERNAL_H
 
@@ -45,6 +46,9 @@ typedef struct pt__grad_node {
     uint64_t walk;              /* id of the walk that last visited this node */
     int pending;                /* consumers in this walk that have not sent their gradient */
     pt_tensor *grad;            /* gradient of the output summed so far (owned) */
+    struct pt__grad_node *walk_next; /* next node the walk reached */
+    struct pt__grad_node *todo_next; /* next node on the walk's to-visit, then ready, stack;
+                                        once dead, on the thread's list of nodes to free */
 } pt__grad_node;
 
 struct pt__grad_meta {

@@ -68,10 +68,11 @@ static pt_tensor *value_view(pt_tensor *x) {
 /* ---- Freeing nodes ----
  * Dropping the last reference to a node releases its edges, which may drop
  * the last reference to the nodes they point at, and so on down the whole
- * graph. A thread-local worklist turns that cascade into a loop. */
+ * graph. A thread-local worklist, threaded through the dying nodes' todo_next
+ * (a node no walk holds is on no walk's list), turns that cascade into a
+ * loop that needs no memory of its own. */
 
-static _Thread_local pt__grad_node **doomed;
-static _Thread_local int doomed_n, doomed_cap;
+static _Thread_local pt__grad_node *doomed;
 static _Thread_local bool draining;
 
 void pt__grad_node_free_saved(pt__grad_node *node) {
@@ -98,24 +99,16 @@ static void node_destroy(pt__grad_node *node) {
 
 void pt__grad_node_unref(pt__grad_node *node) {
     if (!node || atomic_fetch_sub(&node->refs, 1) != 1) return;
-    if (doomed_n == doomed_cap) {
-        int cap = doomed_cap ? doomed_cap * 2 : 64;
-        pt__grad_node **grown = realloc(doomed, (size_t)cap * sizeof *grown);
-        if (!grown) {
-            node_destroy(node); /* no room to defer: recurse instead */
-            return;
-        }
-        doomed = grown;
-        doomed_cap = cap;
-    }
-    doomed[doomed_n++] = node;
+    node->todo_next = doomed;
+    doomed = node;
     if (draining) return;
     draining = true;
-    while (doomed_n > 0) node_destroy(doomed[--doomed_n]);
+    while (doomed) {
+        pt__grad_node *next = doomed;
+        doomed = next->todo_next;
+        node_destroy(next);
+    }
     draining = false;
-    free(doomed); /* idle threads keep no buffer */
-    doomed = NULL;
-    doomed_cap = 0;
 }
 
 static void grad_release(pt_tensor *x) {
