@@ -123,8 +123,15 @@ const pt__grad_rule *pt__grad_rule_of(pt__grad_op op);
  * failure returns the status (error set) and out[] holds nothing. */
 pt_status pt__grad_node_backward(pt__grad_node *node, pt_tensor *g, pt_tensor **out);
 
+/* ---- grad_shape.c ---- */
+
 /* Sums g (broadcast result) down to (ndim, shape) and casts to t. New
  * reference, or NULL + error. */
 pt_tensor *pt__grad_unbroadcast(pt_tensor *g, int ndim, const int64_t *shape, pt_dtype t);
+/* keep = the input shape (ndim, in) with the dim a reduction removed kept as
+ * 1 (dim PT_ALL: every dim). False + error (naming what) for a bad dim. */
+bool pt__grad_keep_shape(const char *what, int ndim, const int64_t *in, int dim, int64_t *keep);
+/* perm moves the last of nd axes (one_hot's class axis) to position d. */
+void pt__grad_last_axis_to(int nd, int d, int *perm);
 
 #endif

@@ -12,54 +12,11 @@
 
 #include "autograd/autograd_internal.h"
 
-/* ---- Shape helpers ---- */
-
-/* A scope-registered reference to x (for rules that pass g through). */
-static pt_tensor *same(pt_tensor *x) { return x ? pt__ret(pt_retain(x)) : NULL; }
-
-static bool shape_equal(int na, const int64_t *a, int nb, const int64_t *b) {
-    if (na != nb) return false;
-    for (int i = 0; i < na; ++i)
-        if (a[i] != b[i]) return false;
-    return true;
-}
-
-pt_tensor *pt__grad_unbroadcast(pt_tensor *g, int ndim, const int64_t *shape, pt_dtype t) {
-    if (!g) return NULL;
-    pt_tensor *cur = g;
-    int lead = g->ndim - ndim;
-    if (lead < 0) {
-        pt__error(PT_ERR_INTERNAL, "pt_backward", "gradient has fewer dims (%d) than its input (%d)",
-                  g->ndim, ndim);
-        return NULL;
-    }
-    /* Leading dims the input did not have: sum them away. */
-    for (int i = 0; i < lead && cur; ++i) cur = pt_sum(cur, 0, false);
-    /* Dims the input had as 1 and the op broadcast: sum, keeping the 1. */
-    for (int d = 0; d < ndim && cur; ++d)
-        if (shape[d] == 1 && cur->shape[d] != 1) cur = pt_sum(cur, d, true);
-    if (!cur) return NULL;
-    if (!shape_equal(cur->ndim, cur->shape, ndim, shape)) cur = pt_reshape(cur, ndim, shape);
-    if (cur && cur->dtype != t) cur = pt_cast(cur, t);
-    return cur == g ? same(g) : cur;
-}
+/* ---- Helpers ---- */
 
 /* g reduced back to input i's shape and dtype. */
 static pt_tensor *to_input(pt_tensor *g, const pt__grad_edge *e) {
     return pt__grad_unbroadcast(g, e->ndim, e->shape, e->dtype);
-}
-
-/* The shape of x with the reduced dims kept as 1 (dim may be PT_ALL). */
-static bool keep_shape(const char *what, const pt__grad_edge *x, int dim, int64_t *shape) {
-    memcpy(shape, x->shape, sizeof x->shape);
-    if (dim == PT_ALL) {
-        for (int i = 0; i < x->ndim; ++i) shape[i] = 1;
-        return true;
-    }
-    int d;
-    if (pt__resolve_dim(what, dim, x->ndim, &d)) return false;
-    shape[d] = 1;
-    return true;
 }
 
 static pt_tensor *zero_like(pt_tensor *g) { return pt_zeros(pt_tensor_device(g), g->dtype, 0, NULL); }
@@ -98,7 +55,7 @@ static void backward_extremum(pt__grad_node *node, pt_tensor *g, pt_tensor **out
 static void backward_reduce(pt__grad_node *node, pt_tensor *g, pt_tensor **out, bool mean) {
     pt__grad_edge *ex = &node->edges[0];
     int64_t keep[PT_MAX_DIMS];
-    if (!keep_shape("pt_backward (sum/mean)", ex, node->args.dim, keep)) return;
+    if (!pt__grad_keep_shape("pt_backward (sum/mean)", ex->ndim, ex->shape, node->args.dim, keep)) return;
     pt_tensor *gx = pt_expand(pt_reshape(g, ex->ndim, keep), ex->ndim, ex->shape);
     if (mean) {
         int64_t reduced = pt__numel(ex->ndim, ex->shape) / (pt__numel(ex->ndim, keep) ? pt__numel(ex->ndim, keep) : 1);
@@ -113,7 +70,7 @@ static void backward_max(pt__grad_node *node, pt_tensor *g, pt_tensor **out) {
     pt__grad_edge *ex = &node->edges[0];
     pt_tensor *x = ex->saved;
     int64_t keep[PT_MAX_DIMS];
-    if (!keep_shape("pt_backward (max)", ex, node->args.dim, keep)) return;
+    if (!pt__grad_keep_shape("pt_backward (max)", ex->ndim, ex->shape, node->args.dim, keep)) return;
     pt_tensor *hot;
     if (node->args.dim == PT_ALL) {
         int64_t n = pt__numel(ex->ndim, ex->shape);
@@ -121,8 +78,7 @@ static void backward_max(pt__grad_node *node, pt_tensor *g, pt_tensor **out) {
     } else {
         int d, nd = ex->ndim, perm[PT_MAX_DIMS];
         pt__resolve_dim("pt_backward (max)", node->args.dim, nd, &d);
-        /* one_hot puts the class axis last; move it back to position d. */
-        for (int i = 0, k = 0; i < nd; ++i) perm[i] = i == d ? nd - 1 : k++;
+        pt__grad_last_axis_to(nd, d, perm);
         hot = pt_permute(pt_one_hot(pt_argmax(x, d, false), ex->shape[d], g->dtype), perm);
     }
     out[0] = to_input(pt_mul(hot, pt_reshape(g, ex->ndim, keep)), ex);
@@ -241,7 +197,7 @@ static void backward_gather(pt__grad_node *node, pt_tensor *g, pt_tensor **out) 
     gshape[nd] = 1;
     pt_tensor *hot = pt_one_hot(index, ex->shape[d], g->dtype);
     pt_tensor *summed = pt_sum(pt_mul(hot, pt_reshape(g, nd + 1, gshape)), d, false);
-    for (int i = 0, k = 0; i < nd; ++i) perm[i] = i == d ? nd - 1 : k++;
+    pt__grad_last_axis_to(nd, d, perm);
     out[0] = to_input(pt_permute(summed, perm), ex);
 }
 
