@@ -1,5 +1,5 @@
 /* libportable core — autograd internals shared by core/autograd*.c and the
- * nets files (nn_*.c, safetensors.c). Nothing here is exported.
+ * nets layer (core/nn). Nothing here is exported.
  *
  * The tape is a graph of nodes, one per recorded op output, like PyTorch's
  * grad_fn graph:
@@ -13,7 +13,8 @@
  *     and edge of the nodes it walked ("the graph is freed"); a node itself
  *     goes when the tensor that owns it dies.
  * Freeing cascades through edges with a worklist, not recursion, so a long
- * chain of ops cannot overflow the stack. */
+ * chain of ops cannot overflow the stack; the worklist and the walk's lists
+ * are linked through the nodes, so neither can run out of memory. */
 #ifndef PORTABLE_CORE_AUTOGRAD_INTERNAL_H
 #define PORTABLE_CORE_AUTOGRAD_INTERNAL_H
 
@@ -45,6 +46,9 @@ typedef struct pt__grad_node {
     uint64_t walk;              /* id of the walk that last visited this node */
     int pending;                /* consumers in this walk that have not sent their gradient */
     pt_tensor *grad;            /* gradient of the output summed so far (owned) */
+    struct pt__grad_node *walk_next; /* next node the walk reached */
+    struct pt__grad_node *todo_next; /* next node on the walk's to-visit, then ready, stack;
+                                        once dead, on the thread's list of nodes to free */
 } pt__grad_node;
 
 struct pt__grad_meta {
@@ -53,7 +57,7 @@ struct pt__grad_meta {
     pt_tensor *grad;            /* accumulated gradient of a leaf (owned), or NULL */
 };
 
-/* ---- autograd.c ---- */
+/* ---- record.c ---- */
 
 /* Whether x takes part in differentiation: a marked leaf or an op output
  * with history. */
@@ -90,7 +94,28 @@ bool pt__grad_enabled(void);
 void pt__grad_pause(void);
 void pt__grad_resume(void);
 
-/* ---- autograd_backward.c ---- */
+/* ---- rules.c: one row per op of PT__GRAD_OPS ---- */
+
+/* Computes into out[i] the gradient of each input i that needs one, from g,
+ * the gradient of node's output (see pt__grad_node_backward). */
+typedef void pt__grad_backward_fn(pt__grad_node *node, pt_tensor *g, pt_tensor **out);
+
+/* What a rule reads from the forward pass (bits of pt__grad_rule.saves):
+ * recording keeps history-free views of exactly these values. */
+#define PT__SAVES_INPUT(i) (1u << (i)) /* input i (i < 8) */
+#define PT__SAVES_OUTPUT (1u << 8)
+/* With two inputs: keep an input marked above only when the other one needs
+ * a gradient (the product rules: y = x W^T with x plain data keeps x, not W). */
+#define PT__SAVES_FOR_PARTNER (1u << 9)
+
+typedef struct pt__grad_rule {
+    const char *name;              /* "matmul", for messages */
+    unsigned saves;                /* PT__SAVES_* bits */
+    pt__grad_backward_fn *backward;
+} pt__grad_rule;
+
+/* op's row, or NULL + PT_ERR_INTERNAL when op has none (a table gap). */
+const pt__grad_rule *pt__grad_rule_of(pt__grad_op op);
 
 /* Computes the gradients of node's inputs from g (the gradient of its
  * output). out[i] gets a new reference for every edge that needs a gradient,
@@ -98,8 +123,15 @@ void pt__grad_resume(void);
  * failure returns the status (error set) and out[] holds nothing. */
 pt_status pt__grad_node_backward(pt__grad_node *node, pt_tensor *g, pt_tensor **out);
 
+/* ---- grad_shape.c ---- */
+
 /* Sums g (broadcast result) down to (ndim, shape) and casts to t. New
  * reference, or NULL + error. */
 pt_tensor *pt__grad_unbroadcast(pt_tensor *g, int ndim, const int64_t *shape, pt_dtype t);
+/* keep = the input shape (ndim, in) with the dim a reduction removed kept as
+ * 1 (dim PT_ALL: every dim). False + error (naming what) for a bad dim. */
+bool pt__grad_keep_shape(const char *what, int ndim, const int64_t *in, int dim, int64_t *keep);
+/* perm moves the last of nd axes (one_hot's class axis) to position d. */
+void pt__grad_last_axis_to(int nd, int d, int *perm);
 
 #endif

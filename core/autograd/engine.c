@@ -1,5 +1,5 @@
 /* pt_backward: walks the tape from the loss, sends each node's output
- * gradient through its derivative (autograd_backward.c) to its inputs, sums
+ * gradient through its derivative (its row in rules.c) to its inputs, sums
  * what arrives at each node, accumulates into leaves' .grad, and frees the
  * graph it walked.
  *
@@ -15,68 +15,72 @@
 
 static atomic_uint_fast64_t walk_counter;
 
-typedef struct node_list {
-    pt__grad_node **items;
-    int n, cap;
-} node_list;
+/* The walk's lists are threaded through the nodes themselves (each node
+ * joins each list at most once per walk), so walking needs no memory of its
+ * own and cannot run out of it. */
 
-static bool list_push(node_list *l, pt__grad_node *node) {
-    if (l->n == l->cap) {
-        int cap = l->cap ? l->cap * 2 : 64;
-        pt__grad_node **grown = realloc(l->items, (size_t)cap * sizeof *grown);
-        if (!grown) return false;
-        l->items = grown;
-        l->cap = cap;
-    }
-    l->items[l->n++] = node;
-    return true;
+/* The nodes a walk reached, in the order it reached them. */
+typedef struct walked {
+    pt__grad_node *first, *last;
+} walked;
+
+static void push_todo(pt__grad_node **todo, pt__grad_node *node) {
+    node->todo_next = *todo;
+    *todo = node;
 }
 
-/* Collects every node reachable from root (each retained once in *all) and
- * counts, for each, the edges that point at it from nodes of this walk. */
-static pt_status collect(pt__grad_node *root, uint64_t walk, node_list *all) {
-    static const char fn[] = "pt_backward";
-    node_list stack = {0};
-    root->walk = walk;
-    root->pending = 0;
-    root->grad = NULL;
-    atomic_fetch_add(&root->refs, 1);
-    pt_status s = PT_OK;
-    if (!list_push(all, root) || !list_push(&stack, root)) {
-        if (all->n == 0) pt__grad_node_unref(root);
-        s = pt__error(PT_ERR_OUT_OF_MEMORY, fn, "out of host memory walking the graph");
+static pt__grad_node *pop_todo(pt__grad_node **todo) {
+    pt__grad_node *node = *todo;
+    *todo = node->todo_next;
+    node->todo_next = NULL;
+    return node;
+}
+
+/* First visit of node in this walk: reset its scratch, retain it once for
+ * the walk and list it. */
+static void reach(pt__grad_node *node, uint64_t walk, walked *all, pt__grad_node **todo) {
+    node->walk = walk;
+    node->pending = 0;
+    node->grad = NULL;
+    node->walk_next = NULL;
+    atomic_fetch_add(&node->refs, 1);
+    if (all->last) all->last->walk_next = node;
+    else all->first = node;
+    all->last = node;
+    push_todo(todo, node);
+}
+
+/* Drops the walk's references; a node may die here, so the link is read
+ * first. */
+static void release_walked(walked *all) {
+    pt__grad_node *next;
+    for (pt__grad_node *node = all->first; node; node = next) {
+        next = node->walk_next;
+        pt__grad_node_unref(node);
     }
-    while (!s && stack.n > 0) {
-        pt__grad_node *node = stack.items[--stack.n];
+}
+
+/* Collects every node reachable from root into *all and counts, for each,
+ * the edges that point at it from nodes of this walk. */
+static pt_status collect(pt__grad_node *root, uint64_t walk, walked *all) {
+    pt__grad_node *todo = NULL;
+    reach(root, walk, all, &todo);
+    while (todo) {
+        pt__grad_node *node = pop_todo(&todo);
         if (node->freed) {
-            s = pt__error(PT_ERR_INVALID_ARGUMENT, fn,
-                          "part of this graph was already freed by an earlier pt_backward (each "
-                          "forward pass can be differentiated once; run the forward pass again)");
-            break;
+            while (todo) pop_todo(&todo);
+            return pt__error(PT_ERR_INVALID_ARGUMENT, "pt_backward",
+                             "part of this graph was already freed by an earlier pt_backward (each "
+                             "forward pass can be differentiated once; run the forward pass again)");
         }
         for (int i = 0; i < node->n; ++i) {
             pt__grad_node *in = node->edges[i].node;
             if (!in) continue;
-            if (in->walk != walk) {
-                in->walk = walk;
-                in->pending = 0;
-                in->grad = NULL;
-                atomic_fetch_add(&in->refs, 1);
-                if (!list_push(all, in)) {
-                    pt__grad_node_unref(in);
-                    s = pt__error(PT_ERR_OUT_OF_MEMORY, fn, "out of host memory walking the graph");
-                    break;
-                }
-                if (!list_push(&stack, in)) {
-                    s = pt__error(PT_ERR_OUT_OF_MEMORY, fn, "out of host memory walking the graph");
-                    break;
-                }
-            }
+            if (in->walk != walk) reach(in, walk, all, &todo);
             ++in->pending;
         }
     }
-    free(stack.items);
-    return s;
+    return PT_OK;
 }
 
 /* Adds g (a gradient of node's output) into node->grad. */
@@ -93,7 +97,7 @@ static pt_status add_to_node(pt__grad_node *node, pt_tensor *g) {
 }
 
 /* Runs node's derivative and hands the results to its inputs. */
-static pt_status run_node(pt__grad_node *node, node_list *ready) {
+static pt_status run_node(pt__grad_node *node, pt__grad_node **ready) {
     pt_tensor *stack_out[4];
     pt_tensor **out = node->n <= 4 ? stack_out : calloc((size_t)node->n, sizeof *out);
     if (!out) return pt__error(PT_ERR_OUT_OF_MEMORY, "pt_backward", "out of host memory");
@@ -104,8 +108,7 @@ static pt_status run_node(pt__grad_node *node, node_list *ready) {
         if (!e->needs_grad) continue; /* out[i] is set: pt__grad_node_backward checked */
         if (e->node) {
             s = add_to_node(e->node, out[i]);
-            if (!s && --e->node->pending == 0 && !list_push(ready, e->node))
-                s = pt__error(PT_ERR_OUT_OF_MEMORY, "pt_backward", "out of host memory");
+            if (!s && --e->node->pending == 0) push_todo(ready, e->node);
         } else if (e->leaf) {
             s = pt__grad_accumulate_leaf(e->leaf, out[i]);
         }
@@ -157,39 +160,33 @@ pt_status pt_backward(pt_tensor *loss) {
 
     pt__grad_node *root = loss->grad->node;
     uint64_t walk = atomic_fetch_add(&walk_counter, 1) + 1;
-    node_list all = {0}, ready = {0};
+    walked all = {0};
     s = collect(root, walk, &all);
     if (s) {
         /* Nothing ran: leave the graph as it was. */
-        for (int i = 0; i < all.n; ++i) pt__grad_node_unref(all.items[i]);
-        free(all.items);
+        release_walked(&all);
         pt__grad_resume();
         pt_scope_end(scope);
         return s;
     }
 
+    pt__grad_node *ready = NULL; /* nodes whose every consumer has sent its gradient */
     pt_tensor *seed = pt_ones(pt_tensor_device(loss), root->out_dtype, root->out_ndim, root->out_shape);
     if (!seed) s = pt_last_status();
     else root->grad = pt__own(seed);
-    if (!s && !list_push(&ready, root))
-        s = pt__error(PT_ERR_OUT_OF_MEMORY, fn, "out of host memory");
-    while (!s && ready.n > 0) {
-        pt__grad_node *node = ready.items[--ready.n];
-        s = run_node(node, &ready);
-    }
+    if (!s) push_todo(&ready, root);
+    while (!s && ready) s = run_node(pop_todo(&ready), &ready);
+    while (ready) pop_todo(&ready);
 
     /* Free the graph: saved values and edges of every node walked, whether
      * or not the walk finished (a failed backward cannot be resumed). The
      * walk's own references keep every node alive until its turn. */
-    for (int i = 0; i < all.n; ++i) {
-        pt__grad_node *node = all.items[i];
+    for (pt__grad_node *node = all.first; node; node = node->walk_next) {
         pt__drop_owned(node->grad);
         node->grad = NULL;
         pt__grad_node_free_saved(node);
     }
-    for (int i = 0; i < all.n; ++i) pt__grad_node_unref(all.items[i]);
-    free(all.items);
-    free(ready.items);
+    release_walked(&all);
     pt__grad_resume();
     pt_scope_end(scope);
     return s;

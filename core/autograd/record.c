@@ -1,7 +1,7 @@
 /* Autograd: grad mode, the per-tensor metadata, recording ops on the tape and
- * freeing it. The backward walk lives in autograd_engine.c and the
- * derivative of each op in autograd_backward.c. See autograd_internal.h for
- * who owns what. */
+ * freeing it. The backward walk lives in engine.c and each op's row (what it
+ * saves, its derivative) in rules.c. See autograd_internal.h for who owns
+ * what. */
 #include <stdlib.h>
 #include <string.h>
 
@@ -68,10 +68,11 @@ static pt_tensor *value_view(pt_tensor *x) {
 /* ---- Freeing nodes ----
  * Dropping the last reference to a node releases its edges, which may drop
  * the last reference to the nodes they point at, and so on down the whole
- * graph. A thread-local worklist turns that cascade into a loop. */
+ * graph. A thread-local worklist, threaded through the dying nodes' todo_next
+ * (a node no walk holds is on no walk's list), turns that cascade into a
+ * loop that needs no memory of its own. */
 
-static _Thread_local pt__grad_node **doomed;
-static _Thread_local int doomed_n, doomed_cap;
+static _Thread_local pt__grad_node *doomed;
 static _Thread_local bool draining;
 
 void pt__grad_node_free_saved(pt__grad_node *node) {
@@ -98,24 +99,16 @@ static void node_destroy(pt__grad_node *node) {
 
 void pt__grad_node_unref(pt__grad_node *node) {
     if (!node || atomic_fetch_sub(&node->refs, 1) != 1) return;
-    if (doomed_n == doomed_cap) {
-        int cap = doomed_cap ? doomed_cap * 2 : 64;
-        pt__grad_node **grown = realloc(doomed, (size_t)cap * sizeof *grown);
-        if (!grown) {
-            node_destroy(node); /* no room to defer: recurse instead */
-            return;
-        }
-        doomed = grown;
-        doomed_cap = cap;
-    }
-    doomed[doomed_n++] = node;
+    node->todo_next = doomed;
+    doomed = node;
     if (draining) return;
     draining = true;
-    while (doomed_n > 0) node_destroy(doomed[--doomed_n]);
+    while (doomed) {
+        pt__grad_node *next = doomed;
+        doomed = next->todo_next;
+        node_destroy(next);
+    }
     draining = false;
-    free(doomed); /* idle threads keep no buffer */
-    doomed = NULL;
-    doomed_cap = 0;
 }
 
 static void grad_release(pt_tensor *x) {
@@ -144,50 +137,10 @@ bool pt__grad_wanted(int n, pt_tensor *const *inputs) {
     return false;
 }
 
-/* Whether op's derivative reads the value of input i. Only inputs whose
- * partner needs a gradient are kept for the product rules, so y = x W^T with
- * x plain data keeps x but not W. */
-static bool rule_reads_input(pt__grad_op op, int i, const pt__grad_edge *e) {
-    switch (op) {
-    case PT__G_MUL:
-    case PT__G_MATMUL:
-        return e[1 - i].needs_grad;
-    case PT__G_DIV:
-        return i == 1;
-    case PT__G_POW:
-    case PT__G_MAXIMUM:
-    case PT__G_MINIMUM:
-        return true;
-    case PT__G_ABS:
-    case PT__G_LOG:
-    case PT__G_MAX:
-    case PT__G_NORM:
-        return i == 0;
-    case PT__G_WHERE:
-        return i == 0; /* the condition */
-    case PT__G_GATHER:
-        return i == 1; /* the index */
-    default:
-        return false;
-    }
-}
-
-static bool rule_reads_output(pt__grad_op op) {
-    switch (op) {
-    case PT__G_DIV:
-    case PT__G_POW:
-    case PT__G_EXP:
-    case PT__G_SQRT:
-    case PT__G_RELU:
-    case PT__G_SIGMOID:
-    case PT__G_TANH:
-    case PT__G_NORM:
-    case PT__G_SOFTMAX:
-    case PT__G_LOG_SOFTMAX:
-        return true;
-    default:
-        return false;
-    }
+/* Whether rule reads the value of input i (edges: the node's inputs). */
+static bool saves_input(const pt__grad_rule *rule, int i, const pt__grad_edge *edges) {
+    if (i >= 8 || !(rule->saves & PT__SAVES_INPUT(i))) return false;
+    return !(rule->saves & PT__SAVES_FOR_PARTNER) || edges[1 - i].needs_grad;
 }
 
 void pt__grad_record(pt_tensor *out, pt__grad_op op, int n, pt_tensor *const *inputs,
@@ -201,6 +154,8 @@ void pt__grad_record(pt_tensor *out, pt__grad_op op, int n, pt_tensor *const *in
     for (int i = 0; i < n; ++i)
         if (inputs[i] == out) return;
     if (pt__grad_tracked(out)) return;
+    const pt__grad_rule *rule = pt__grad_rule_of(op);
+    if (!rule) return;
 
     pt__grad_node *node = calloc(1, sizeof *node);
     pt__grad_edge *edges = node ? calloc((size_t)n, sizeof *edges) : NULL;
@@ -239,12 +194,12 @@ void pt__grad_record(pt_tensor *out, pt__grad_op op, int n, pt_tensor *const *in
     }
     bool ok = true;
     for (int i = 0; i < n; ++i) {
-        if (inputs[i] && rule_reads_input(op, i, edges)) {
+        if (inputs[i] && saves_input(rule, i, edges)) {
             edges[i].saved = value_view(inputs[i]);
             ok = ok && edges[i].saved;
         }
     }
-    if (rule_reads_output(op)) {
+    if (rule->saves & PT__SAVES_OUTPUT) {
         node->saved_out = value_view(out);
         ok = ok && node->saved_out;
     }

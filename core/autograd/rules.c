@@ -1,5 +1,6 @@
-/* The derivative of each recorded op: from g, the gradient of the op's
- * output, the gradient of each input that needs one.
+/* One row per differentiable op: what its backward pass saves and its
+ * backward function, which turns g, the gradient of the op's output, into
+ * the gradient of each input that needs one.
  *
  * Everything here is built from public ops, so it runs on the tensors'
  * device and is the same code on every backend. The engine calls these
@@ -11,54 +12,11 @@
 
 #include "autograd/autograd_internal.h"
 
-/* ---- Shape helpers ---- */
-
-/* A scope-registered reference to x (for rules that pass g through). */
-static pt_tensor *same(pt_tensor *x) { return x ? pt__ret(pt_retain(x)) : NULL; }
-
-static bool shape_equal(int na, const int64_t *a, int nb, const int64_t *b) {
-    if (na != nb) return false;
-    for (int i = 0; i < na; ++i)
-        if (a[i] != b[i]) return false;
-    return true;
-}
-
-pt_tensor *pt__grad_unbroadcast(pt_tensor *g, int ndim, const int64_t *shape, pt_dtype t) {
-    if (!g) return NULL;
-    pt_tensor *cur = g;
-    int lead = g->ndim - ndim;
-    if (lead < 0) {
-        pt__error(PT_ERR_INTERNAL, "pt_backward", "gradient has fewer dims (%d) than its input (%d)",
-                  g->ndim, ndim);
-        return NULL;
-    }
-    /* Leading dims the input did not have: sum them away. */
-    for (int i = 0; i < lead && cur; ++i) cur = pt_sum(cur, 0, false);
-    /* Dims the input had as 1 and the op broadcast: sum, keeping the 1. */
-    for (int d = 0; d < ndim && cur; ++d)
-        if (shape[d] == 1 && cur->shape[d] != 1) cur = pt_sum(cur, d, true);
-    if (!cur) return NULL;
-    if (!shape_equal(cur->ndim, cur->shape, ndim, shape)) cur = pt_reshape(cur, ndim, shape);
-    if (cur && cur->dtype != t) cur = pt_cast(cur, t);
-    return cur == g ? same(g) : cur;
-}
+/* ---- Helpers ---- */
 
 /* g reduced back to input i's shape and dtype. */
 static pt_tensor *to_input(pt_tensor *g, const pt__grad_edge *e) {
     return pt__grad_unbroadcast(g, e->ndim, e->shape, e->dtype);
-}
-
-/* The shape of x with the reduced dims kept as 1 (dim may be PT_ALL). */
-static bool keep_shape(const char *what, const pt__grad_edge *x, int dim, int64_t *shape) {
-    memcpy(shape, x->shape, sizeof x->shape);
-    if (dim == PT_ALL) {
-        for (int i = 0; i < x->ndim; ++i) shape[i] = 1;
-        return true;
-    }
-    int d;
-    if (pt__resolve_dim(what, dim, x->ndim, &d)) return false;
-    shape[d] = 1;
-    return true;
 }
 
 static pt_tensor *zero_like(pt_tensor *g) { return pt_zeros(pt_tensor_device(g), g->dtype, 0, NULL); }
@@ -67,7 +25,7 @@ static pt_tensor *mask_as(pt_tensor *mask, pt_dtype t) { return pt_cast(mask, t)
 
 /* ---- Rules ---- */
 
-static void rule_pow(pt__grad_node *node, pt_tensor *g, pt_tensor **out) {
+static void backward_pow(pt__grad_node *node, pt_tensor *g, pt_tensor **out) {
     pt__grad_edge *ea = &node->edges[0], *eb = &node->edges[1];
     pt_tensor *a = ea->saved, *b = eb->saved, *y = node->saved_out, *zero = zero_like(g);
     if (ea->needs_grad) {
@@ -84,7 +42,7 @@ static void rule_pow(pt__grad_node *node, pt_tensor *g, pt_tensor **out) {
 }
 
 /* maximum/minimum: the winner takes the gradient, ties split it evenly. */
-static void rule_extremum(pt__grad_node *node, pt_tensor *g, pt_tensor **out, bool is_max) {
+static void backward_extremum(pt__grad_node *node, pt_tensor *g, pt_tensor **out, bool is_max) {
     pt__grad_edge *ea = &node->edges[0], *eb = &node->edges[1];
     pt_tensor *a = ea->saved, *b = eb->saved;
     pt_tensor *wins = is_max ? pt_gt(a, b) : pt_lt(a, b);
@@ -94,10 +52,10 @@ static void rule_extremum(pt__grad_node *node, pt_tensor *g, pt_tensor **out, bo
     if (eb->needs_grad) out[1] = to_input(pt_sub(g, ga), eb);
 }
 
-static void rule_reduce(pt__grad_node *node, pt_tensor *g, pt_tensor **out, bool mean) {
+static void backward_reduce(pt__grad_node *node, pt_tensor *g, pt_tensor **out, bool mean) {
     pt__grad_edge *ex = &node->edges[0];
     int64_t keep[PT_MAX_DIMS];
-    if (!keep_shape("pt_backward (sum/mean)", ex, node->args.dim, keep)) return;
+    if (!pt__grad_keep_shape("pt_backward (sum/mean)", ex->ndim, ex->shape, node->args.dim, keep)) return;
     pt_tensor *gx = pt_expand(pt_reshape(g, ex->ndim, keep), ex->ndim, ex->shape);
     if (mean) {
         int64_t reduced = pt__numel(ex->ndim, ex->shape) / (pt__numel(ex->ndim, keep) ? pt__numel(ex->ndim, keep) : 1);
@@ -108,11 +66,11 @@ static void rule_reduce(pt__grad_node *node, pt_tensor *g, pt_tensor **out, bool
 
 /* max: the gradient goes to the first maximum (pt_argmax), like PyTorch's
  * max(dim). */
-static void rule_max(pt__grad_node *node, pt_tensor *g, pt_tensor **out) {
+static void backward_max(pt__grad_node *node, pt_tensor *g, pt_tensor **out) {
     pt__grad_edge *ex = &node->edges[0];
     pt_tensor *x = ex->saved;
     int64_t keep[PT_MAX_DIMS];
-    if (!keep_shape("pt_backward (max)", ex, node->args.dim, keep)) return;
+    if (!pt__grad_keep_shape("pt_backward (max)", ex->ndim, ex->shape, node->args.dim, keep)) return;
     pt_tensor *hot;
     if (node->args.dim == PT_ALL) {
         int64_t n = pt__numel(ex->ndim, ex->shape);
@@ -120,14 +78,13 @@ static void rule_max(pt__grad_node *node, pt_tensor *g, pt_tensor **out) {
     } else {
         int d, nd = ex->ndim, perm[PT_MAX_DIMS];
         pt__resolve_dim("pt_backward (max)", node->args.dim, nd, &d);
-        /* one_hot puts the class axis last; move it back to position d. */
-        for (int i = 0, k = 0; i < nd; ++i) perm[i] = i == d ? nd - 1 : k++;
+        pt__grad_last_axis_to(nd, d, perm);
         hot = pt_permute(pt_one_hot(pt_argmax(x, d, false), ex->shape[d], g->dtype), perm);
     }
     out[0] = to_input(pt_mul(hot, pt_reshape(g, ex->ndim, keep)), ex);
 }
 
-static void rule_norm(pt__grad_node *node, pt_tensor *g, pt_tensor **out) {
+static void backward_norm(pt__grad_node *node, pt_tensor *g, pt_tensor **out) {
     pt__grad_edge *ex = &node->edges[0];
     int64_t keep[PT_MAX_DIMS];
     memcpy(keep, ex->shape, sizeof keep);
@@ -152,7 +109,7 @@ static void rule_norm(pt__grad_node *node, pt_tensor *g, pt_tensor **out) {
  * [K, 1] on the right), batch dims broadcast. The gradients are
  * g b^T and a^T g in the promoted shapes, summed over broadcast batch dims,
  * then reshaped back (dropping the promoted 1). */
-static void rule_matmul(pt__grad_node *node, pt_tensor *g, pt_tensor **out) {
+static void backward_matmul(pt__grad_node *node, pt_tensor *g, pt_tensor **out) {
     pt__grad_edge *ea = &node->edges[0], *eb = &node->edges[1];
     bool a1 = ea->ndim == 1, b1 = eb->ndim == 1;
     int64_t a2[PT_MAX_DIMS], b2[PT_MAX_DIMS], o2[PT_MAX_DIMS + 2];
@@ -199,7 +156,7 @@ static void rule_matmul(pt__grad_node *node, pt_tensor *g, pt_tensor **out) {
     }
 }
 
-static void rule_narrow(pt__grad_node *node, pt_tensor *g, pt_tensor **out) {
+static void backward_narrow(pt__grad_node *node, pt_tensor *g, pt_tensor **out) {
     pt__grad_edge *ex = &node->edges[0];
     pt_tensor *z = pt_zeros(pt_tensor_device(g), ex->dtype, ex->ndim, ex->shape);
     pt_tensor *window = pt_narrow(z, node->args.dim, node->args.start, node->args.length);
@@ -207,7 +164,7 @@ static void rule_narrow(pt__grad_node *node, pt_tensor *g, pt_tensor **out) {
     out[0] = z;
 }
 
-static void rule_cat(pt__grad_node *node, pt_tensor *g, pt_tensor **out, bool stack) {
+static void backward_join(pt__grad_node *node, pt_tensor *g, pt_tensor **out, bool stack) {
     int d;
     if (pt__resolve_dim("pt_backward (cat/stack)", node->args.dim, node->out_ndim, &d)) return;
     int64_t at = 0;
@@ -225,7 +182,7 @@ static void rule_cat(pt__grad_node *node, pt_tensor *g, pt_tensor **out, bool st
 /* gather's adjoint scatters g back to the indexed positions. Without a
  * scatter op: one_hot(index) [.., J, .., R] times g, summed over J, then the
  * class axis moved to the gathered dim. */
-static void rule_gather(pt__grad_node *node, pt_tensor *g, pt_tensor **out) {
+static void backward_gather(pt__grad_node *node, pt_tensor *g, pt_tensor **out) {
     pt__grad_edge *ex = &node->edges[0];
     pt_tensor *index = node->edges[1].saved;
     int d, nd = ex->ndim, perm[PT_MAX_DIMS];
@@ -240,153 +197,229 @@ static void rule_gather(pt__grad_node *node, pt_tensor *g, pt_tensor **out) {
     gshape[nd] = 1;
     pt_tensor *hot = pt_one_hot(index, ex->shape[d], g->dtype);
     pt_tensor *summed = pt_sum(pt_mul(hot, pt_reshape(g, nd + 1, gshape)), d, false);
-    for (int i = 0, k = 0; i < nd; ++i) perm[i] = i == d ? nd - 1 : k++;
+    pt__grad_last_axis_to(nd, d, perm);
     out[0] = to_input(pt_permute(summed, perm), ex);
 }
 
-static void run_rule(pt__grad_node *node, pt_tensor *g, pt_tensor **out) {
+/* ---- One backward function per op, or per group of ops sharing a rule ---- */
+
+/* add, add_scalar, contiguous, expand: g itself, summed back to each input's
+ * shape. */
+static void backward_pass(pt__grad_node *node, pt_tensor *g, pt_tensor **out) {
+    for (int i = 0; i < node->n; ++i)
+        if (node->edges[i].needs_grad) out[i] = to_input(g, &node->edges[i]);
+}
+
+static void backward_sub(pt__grad_node *node, pt_tensor *g, pt_tensor **out) {
     pt__grad_edge *e = node->edges;
-    pt__grad_args *args = &node->args;
+    if (e[0].needs_grad) out[0] = to_input(g, &e[0]);
+    if (e[1].needs_grad) out[1] = to_input(pt_neg(g), &e[1]);
+}
+
+static void backward_mul(pt__grad_node *node, pt_tensor *g, pt_tensor **out) {
+    pt__grad_edge *e = node->edges;
+    if (e[0].needs_grad) out[0] = to_input(pt_mul(g, e[1].saved), &e[0]);
+    if (e[1].needs_grad) out[1] = to_input(pt_mul(g, e[0].saved), &e[1]);
+}
+
+static void backward_div(pt__grad_node *node, pt_tensor *g, pt_tensor **out) {
+    pt__grad_edge *e = node->edges;
+    pt_tensor *g_over_b = pt_div(g, e[1].saved);
+    if (e[0].needs_grad) out[0] = to_input(g_over_b, &e[0]);
+    /* d(a/b)/db = -a/b^2 = -(a/b)/b */
+    if (e[1].needs_grad) out[1] = to_input(pt_neg(pt_mul(g_over_b, node->saved_out)), &e[1]);
+}
+
+static void backward_maximum(pt__grad_node *node, pt_tensor *g, pt_tensor **out) {
+    backward_extremum(node, g, out, true);
+}
+
+static void backward_minimum(pt__grad_node *node, pt_tensor *g, pt_tensor **out) {
+    backward_extremum(node, g, out, false);
+}
+
+/* The element-wise unary ops and softmaxes: g times the local derivative,
+ * from the saved input or output. */
+static void backward_mul_scalar(pt__grad_node *node, pt_tensor *g, pt_tensor **out) {
+    out[0] = to_input(pt_mul_scalar(g, node->args.scalar), node->edges);
+}
+
+static void backward_neg(pt__grad_node *node, pt_tensor *g, pt_tensor **out) {
+    out[0] = to_input(pt_neg(g), node->edges);
+}
+
+static void backward_abs(pt__grad_node *node, pt_tensor *g, pt_tensor **out) {
+    pt_tensor *zero = zero_like(g), *x = node->edges[0].saved;
+    pt_tensor *sign = pt_sub(mask_as(pt_gt(x, zero), g->dtype), mask_as(pt_lt(x, zero), g->dtype));
+    out[0] = to_input(pt_mul(g, sign), node->edges);
+}
+
+static void backward_exp(pt__grad_node *node, pt_tensor *g, pt_tensor **out) {
+    out[0] = to_input(pt_mul(g, node->saved_out), node->edges);
+}
+
+static void backward_log(pt__grad_node *node, pt_tensor *g, pt_tensor **out) {
+    out[0] = to_input(pt_div(g, node->edges[0].saved), node->edges);
+}
+
+static void backward_sqrt(pt__grad_node *node, pt_tensor *g, pt_tensor **out) {
+    out[0] = to_input(pt_div(pt_mul_scalar(g, 0.5), node->saved_out), node->edges);
+}
+
+static void backward_relu(pt__grad_node *node, pt_tensor *g, pt_tensor **out) {
     pt_tensor *y = node->saved_out;
-    bool need0 = node->n > 0 && e[0].needs_grad, need1 = node->n > 1 && e[1].needs_grad;
-    switch (node->op) {
-    case PT__G_ADD:
-        if (need0) out[0] = to_input(g, &e[0]);
-        if (need1) out[1] = to_input(g, &e[1]);
-        break;
-    case PT__G_SUB:
-        if (need0) out[0] = to_input(g, &e[0]);
-        if (need1) out[1] = to_input(pt_neg(g), &e[1]);
-        break;
-    case PT__G_MUL:
-        if (need0) out[0] = to_input(pt_mul(g, e[1].saved), &e[0]);
-        if (need1) out[1] = to_input(pt_mul(g, e[0].saved), &e[1]);
-        break;
-    case PT__G_DIV: {
-        pt_tensor *g_over_b = pt_div(g, e[1].saved);
-        if (need0) out[0] = to_input(g_over_b, &e[0]);
-        /* d(a/b)/db = -a/b^2 = -(a/b)/b */
-        if (need1) out[1] = to_input(pt_neg(pt_mul(g_over_b, y)), &e[1]);
-        break;
-    }
-    case PT__G_POW:
-        rule_pow(node, g, out);
-        break;
-    case PT__G_MAXIMUM:
-    case PT__G_MINIMUM:
-        rule_extremum(node, g, out, node->op == PT__G_MAXIMUM);
-        break;
-    case PT__G_ADD_SCALAR:
-    case PT__G_CONTIGUOUS:
-    case PT__G_EXPAND:
-        out[0] = to_input(g, &e[0]);
-        break;
-    case PT__G_MUL_SCALAR:
-        out[0] = to_input(pt_mul_scalar(g, args->scalar), &e[0]);
-        break;
-    case PT__G_NEG:
-        out[0] = to_input(pt_neg(g), &e[0]);
-        break;
-    case PT__G_ABS: {
-        pt_tensor *zero = zero_like(g), *x = e[0].saved;
-        pt_tensor *sign = pt_sub(mask_as(pt_gt(x, zero), g->dtype), mask_as(pt_lt(x, zero), g->dtype));
-        out[0] = to_input(pt_mul(g, sign), &e[0]);
-        break;
-    }
-    case PT__G_EXP:
-        out[0] = to_input(pt_mul(g, y), &e[0]);
-        break;
-    case PT__G_LOG:
-        out[0] = to_input(pt_div(g, e[0].saved), &e[0]);
-        break;
-    case PT__G_SQRT:
-        out[0] = to_input(pt_div(pt_mul_scalar(g, 0.5), y), &e[0]);
-        break;
-    case PT__G_RELU:
-        out[0] = to_input(pt_mul(g, mask_as(pt_gt(y, zero_like(g)), g->dtype)), &e[0]);
-        break;
-    case PT__G_SIGMOID: /* y (1 - y) */
-        out[0] = to_input(pt_mul(g, pt_mul(y, pt_add_scalar(pt_neg(y), 1.0))), &e[0]);
-        break;
-    case PT__G_TANH: /* 1 - y^2 */
-        out[0] = to_input(pt_sub(g, pt_mul(g, pt_mul(y, y))), &e[0]);
-        break;
-    case PT__G_WHERE: {
-        pt_tensor *zero = zero_like(g), *cond = e[0].saved;
-        if (need1) out[1] = to_input(pt_where(cond, g, zero), &e[1]);
-        if (node->n > 2 && e[2].needs_grad) out[2] = to_input(pt_where(cond, zero, g), &e[2]);
-        break;
-    }
-    case PT__G_SUM:
-    case PT__G_MEAN:
-        rule_reduce(node, g, out, node->op == PT__G_MEAN);
-        break;
-    case PT__G_MAX:
-        rule_max(node, g, out);
-        break;
-    case PT__G_NORM:
-        rule_norm(node, g, out);
-        break;
-    case PT__G_SOFTMAX: /* y (g - sum(g y)) */
-        out[0] = to_input(pt_mul(y, pt_sub(g, pt_sum(pt_mul(g, y), args->dim, true))), &e[0]);
-        break;
-    case PT__G_LOG_SOFTMAX: /* g - exp(y) sum(g) */
-        out[0] = to_input(pt_sub(g, pt_mul(pt_exp(y), pt_sum(g, args->dim, true))), &e[0]);
-        break;
-    case PT__G_MATMUL:
-        rule_matmul(node, g, out);
-        break;
-    case PT__G_RESHAPE:
-        out[0] = pt_reshape(g, e[0].ndim, e[0].shape);
-        break;
-    case PT__G_TRANSPOSE:
-        out[0] = pt_transpose(g, args->dim, args->dim2);
-        break;
-    case PT__G_PERMUTE: {
-        int inverse[PT_MAX_DIMS], nd = node->out_ndim;
-        for (int i = 0; i < nd; ++i) {
-            int p = args->ints[i] < 0 ? args->ints[i] + nd : args->ints[i];
-            if (p < 0 || p >= nd) {
-                pt__error(PT_ERR_INTERNAL, "pt_backward (permute)", "recorded perm[%d] = %d is out of range",
-                          i, args->ints[i]);
-                return;
-            }
-            inverse[p] = i;
+    out[0] = to_input(pt_mul(g, mask_as(pt_gt(y, zero_like(g)), g->dtype)), node->edges);
+}
+
+static void backward_sigmoid(pt__grad_node *node, pt_tensor *g, pt_tensor **out) {
+    pt_tensor *y = node->saved_out; /* dy/dx = y (1 - y) */
+    out[0] = to_input(pt_mul(g, pt_mul(y, pt_add_scalar(pt_neg(y), 1.0))), node->edges);
+}
+
+static void backward_tanh(pt__grad_node *node, pt_tensor *g, pt_tensor **out) {
+    pt_tensor *y = node->saved_out; /* dy/dx = 1 - y^2 */
+    out[0] = to_input(pt_sub(g, pt_mul(g, pt_mul(y, y))), node->edges);
+}
+
+static void backward_softmax(pt__grad_node *node, pt_tensor *g, pt_tensor **out) {
+    pt_tensor *y = node->saved_out; /* y (g - sum(g y)) */
+    out[0] = to_input(pt_mul(y, pt_sub(g, pt_sum(pt_mul(g, y), node->args.dim, true))), node->edges);
+}
+
+static void backward_log_softmax(pt__grad_node *node, pt_tensor *g, pt_tensor **out) {
+    pt_tensor *y = node->saved_out; /* g - exp(y) sum(g) */
+    out[0] = to_input(pt_sub(g, pt_mul(pt_exp(y), pt_sum(g, node->args.dim, true))), node->edges);
+}
+
+static void backward_where(pt__grad_node *node, pt_tensor *g, pt_tensor **out) {
+    pt__grad_edge *e = node->edges;
+    pt_tensor *zero = zero_like(g), *cond = e[0].saved;
+    if (e[1].needs_grad) out[1] = to_input(pt_where(cond, g, zero), &e[1]);
+    if (e[2].needs_grad) out[2] = to_input(pt_where(cond, zero, g), &e[2]);
+}
+
+static void backward_sum(pt__grad_node *node, pt_tensor *g, pt_tensor **out) { backward_reduce(node, g, out, false); }
+static void backward_mean(pt__grad_node *node, pt_tensor *g, pt_tensor **out) { backward_reduce(node, g, out, true); }
+
+static void backward_reshape(pt__grad_node *node, pt_tensor *g, pt_tensor **out) {
+    out[0] = pt_reshape(g, node->edges[0].ndim, node->edges[0].shape);
+}
+
+static void backward_transpose(pt__grad_node *node, pt_tensor *g, pt_tensor **out) {
+    out[0] = pt_transpose(g, node->args.dim, node->args.dim2);
+}
+
+static void backward_permute(pt__grad_node *node, pt_tensor *g, pt_tensor **out) {
+    const pt__grad_args *args = &node->args;
+    int inverse[PT_MAX_DIMS], nd = node->out_ndim;
+    for (int i = 0; i < nd; ++i) {
+        int p = args->ints[i] < 0 ? args->ints[i] + nd : args->ints[i];
+        if (p < 0 || p >= nd) {
+            pt__error(PT_ERR_INTERNAL, "pt_backward (permute)", "recorded perm[%d] = %d is out of range", i,
+                      args->ints[i]);
+            return;
         }
-        out[0] = pt_permute(g, inverse);
-        break;
+        inverse[p] = i;
     }
-    case PT__G_NARROW:
-        rule_narrow(node, g, out);
-        break;
-    case PT__G_CAST:
-        out[0] = pt_cast(g, e[0].dtype);
-        break;
-    case PT__G_CAT:
-    case PT__G_STACK:
-        rule_cat(node, g, out, node->op == PT__G_STACK);
-        break;
-    case PT__G_GATHER:
-        rule_gather(node, g, out);
-        break;
-    default:
-        pt__error(PT_ERR_INTERNAL, "pt_backward", "no derivative for recorded op %d", (int)node->op);
-        break;
+    out[0] = pt_permute(g, inverse);
+}
+
+static void backward_cast(pt__grad_node *node, pt_tensor *g, pt_tensor **out) {
+    out[0] = pt_cast(g, node->edges[0].dtype);
+}
+
+static void backward_cat(pt__grad_node *node, pt_tensor *g, pt_tensor **out) { backward_join(node, g, out, false); }
+static void backward_stack(pt__grad_node *node, pt_tensor *g, pt_tensor **out) { backward_join(node, g, out, true); }
+
+/* ---- The table: one row per op of PT__GRAD_OPS ----
+ * saves: which forward values the backward function reads, so recording
+ * keeps views of those and nothing else. */
+
+#define SAVES_INPUT(i) PT__SAVES_INPUT(i)
+#define SAVES_OUTPUT PT__SAVES_OUTPUT
+#define FOR_PARTNER PT__SAVES_FOR_PARTNER
+
+static const pt__grad_rule rules[] = {
+    [PT__G_ADD] = {"add", 0, backward_pass},
+    [PT__G_SUB] = {"sub", 0, backward_sub},
+    /* Product rules keep an input only for its partner's gradient, so
+     * y = x W^T with x plain data keeps x but not W. */
+    [PT__G_MUL] = {"mul", SAVES_INPUT(0) | SAVES_INPUT(1) | FOR_PARTNER, backward_mul},
+    [PT__G_DIV] = {"div", SAVES_INPUT(1) | SAVES_OUTPUT, backward_div},
+    [PT__G_POW] = {"pow", SAVES_INPUT(0) | SAVES_INPUT(1) | SAVES_OUTPUT, backward_pow},
+    [PT__G_MAXIMUM] = {"maximum", SAVES_INPUT(0) | SAVES_INPUT(1), backward_maximum},
+    [PT__G_MINIMUM] = {"minimum", SAVES_INPUT(0) | SAVES_INPUT(1), backward_minimum},
+    [PT__G_ADD_SCALAR] = {"add_scalar", 0, backward_pass},
+    [PT__G_MUL_SCALAR] = {"mul_scalar", 0, backward_mul_scalar},
+    [PT__G_NEG] = {"neg", 0, backward_neg},
+    [PT__G_ABS] = {"abs", SAVES_INPUT(0), backward_abs},
+    [PT__G_EXP] = {"exp", SAVES_OUTPUT, backward_exp},
+    [PT__G_LOG] = {"log", SAVES_INPUT(0), backward_log},
+    [PT__G_SQRT] = {"sqrt", SAVES_OUTPUT, backward_sqrt},
+    [PT__G_RELU] = {"relu", SAVES_OUTPUT, backward_relu},
+    [PT__G_SIGMOID] = {"sigmoid", SAVES_OUTPUT, backward_sigmoid},
+    [PT__G_TANH] = {"tanh", SAVES_OUTPUT, backward_tanh},
+    [PT__G_WHERE] = {"where", SAVES_INPUT(0) /* the condition */, backward_where},
+    [PT__G_SUM] = {"sum", 0, backward_sum},
+    [PT__G_MEAN] = {"mean", 0, backward_mean},
+    [PT__G_MAX] = {"max", SAVES_INPUT(0), backward_max},
+    [PT__G_NORM] = {"norm", SAVES_INPUT(0) | SAVES_OUTPUT, backward_norm},
+    [PT__G_SOFTMAX] = {"softmax", SAVES_OUTPUT, backward_softmax},
+    [PT__G_LOG_SOFTMAX] = {"log_softmax", SAVES_OUTPUT, backward_log_softmax},
+    [PT__G_MATMUL] = {"matmul", SAVES_INPUT(0) | SAVES_INPUT(1) | FOR_PARTNER, backward_matmul},
+    [PT__G_RESHAPE] = {"reshape", 0, backward_reshape},
+    [PT__G_TRANSPOSE] = {"transpose", 0, backward_transpose},
+    [PT__G_PERMUTE] = {"permute", 0, backward_permute},
+    [PT__G_NARROW] = {"narrow", 0, backward_narrow},
+    [PT__G_EXPAND] = {"expand", 0, backward_pass},
+    [PT__G_CONTIGUOUS] = {"contiguous", 0, backward_pass},
+    [PT__G_CAST] = {"cast", 0, backward_cast},
+    [PT__G_CAT] = {"cat", 0, backward_cat},
+    [PT__G_STACK] = {"stack", 0, backward_stack},
+    [PT__G_GATHER] = {"gather", SAVES_INPUT(1) /* the index */, backward_gather},
+};
+
+/* An op added at the end of PT__GRAD_OPS without a row cannot build... */
+_Static_assert(sizeof rules / sizeof rules[0] == PT__G_COUNT,
+               "core/autograd/rules.c: every op of PT__GRAD_OPS (core/ops/tape.h) needs a row");
+
+/* ... and one added in the middle leaves a zeroed row, found when the
+ * library loads: then every recording fails, so the first autograd test
+ * says so rather than only a test of that op. */
+static int first_empty_row = -1;
+
+__attribute__((constructor)) static void check_rows(void) {
+    for (int op = PT__G_COUNT - 1; op >= 0; --op)
+        if (!rules[op].name || !rules[op].backward) first_empty_row = op;
+}
+
+const pt__grad_rule *pt__grad_rule_of(pt__grad_op op) {
+    if (first_empty_row >= 0) {
+        pt__error(PT_ERR_INTERNAL, "autograd", "op %d of PT__GRAD_OPS has no row in core/autograd/rules.c",
+                  first_empty_row);
+        return NULL;
     }
+    if ((unsigned)op >= PT__G_COUNT) {
+        pt__error(PT_ERR_INTERNAL, "autograd", "recorded op %d is not one of PT__GRAD_OPS", (int)op);
+        return NULL;
+    }
+    return &rules[op];
 }
 
 pt_status pt__grad_node_backward(pt__grad_node *node, pt_tensor *g, pt_tensor **out) {
     for (int i = 0; i < node->n; ++i) out[i] = NULL;
     if (!g) return pt__error(PT_ERR_INTERNAL, "pt_backward", "node reached without a gradient");
-    run_rule(node, g, out);
+    const pt__grad_rule *rule = pt__grad_rule_of(node->op);
+    if (!rule) return pt_last_status();
+    rule->backward(node, g, out);
     /* A failing op returned NULL with the error set, and NULL flows through
      * every later op of the rule, so a missing result is the whole check. */
     for (int i = 0; i < node->n; ++i) {
         if (!node->edges[i].needs_grad || out[i]) continue;
         pt_status s = pt_last_status();
         if (s == PT_OK)
-            s = pt__error(PT_ERR_INTERNAL, "pt_backward", "derivative of op %d gave no gradient for input %d",
-                          (int)node->op, i);
+            s = pt__error(PT_ERR_INTERNAL, "pt_backward", "derivative of %s gave no gradient for input %d",
+                          rule->name, i);
         for (int j = 0; j < node->n; ++j) out[j] = NULL; /* the engine's scope releases them */
         return s;
     }

@@ -1,197 +1,63 @@
-/* Modules: linear (with a lazy input size), relu, sequential; forward,
- * moving between devices, and the named parameter list (the state dict). */
-#include <math.h>
+/* Modules: the machinery every layer kind shares — naming, listing and
+ * installing parameters, forward dispatch, moving between devices, freeing.
+ * Each layer kind is its own file (linear.c, relu_module.c, sequential.c)
+ * behind the small vtable of module_kind.h. */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
-#include "nn/nn_internal.h"
+#include "nn/module_kind.h"
 
-#define PT__NAME_CAP 192
+/* ---- Building and freeing ---- */
 
-typedef enum module_kind { MODULE_LINEAR, MODULE_RELU, MODULE_SEQUENTIAL } module_kind;
-
-struct pt_module {
-    module_kind kind;
-    pt_module *parent;              /* the sequential that owns this module, or NULL */
-    char prefix[PT__NAME_CAP];      /* "1.0." inside nested sequentials */
-    /* linear */
-    int64_t in_features;            /* 0 until a lazy linear has seen its input */
-    int64_t out_features;
-    pt_tensor *weight, *bias;       /* owned, unregistered; NULL while lazy */
-    pt_device *device;              /* where a lazy linear creates its parameters (NULL: the input's) */
-    char weight_name[PT__NAME_CAP], bias_name[PT__NAME_CAP];
-    /* sequential */
-    int n;
-    pt_module **children;
-};
-
-/* ---- Construction ---- */
-
-static pt_module *module_new(const char *fn, module_kind kind) {
-    pt_module *m = calloc(1, sizeof *m);
+pt_module *pt__module_new(const char *fn, const pt__module_kind *kind, size_t size) {
+    pt_module *m = calloc(1, size);
     if (!m) {
         pt__error(PT_ERR_OUT_OF_MEMORY, fn, "out of host memory for a module");
         return NULL;
     }
     m->kind = kind;
-    if (kind == MODULE_LINEAR) {
-        snprintf(m->weight_name, sizeof m->weight_name, "weight");
-        snprintf(m->bias_name, sizeof m->bias_name, "bias");
-    }
     return m;
 }
 
-/* Sets m's name prefix and its descendants'. False when a name would not
- * fit (absurdly deep nesting). */
-static bool set_prefix(pt_module *m, const char *prefix) {
+pt__module_param *pt__module_add_param(pt_module *m, const char *local_name, int ndim, const int64_t *shape) {
+    if (m->n_params == PT__MODULE_MAX_PARAMS) {
+        pt__error(PT_ERR_INTERNAL, "pt__module_add_param",
+                  "a %s has more than %d parameters (raise PT__MODULE_MAX_PARAMS)", m->kind->name,
+                  PT__MODULE_MAX_PARAMS);
+        return NULL;
+    }
+    pt__module_param *p = &m->params[m->n_params++];
+    p->local_name = local_name;
+    snprintf(p->name, sizeof p->name, "%s%s", m->prefix, local_name);
+    p->ndim = ndim;
+    memcpy(p->shape, shape, (size_t)ndim * sizeof *shape);
+    return p;
+}
+
+bool pt__module_set_prefix(pt_module *m, const char *prefix) {
     if (strlen(prefix) + 8 >= PT__NAME_CAP) return false;
     snprintf(m->prefix, sizeof m->prefix, "%s", prefix);
-    if (m->kind == MODULE_LINEAR) {
-        snprintf(m->weight_name, sizeof m->weight_name, "%sweight", prefix);
-        snprintf(m->bias_name, sizeof m->bias_name, "%sbias", prefix);
+    for (int i = 0; i < m->n_params; ++i) {
+        pt__module_param *p = &m->params[i];
+        if (strlen(prefix) + strlen(p->local_name) >= sizeof p->name) return false;
+        snprintf(p->name, sizeof p->name, "%s%s", prefix, p->local_name);
     }
-    for (int i = 0; i < m->n; ++i) {
+    for (int i = 0; i < m->n_children; ++i) {
         char child[PT__NAME_CAP + 16];
         snprintf(child, sizeof child, "%s%d.", prefix, i);
-        if (!set_prefix(m->children[i], child)) return false;
+        if (!pt__module_set_prefix(m->children[i], child)) return false;
     }
     return true;
 }
 
-/* Kaiming-uniform with a = sqrt(5), as torch.nn.Linear.reset_parameters:
- * both weight and bias ~ U(-1/sqrt(in), 1/sqrt(in)), weight drawn first. */
-static pt_tensor *uniform_init(pt_device *d, pt_dtype t, int ndim, const int64_t *shape, double bound) {
-    pt_tensor *u = pt_rand(d, t, ndim, shape);
-    pt_tensor *centred = pt_add_scalar(u, -0.5);
-    pt_tensor *scaled = pt_mul_scalar(centred, 2.0 * bound);
-    pt_release(u);
-    pt_release(centred);
-    return pt__own(scaled);
-}
-
-static pt_status linear_create(const char *fn, pt_module *m, pt_device *d, pt_dtype t, int64_t in) {
-    if (in < 1)
-        return pt__error(PT_ERR_SHAPE, fn, "a linear layer needs at least one input feature, got %lld",
-                         (long long)in);
-    double bound = 1.0 / sqrt((double)in);
-    int64_t wshape[2] = {m->out_features, in};
-    pt_scope scope = pt_scope_begin();
-    pt__grad_pause();
-    pt_tensor *w = uniform_init(d, t, 2, wshape, bound);
-    pt_tensor *b = w ? uniform_init(d, t, 1, &m->out_features, bound) : NULL;
-    pt__grad_resume();
-    pt_scope_end(scope);
-    if (!w || !b || pt_set_requires_grad(w, true) || pt_set_requires_grad(b, true)) {
-        pt__drop_owned(w);
-        pt__drop_owned(b);
-        return pt_last_status();
-    }
-    m->weight = w;
-    m->bias = b;
-    m->in_features = in;
-    return PT_OK;
-}
-
-pt_module *pt_linear(int64_t out_features) {
-    if (out_features < 1) {
-        pt__error(PT_ERR_INVALID_ARGUMENT, "pt_linear", "out_features is %lld; it must be >= 1",
-                  (long long)out_features);
-        return NULL;
-    }
-    pt_module *m = module_new("pt_linear", MODULE_LINEAR);
-    if (m) m->out_features = out_features;
-    return m;
-}
-
-pt_module *pt_linear_sized(int64_t in_features, int64_t out_features) {
-    static const char fn[] = "pt_linear_sized";
-    if (in_features < 1 || out_features < 1) {
-        pt__error(PT_ERR_INVALID_ARGUMENT, fn, "in_features %lld and out_features %lld must be >= 1",
-                  (long long)in_features, (long long)out_features);
-        return NULL;
-    }
-    pt_device *cpu = pt_cpu();
-    if (!cpu) return NULL;
-    pt_module *m = module_new(fn, MODULE_LINEAR);
-    if (!m) return NULL;
-    m->out_features = out_features;
-    if (linear_create(fn, m, cpu, PT_F32, in_features)) {
-        free(m);
-        return NULL;
-    }
-    return m;
-}
-
-pt_module *pt_relu_module(void) { return module_new("pt_relu_module", MODULE_RELU); }
-
-static void module_destroy(pt_module *m) {
+void pt__module_destroy(pt_module *m) {
     if (!m) return;
-    for (int i = 0; i < m->n; ++i) module_destroy(m->children[i]);
+    for (int i = 0; i < m->n_children; ++i) pt__module_destroy(m->children[i]);
     free(m->children);
-    pt__drop_owned(m->weight);
-    pt__drop_owned(m->bias);
+    for (int i = 0; i < m->n_params; ++i) pt__drop_owned(m->params[i].value);
+    if (m->kind->release) m->kind->release(m);
     free(m);
-}
-
-pt_module *pt_sequential(int n, pt_module *const *modules) {
-    static const char fn[] = "pt_sequential";
-    bool ok = n >= 0 && (n == 0 || modules);
-    if (!ok) {
-        pt__error(PT_ERR_INVALID_ARGUMENT, fn, "n is %d and modules is %s", n, modules ? "set" : "NULL");
-        return NULL;
-    }
-    int bad = -1;
-    for (int i = 0; i < n && ok; ++i) {
-        if (!modules[i]) {
-            /* A constructor failed and already said why: keep its error. */
-            if (pt_last_status() == PT_OK)
-                pt__error(PT_ERR_INVALID_ARGUMENT, fn, "modules[%d] is NULL", i);
-            ok = false;
-        } else if (modules[i]->parent) {
-            pt__error(PT_ERR_INVALID_ARGUMENT, fn,
-                      "modules[%d] already belongs to another sequential; a module has one owner", i);
-            bad = i;
-            ok = false;
-        }
-        for (int j = 0; j < i && ok; ++j)
-            if (modules[j] == modules[i]) {
-                pt__error(PT_ERR_INVALID_ARGUMENT, fn, "modules[%d] and modules[%d] are the same module", j, i);
-                bad = i;
-                ok = false;
-            }
-    }
-    pt_module *m = ok ? module_new(fn, MODULE_SEQUENTIAL) : NULL;
-    if (m && n > 0) {
-        m->children = malloc((size_t)n * sizeof *m->children);
-        if (!m->children) {
-            pt__error(PT_ERR_OUT_OF_MEMORY, fn, "out of host memory for %d children", n);
-            free(m);
-            m = NULL;
-        }
-    }
-    if (!m) {
-        /* Ownership was promised: free what we were given (but not a module
-         * another sequential owns, nor one listed twice). */
-        for (int i = 0; i < n; ++i) {
-            if (!modules[i] || modules[i]->parent || i == bad) continue;
-            bool seen = false;
-            for (int j = 0; j < i; ++j) seen = seen || modules[j] == modules[i];
-            if (!seen) module_destroy(modules[i]);
-        }
-        return NULL;
-    }
-    m->n = n;
-    for (int i = 0; i < n; ++i) {
-        m->children[i] = modules[i];
-        modules[i]->parent = m;
-    }
-    if (!set_prefix(m, "")) {
-        pt__error(PT_ERR_INVALID_ARGUMENT, fn, "modules are nested too deeply for parameter names");
-        module_destroy(m);
-        return NULL;
-    }
-    return m;
 }
 
 void pt_module_free(pt_module *m) {
@@ -201,55 +67,10 @@ void pt_module_free(pt_module *m) {
                   "this module belongs to a sequential; free the sequential instead");
         return;
     }
-    module_destroy(m);
+    pt__module_destroy(m);
 }
 
 /* ---- Forward ---- */
-
-static pt_tensor *linear_forward(pt_module *m, pt_tensor *x) {
-    static const char fn[] = "pt_module_forward";
-    if (!pt__grad_float(x->dtype)) {
-        pt__error(PT_ERR_DTYPE, fn, "linear input is %s; it must be f32 or f64 (use pt_cast)",
-                  pt_dtype_name(x->dtype));
-        return NULL;
-    }
-    if (x->ndim < 1) {
-        pt__error(PT_ERR_SHAPE, fn, "linear input is a 0-D tensor; it needs a feature dim");
-        return NULL;
-    }
-    int64_t in = x->shape[x->ndim - 1];
-    if (!m->weight) {
-        pt_device *d = m->device ? m->device : pt_tensor_device(x);
-        if (linear_create(fn, m, d, x->dtype, in)) return NULL;
-    }
-    char a[200], b[200];
-    if (pt_tensor_device(x) != pt_tensor_device(m->weight)) {
-        pt__error(PT_ERR_DEVICE_MISMATCH, fn,
-                  "input %s is on another device than linear '%s' (%s); move the module with "
-                  "pt_module_to() or the input with pt_to()",
-                  pt_tensor_describe(x, a, sizeof a), m->weight_name,
-                  pt_device_name(pt_tensor_device(m->weight)));
-        return NULL;
-    }
-    if (in != m->in_features) {
-        pt__error(PT_ERR_SHAPE, fn, "input %s has %lld features but linear '%s' expects %lld",
-                  pt_tensor_describe(x, a, sizeof a), (long long)in, m->weight_name,
-                  (long long)m->in_features);
-        return NULL;
-    }
-    if (x->dtype != m->weight->dtype) {
-        pt__error(PT_ERR_DTYPE, fn, "input %s but linear '%s' has %s parameters (%s)",
-                  pt_tensor_describe(x, a, sizeof a), m->weight_name, pt_dtype_name(m->weight->dtype),
-                  pt_tensor_describe(m->weight, b, sizeof b));
-        return NULL;
-    }
-    pt_tensor *wt = pt_transpose(m->weight, 0, 1);
-    pt_tensor *xw = pt_matmul(x, wt);
-    pt_tensor *y = pt_add(xw, m->bias);
-    pt_release(wt);
-    pt_release(xw);
-    return y;
-}
 
 pt_tensor *pt_module_forward(pt_module *m, pt_tensor *x) {
     if (!x) return NULL;
@@ -257,42 +78,25 @@ pt_tensor *pt_module_forward(pt_module *m, pt_tensor *x) {
         pt__error(PT_ERR_INVALID_ARGUMENT, "pt_module_forward", "module is NULL");
         return NULL;
     }
-    switch (m->kind) {
-    case MODULE_LINEAR:
-        return linear_forward(m, x);
-    case MODULE_RELU:
-        return pt_relu(x);
-    case MODULE_SEQUENTIAL: {
-        pt_tensor *cur = x;
-        for (int i = 0; i < m->n && cur; ++i) {
-            pt_tensor *next = pt_module_forward(m->children[i], cur);
-            if (cur != x) pt_release(cur);
-            cur = next;
-        }
-        /* An empty sequential is the identity: still a new reference. */
-        return cur == x ? pt__ret(pt_retain(x)) : cur;
-    }
-    }
-    pt__error(PT_ERR_INTERNAL, "pt_module_forward", "unknown module kind %d", (int)m->kind);
-    return NULL;
+    return m->kind->forward(m, x);
 }
 
 /* ---- Parameters ---- */
 
+/* A parameter's expected shape is its tensor's once it exists (a lazy
+ * layer's input size is known then), else what the layer declared. */
 static int collect(pt_module *m, pt__param *out, int cap, int at) {
-    if (m->kind == MODULE_LINEAR) {
-        for (int k = 0; k < 2; ++k, ++at) {
-            if (at >= cap) continue;
-            pt__param *p = &out[at];
-            p->name = k == 0 ? m->weight_name : m->bias_name;
-            p->slot = k == 0 ? &m->weight : &m->bias;
-            p->owner = m;
-            p->ndim = k == 0 ? 2 : 1;
-            p->shape[0] = m->out_features;
-            if (k == 0) p->shape[1] = m->in_features > 0 ? m->in_features : -1;
-        }
+    for (int k = 0; k < m->n_params; ++k, ++at) {
+        if (at >= cap) continue;
+        pt__module_param *mp = &m->params[k];
+        pt__param *p = &out[at];
+        p->name = mp->name;
+        p->slot = &mp->value;
+        p->owner = m;
+        p->ndim = mp->value ? mp->value->ndim : mp->ndim;
+        memcpy(p->shape, mp->value ? mp->value->shape : mp->shape, (size_t)p->ndim * sizeof *p->shape);
     }
-    for (int i = 0; i < m->n; ++i) at = collect(m->children[i], out, cap, at);
+    for (int i = 0; i < m->n_children; ++i) at = collect(m->children[i], out, cap, at);
     return at;
 }
 
@@ -323,7 +127,6 @@ void pt__module_install(const pt__param *p, pt_tensor *t, pt_tensor *grad) {
     } else {
         pt__drop_owned(grad);
     }
-    if (p->slot == &p->owner->weight) p->owner->in_features = t->shape[1];
 }
 
 int pt_module_parameters(pt_module *m, const char **names, pt_tensor **tensors, int cap) {
@@ -346,20 +149,17 @@ pt_tensor *pt_module_parameter(pt_module *m, const char *name) {
     }
     pt__param *ps;
     int n = pt__module_params_alloc(m, &ps, fn);
-    pt_tensor *found = NULL;
-    bool known = false;
+    const pt__param *known = NULL;
     for (int i = 0; i < n; ++i)
-        if (strcmp(ps[i].name, name) == 0) {
-            found = *ps[i].slot;
-            known = true;
-        }
-    free(ps);
+        if (strcmp(ps[i].name, name) == 0) known = &ps[i];
+    pt_tensor *found = known ? *known->slot : NULL;
     if (n >= 0 && !known)
         pt__error(PT_ERR_INVALID_ARGUMENT, fn, "the module has no parameter \"%s\"", name);
     else if (known && !found)
         pt__error(PT_ERR_INVALID_ARGUMENT, fn,
-                  "parameter \"%s\" belongs to a lazy linear that has not run yet (run a forward pass)",
-                  name);
+                  "parameter \"%s\" belongs to a lazy %s that has not run yet (run a forward pass)", name,
+                  known->owner->kind->name);
+    free(ps);
     return found;
 }
 
@@ -376,8 +176,8 @@ pt_status pt_module_zero_grad(pt_module *m) {
 /* ---- Moving ---- */
 
 static void set_device(pt_module *m, pt_device *d) {
-    if (m->kind == MODULE_LINEAR) m->device = d;
-    for (int i = 0; i < m->n; ++i) set_device(m->children[i], d);
+    m->device = d;
+    for (int i = 0; i < m->n_children; ++i) set_device(m->children[i], d);
 }
 
 pt_status pt_module_to(pt_module *m, pt_device *d) {

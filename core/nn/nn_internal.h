@@ -1,5 +1,6 @@
 /* libportable core — what the module code shares with the optimizers and
- * safetensors I/O. Nothing here is exported. */
+ * safetensors I/O: the state-dict view of a module tree. Nothing here is
+ * exported. */
 #ifndef PORTABLE_CORE_NN_INTERNAL_H
 #define PORTABLE_CORE_NN_INTERNAL_H
 
@@ -9,8 +10,8 @@
 typedef struct pt__param {
     const char *name;     /* "0.weight", owned by the module */
     pt_tensor **slot;     /* where the module keeps it (*slot NULL: lazy, not created yet) */
-    pt_module *owner;     /* the linear it belongs to */
-    int ndim;             /* expected shape; -1 entries: not known yet (lazy) */
+    pt_module *owner;     /* the layer that declares it */
+    int ndim;             /* expected shape (the tensor's once it exists); -1 entries: not known yet (lazy) */
     int64_t shape[PT_MAX_DIMS];
 } pt__param;
 
@@ -20,8 +21,8 @@ int pt__module_params(pt_module *m, pt__param *out, int cap);
 /* The same into a malloc'd array (*out; free() it). -1 + error on failure. */
 int pt__module_params_alloc(pt_module *m, pt__param **out, const char *fn);
 /* Puts t (an owned, unregistered reference, consumed) in p's slot: releases
- * the old tensor, marks t as requiring grad, and fixes a lazy linear's input
- * size from its weight. grad (owned, may be NULL) becomes t's gradient. */
+ * the old tensor and marks t as requiring grad (a lazy layer's input size
+ * follows from its tensors). grad (owned, may be NULL) becomes t's gradient. */
 void pt__module_install(const pt__param *p, pt_tensor *t, pt_tensor *grad);
 
 #endif

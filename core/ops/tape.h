@@ -10,16 +10,22 @@
 
 #include "tensor/tensor_internal.h"
 
-/*
- * Ops call pt__grad_record after computing out when pt__grad_wanted says an
- * input needs a gradient. */
+/* The differentiable ops, by name only: what each saves and how it is
+ * differentiated is its row in core/autograd/rules.c (a missing row fails
+ * the build or, for a gap in the middle, every recording at run time). */
+#define PT__GRAD_OPS(X)                                                                            \
+    X(ADD) X(SUB) X(MUL) X(DIV) X(POW) X(MAXIMUM) X(MINIMUM) X(ADD_SCALAR) X(MUL_SCALAR) X(NEG)      \
+    X(ABS) X(EXP) X(LOG) X(SQRT) X(RELU) X(SIGMOID) X(TANH) X(WHERE) X(SUM) X(MEAN) X(MAX) X(NORM)  \
+    X(SOFTMAX) X(LOG_SOFTMAX) X(MATMUL) X(RESHAPE) X(TRANSPOSE) X(PERMUTE) X(NARROW) X(EXPAND)      \
+    X(CONTIGUOUS) X(CAST) X(CAT) X(STACK) X(GATHER)
+
+/* Ops call pt__grad_record with one of these after computing out when
+ * pt__grad_wanted says an input needs a gradient. */
 typedef enum pt__grad_op {
-    PT__G_ADD, PT__G_SUB, PT__G_MUL, PT__G_DIV, PT__G_POW, PT__G_MAXIMUM, PT__G_MINIMUM,
-    PT__G_ADD_SCALAR, PT__G_MUL_SCALAR, PT__G_NEG, PT__G_ABS, PT__G_EXP, PT__G_LOG,
-    PT__G_SQRT, PT__G_RELU, PT__G_SIGMOID, PT__G_TANH, PT__G_WHERE, PT__G_SUM, PT__G_MEAN,
-    PT__G_MAX, PT__G_NORM, PT__G_SOFTMAX, PT__G_LOG_SOFTMAX, PT__G_MATMUL, PT__G_RESHAPE,
-    PT__G_TRANSPOSE, PT__G_PERMUTE, PT__G_NARROW, PT__G_EXPAND, PT__G_CONTIGUOUS,
-    PT__G_CAST, PT__G_CAT, PT__G_STACK, PT__G_GATHER
+#define PT__GRAD_OP_ENUM(NAME) PT__G_##NAME,
+    PT__GRAD_OPS(PT__GRAD_OP_ENUM)
+#undef PT__GRAD_OP_ENUM
+    PT__G_COUNT
 } pt__grad_op;
 
 typedef struct pt__grad_args {

@@ -1,0 +1,61 @@
+/* libportable core — what a layer kind implements: the module base every
+ * layer embeds first, and the small vtable module.c calls through.
+ *
+ * A layer kind is one file (linear.c, relu_module.c, sequential.c, ...): a
+ * struct that starts with a pt_module, a pt__module_kind, and the public
+ * constructor, which calls pt__module_new and declares its parameters with
+ * pt__module_add_param. Everything shared (naming parameters, listing and
+ * installing them, moving, freeing the tree) is module.c's, done once on the
+ * base. Nothing here is exported. */
+#ifndef PORTABLE_CORE_NN_MODULE_KIND_H
+#define PORTABLE_CORE_NN_MODULE_KIND_H
+
+#include "nn/nn_internal.h"
+
+#define PT__NAME_CAP 192
+#define PT__MODULE_MAX_PARAMS 4
+
+/* One parameter a module declares. */
+typedef struct pt__module_param {
+    const char *local_name;        /* "weight" (static storage) */
+    char name[PT__NAME_CAP];       /* with the module's place in the tree: "1.0.weight" */
+    pt_tensor *value;              /* owned, unregistered; NULL while lazy (not created yet) */
+    int ndim;                      /* expected shape; -1 entries: not known yet (lazy) */
+    int64_t shape[PT_MAX_DIMS];
+} pt__module_param;
+
+typedef struct pt__module_kind {
+    const char *name; /* "linear", for messages */
+    /* m applied to x (not NULL): a new reference, or NULL + error. */
+    pt_tensor *(*forward)(pt_module *m, pt_tensor *x);
+    /* Frees what the kind owns beyond its parameters and children (NULL:
+     * nothing); the base and the rest are module.c's. */
+    void (*release)(pt_module *m);
+} pt__module_kind;
+
+struct pt_module {
+    const pt__module_kind *kind;
+    pt_module *parent;             /* the container that owns this module, or NULL */
+    char prefix[PT__NAME_CAP];     /* "1.0." inside nested sequentials */
+    pt_device *device;             /* set by pt_module_to: where lazy parameters are created
+                                      (NULL: on the input's device) */
+    int n_params;
+    pt__module_param params[PT__MODULE_MAX_PARAMS];
+    int n_children;                /* children, in forward and state-dict order ("0.", "1.", ...) */
+    pt_module **children;
+};
+
+/* A zeroed module of `size` bytes (the kind's struct, base first), or NULL +
+ * PT_ERR_OUT_OF_MEMORY naming fn. */
+pt_module *pt__module_new(const char *fn, const pt__module_kind *kind, size_t size);
+/* Declares m's next parameter (up to PT__MODULE_MAX_PARAMS; in state-dict
+ * order) with its expected shape, -1 where not known yet. Returns its slot,
+ * or NULL + PT_ERR_INTERNAL past the limit (a library bug, not the user's). */
+pt__module_param *pt__module_add_param(pt_module *m, const char *local_name, int ndim, const int64_t *shape);
+/* Sets m's name prefix and its descendants' ("" at the root). False when a
+ * name would not fit (absurdly deep nesting). */
+bool pt__module_set_prefix(pt_module *m, const char *prefix);
+/* Frees m, its parameters and its children, owned or not. NULL is fine. */
+void pt__module_destroy(pt_module *m);
+
+#endif
