@@ -56,11 +56,28 @@ static bool input_operand(const char *fn, pt_tensor *x, pt_dtype t, int ndim, co
 /* Runs op (inputs filled) into out; releases out on failure. */
 static pt_tensor *run(const char *fn, pt_op *op, pt_tensor *out) {
     pt__operand(out, &op->out);
-    pt__coalesce(op);
     if (pt__execute(fn, pt__dev(out), op) != PT_OK) {
         pt_release(out);
         return NULL;
     }
+    return out;
+}
+
+/* Fills op's n inputs from xs (each cast to dts[i] and broadcast to out's
+ * shape), runs op into out and releases the casts; releases out on failure. */
+static pt_tensor *run_inputs(const char *fn, pt_op *op, pt_tensor *out, int n,
+                             pt_tensor *const *xs, const pt_dtype *dts) {
+    pt_tensor *casts[PT_OP_MAX_INPUTS] = {NULL};
+    bool ok = true;
+    for (int i = 0; ok && i < n; ++i)
+        ok = input_operand(fn, xs[i], dts[i], out->ndim, out->shape, &op->in[i], &casts[i]);
+    if (ok) {
+        out = run(fn, op, out);
+    } else {
+        pt_release(out);
+        out = NULL;
+    }
+    for (int i = 0; i < n; ++i) pt_release(casts[i]);
     return out;
 }
 
@@ -92,17 +109,9 @@ pt_tensor *pt__binary_raw(const char *fn, pt_op_kind kind, pt_tensor *a, pt_tens
 
     pt_op op;
     pt__op_init(&op, kind, t, 2);
-    pt_tensor *ca = NULL, *cb = NULL;
-    if (!input_operand(fn, a, t, nd, shape, &op.in[0], &ca) ||
-        !input_operand(fn, b, t, nd, shape, &op.in[1], &cb)) {
-        pt_release(ca);
-        pt_release(out);
-        return NULL;
-    }
-    out = run(fn, &op, out);
-    pt_release(ca);
-    pt_release(cb);
-    return out;
+    pt_tensor *const xs[2] = {a, b};
+    const pt_dtype dts[2] = {t, t};
+    return run_inputs(fn, &op, out, 2, xs, dts);
 }
 
 static pt_tensor *binary(const char *fn, pt_op_kind kind, int grad_op, pt_tensor *a, pt_tensor *b) {
@@ -212,20 +221,8 @@ pt_tensor *pt_where(pt_tensor *cond, pt_tensor *a, pt_tensor *b) {
     if (pt__tensor_numel(out) > 0) {
         pt_op op;
         pt__op_init(&op, PT_OP_WHERE, t, 3);
-        pt_tensor *cc = NULL, *ca = NULL, *cb = NULL; /* converted copies, if any */
-        if (!input_operand(fn, cond, PT_U8, nd, shape, &op.in[0], &cc) ||
-            !input_operand(fn, a, t, nd, shape, &op.in[1], &ca) ||
-            !input_operand(fn, b, t, nd, shape, &op.in[2], &cb)) {
-            pt_release(cc);
-            pt_release(ca);
-            pt_release(cb);
-            pt_release(out);
-            return NULL;
-        }
-        out = run(fn, &op, out);
-        pt_release(cc);
-        pt_release(ca);
-        pt_release(cb);
+        const pt_dtype dts[3] = {PT_U8, t, t};
+        out = run_inputs(fn, &op, out, 3, in, dts);
     }
     if (out && pt__grad_wanted(3, in)) pt__grad_record(out, PT__G_WHERE, 3, in, &pt__no_grad_args);
     return pt__ret(out);

@@ -103,21 +103,12 @@ pt_tensor *pt_gather(pt_tensor *x, int dim, pt_tensor *index) {
         pt_status s = pt__layout3(fn, x, d, &op.in[0], &copy_x);
         if (s == PT_OK) s = pt__layout3(fn, index, d, &op.in[1], &copy_i);
         if (s == PT_OK) {
-            pt__operand(out, &op.out);
-            op.out.ndim = 3;
-            const int64_t r = op.in[1].shape[1], inner = op.in[1].shape[2];
-            for (int i = 0; i < 3; ++i) op.out.shape[i] = op.in[1].shape[i];
-            op.out.strides[0] = r * inner;
-            op.out.strides[1] = inner;
-            op.out.strides[2] = 1;
+            pt__operand_packed(out, 3, op.in[1].shape, &op.out);
             s = pt__execute(fn, pt__dev(x), &op);
         }
         pt_release(copy_x);
         pt_release(copy_i);
-        if (s != PT_OK) {
-            pt_release(out);
-            return NULL;
-        }
+        if (!pt__result_or_release(s, out)) return NULL;
     }
     if (pt__grad_wanted(2, in)) {
         pt__grad_args args = pt__no_grad_args;
@@ -187,9 +178,5 @@ pt_tensor *pt_one_hot(pt_tensor *labels, int64_t num_classes, pt_dtype t) {
     op.out.strides[1] = 1;
     pt_status s = pt__execute(fn, pt__dev(labels), &op);
     pt_release(copy);
-    if (s != PT_OK) {
-        pt_release(out);
-        return NULL;
-    }
-    return pt__ret(out);
+    return pt__ret(pt__result_or_release(s, out));
 }

@@ -72,7 +72,6 @@ pt_status pt_copy_(pt_tensor *dst, pt_tensor *src) {
     pt__op_init(&op, PT_OP_COPY, src->dtype, 1);
     pt__operand(dst, &op.out);
     pt__operand_broadcast(src, dst->ndim, dst->shape, &op.in[0]);
-    pt__coalesce(&op);
     pt_status s = pt__execute(fn, pt__dev(dst), &op);
     pt_release(staged);
     return s;
@@ -111,7 +110,6 @@ pt_status pt_axpy_(pt_tensor *y, double alpha, pt_tensor *x) {
     pt__operand(y, &op.out);
     op.in[0] = op.out;
     pt__operand(x, &op.in[1]);
-    pt__coalesce(&op);
     s = pt__execute(fn, pt__dev(y), &op);
     pt_release(staged);
     return s;

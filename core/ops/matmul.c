@@ -189,23 +189,13 @@ static pt_tensor *matmul_raw(const char *fn, pt_tensor *a, pt_tensor *b) {
     pt_status s = gemm_input(fn, a, true, nb, bshape, B, &op.in[0], &copy_a);
     if (s == PT_OK) s = gemm_input(fn, b, false, nb, bshape, B, &op.in[1], &copy_b);
     if (s == PT_OK) {
-        pt__operand(out, &op.out);
-        op.out.ndim = 3;
-        op.out.shape[0] = B;
-        op.out.shape[1] = M;
-        op.out.shape[2] = N;
-        op.out.strides[0] = M * N;
-        op.out.strides[1] = N;
-        op.out.strides[2] = 1;
+        const int64_t shape[3] = {B, M, N};
+        pt__operand_packed(out, 3, shape, &op.out);
         s = pt__execute(fn, pt__dev(a), &op);
     }
     pt_release(copy_a);
     pt_release(copy_b);
-    if (s != PT_OK) {
-        pt_release(out);
-        return NULL;
-    }
-    return out;
+    return pt__result_or_release(s, out);
 }
 
 pt_tensor *pt_matmul(pt_tensor *a, pt_tensor *b) {

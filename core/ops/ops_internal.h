@@ -22,4 +22,12 @@ pt_tensor *pt__unary_raw(const char *fn, pt_op_kind kind, pt_tensor *x);
  * caller releases it after executing). x must not be empty. reduce.c */
 pt_status pt__layout3(const char *fn, pt_tensor *x, int d, pt_operand *o, pt_tensor **copy);
 
+/* out when s is PT_OK, else releases out and returns NULL: the last step of
+ * an op that ran into a fresh result. */
+static inline pt_tensor *pt__result_or_release(pt_status s, pt_tensor *out) {
+    if (s == PT_OK) return out;
+    pt_release(out);
+    return NULL;
+}
+
 #endif

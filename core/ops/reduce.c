@@ -70,12 +70,8 @@ static pt_status resolve_reduce_dim(const char *fn, int dim, int ndim, int *d) {
 
 /* The [outer, inner] output operand of a reduction into out (contiguous). */
 static void reduce_out_operand(pt_tensor *out, const pt_operand *in3, pt_operand *o) {
-    pt__operand(out, o);
-    o->ndim = 2;
-    o->shape[0] = in3->shape[0];
-    o->shape[1] = in3->shape[2];
-    o->strides[0] = in3->shape[2];
-    o->strides[1] = 1;
+    const int64_t shape[2] = {in3->shape[0], in3->shape[2]};
+    pt__operand_packed(out, 2, shape, o);
 }
 
 static pt_tensor *reduce_raw(const char *fn, pt_op_kind kind, pt_tensor *x, int dim, bool keepdim,
@@ -151,11 +147,7 @@ static pt_tensor *reduce_raw(const char *fn, pt_op_kind kind, pt_tensor *x, int 
     }
     pt_release(copy);
     pt_release(cast);
-    if (s != PT_OK) {
-        pt_release(out);
-        return NULL;
-    }
-    return out;
+    return pt__result_or_release(s, out);
 }
 
 static pt_tensor *reduce(const char *fn, pt_op_kind kind, int grad_op, pt_tensor *x, int dim,
@@ -282,20 +274,11 @@ static pt_tensor *softmax(const char *fn, pt_op_kind kind, pt__grad_op g, pt_ten
         pt_tensor *copy = NULL;
         pt_status s = pt__layout3(fn, x, d, &op.in[0], &copy);
         if (s == PT_OK) {
-            const int64_t r = op.in[0].shape[1], inner = op.in[0].shape[2];
-            pt__operand(out, &op.out);
-            op.out.ndim = 3;
-            for (int i = 0; i < 3; ++i) op.out.shape[i] = op.in[0].shape[i];
-            op.out.strides[0] = r * inner;
-            op.out.strides[1] = inner;
-            op.out.strides[2] = 1;
+            pt__operand_packed(out, 3, op.in[0].shape, &op.out);
             s = pt__execute(fn, pt__dev(x), &op);
         }
         pt_release(copy);
-        if (s != PT_OK) {
-            pt_release(out);
-            return NULL;
-        }
+        if (!pt__result_or_release(s, out)) return NULL;
     }
     if (pt__grad_wanted(1, &x)) {
         pt__grad_args args = pt__no_grad_args;

@@ -248,7 +248,6 @@ static pt_status copy_into(const char *fn, pt_operand *region, pt_tensor *x) {
     pt__op_init(&op, PT_OP_COPY, x->dtype, 1);
     op.out = *region;
     pt__operand(x, &op.in[0]);
-    pt__coalesce(&op);
     return pt__execute(fn, pt__dev(x), &op);
 }
 

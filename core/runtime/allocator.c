@@ -84,7 +84,7 @@ static void release_cached(pt_device *d) {
     pt__spin_unlock(&d->alloc.lock);
     while (b) {
         pt__block *next = b->next;
-        d->backend->vt->free(d->index, b->buf);
+        pt__free_call(d, b->buf);
         free(b);
         b = next;
     }
@@ -115,12 +115,11 @@ static pt__block *driver_alloc(pt_device *d, size_t size, const char *fn) {
         return NULL;
     }
     b->size = size;
-    const pt_backend_vtable *vt = d->backend->vt;
-    pt_status s = vt->alloc(d->index, size, &b->buf);
+    pt_status s = pt__alloc_call(d, size, &b->buf);
     if (s == PT_ERR_OUT_OF_MEMORY) {
         pt__take_backend_message();
         release_cached(d);
-        s = vt->alloc(d->index, size, &b->buf);
+        s = pt__alloc_call(d, size, &b->buf);
     }
     if (s == PT_OK) return b;
     free(b);

@@ -1,36 +1,235 @@
-/* The one file that calls a backend's execution, ordering and transfer
- * members: each wrapper turns a failed call into an error naming the public
- * function and the device, with the plugin's own reason. */
+/* The one file that calls a backend plugin's vtable (SQLite's VFS rule: one
+ * owner of every call through the table). Each wrapper turns a failed call
+ * into an error naming the public function and the device, with the
+ * plugin's own reason, and each optional member's documented default
+ * (backend.h) lives in its wrapper and nowhere else. A test greps the core
+ * to keep it that way. */
+#include <stddef.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
 #include "runtime/runtime.h"
 
-pt_status pt__execute(const char *fn, pt_device *d, const pt_op *op) {
-    pt_status s = d->backend->vt->execute(d->index, op);
+static inline const pt_backend_vtable *vt_of(const pt_device *d) { return d->backend->vt; }
+
+static inline pt_status checked(pt_status s, const char *fn, const pt_device *d) {
     return s == PT_OK ? PT_OK : pt__backend_failed(s, fn, d);
+}
+
+/* ---- Admission and lifetime ---- */
+
+/* Members every plugin must provide; the rest are optional. */
+static const char *missing_required_member(const pt_backend_vtable *vt) {
+#define PT__REQUIRE(member) \
+    if (!vt->member) return #member;
+    PT__REQUIRE(init)
+    PT__REQUIRE(device_count)
+    PT__REQUIRE(device_info)
+    PT__REQUIRE(alloc)
+    PT__REQUIRE(free)
+    PT__REQUIRE(copy_h2d)
+    PT__REQUIRE(copy_d2h)
+    PT__REQUIRE(copy_d2d)
+    PT__REQUIRE(execute)
+    PT__REQUIRE(synchronize)
+#undef PT__REQUIRE
+    return NULL;
+}
+
+bool pt__backend_check_vtable(const char *path, const pt_backend_vtable *vt, char *reason,
+                              size_t cap) {
+    if (vt->abi_version != PT_BACKEND_ABI_VERSION) {
+        snprintf(reason, cap,
+                 "ABI version mismatch: %s has ABI version %u, libportable expects %u; "
+                 "rebuild the plugin",
+                 path, vt->abi_version, PT_BACKEND_ABI_VERSION);
+        return false;
+    }
+    size_t needed = offsetof(pt_backend_vtable, synchronize) + sizeof vt->synchronize;
+    if (vt->struct_size < needed) {
+        snprintf(reason, cap,
+                 "%s's vtable is %u bytes, ABI version %u needs at least %zu; rebuild the plugin",
+                 path, vt->struct_size, PT_BACKEND_ABI_VERSION, needed);
+        return false;
+    }
+    const char *missing = missing_required_member(vt);
+    if (missing) {
+        snprintf(reason, cap, "%s's vtable lacks the required member %s", path, missing);
+        return false;
+    }
+    return true;
+}
+
+int pt__backend_start(pt__backend *b) {
+    const pt_backend_vtable *vt = b->vt;
+    b->host_visible = vt->host_visible;
+    pt_status s = vt->init();
+    if (s != PT_OK) {
+        snprintf(b->reason, sizeof b->reason, "init failed (%s): %s", pt_status_name(s),
+                 pt__take_backend_message());
+        b->vt = NULL; /* never call into a plugin whose init failed */
+        return 0;     /* keep it loaded: init may have registered atexit handlers */
+    }
+    int n = vt->device_count();
+    if (n <= 0) {
+        /* unavailable_reason (optional) default: "no devices" */
+        const char *why = vt->unavailable_reason ? vt->unavailable_reason() : NULL;
+        snprintf(b->reason, sizeof b->reason, "0 devices: %s", why && *why ? why : "no devices");
+        return 0;
+    }
+    return n;
+}
+
+void pt__backend_shutdown(pt__backend *b) {
+    if (!b->vt || b->shut_down) return;
+    b->shut_down = true;
+    /* shutdown (optional) default: nothing */
+    if (b->vt->shutdown) b->vt->shutdown();
+}
+
+/* After shutdown nothing may reach the plugin (a tensor released by a later
+ * exit handler, say): those calls fail instead. */
+static pt_status after_shutdown(const char *fn, const pt_device *d) {
+    return pt__error(PT_ERR_BACKEND, fn, "%s: the %s backend was shut down at process exit",
+                     d->name, d->backend->name);
+}
+
+/* ---- Devices ---- */
+
+pt_status pt__device_info_call(const pt_device *d, pt_device_props *out) {
+    return vt_of(d)->device_info(d->index, out);
+}
+
+pt_status pt__memory_info_call(const pt_device *d, int64_t *free_bytes, int64_t *total_bytes) {
+    const pt_backend_vtable *vt = vt_of(d);
+    if (vt->memory_info) return vt->memory_info(d->index, free_bytes, total_bytes);
+    /* memory_info (optional) default: device_info's figures */
+    pt_device_props p;
+    pt_status s = vt->device_info(d->index, &p);
+    if (s == PT_OK) {
+        *free_bytes = p.memory_free;
+        *total_bytes = p.memory_total;
+    }
+    return s;
+}
+
+/* ---- Memory ---- */
+
+pt_status pt__alloc_call(pt_device *d, size_t bytes, void **buf) {
+    if (d->backend->shut_down) return PT_ERR_BACKEND;
+    return vt_of(d)->alloc(d->index, bytes, buf);
+}
+
+void pt__free_call(pt_device *d, void *buf) {
+    if (!d->backend->shut_down) vt_of(d)->free(d->index, buf);
+}
+
+pt_status pt__host_alloc(const char *fn, pt_device *d, size_t bytes, void **ptr) {
+    const pt_backend_vtable *vt = vt_of(d);
+    if (vt->host_alloc && vt->host_free) return checked(vt->host_alloc(d->index, bytes, ptr), fn, d);
+    /* host_alloc/host_free (optional) default: malloc/free */
+    *ptr = malloc(bytes ? bytes : 1);
+    if (!*ptr)
+        return pt__error(PT_ERR_OUT_OF_MEMORY, fn, "out of host memory for %zu bytes", bytes);
+    return PT_OK;
+}
+
+void pt__host_free(pt_device *d, void *ptr) {
+    const pt_backend_vtable *vt = vt_of(d);
+    if (vt->host_alloc && vt->host_free) {
+        if (!d->backend->shut_down) vt->host_free(d->index, ptr);
+    } else {
+        free(ptr);
+    }
+}
+
+/* ---- Execution ---- */
+
+/* Every kind and dtype that reached any backend (pt_op_dtypes_reached). */
+static _Atomic unsigned reached[PT__OP_COUNT];
+
+unsigned pt_op_dtypes_reached(pt_op_kind kind) {
+    if ((unsigned)kind >= (unsigned)PT__OP_COUNT) return 0;
+    return atomic_load_explicit(&reached[kind], memory_order_relaxed);
+}
+
+/* Asks supports once per (device, kind, dtype) that it accepted; a refusal
+ * is asked again next time (the plugin may refuse one operand layout only). */
+static pt_status check_supported(pt_device *d, const pt_op *op, unsigned bit) {
+    const pt_backend_vtable *vt = vt_of(d);
+    /* supports (optional) default: execute decides */
+    if (!vt->supports) return PT_OK;
+    pt_status s = vt->supports(d->index, op);
+    if (s == PT_OK) atomic_fetch_or_explicit(&d->supported[op->kind], bit, memory_order_relaxed);
+    return s;
+}
+
+pt_status pt__execute(const char *fn, pt_device *d, pt_op *op) {
+    if (d->backend->shut_down) return after_shutdown(fn, d);
+    const pt_op_info *info = pt_op_info_of(op->kind);
+    if (info && info->family == PT_OP_FAMILY_ELEMENTWISE) pt__coalesce(op);
+    const unsigned bit = PT_DTYPE_BIT(op->dtype);
+    if (!(atomic_load_explicit(&reached[op->kind], memory_order_relaxed) & bit))
+        atomic_fetch_or_explicit(&reached[op->kind], bit, memory_order_relaxed);
+    if (!(atomic_load_explicit(&d->supported[op->kind], memory_order_relaxed) & bit)) {
+        pt_status s = check_supported(d, op, bit);
+        if (s != PT_OK) return pt__backend_failed(s, fn, d);
+    }
+    return checked(vt_of(d)->execute(d->index, op), fn, d);
+}
+
+pt_status pt__supports_call(const char *fn, pt_device *d, const pt_op *op) {
+    if (d->backend->shut_down) return after_shutdown(fn, d);
+    const pt_backend_vtable *vt = vt_of(d);
+    return vt->supports ? checked(vt->supports(d->index, op), fn, d) : PT_OK;
 }
 
 pt_status pt__synchronize(const char *fn, pt_device *d) {
-    pt_status s = d->backend->vt->synchronize(d->index);
-    return s == PT_OK ? PT_OK : pt__backend_failed(s, fn, d);
+    if (d->backend->shut_down) return after_shutdown(fn, d);
+    return checked(vt_of(d)->synchronize(d->index), fn, d);
 }
+
+/* ---- Transfers ---- */
 
 pt_status pt__copy_h2d(const char *fn, pt_device *d, void *dst, size_t dst_off, const void *src,
                        size_t bytes, bool async) {
     if (bytes == 0) return PT_OK;
-    pt_status s = d->backend->vt->copy_h2d(d->index, dst, dst_off, src, bytes, async);
-    return s == PT_OK ? PT_OK : pt__backend_failed(s, fn, d);
+    if (d->backend->shut_down) return after_shutdown(fn, d);
+    return checked(vt_of(d)->copy_h2d(d->index, dst, dst_off, src, bytes, async), fn, d);
 }
 
 pt_status pt__copy_d2h(const char *fn, pt_device *d, void *dst, const void *src, size_t src_off,
                        size_t bytes, bool async) {
     if (bytes == 0) return PT_OK;
-    pt_status s = d->backend->vt->copy_d2h(d->index, dst, src, src_off, bytes, async);
-    return s == PT_OK ? PT_OK : pt__backend_failed(s, fn, d);
+    if (d->backend->shut_down) return after_shutdown(fn, d);
+    return checked(vt_of(d)->copy_d2h(d->index, dst, src, src_off, bytes, async), fn, d);
 }
 
 pt_status pt__copy_d2d(const char *fn, pt_device *d, void *dst, size_t dst_off, const void *src,
                        size_t src_off, size_t bytes) {
     if (bytes == 0) return PT_OK;
-    pt_status s = d->backend->vt->copy_d2d(d->index, dst, dst_off, src, src_off, bytes);
-    return s == PT_OK ? PT_OK : pt__backend_failed(s, fn, d);
+    if (d->backend->shut_down) return after_shutdown(fn, d);
+    return checked(vt_of(d)->copy_d2d(d->index, dst, dst_off, src, src_off, bytes), fn, d);
 }
 
+pt_status pt__copy_peer(const char *fn, pt_device *dst_dev, void *dst, size_t dst_off,
+                        pt_device *src_dev, const void *src, size_t src_off, size_t bytes) {
+    if (bytes == 0) return PT_OK;
+    if (src_dev->backend->shut_down) return after_shutdown(fn, src_dev);
+    if (dst_dev->backend->shut_down) return after_shutdown(fn, dst_dev);
+    const pt_backend_vtable *vt = vt_of(src_dev);
+    if (src_dev->backend == dst_dev->backend && vt->copy_peer)
+        return checked(vt->copy_peer(dst_dev->index, dst, dst_off, src_dev->index, src, src_off,
+                                     bytes),
+                       fn, src_dev);
+    /* copy_peer (optional) default: stage through pinned host memory of the
+     * source device (so the read can run at full speed), synchronously. */
+    void *staging = NULL;
+    pt_status s = pt__host_alloc(fn, src_dev, bytes, &staging);
+    if (s) return s;
+    s = pt__copy_d2h(fn, src_dev, staging, src, src_off, bytes, false);
+    if (!s) s = pt__copy_h2d(fn, dst_dev, dst, dst_off, staging, bytes, false);
+    pt__host_free(src_dev, staging);
+    return s;
+}

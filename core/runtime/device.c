@@ -90,7 +90,7 @@ typedef struct chosen_backend {
 
 static bool is_gpu(pt_device *d) {
     pt_device_props p;
-    return d->backend->vt->device_info(d->index, &p) == PT_OK && p.type == PT_DEVICE_GPU;
+    return pt__device_info_call(d, &p) == PT_OK && p.type == PT_DEVICE_GPU;
 }
 
 /* Resolves PORTABLE_BACKEND: auto prefers a CUDA device, then an OpenCL GPU,
@@ -172,18 +172,15 @@ pt_status pt_device_info(const pt_device *d, pt_device_props *out) {
     if (s) return s;
     if (!out) return pt__error(PT_ERR_INVALID_ARGUMENT, "pt_device_info", "out is NULL");
     memset(out, 0, sizeof *out);
-    const pt_backend_vtable *vt = d->backend->vt;
-    s = vt->device_info(d->index, out);
+    s = pt__device_info_call(d, out);
     if (s) return pt__backend_failed(s, "pt_device_info", d);
     snprintf(out->backend, sizeof out->backend, "%.15s", d->backend->name);
-    if (vt->memory_info) {
-        int64_t free_b, total_b;
-        if (vt->memory_info(d->index, &free_b, &total_b) == PT_OK) {
-            out->memory_free = free_b;
-            out->memory_total = total_b;
-        } else {
-            pt__take_backend_message();
-        }
+    int64_t free_b, total_b;
+    if (pt__memory_info_call(d, &free_b, &total_b) == PT_OK) {
+        out->memory_free = free_b;
+        out->memory_total = total_b;
+    } else {
+        pt__take_backend_message();
     }
     return PT_OK;
 }
@@ -234,4 +231,30 @@ int pt_backend_device_count(int i) {
 pt_device *pt_backend_device(int i, int j) {
     pt__backend *b = pt__backend_at(i);
     return b && b->available && j >= 0 && j < b->ndev ? &b->devices[j] : NULL;
+}
+
+pt_status pt_device_supports(pt_device *d, pt_op_kind kind, pt_dtype t) {
+    static const char fn[] = "pt_device_supports";
+    pt_status s = check_device(fn, d);
+    if (s) return s;
+    if ((unsigned)kind >= (unsigned)PT__OP_COUNT)
+        return pt__error(PT_ERR_INVALID_ARGUMENT, fn,
+                         "op kind %d is outside the op table (0..%d); use a PT_OP_* value",
+                         (int)kind, PT__OP_COUNT - 1);
+    if ((unsigned)t >= (unsigned)PT__DTYPE_COUNT)
+        return pt__error(PT_ERR_INVALID_ARGUMENT, fn, "dtype %d is not a pt_dtype (0..%d)", (int)t,
+                         PT__DTYPE_COUNT - 1);
+    if (!pt_op_takes_dtype(kind, t)) {
+        char takes[64] = "";
+        size_t used = 0;
+        for (int u = 0; u < PT__DTYPE_COUNT; ++u)
+            if (pt_op_takes_dtype(kind, (pt_dtype)u))
+                used += (size_t)snprintf(takes + used, sizeof takes - used, "%s%s",
+                                         used ? ", " : "", pt_dtype_name((pt_dtype)u));
+        return pt__error(PT_ERR_DTYPE, fn, "the core never sends %s in %s (it sends %s)",
+                         pt_op_name(kind), pt_dtype_name(t), takes);
+    }
+    pt_op op;
+    pt__probe_op(kind, t, &op);
+    return pt__supports_call(fn, d, &op);
 }

@@ -113,24 +113,6 @@ const char *pt__plugin_search_path(void) {
     return described_path;
 }
 
-/* Members every plugin must provide; the rest are optional. */
-static const char *missing_required_member(const pt_backend_vtable *vt) {
-#define PT__REQUIRE(member) \
-    if (!vt->member) return #member;
-    PT__REQUIRE(init)
-    PT__REQUIRE(device_count)
-    PT__REQUIRE(device_info)
-    PT__REQUIRE(alloc)
-    PT__REQUIRE(free)
-    PT__REQUIRE(copy_h2d)
-    PT__REQUIRE(copy_d2h)
-    PT__REQUIRE(copy_d2d)
-    PT__REQUIRE(execute)
-    PT__REQUIRE(synchronize)
-#undef PT__REQUIRE
-    return NULL;
-}
-
 /* The admission checklist. On any failure b->reason says which step and
  * why, and the backend stays unavailable. */
 static void admit(pt__backend *b) {
@@ -164,40 +146,10 @@ static void admit(pt__backend *b) {
                  b->path, PT_BACKEND_ENTRY_SYMBOL, PT_BACKEND_ABI_VERSION);
         goto reject;
     }
-    if (vt->abi_version != PT_BACKEND_ABI_VERSION) {
-        snprintf(b->reason, sizeof b->reason,
-                 "ABI version mismatch: %s has ABI version %u, libportable expects %u; "
-                 "rebuild the plugin",
-                 b->path, vt->abi_version, PT_BACKEND_ABI_VERSION);
-        goto reject;
-    }
-    size_t needed = offsetof(pt_backend_vtable, synchronize) + sizeof vt->synchronize;
-    if (vt->struct_size < needed) {
-        snprintf(b->reason, sizeof b->reason,
-                 "%s's vtable is %u bytes, ABI version %u needs at least %zu; rebuild the plugin",
-                 b->path, vt->struct_size, PT_BACKEND_ABI_VERSION, needed);
-        goto reject;
-    }
-    const char *missing = missing_required_member(vt);
-    if (missing) {
-        snprintf(b->reason, sizeof b->reason, "%s's vtable lacks the required member %s", b->path,
-                 missing);
-        goto reject;
-    }
+    if (!pt__backend_check_vtable(b->path, vt, b->reason, sizeof b->reason)) goto reject;
     b->vt = vt;
-    pt_status s = vt->init();
-    if (s != PT_OK) {
-        snprintf(b->reason, sizeof b->reason, "init failed (%s): %s", pt_status_name(s),
-                 pt__take_backend_message());
-        b->vt = NULL; /* never call into a plugin whose init failed */
-        return;       /* keep it loaded: init may have registered atexit handlers */
-    }
-    int n = vt->device_count();
-    if (n <= 0) {
-        const char *why = vt->unavailable_reason ? vt->unavailable_reason() : NULL;
-        snprintf(b->reason, sizeof b->reason, "0 devices: %s", why && *why ? why : "no devices");
-        return;
-    }
+    int n = pt__backend_start(b);
+    if (n <= 0) return;
     b->devices = calloc((size_t)n, sizeof *b->devices);
     if (!b->devices) {
         snprintf(b->reason, sizeof b->reason, "out of host memory listing %d devices", n);
@@ -218,11 +170,18 @@ reject:
     b->dl = NULL;
 }
 
+/* Each admitted plugin's shutdown runs once at exit, after the exit handlers
+ * registered later than the first library call (users' and plugins'). */
+static void shutdown_backends(void) {
+    for (int i = n_backends - 1; i >= 0; --i) pt__backend_shutdown(&backends[i]);
+}
+
 static void registry_init_once(void) {
     collect_search_dirs();
     for (size_t i = 0; i < sizeof well_known / sizeof well_known[0]; ++i) slot_for(well_known[i]);
     find_plugin_files();
     for (int i = 0; i < n_backends; ++i) admit(&backends[i]);
+    atexit(shutdown_backends);
 }
 
 void pt__registry_init(void) { pthread_once(&registry_once, registry_init_once); }

@@ -42,6 +42,8 @@ typedef struct pt__backend {
     void *dl;                    /* dlopen handle */
     const pt_backend_vtable *vt; /* NULL when admission failed */
     bool available;              /* admitted, initialised and >= 1 device */
+    bool host_visible;           /* the table's host_visible, copied at admission */
+    bool shut_down;              /* shutdown ran (process exit): no more calls */
     char reason[1024];           /* why not available */
     int ndev;
     pt_device *devices;          /* ndev entries */
@@ -75,6 +77,9 @@ struct pt_device {
     int index;                   /* inside the backend */
     char name[48];               /* "cuda:0" */
     pt__allocator alloc;
+    /* Per op kind, the dtypes (bit t) the plugin's supports accepted on this
+     * device; asked once per pair. */
+    _Atomic unsigned supported[PT__OP_COUNT];
 };
 
 /* Loads every plugin once (thread-safe); returns the registry. */
@@ -102,16 +107,61 @@ pt__block *pt__alloc(pt_device *d, size_t bytes, const char *fn);
 /* Returns the block to d's cache (the memory stays with the driver). */
 void pt__free(pt_device *d, pt__block *b);
 
-/* ---- Backend calls (backend_calls.c: the one file that calls a plugin's
- * vtable; each wrapper supplies an optional member's default) ---- */
+/* ---- Op descriptors (descriptor.c) ---- */
 
-/* Queues op on d; on failure sets the error (naming fn and d) and returns it. */
-pt_status pt__execute(const char *fn, pt_device *d, const pt_op *op);
+/* Rewrites an element-wise op's operands (out and in[0..n_inputs-1], which
+ * share out's shape) with extent-1 dims dropped and neighbouring dims fused
+ * where every operand is contiguous over them; the result keeps ndim >= 1.
+ * Backends then see a contiguous op of any shape as one 1-D run.
+ * pt__execute applies it to every ELEMENTWISE op (backend.h promises it). */
+void pt__coalesce(pt_op *op);
+/* A one-element descriptor of kind in compute dtype t, laid out as its family
+ * requires (backend.h), with no buffers: what pt_device_supports asks a
+ * plugin about. kind must be in the table. */
+void pt__probe_op(pt_op_kind kind, pt_dtype t, pt_op *op);
+
+/* ---- Backend calls (backend_calls.c: the one file that calls a plugin's
+ * vtable). Each wrapper names the public function fn in its error and holds
+ * the documented default of an optional member; nothing else in the core
+ * reads or calls a vtable. ---- */
+
+/* Admission: checks a plugin's table (ABI version, size, required members);
+ * false with *reason filled when it cannot be used. */
+bool pt__backend_check_vtable(const char *path, const pt_backend_vtable *vt, char *reason,
+                              size_t cap);
+/* Runs init, then counts devices; b->reason says why when it returns 0. */
+int pt__backend_start(pt__backend *b);
+/* shutdown (default: nothing) for every started backend, at process exit. */
+void pt__backend_shutdown(pt__backend *b);
+
+pt_status pt__device_info_call(const pt_device *d, pt_device_props *out);
+/* (default: device_info's figures) */
+pt_status pt__memory_info_call(const pt_device *d, int64_t *free_bytes, int64_t *total_bytes);
+
+pt_status pt__alloc_call(pt_device *d, size_t bytes, void **buf);
+void pt__free_call(pt_device *d, void *buf);
+/* Pinned host memory for asynchronous copies (default: malloc/free). */
+pt_status pt__host_alloc(const char *fn, pt_device *d, size_t bytes, void **ptr);
+void pt__host_free(pt_device *d, void *ptr);
+
+/* Queues op on d; on failure sets the error (naming fn and d) and returns it.
+ * ELEMENTWISE ops are coalesced first. The first time d sees a kind in a
+ * dtype, the plugin's supports (default: none, execute decides) is asked, so
+ * an op the backend lacks fails with its reason before anything is queued. */
+pt_status pt__execute(const char *fn, pt_device *d, pt_op *op);
 pt_status pt__synchronize(const char *fn, pt_device *d);
+/* The plugin's verdict on op (supports; default PT_OK: execute decides). */
+pt_status pt__supports_call(const char *fn, pt_device *d, const pt_op *op);
 pt_status pt__copy_h2d(const char *fn, pt_device *d, void *dst, size_t dst_off, const void *src,
                        size_t bytes, bool async);
 pt_status pt__copy_d2h(const char *fn, pt_device *d, void *dst, const void *src, size_t src_off,
                        size_t bytes, bool async);
 pt_status pt__copy_d2d(const char *fn, pt_device *d, void *dst, size_t dst_off, const void *src,
                        size_t src_off, size_t bytes);
+/* Between two accelerator devices, after the source's queued work: the
+ * plugin's copy_peer when both are its devices, else (the default) staged
+ * through pinned host memory of the source device. Returns when the copy is
+ * queued on dst (copy_peer) or complete (staged). */
+pt_status pt__copy_peer(const char *fn, pt_device *dst_dev, void *dst, size_t dst_off,
+                        pt_device *src_dev, const void *src, size_t src_off, size_t bytes);
 #endif

@@ -149,43 +149,6 @@ bool pt__merge_dims(int n, const int64_t *shape, const int64_t *strides, int64_t
     return true;
 }
 
-void pt__coalesce(pt_op *op) {
-    const int nops = 1 + op->n_inputs;
-    pt_operand *o[1 + PT_OP_MAX_INPUTS];
-    o[0] = &op->out;
-    for (int k = 1; k < nops; ++k) o[k] = &op->in[k - 1];
-    const int nd = op->out.ndim;
-    /* Writing dim n never overtakes reading dim d (n <= d), so in place. */
-    int n = 0;
-    for (int d = 0; d < nd; ++d) {
-        int64_t len = op->out.shape[d];
-        if (len == 1) continue;
-        bool fuse = n > 0;
-        for (int k = 0; fuse && k < nops; ++k)
-            if (o[k]->strides[n - 1] != o[k]->strides[d] * len) fuse = false;
-        if (fuse) {
-            for (int k = 0; k < nops; ++k) {
-                o[k]->shape[n - 1] *= len;
-                o[k]->strides[n - 1] = o[k]->strides[d];
-            }
-        } else {
-            for (int k = 0; k < nops; ++k) {
-                o[k]->shape[n] = len;
-                o[k]->strides[n] = o[k]->strides[d];
-            }
-            ++n;
-        }
-    }
-    if (n == 0) { /* one element (a 0-D tensor or all extents 1) */
-        for (int k = 0; k < nops; ++k) {
-            o[k]->shape[0] = 1;
-            o[k]->strides[0] = 1;
-        }
-        n = 1;
-    }
-    for (int k = 0; k < nops; ++k) o[k]->ndim = n;
-}
-
 pt_status pt__resolve_dim_only(const char *fn, int dim, int ndim, int *out) {
     if (dim == PT_ALL)
         return pt__error(PT_ERR_INVALID_ARGUMENT, fn,
@@ -231,7 +194,6 @@ pt_tensor *pt__copy_new(const char *fn, pt_tensor *x, pt_dtype t, int ndim, cons
     pt__op_init(&op, PT_OP_COPY, x->dtype, 1);
     pt__operand(out, &op.out);
     pt__operand_broadcast(x, ndim, shape, &op.in[0]);
-    pt__coalesce(&op);
     if (pt__execute(fn, pt__dev(x), &op) != PT_OK) {
         pt_release(out);
         return NULL;
@@ -239,3 +201,10 @@ pt_tensor *pt__copy_new(const char *fn, pt_tensor *x, pt_dtype t, int ndim, cons
     return out;
 }
 
+
+void pt__operand_packed(const pt_tensor *x, int ndim, const int64_t *shape, pt_operand *o) {
+    pt__operand(x, o);
+    o->ndim = ndim;
+    for (int i = 0; i < ndim; ++i) o->shape[i] = shape[i];
+    pt__contiguous_strides(ndim, shape, o->strides);
+}

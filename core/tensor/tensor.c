@@ -111,10 +111,8 @@ static void storage_release(pt__storage *st) {
     if (atomic_fetch_sub(&st->refs, 1) != 1) return;
     if (st->kind == PT__STORAGE_DEVICE) {
         pt__free(st->dev, st->block);
-    } else if (st->pinned_owner && st->pinned_owner->backend->vt->host_free) {
-        st->pinned_owner->backend->vt->host_free(st->pinned_owner->index, st->buf);
     } else {
-        free(st->buf);
+        pt__host_free(st->pinned_owner, st->buf);
     }
     free(st->record);
 }
@@ -170,24 +168,10 @@ pt_tensor *pt__tensor_pinned(const char *fn, pt_device *cpu, pt_device *owner, p
                              int ndim, const int64_t *shape) {
     size_t bytes = (size_t)pt__numel(ndim, shape) * pt_dtype_size(t);
     void *ptr = NULL;
-    const pt_backend_vtable *vt = owner->backend->vt;
-    if (vt->host_alloc && vt->host_free) {
-        pt_status s = vt->host_alloc(owner->index, bytes ? bytes : 1, &ptr);
-        if (s) {
-            pt__backend_failed(s, fn, owner);
-            return NULL;
-        }
-    } else {
-        ptr = malloc(bytes ? bytes : 1);
-        if (!ptr) {
-            pt__error(PT_ERR_OUT_OF_MEMORY, fn, "out of host memory for %zu bytes", bytes);
-            return NULL;
-        }
-    }
+    if (pt__host_alloc(fn, owner, bytes ? bytes : 1, &ptr)) return NULL;
     pt__storage *st = malloc(sizeof *st);
     if (!st) {
-        if (vt->host_alloc && vt->host_free) vt->host_free(owner->index, ptr);
-        else free(ptr);
+        pt__host_free(owner, ptr);
         pt__error(PT_ERR_OUT_OF_MEMORY, fn, "out of host memory for a storage record");
         return NULL;
     }
@@ -197,7 +181,7 @@ pt_tensor *pt__tensor_pinned(const char *fn, pt_device *cpu, pt_device *owner, p
     st->block = NULL;
     st->buf = ptr;
     st->bytes = bytes;
-    st->pinned_owner = vt->host_alloc && vt->host_free ? owner : NULL;
+    st->pinned_owner = owner;
     st->record = st;
     int64_t strides[PT_MAX_DIMS];
     pt__contiguous_strides(ndim, shape, strides);

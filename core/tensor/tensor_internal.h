@@ -82,6 +82,9 @@ void pt__operand(const pt_tensor *x, pt_operand *out);
 /* Fills an operand describing x broadcast to (ndim, shape): missing leading
  * dims and size-1 dims get stride 0. Caller checked broadcastability. */
 void pt__operand_broadcast(const pt_tensor *x, int ndim, const int64_t *shape, pt_operand *out);
+/* Describes contiguous x as a contiguous operand of another shape with the
+ * same element count (a reduction's [outer, inner], a GEMM's [B, M, N]). */
+void pt__operand_packed(const pt_tensor *x, int ndim, const int64_t *shape, pt_operand *o);
 /* Host pointer of a host-visible buffer (cpu backend) plus offset. */
 void *pt__host_ptr(const pt_tensor *x);
 
@@ -101,7 +104,7 @@ uint64_t pt__rng_take(uint64_t n, uint64_t *seed);
 static inline pt_device *pt__dev(const pt_tensor *x) { return x->st->dev; }
 static inline bool pt__is_float(pt_dtype t) { return t == PT_F32 || t == PT_F64; }
 static inline int64_t pt__tensor_numel(const pt_tensor *x) { return pt__numel(x->ndim, x->shape); }
-static inline bool pt__host_visible(const pt_device *d) { return d->backend->vt->host_visible; }
+static inline bool pt__host_visible(const pt_device *d) { return d->backend->host_visible; }
 
 /* Sets the scalar members of op; the caller fills out and in[0..n_inputs-1]
  * (the unused inputs are left alone: a backend reads only n_inputs of them). */
@@ -149,11 +152,6 @@ int pt__broadcast_shapes(int n, const int *ndims, const int64_t *const *shapes, 
 /* Whether the n dims walk memory with a single stride (extent-1 dims
  * ignored); *stride receives it (1 when every extent is 1). */
 bool pt__merge_dims(int n, const int64_t *shape, const int64_t *strides, int64_t *stride);
-/* Rewrites an element-wise op's operands (out and in[0..n_inputs-1], which
- * share out's shape) with extent-1 dims dropped and neighbouring dims fused
- * where every operand is contiguous over them; the result keeps ndim >= 1.
- * Backends then see a contiguous op of any shape as one 1-D run. */
-void pt__coalesce(pt_op *op);
 /* "dim PT_ALL" is only meaningful to reductions: elsewhere this names the
  * function and the valid range. Otherwise pt__resolve_dim. */
 pt_status pt__resolve_dim_only(const char *fn, int dim, int ndim, int *out);

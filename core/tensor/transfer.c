@@ -14,7 +14,7 @@ static size_t tensor_bytes(const pt_tensor *x) {
     return (size_t)pt__numel(x->ndim, x->shape) * pt_dtype_size(x->dtype);
 }
 
-static bool host_visible(const pt_device *d) { return d->backend->vt->host_visible; }
+static bool host_visible(const pt_device *d) { return d->backend->host_visible; }
 
 pt_tensor *pt_from_data(pt_device *d, pt_dtype t, int ndim, const int64_t *shape,
                         const void *data) {
@@ -133,22 +133,12 @@ static pt_status copy_across(const char *fn, const pt_tensor *src, pt_tensor *ds
         return pt__copy_h2d(fn, dd, dst->st->buf, dst->offset, pt__host_ptr(src), bytes,
                             async && pinned);
     }
-    const pt_backend_vtable *vt = sd->backend->vt;
-    if (sd->backend == dd->backend && vt->copy_peer) {
-        pt_status s = vt->copy_peer(dd->index, dst->st->buf, dst->offset, sd->index, src->st->buf,
-                                    src->offset, bytes);
-        if (s) return pt__backend_failed(s, fn, sd);
-        return async ? PT_OK : pt__synchronize(fn, dd);
-    }
-    /* Two accelerators without a direct path: stage through host memory. */
-    void *staging = malloc(bytes);
-    if (!staging)
-        return pt__error(PT_ERR_OUT_OF_MEMORY, fn, "out of host memory staging %zu bytes from %s to %s",
-                         bytes, sd->name, dd->name);
-    pt_status s = pt__copy_d2h(fn, sd, staging, src->st->buf, src->offset, bytes, false);
-    if (!s) s = pt__copy_h2d(fn, dd, dst->st->buf, dst->offset, staging, bytes, false);
-    free(staging);
-    return s;
+    /* Two accelerators: the plugin's peer copy, or staged through pinned
+     * host memory (pt__copy_peer holds that default). */
+    pt_status s = pt__copy_peer(fn, dd, dst->st->buf, dst->offset, sd, src->st->buf, src->offset,
+                                bytes);
+    if (s) return s;
+    return async ? PT_OK : pt__synchronize(fn, dd);
 }
 
 static pt_tensor *move(const char *fn, pt_tensor *x, pt_device *d, bool async) {

@@ -1,0 +1,92 @@
+/* Op descriptors in the form backend.h promises: element-wise operands with
+ * their dimensions merged, so no backend merges dimensions itself. */
+#include <string.h>
+
+#include "runtime/runtime.h"
+
+void pt__coalesce(pt_op *op) {
+    const int nops = 1 + op->n_inputs;
+    pt_operand *o[1 + PT_OP_MAX_INPUTS];
+    o[0] = &op->out;
+    for (int k = 1; k < nops; ++k) o[k] = &op->in[k - 1];
+    const int nd = op->out.ndim;
+    /* Writing dim n never overtakes reading dim d (n <= d), so in place. */
+    int n = 0;
+    for (int d = 0; d < nd; ++d) {
+        int64_t len = op->out.shape[d];
+        if (len == 1) continue;
+        bool fuse = n > 0;
+        for (int k = 0; fuse && k < nops; ++k)
+            if (o[k]->strides[n - 1] != o[k]->strides[d] * len) fuse = false;
+        if (fuse) {
+            for (int k = 0; k < nops; ++k) {
+                o[k]->shape[n - 1] *= len;
+                o[k]->strides[n - 1] = o[k]->strides[d];
+            }
+        } else {
+            for (int k = 0; k < nops; ++k) {
+                o[k]->shape[n] = len;
+                o[k]->strides[n] = o[k]->strides[d];
+            }
+            ++n;
+        }
+    }
+    if (n == 0) { /* one element (a 0-D tensor or all extents 1) */
+        for (int k = 0; k < nops; ++k) {
+            o[k]->shape[0] = 1;
+            o[k]->strides[0] = 1;
+        }
+        n = 1;
+    }
+    for (int k = 0; k < nops; ++k) o[k]->ndim = n;
+}
+
+/* One operand of ndim dims of extent 1, contiguous, at offset 0. */
+static void probe_operand(pt_operand *o, pt_dtype t, int ndim) {
+    memset(o, 0, sizeof *o);
+    o->dtype = t;
+    o->ndim = ndim;
+    for (int i = 0; i < ndim; ++i) {
+        o->shape[i] = 1;
+        o->strides[i] = 1;
+    }
+}
+
+void pt__probe_op(pt_op_kind kind, pt_dtype t, pt_op *op) {
+    const pt_op_info *info = pt_op_info_of(kind);
+    memset(op, 0, sizeof *op);
+    op->kind = kind;
+    op->dtype = t;
+    op->n_inputs = info->arity;
+    const pt_dtype out_t = pt_op_result_dtype(kind, t);
+    switch (info->family) {
+    case PT_OP_FAMILY_CREATION:
+        probe_operand(&op->out, t, 1);
+        break;
+    case PT_OP_FAMILY_ELEMENTWISE:
+        probe_operand(&op->out, out_t, 1);
+        for (int i = 0; i < info->arity; ++i) probe_operand(&op->in[i], t, 1);
+        if (kind == PT_OP_WHERE) op->in[0].dtype = PT_U8;
+        break;
+    case PT_OP_FAMILY_REDUCE:
+        probe_operand(&op->in[0], t, 3);
+        probe_operand(&op->out, out_t, 2);
+        break;
+    case PT_OP_FAMILY_SOFTMAX:
+    case PT_OP_FAMILY_MATMUL:
+        for (int i = 0; i < info->arity; ++i) probe_operand(&op->in[i], t, 3);
+        probe_operand(&op->out, out_t, 3);
+        break;
+    case PT_OP_FAMILY_INDEX:
+        if (kind == PT_OP_ONE_HOT) {
+            probe_operand(&op->in[0], PT_I64, 1);
+            probe_operand(&op->out, out_t, 2);
+            op->count = 1;
+        } else {
+            probe_operand(&op->in[0], t, 3);
+            probe_operand(&op->in[1], PT_I64, 3);
+            probe_operand(&op->out, out_t, 3);
+        }
+        break;
+    }
+}
