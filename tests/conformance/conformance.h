@@ -3,7 +3,15 @@
  * One program runs every op of include/portable/ops.h (plus creation, RNG and
  * error paths) on the device PORTABLE_BACKEND picks, over dtypes and shape
  * families, and compares each result with a float64 reference computed here
- * on the host (never with the cpu backend). Files by job:
+ * on the host (never with the cpu backend). Two checks tie it to the op
+ * table (include/portable/op_table.h), as ggml's test-backend-ops does:
+ *   coverage  a run with no case filter ends by checking that every op kind
+ *             reached a backend in every dtype of its row's dtypes column
+ *             (pt_op_dtypes_reached); a pair no case sends is a FAIL.
+ *   --support `conformance --support` runs no case: it prints the device's
+ *             kind x dtype grid (pt_device_supports) as a Markdown table,
+ *             yes / no (PT_ERR_UNSUPPORTED) / - (the core never sends it).
+ * Files by job:
  *   runner.c        main, case lifecycle, poisoning, comparison, reporting
  *   host_tensor.c   host tensors (float64 values), LCG data, upload in layouts
  *   reference.c     float64 reference implementations
@@ -12,7 +20,9 @@
  *                   that walk op x dtype x family (computing ops)
  *   special_cases.c creation ops, views and data movement, in-place ops,
  *                   transfers to the cpu and back
- *   rng_errors.c    RNG against philox.h, error paths (statuses, messages) */
+ *   rng_errors.c    RNG against philox.h, error paths (statuses, messages)
+ *   coverage.c      the coverage check
+ *   support.c       the support grid (check_support_grid.sh tests its shape) */
 #ifndef CONFORMANCE_H
 #define CONFORMANCE_H
 
