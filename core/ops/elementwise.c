@@ -15,25 +15,9 @@ static bool shape_equals(const pt_tensor *x, int ndim, const int64_t *shape) {
     return true;
 }
 
-static bool is_comparison(pt_op_kind k) { return k == PT_OP_EQ || k == PT_OP_LT || k == PT_OP_GT; }
-
-/* The dtypes an element-wise kind accepts: floats only for POW and the
- * transcendental ops, any dtype for comparisons, the four numeric dtypes
- * (not u8) for the rest. On failure sets the error naming the fix. */
+/* The dtypes column of the op table decides; on failure sets the error. */
 static bool dtype_allowed(const char *fn, pt_op_kind kind, pt_dtype t) {
-    switch (kind) {
-    case PT_OP_EQ: case PT_OP_LT: case PT_OP_GT: case PT_OP_WHERE:
-        return true;
-    case PT_OP_POW: case PT_OP_EXP: case PT_OP_LOG: case PT_OP_SQRT: case PT_OP_SIGMOID:
-    case PT_OP_TANH:
-        if (pt__is_float(t)) return true;
-        pt__dtype_unsupported(fn, t, PT_F32);
-        return false;
-    default:
-        if (t != PT_U8) return true;
-        pt__dtype_unsupported(fn, t, PT_I32);
-        return false;
-    }
+    return pt__check_op_dtype(fn, kind, t) == PT_OK;
 }
 
 /* x as an input of an op whose out has (ndim, shape); cast (a contiguous
@@ -104,7 +88,7 @@ pt_tensor *pt__binary_raw(const char *fn, pt_op_kind kind, pt_tensor *a, pt_tens
         if (pt__broadcast_tensors(fn, 2, xs, &nd, shape_buf)) return NULL;
         shape = shape_buf;
     }
-    pt_tensor *out = pt__tensor_new(fn, d, is_comparison(kind) ? PT_U8 : t, nd, shape);
+    pt_tensor *out = pt__tensor_new(fn, d, pt_op_result_dtype(kind, t), nd, shape);
     if (!out || pt__tensor_numel(out) == 0) return out;
 
     pt_op op;
@@ -226,4 +210,11 @@ pt_tensor *pt_where(pt_tensor *cond, pt_tensor *a, pt_tensor *b) {
     }
     if (out && pt__grad_wanted(3, in)) pt__grad_record(out, PT__G_WHERE, 3, in, &pt__no_grad_args);
     return pt__ret(out);
+}
+
+pt_status pt__check_op_dtype(const char *fn, pt_op_kind kind, pt_dtype t) {
+    if (pt_op_takes_dtype(kind, t)) return PT_OK;
+    const pt_op_info *info = pt_op_info_of(kind);
+    const bool float_only = info && (info->dtypes & ~(unsigned)PT_DTYPES_FLOAT) == 0;
+    return pt__dtype_unsupported(fn, t, float_only ? PT_F32 : PT_I32);
 }

@@ -22,6 +22,11 @@ pt_tensor *pt__unary_raw(const char *fn, pt_op_kind kind, pt_tensor *x);
  * caller releases it after executing). x must not be empty. reduce.c */
 pt_status pt__layout3(const char *fn, pt_tensor *x, int d, pt_operand *o, pt_tensor **copy);
 
+/* PT_OK when the op table says kind takes dtype t, else PT_ERR_DTYPE
+ * "fn: dtype <t> not supported; cast to <fix> with pt_cast()", the fix being
+ * f32 for float-only kinds and i32 otherwise. */
+pt_status pt__check_op_dtype(const char *fn, pt_op_kind kind, pt_dtype t);
+
 /* out when s is PT_OK, else releases out and returns NULL: the last step of
  * an op that ran into a fresh result. */
 static inline pt_tensor *pt__result_or_release(pt_status s, pt_tensor *out) {

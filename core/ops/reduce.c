@@ -85,10 +85,7 @@ static pt_tensor *reduce_raw(const char *fn, pt_op_kind kind, pt_tensor *x, int 
         if (t == PT_U8) t = in_t = PT_I64;
         break;
     case PT_OP_MEAN:
-        if (!pt__is_float(t)) {
-            pt__dtype_unsupported(fn, t, PT_F32);
-            return NULL;
-        }
+        if (pt__check_op_dtype(fn, kind, t)) return NULL;
         break;
     case PT_OP_ARGMAX: /* the index is all that comes back: compare u8 as i32 */
         if (in_t == PT_U8) in_t = PT_I32;
@@ -255,11 +252,7 @@ pt_tensor *pt_norm_dims(pt_tensor *x, int n, const int *dims) {
 /* ---- Softmax ---- */
 
 static pt_tensor *softmax(const char *fn, pt_op_kind kind, pt__grad_op g, pt_tensor *x, int dim) {
-    if (!x) return NULL;
-    if (!pt__is_float(x->dtype)) {
-        pt__dtype_unsupported(fn, x->dtype, PT_F32);
-        return NULL;
-    }
+    if (!x || pt__check_op_dtype(fn, kind, x->dtype)) return NULL;
     if (dim == PT_ALL) {
         pt__error(PT_ERR_INVALID_ARGUMENT, fn, "dim PT_ALL is not accepted; pass the dim to normalise over");
         return NULL;

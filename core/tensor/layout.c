@@ -8,41 +8,13 @@
 
 /* ---- dtypes ---- */
 
-size_t pt_dtype_size(pt_dtype t) {
-    switch (t) {
-    case PT_F32: return 4;
-    case PT_F64: return 8;
-    case PT_I32: return 4;
-    case PT_I64: return 8;
-    case PT_U8: return 1;
-    default: return 0;
-    }
-}
+/* Names, sizes and the promotion order are columns of PT_DTYPE_TABLE. */
+size_t pt_dtype_size(pt_dtype t) { return pt_dtype_table_size(t); }
 
-const char *pt_dtype_name(pt_dtype t) {
-    switch (t) {
-    case PT_F32: return "f32";
-    case PT_F64: return "f64";
-    case PT_I32: return "i32";
-    case PT_I64: return "i64";
-    case PT_U8: return "u8";
-    default: return "?";
-    }
-}
-
-/* Position in the promotion order u8 < i32 < i64 < f32 < f64. */
-static int promotion_rank(pt_dtype t) {
-    switch (t) {
-    case PT_U8: return 0;
-    case PT_I32: return 1;
-    case PT_I64: return 2;
-    case PT_F32: return 3;
-    default: return 4;
-    }
-}
+const char *pt_dtype_name(pt_dtype t) { return pt_dtype_table_name(t); }
 
 pt_dtype pt__promote(pt_dtype a, pt_dtype b) {
-    return promotion_rank(a) >= promotion_rank(b) ? a : b;
+    return pt_dtype_promotion_rank(a) >= pt_dtype_promotion_rank(b) ? a : b;
 }
 
 pt_status pt__dtype_unsupported(const char *fn, pt_dtype t, pt_dtype fix) {
