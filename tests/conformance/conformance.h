@@ -3,7 +3,15 @@
  * One program runs every op of include/portable/ops.h (plus creation, RNG and
  * error paths) on the device PORTABLE_BACKEND picks, over dtypes and shape
  * families, and compares each result with a float64 reference computed here
- * on the host (never with the cpu backend). Files by job:
+ * on the host (never with the cpu backend). Two checks tie it to the op
+ * table (include/portable/op_table.h), as ggml's test-backend-ops does:
+ *   coverage  a run with no case filter ends by checking that every op kind
+ *             reached a backend in every dtype of its row's dtypes column
+ *             (pt_op_dtypes_reached); a pair no case sends is a FAIL.
+ *   --support `conformance --support` runs no case: it prints the device's
+ *             kind x dtype grid (pt_device_supports) as a Markdown table,
+ *             yes / no (PT_ERR_UNSUPPORTED) / - (the core never sends it).
+ * Files by job:
  *   runner.c        main, case lifecycle, poisoning, comparison, reporting
  *   host_tensor.c   host tensors (float64 values), LCG data, upload in layouts
  *   reference.c     float64 reference implementations
@@ -12,7 +20,9 @@
  *                   that walk op x dtype x family (computing ops)
  *   special_cases.c creation ops, views and data movement, in-place ops,
  *                   transfers to the cpu and back
- *   rng_errors.c    RNG against philox.h, error paths (statuses, messages) */
+ *   rng_errors.c    RNG against philox.h, error paths (statuses, messages)
+ *   coverage.c      the coverage check
+ *   support.c       the support grid (check_support_grid.sh tests its shape) */
 #ifndef CONFORMANCE_H
 #define CONFORMANCE_H
 
@@ -21,15 +31,15 @@
 
 #include <portable/portable.h>
 
-/* ---- dtype sets ---- */
-#define DT(t) (1u << (t))
-#define DT_FLOATS (DT(PT_F32) | DT(PT_F64))
-#define DT_SIGNED (DT(PT_I32) | DT(PT_I64))
-#define DT_INTS (DT_SIGNED | DT(PT_U8))
-#define DT_NUM (DT_FLOATS | DT_SIGNED) /* everything but u8 */
-#define DT_ALL (DT_FLOATS | DT_INTS)
-
-static inline bool dtype_is_float(pt_dtype t) { return t == PT_F32 || t == PT_F64; }
+/* ---- dtypes: the table of include/portable/types.h ----
+ * Sets of dtypes are its masks (PT_DTYPES_FLOAT, PT_DTYPES_NUMERIC,
+ * PT_DTYPES_ANY, PT_DTYPE_BIT(t)); loops over dtypes walk it in its order
+ * (f32, f64, i32, i64, u8), so a new row is run without editing the suite.
+ * The body runs for each dtype t in mask. */
+#define FOR_EACH_DTYPE_IN(t, mask)                                                          \
+    for (pt_dtype t = (pt_dtype)0; t < PT__DTYPE_COUNT; t = (pt_dtype)(t + 1))            \
+        if (!(PT_DTYPE_BIT(t) & (mask))) {                                                 \
+        } else
 
 /* ---- Host tensors: logical C-order values as float64 ---- */
 typedef struct ht {
@@ -258,5 +268,13 @@ void run_inplace_cases(void);
 void run_transfer_cases(void);
 void run_rng_cases(void);      /* rng_errors.c */
 void run_error_cases(void);
+
+/* ---- The suite against the op table ---- */
+/* coverage.c: one FAIL per (kind, dtype) pair of op_table.h that no case
+ * handed to a backend (pt_op_dtypes_reached); run after a full run only. */
+void check_op_coverage(void);
+/* support.c: prints d's kind x dtype grid (pt_device_supports) as Markdown.
+ * Returns the exit status: 0, or 1 when an answer is none of yes/no/-. */
+int print_support_grid(pt_device *d);
 
 #endif

@@ -114,7 +114,7 @@ void ht_fill(ht *h, domain d, lcg *g) {
         if (lo < 0) lo = 0;
         if (hi > 255) hi = 255;
     }
-    bool integral = !dtype_is_float(h->dtype);
+    bool integral = !pt_dtype_is_float(h->dtype);
     for (int64_t i = 0; i < h->numel; ++i) {
         double u = lcg_unit(g), v;
         switch (d.kind) {

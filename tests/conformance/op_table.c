@@ -68,85 +68,83 @@ typedef struct op_def {
 
 static const op_def ops[] = {
     /* unary */
-    {.name = "neg", .kind = K_UNARY, .dtypes = DT_NUM, .tol = TOL_EXACT, .fdom = {U(-10, 10)},
+    {.name = "neg", .kind = K_UNARY, .dtypes = PT_DTYPES_NUMERIC, .tol = TOL_EXACT, .fdom = {U(-10, 10)},
      .idom = {IN(-100, 100)}, .big = true, .f1 = pt_neg, .r1 = f_neg},
-    {.name = "abs", .kind = K_UNARY, .dtypes = DT_NUM, .tol = TOL_EXACT, .fdom = {U(-10, 10)},
+    {.name = "abs", .kind = K_UNARY, .dtypes = PT_DTYPES_NUMERIC, .tol = TOL_EXACT, .fdom = {U(-10, 10)},
      .idom = {IN(-100, 100)}, .f1 = pt_abs, .r1 = f_abs},
-    {.name = "relu", .kind = K_UNARY, .dtypes = DT_NUM, .tol = TOL_EXACT, .fdom = {U(-2, 2)},
+    {.name = "relu", .kind = K_UNARY, .dtypes = PT_DTYPES_NUMERIC, .tol = TOL_EXACT, .fdom = {U(-2, 2)},
      .idom = {IN(-20, 20)}, .f1 = pt_relu, .r1 = f_relu},
-    {.name = "exp", .kind = K_UNARY, .dtypes = DT_FLOATS, .tol = TOL_TRANSC, .fdom = {U(-10, 10)},
+    {.name = "exp", .kind = K_UNARY, .dtypes = PT_DTYPES_FLOAT, .tol = TOL_TRANSC, .fdom = {U(-10, 10)},
      .big = true, .f1 = pt_exp, .r1 = f_exp},
-    {.name = "log", .kind = K_UNARY, .dtypes = DT_FLOATS, .tol = TOL_TRANSC, .fdom = {LU(1e-3, 1e3)},
+    {.name = "log", .kind = K_UNARY, .dtypes = PT_DTYPES_FLOAT, .tol = TOL_TRANSC, .fdom = {LU(1e-3, 1e3)},
      .f1 = pt_log, .r1 = f_log},
-    {.name = "sqrt", .kind = K_UNARY, .dtypes = DT_FLOATS, .tol = TOL_TRANSC, .fdom = {U(0, 100)},
+    {.name = "sqrt", .kind = K_UNARY, .dtypes = PT_DTYPES_FLOAT, .tol = TOL_TRANSC, .fdom = {U(0, 100)},
      .f1 = pt_sqrt, .r1 = f_sqrt},
-    {.name = "sigmoid", .kind = K_UNARY, .dtypes = DT_FLOATS, .tol = TOL_TRANSC,
+    {.name = "sigmoid", .kind = K_UNARY, .dtypes = PT_DTYPES_FLOAT, .tol = TOL_TRANSC,
      .fdom = {U(-12, 12)}, .big = true, .f1 = pt_sigmoid, .r1 = f_sigmoid},
-    {.name = "tanh", .kind = K_UNARY, .dtypes = DT_FLOATS, .tol = TOL_TRANSC, .fdom = {U(-5, 5)},
+    {.name = "tanh", .kind = K_UNARY, .dtypes = PT_DTYPES_FLOAT, .tol = TOL_TRANSC, .fdom = {U(-5, 5)},
      .f1 = pt_tanh, .r1 = f_tanh},
     /* binary, broadcasting */
-    {.name = "add", .kind = K_BINARY, .dtypes = DT_NUM, .tol = TOL_ARITH,
+    {.name = "add", .kind = K_BINARY, .dtypes = PT_DTYPES_NUMERIC, .tol = TOL_ARITH,
      .fdom = {U(-10, 10), U(-10, 10)}, .idom = {IN(-100, 100), IN(-100, 100)}, .big = true,
      .f2 = pt_add, .r2 = f_add},
-    {.name = "sub", .kind = K_BINARY, .dtypes = DT_NUM, .tol = TOL_ARITH,
+    {.name = "sub", .kind = K_BINARY, .dtypes = PT_DTYPES_NUMERIC, .tol = TOL_ARITH,
      .fdom = {U(-10, 10), U(-10, 10)}, .idom = {IN(-100, 100), IN(-100, 100)}, .f2 = pt_sub,
      .r2 = f_sub},
-    {.name = "mul", .kind = K_BINARY, .dtypes = DT_NUM, .tol = TOL_ARITH,
+    {.name = "mul", .kind = K_BINARY, .dtypes = PT_DTYPES_NUMERIC, .tol = TOL_ARITH,
      .fdom = {U(-10, 10), U(-10, 10)}, .idom = {IN(-1000, 1000), IN(-1000, 1000)}, .big = true,
      .f2 = pt_mul, .r2 = f_mul},
-    {.name = "div", .kind = K_BINARY, .dtypes = DT_NUM, .tol = TOL_ARITH,
+    {.name = "div", .kind = K_BINARY, .dtypes = PT_DTYPES_NUMERIC, .tol = TOL_ARITH,
      .fdom = {U(-10, 10), AW(0.5, 4)}, .idom = {IN(-100, 100), IN(-6, 6)}, .big = true,
      .f2 = pt_div, .r2 = f_div},
-    {.name = "pow", .kind = K_BINARY, .dtypes = DT_FLOATS, .tol = TOL_POW,
+    {.name = "pow", .kind = K_BINARY, .dtypes = PT_DTYPES_FLOAT, .tol = TOL_POW,
      .fdom = {LU(0.25, 4), U(-3, 3)}, .f2 = pt_pow, .r2 = f_pow},
-    {.name = "maximum", .kind = K_BINARY, .dtypes = DT_NUM, .tol = TOL_EXACT,
+    {.name = "maximum", .kind = K_BINARY, .dtypes = PT_DTYPES_NUMERIC, .tol = TOL_EXACT,
      .fdom = {GR(-3, 3), GR(-3, 3)}, .idom = {IN(-5, 5), IN(-5, 5)}, .f2 = pt_maximum,
      .r2 = f_maximum},
-    {.name = "minimum", .kind = K_BINARY, .dtypes = DT_NUM, .tol = TOL_EXACT,
+    {.name = "minimum", .kind = K_BINARY, .dtypes = PT_DTYPES_NUMERIC, .tol = TOL_EXACT,
      .fdom = {GR(-3, 3), GR(-3, 3)}, .idom = {IN(-5, 5), IN(-5, 5)}, .f2 = pt_minimum,
      .r2 = f_minimum},
-    {.name = "eq", .kind = K_BINARY, .dtypes = DT_ALL, .tol = TOL_EXACT,
+    {.name = "eq", .kind = K_BINARY, .dtypes = PT_DTYPES_ANY, .tol = TOL_EXACT,
      .fdom = {GR(-2, 2), GR(-2, 2)}, .idom = {IN(-3, 3), IN(-3, 3)}, .udom = {IN(0, 4), IN(0, 4)},
      .cmp = true, .f2 = pt_eq, .r2 = f_eq},
-    {.name = "lt", .kind = K_BINARY, .dtypes = DT_ALL, .tol = TOL_EXACT,
+    {.name = "lt", .kind = K_BINARY, .dtypes = PT_DTYPES_ANY, .tol = TOL_EXACT,
      .fdom = {GR(-2, 2), GR(-2, 2)}, .idom = {IN(-3, 3), IN(-3, 3)}, .udom = {IN(124, 131), IN(124, 131)},
      .big = true, .cmp = true, .f2 = pt_lt, .r2 = f_lt},
-    {.name = "gt", .kind = K_BINARY, .dtypes = DT_ALL, .tol = TOL_EXACT,
+    {.name = "gt", .kind = K_BINARY, .dtypes = PT_DTYPES_ANY, .tol = TOL_EXACT,
      .fdom = {GR(-2, 2), GR(-2, 2)}, .idom = {IN(-3, 3), IN(-3, 3)}, .udom = {IN(124, 131), IN(124, 131)},
      .cmp = true, .f2 = pt_gt, .r2 = f_gt},
     /* tensor-scalar (scalars exactly representable in f32; integral for integers) */
-    {.name = "add_scalar", .kind = K_SCALAR, .dtypes = DT_NUM, .tol = TOL_ARITH, .fdom = {U(-10, 10)},
+    {.name = "add_scalar", .kind = K_SCALAR, .dtypes = PT_DTYPES_NUMERIC, .tol = TOL_ARITH, .fdom = {U(-10, 10)},
      .idom = {IN(-100, 100)}, .fs = pt_add_scalar, .sf = 2.5, .si = -7},
-    {.name = "mul_scalar", .kind = K_SCALAR, .dtypes = DT_NUM, .tol = TOL_ARITH, .fdom = {U(-10, 10)},
+    {.name = "mul_scalar", .kind = K_SCALAR, .dtypes = PT_DTYPES_NUMERIC, .tol = TOL_ARITH, .fdom = {U(-10, 10)},
      .idom = {IN(-100, 100)}, .big = true, .fs = pt_mul_scalar, .sf = -1.5, .si = 3},
     /* where: cond u8 with 0, 1, 2 (non-zero is true) */
-    {.name = "where", .kind = K_WHERE, .dtypes = DT_ALL, .tol = TOL_EXACT, .fdom = {U(-10, 10), U(-10, 10)},
+    {.name = "where", .kind = K_WHERE, .dtypes = PT_DTYPES_ANY, .tol = TOL_EXACT, .fdom = {U(-10, 10), U(-10, 10)},
      .idom = {IN(-100, 100), IN(-100, 100)}, .udom = {IN(0, 255), IN(0, 255)}, .big = true},
     /* reductions: real data for the small cases, integer-valued data (exact
      * whatever the summation order) for the big ones */
-    {.name = "sum", .kind = K_REDUCE, .dtypes = DT_ALL, .tol = TOL_SUM, .fdom = {U(-1, 1)},
+    {.name = "sum", .kind = K_REDUCE, .dtypes = PT_DTYPES_ANY, .tol = TOL_SUM, .fdom = {U(-1, 1)},
      .idom = {IN(-100, 100)}, .udom = {IN(0, 255)}, .bigdom = IN(-8, 8), .big = true, .fr = pt_sum,
      .red = RED_SUM},
-    {.name = "mean", .kind = K_REDUCE, .dtypes = DT_FLOATS, .tol = TOL_MEAN, .fdom = {U(-1, 1)},
+    {.name = "mean", .kind = K_REDUCE, .dtypes = PT_DTYPES_FLOAT, .tol = TOL_MEAN, .fdom = {U(-1, 1)},
      .bigdom = IN(-8, 8), .big = true, .fr = pt_mean, .red = RED_MEAN},
-    {.name = "max", .kind = K_REDUCE, .dtypes = DT_ALL, .tol = TOL_EXACT, .fdom = {U(-10, 10)},
+    {.name = "max", .kind = K_REDUCE, .dtypes = PT_DTYPES_ANY, .tol = TOL_EXACT, .fdom = {U(-10, 10)},
      .idom = {IN(-1000, 1000)}, .udom = {IN(0, 255)}, .bigdom = GR(-4, 4), .big = true, .fr = pt_max,
      .red = RED_MAX},
-    {.name = "argmax", .kind = K_REDUCE, .dtypes = DT_ALL, .tol = TOL_EXACT, .fdom = {GR(-4, 4)},
+    {.name = "argmax", .kind = K_REDUCE, .dtypes = PT_DTYPES_ANY, .tol = TOL_EXACT, .fdom = {GR(-4, 4)},
      .idom = {IN(-5, 5)}, .udom = {IN(122, 133)}, .big = true, .fr = pt_argmax, .red = RED_ARGMAX},
     /* norm over all dims (pt_norm) */
-    {.name = "norm", .kind = K_NORM, .dtypes = DT_FLOATS, .tol = TOL_NORM, .fdom = {U(-1, 1)},
+    {.name = "norm", .kind = K_NORM, .dtypes = PT_DTYPES_FLOAT, .tol = TOL_NORM, .fdom = {U(-1, 1)},
      .bigdom = IN(-3, 3), .big = true},
-    {.name = "softmax", .kind = K_SOFTMAX, .dtypes = DT_FLOATS, .tol = TOL_SOFTMAX, .fdom = {U(-5, 5)},
+    {.name = "softmax", .kind = K_SOFTMAX, .dtypes = PT_DTYPES_FLOAT, .tol = TOL_SOFTMAX, .fdom = {U(-5, 5)},
      .big = true, .fsm = pt_softmax},
-    {.name = "log_softmax", .kind = K_SOFTMAX, .dtypes = DT_FLOATS, .tol = TOL_LOG_SOFTMAX,
+    {.name = "log_softmax", .kind = K_SOFTMAX, .dtypes = PT_DTYPES_FLOAT, .tol = TOL_LOG_SOFTMAX,
      .fdom = {U(-5, 5)}, .big = true, .fsm = pt_log_softmax, .log = true},
-    {.name = "matmul", .kind = K_MATMUL, .dtypes = DT_FLOATS, .tol = TOL_MATMUL,
+    {.name = "matmul", .kind = K_MATMUL, .dtypes = PT_DTYPES_FLOAT, .tol = TOL_MATMUL,
      .fdom = {U(-1, 1), U(-1, 1)}, .big = true},
 };
 static const int n_ops = sizeof ops / sizeof ops[0];
-
-static const pt_dtype all_dtypes[] = {PT_F32, PT_F64, PT_I32, PT_I64, PT_U8};
 
 static bool dom_set(domain d) { return d.lo != 0 || d.hi != 0; }
 
@@ -156,7 +154,7 @@ static const domain *dom_override;
 
 static domain input_domain(const op_def *op, int i, pt_dtype t, bool big) {
     if (dom_override) return *dom_override;
-    if (dtype_is_float(t)) return (big && dom_set(op->bigdom)) ? op->bigdom : op->fdom[i];
+    if (pt_dtype_is_float(t)) return (big && dom_set(op->bigdom)) ? op->bigdom : op->fdom[i];
     if (t == PT_U8 && dom_set(op->udom[i])) return op->udom[i];
     return op->idom[i];
 }
@@ -237,7 +235,7 @@ static void run_unary(const op_def *op, pt_dtype t) {
             e.val = ref_map1(x, op->r1, t, t);
             run_case(name, 1, &x, &fam->x.lay, call_unary, &c, &e, op->tol, 0);
         } else if (op->kind == K_SCALAR) {
-            c.scalar = dtype_is_float(t) ? op->sf : op->si;
+            c.scalar = pt_dtype_is_float(t) ? op->sf : op->si;
             ht *sc = ht_new(t, 0, NULL);
             sc->v[0] = c.scalar;
             e.val = ref_map2(x, sc, op->fs == pt_add_scalar ? f_add : f_mul, t, t);
@@ -324,7 +322,7 @@ static void run_promotion(const op_def *op) {
                                          {{2, {7, 1}, LAY_C}, {2, {1, 13}, LAY_T}, false}};
     for (size_t p = 0; p < sizeof pairs / sizeof pairs[0]; ++p) {
         pt_dtype t = promote(pairs[p][0], pairs[p][1]);
-        if (!(op->dtypes & DT(t))) continue;
+        if (!(op->dtypes & PT_DTYPE_BIT(t))) continue;
         for (size_t f = 0; f < sizeof fams / sizeof fams[0]; ++f) binary_case(op, pairs[p][0], pairs[p][1], &fams[f]);
     }
 }
@@ -576,9 +574,7 @@ static void run_matmul(const op_def *op, pt_dtype t) {
 void run_op_table(void) {
     for (int i = 0; i < n_ops; ++i) {
         const op_def *op = &ops[i];
-        for (size_t d = 0; d < sizeof all_dtypes / sizeof all_dtypes[0]; ++d) {
-            pt_dtype t = all_dtypes[d];
-            if (!(op->dtypes & DT(t))) continue;
+        FOR_EACH_DTYPE_IN(t, op->dtypes) {
             switch (op->kind) {
             case K_UNARY:
             case K_SCALAR:
@@ -591,7 +587,7 @@ void run_op_table(void) {
             }
             if (op->kind == K_SOFTMAX) run_softmax_stability(op, t);
             if (op->kind == K_NORM) run_norm_dims(t);
-            if (op->kind == K_REDUCE && op->red == RED_ARGMAX && dtype_is_float(t)) run_argmax_nan(t);
+            if (op->kind == K_REDUCE && op->red == RED_ARGMAX && pt_dtype_is_float(t)) run_argmax_nan(t);
         }
         if (op->kind == K_BINARY) run_promotion(op);
     }

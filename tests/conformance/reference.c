@@ -59,7 +59,7 @@ static void unravel(int64_t flat, int n, const int64_t *shape, int64_t *idx) {
 /* Integer results wrap like the C types do (the tests keep values in range,
  * this only makes the reference well defined). */
 static double store(pt_dtype t, double v) {
-    if (dtype_is_float(t) || isnan(v)) return v;
+    if (pt_dtype_is_float(t) || isnan(v)) return v;
     return quantize(t, v);
 }
 
@@ -77,7 +77,7 @@ double f_add(double a, double b, pt_dtype t) { (void)t; return a + b; }
 double f_sub(double a, double b, pt_dtype t) { (void)t; return a - b; }
 double f_mul(double a, double b, pt_dtype t) { (void)t; return a * b; }
 double f_div(double a, double b, pt_dtype t) {
-    if (dtype_is_float(t)) return a / b;
+    if (pt_dtype_is_float(t)) return a / b;
     return b == 0 ? 0 : trunc(a / b);
 }
 double f_pow(double a, double b, pt_dtype t) { (void)t; return pow(a, b); }
@@ -160,7 +160,7 @@ static void reduce_geometry(const ht *x, int dim, bool keepdim, int64_t *outer, 
  * matter and the result must be exact. */
 static bool sums_exact(pt_dtype t, double abs_total, bool integral) {
     double limit = (t == PT_F32) ? 16777216.0 : 9007199254740992.0;
-    return !dtype_is_float(t) || (integral && abs_total < limit);
+    return !pt_dtype_is_float(t) || (integral && abs_total < limit);
 }
 
 void ref_reduce(const ht *x, red_kind k, int dim, bool keepdim, pt_dtype out_t, expect *e) {

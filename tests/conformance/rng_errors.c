@@ -73,10 +73,9 @@ static void rng_case(const char *label, const rng_call *c) {
 }
 
 void run_rng_cases(void) {
-    static const pt_dtype fts[] = {PT_F32, PT_F64};
-    for (int k = 0; k < 2; ++k)
+    FOR_EACH_DTYPE_IN(t, PT_DTYPES_FLOAT)
         for (int normal = 0; normal < 2; ++normal) {
-            rng_call c = {.seed = 42, .normal = normal, .t = fts[k], .ndim = 1, .shape = {1000}};
+            rng_call c = {.seed = 42, .normal = normal, .t = t, .ndim = 1, .shape = {1000}};
             rng_case("", &c);
             c.ndim = 2;
             c.shape[0] = 7;

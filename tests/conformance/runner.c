@@ -2,7 +2,9 @@
  * and reports PASS / FAIL / SKIP per case and a summary line:
  *   conformance(cpu:0): 812 passed, 0 failed, 3 skipped
  * Exit status: 0 all passed (or skipped), 1 any failure, 77 the backend is
- * unavailable. An optional argument runs only cases whose name contains it. */
+ * unavailable. An optional argument runs only cases whose name contains it;
+ * without one the run ends with the coverage check (coverage.c).
+ * `conformance --support` prints the support grid (support.c) instead. */
 #include <math.h>
 #include <stdarg.h>
 #include <stdio.h>
@@ -62,7 +64,7 @@ bool compare_result(const ht *got, const expect *e, tol_id tol, char *msg, size_
         return false;
     }
     const tolerance *t = &tolerances[tol];
-    bool is32 = exp->dtype == PT_F32, isf = dtype_is_float(exp->dtype);
+    bool is32 = exp->dtype == PT_F32, isf = pt_dtype_is_float(exp->dtype);
     double rtol = isf ? (is32 ? t->rtol32 : t->rtol64) : 0;
     double racc = isf ? (is32 ? t->racc32 : t->racc64) : 0;
     double atol = isf ? (is32 ? t->atol32 : t->atol64) : 0;
@@ -103,7 +105,7 @@ bool compare_result(const ht *got, const expect *e, tol_id tol, char *msg, size_
 void poison_allocator(pt_dtype t, int64_t n) {
     if (n <= 0) return;
     pt_tensor *p = NULL;
-    if (dtype_is_float(t)) {
+    if (pt_dtype_is_float(t)) {
         int64_t shape[1] = {n};
         p = pt_full(g_dev, t, 1, shape, NAN);
     }
@@ -169,7 +171,12 @@ done:
 
 int main(int argc, char **argv) {
     setvbuf(stdout, NULL, _IOLBF, 0);
-    g_filter = argc > 1 ? argv[1] : NULL;
+    bool support = argc > 1 && strcmp(argv[1], "--support") == 0;
+    if (argc > 2 || (argc > 1 && !support && strncmp(argv[1], "--", 2) == 0)) {
+        fprintf(stderr, "usage: conformance [CASE-NAME-PART | --support]\n");
+        return 2;
+    }
+    g_filter = argc > 1 && !support ? argv[1] : NULL;
     g_dev = pt_default_device();
     if (!g_dev) {
         const char *b = getenv("PORTABLE_BACKEND");
@@ -182,6 +189,7 @@ int main(int argc, char **argv) {
         printf("conformance on %s: %s (%s, %s)\n", pt_device_name(g_dev), props.name,
                props.vendor, props.driver_version);
     pt_clear_error();
+    if (support) return print_support_grid(g_dev);
 
     run_creation_cases();
     run_op_table();
@@ -190,6 +198,7 @@ int main(int argc, char **argv) {
     run_transfer_cases();
     run_rng_cases();
     run_error_cases();
+    if (!g_filter) check_op_coverage(); /* a filtered run leaves pairs out on purpose */
 
     printf("conformance(%s): %d passed, %d failed, %d skipped\n", pt_device_name(g_dev), n_pass,
            n_fail, n_skip);

@@ -10,9 +10,6 @@
 
 #include "conformance.h"
 
-static const pt_dtype all_dtypes[] = {PT_F32, PT_F64, PT_I32, PT_I64, PT_U8};
-#define N_DTYPES 5
-
 static uint64_t seed_of(const char *name) {
     uint64_t h = 1469598103934665603ull;
     for (const char *p = name; *p; ++p) h = (h ^ (uint8_t)*p) * 1099511628211ull;
@@ -20,7 +17,7 @@ static uint64_t seed_of(const char *name) {
 }
 
 static domain plain_domain(pt_dtype t) {
-    if (dtype_is_float(t)) return (domain){DOM_UNIFORM, -10, 10};
+    if (pt_dtype_is_float(t)) return (domain){DOM_UNIFORM, -10, 10};
     if (t == PT_U8) return (domain){DOM_INT, 0, 255};
     return (domain){DOM_INT, -1000, 1000};
 }
@@ -64,7 +61,7 @@ static void creation_fill_cases(pt_dtype t) {
         for (int k = C_ZEROS; k <= C_FULL; ++k) {
             static const char *names[] = {"zeros", "ones", "full"};
             double value = k == C_ZEROS ? 0 : k == C_ONES ? 1
-                           : dtype_is_float(t) ? -2.75 : t == PT_U8 ? 200 : -123456;
+                           : pt_dtype_is_float(t) ? -2.75 : t == PT_U8 ? 200 : -123456;
             char name[256], sh[96];
             snprintf(name, sizeof name, "%s %s %s", names[k], pt_dtype_name(t),
                      shape_str(shapes[s].ndim, shapes[s].shape, sh, sizeof sh));
@@ -158,7 +155,7 @@ static void empty_and_item_cases(pt_dtype t) {
                  shape_str(shapes[s].ndim, shapes[s].shape, sh, sizeof sh));
         if (!case_selected(name)) continue;
         pt_clear_error();
-        double v = dtype_is_float(t) ? quantize(t, -3.3) : t == PT_U8 ? 201 : -77;
+        double v = pt_dtype_is_float(t) ? quantize(t, -3.3) : t == PT_U8 ? 201 : -77;
         ht *h = ht_new(t, shapes[s].ndim, shapes[s].shape);
         h->v[0] = v;
         pt_tensor *x = ht_upload(g_dev, h, LAY_C);
@@ -181,10 +178,10 @@ static void empty_and_item_cases(pt_dtype t) {
 }
 
 void run_creation_cases(void) {
-    for (int d = 0; d < N_DTYPES; ++d) {
-        creation_fill_cases(all_dtypes[d]);
-        from_data_cases(all_dtypes[d]);
-        empty_and_item_cases(all_dtypes[d]);
+    FOR_EACH_DTYPE_IN(t, PT_DTYPES_ANY) {
+        creation_fill_cases(t);
+        from_data_cases(t);
+        empty_and_item_cases(t);
     }
     arange_cases();
 }
@@ -325,10 +322,9 @@ static pt_tensor *call_cast(pt_tensor **in, const void *p) { return pt_cast(in[0
 static void cast_cases(void) {
     static const operand_spec shapes[] = {{2, {7, 13}, LAY_C}, {2, {7, 13}, LAY_T}, {0, {0}, LAY_C},
                                           {1, {0}, LAY_C}};
-    for (int a = 0; a < N_DTYPES; ++a)
-        for (int b = 0; b < N_DTYPES; ++b)
+    FOR_EACH_DTYPE_IN(src, PT_DTYPES_ANY)
+        FOR_EACH_DTYPE_IN(dst, PT_DTYPES_ANY)
             for (size_t s = 0; s < sizeof shapes / sizeof shapes[0]; ++s) {
-                pt_dtype src = all_dtypes[a], dst = all_dtypes[b];
                 char name[256], sh[96];
                 ht tmp = {.ndim = shapes[s].ndim};
                 memcpy(tmp.shape, shapes[s].shape, sizeof tmp.shape[0] * 4);
@@ -339,14 +335,14 @@ static void cast_cases(void) {
                 lcg_seed(&g, seed_of(name));
                 /* values every target holds after truncation toward zero */
                 domain d;
-                if (dst == PT_U8 || src == PT_U8) d = (domain){dtype_is_float(src) ? DOM_UNIFORM : DOM_INT, 0, 255};
-                else if (!dtype_is_float(dst) || !dtype_is_float(src))
-                    d = (domain){dtype_is_float(src) ? DOM_UNIFORM : DOM_INT, -100000, 100000};
+                if (dst == PT_U8 || src == PT_U8) d = (domain){pt_dtype_is_float(src) ? DOM_UNIFORM : DOM_INT, 0, 255};
+                else if (!pt_dtype_is_float(dst) || !pt_dtype_is_float(src))
+                    d = (domain){pt_dtype_is_float(src) ? DOM_UNIFORM : DOM_INT, -100000, 100000};
                 else d = (domain){DOM_UNIFORM, -1000, 1000};
                 ht *x = ht_new(src, tmp.ndim, tmp.shape);
                 ht_fill(x, d, &g);
                 expect e = {.val = ref_cast(x, dst)};
-                run_case(name, 1, &x, &shapes[s].lay, call_cast, &all_dtypes[b], &e, TOL_EXACT, CF_CONTIGUOUS);
+                run_case(name, 1, &x, &shapes[s].lay, call_cast, &dst, &e, TOL_EXACT, CF_CONTIGUOUS);
                 expect_free(&e);
                 ht_free(x);
             }
@@ -503,12 +499,12 @@ static void one_hot_cases(pt_dtype t) {
 }
 
 void run_shape_cases(void) {
-    for (int d = 0; d < N_DTYPES; ++d) {
-        view_cases(all_dtypes[d]);
-        join_cases(all_dtypes[d]);
-        gather_cases(all_dtypes[d], PT_I64);
-        if (all_dtypes[d] == PT_F32) gather_cases(PT_F32, PT_I32);
-        one_hot_cases(all_dtypes[d]);
+    FOR_EACH_DTYPE_IN(t, PT_DTYPES_ANY) {
+        view_cases(t);
+        join_cases(t);
+        gather_cases(t, PT_I64);
+        if (t == PT_F32) gather_cases(PT_F32, PT_I32);
+        one_hot_cases(t);
     }
     cast_cases();
 }
@@ -631,8 +627,7 @@ done:
 
 void run_inplace_cases(void) {
     static const int64_t vs[2] = {7, 13};
-    for (int d = 0; d < N_DTYPES; ++d) {
-        pt_dtype t = all_dtypes[d];
+    FOR_EACH_DTYPE_IN(t, PT_DTYPES_ANY) {
         for (int k = DST_WHOLE; k <= DST_OFFSET; ++k) {
             char name[256];
             lcg g;
@@ -650,21 +645,19 @@ void run_inplace_cases(void) {
                 inplace_case(name, IP_COPY, t, (dst_kind)k, vs, src, srcs[s].s.lay, g_dev, 0, TOL_EXACT);
                 ht_free(src);
             }
-            double fv = dtype_is_float(t) ? -6.5 : t == PT_U8 ? 77 : -4242;
+            double fv = pt_dtype_is_float(t) ? -6.5 : t == PT_U8 ? 77 : -4242;
             snprintf(name, sizeof name, "fill_ %s [7, 13]%s value=%g", pt_dtype_name(t), dst_label((dst_kind)k), fv);
             inplace_case(name, IP_FILL, t, (dst_kind)k, vs, NULL, LAY_C, g_dev, fv, TOL_EXACT);
         }
         /* copy_ casting from every other dtype (values every dtype holds) */
-        for (int d2 = 0; d2 < N_DTYPES; ++d2) {
-            pt_dtype st = all_dtypes[d2];
-            if (st == t) continue;
+        FOR_EACH_DTYPE_IN(st, PT_DTYPES_ANY & ~PT_DTYPE_BIT(t)) {
             char name[256];
             snprintf(name, sizeof name, "copy_ %s dst=[7, 13] src=%s [7, 13] (cast)", pt_dtype_name(t),
                      pt_dtype_name(st));
             lcg g;
             lcg_seed(&g, seed_of(name));
             ht *src = ht_new(st, 2, vs);
-            ht_fill(src, (domain){dtype_is_float(st) ? DOM_UNIFORM : DOM_INT, 0, 120}, &g);
+            ht_fill(src, (domain){pt_dtype_is_float(st) ? DOM_UNIFORM : DOM_INT, 0, 120}, &g);
             inplace_case(name, IP_COPY, t, DST_WHOLE, vs, src, LAY_C, g_dev, 0, TOL_EXACT);
             ht_free(src);
         }
@@ -682,8 +675,7 @@ void run_inplace_cases(void) {
         inplace_case(name, IP_FILL, t, DST_WHOLE, es, NULL, LAY_C, g_dev, 1, TOL_EXACT);
     }
     /* axpy_: float dtypes (optimizers) */
-    for (int d = 0; d < 2; ++d) {
-        pt_dtype t = all_dtypes[d];
+    FOR_EACH_DTYPE_IN(t, PT_DTYPES_FLOAT) {
         for (int k = DST_WHOLE; k <= DST_OFFSET; ++k)
             for (int lay = 0; lay < 2; ++lay) {
                 char name[256];
@@ -747,8 +739,7 @@ static pt_tensor *call_round_trip(pt_tensor **in, const void *p) {
 }
 
 void run_transfer_cases(void) {
-    for (int d = 0; d < N_DTYPES; ++d) {
-        pt_dtype t = all_dtypes[d];
+    FOR_EACH_DTYPE_IN(t, PT_DTYPES_ANY) {
         for (int async = 0; async < 2; ++async) {
             static const operand_spec shapes[] = {{2, {7, 13}, LAY_T}, {3, {5, 6, 7}, LAY_N}, {0, {0}, LAY_C},
                                                   {1, {0}, LAY_C}};

@@ -1,0 +1,30 @@
+/* Coverage: after a full run, every (op kind, dtype) pair the core may send
+ * a backend (a row of include/portable/op_table.h and each dtype of its
+ * dtypes column) must have been handed to a backend by some case, as
+ * pt_op_dtypes_reached() counts them. A pair no case reaches is a failure:
+ * a new row of the table, or a dtype added to one, then needs cases before
+ * the suite passes again (ggml's test-backend-ops checks its ops this way).
+ * The count is taken before the backend is asked, so a backend that refuses
+ * a pair (a skip) still counts it as reached: coverage is about the suite,
+ * the support grid (support.c) about the backend. A pair reached outside
+ * the table's dtypes column fails too: the core broke its own table. */
+#include "conformance.h"
+
+void check_op_coverage(void) {
+    int missing = 0;
+    for (pt_op_kind k = (pt_op_kind)0; k < PT__OP_COUNT; k = (pt_op_kind)(k + 1)) {
+        unsigned takes = pt_op_info_of(k)->dtypes, reached = pt_op_dtypes_reached(k);
+        FOR_EACH_DTYPE_IN(t, takes & ~reached) {
+            report_fail("coverage", "op kind '%s' in %s was reached by no case", pt_op_name(k),
+                        pt_dtype_table_name(t));
+            ++missing;
+        }
+        /* the other way round: the core sent a pair its own table rules out */
+        FOR_EACH_DTYPE_IN(t, reached & ~takes) {
+            report_fail("coverage", "op kind '%s' was sent in %s, which op_table.h says the core never sends",
+                        pt_op_name(k), pt_dtype_table_name(t));
+            ++missing;
+        }
+    }
+    if (!missing) report_pass("coverage: every op kind of op_table.h in every dtype it takes");
+}
