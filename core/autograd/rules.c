@@ -281,6 +281,24 @@ static void backward_tanh(pt__grad_node *node, pt_tensor *g, pt_tensor **out) {
     out[0] = to_input(pt_sub(g, pt_mul(g, pt_mul(y, y))), node->edges);
 }
 
+static void backward_sin(pt__grad_node *node, pt_tensor *g, pt_tensor **out) {
+    out[0] = to_input(pt_mul(g, pt_cos(node->edges[0].saved)), node->edges); /* cos x */
+}
+
+static void backward_cos(pt__grad_node *node, pt_tensor *g, pt_tensor **out) {
+    out[0] = to_input(pt_mul(g, pt_neg(pt_sin(node->edges[0].saved))), node->edges); /* -sin x */
+}
+
+/* 1 where lo <= x <= hi (bounds included, as torch.clamp), else 0. */
+static void backward_clamp(pt__grad_node *node, pt_tensor *g, pt_tensor **out) {
+    pt_tensor *x = node->edges[0].saved;
+    pt_device *d = pt_tensor_device(x);
+    pt_tensor *lo = pt_full(d, x->dtype, 0, NULL, node->args.scalar);
+    pt_tensor *hi = pt_full(d, x->dtype, 0, NULL, node->args.scalar2);
+    pt_tensor *inside = pt_mul(pt_cast(pt_ge(x, lo), g->dtype), pt_cast(pt_le(x, hi), g->dtype));
+    out[0] = to_input(pt_mul(g, inside), node->edges);
+}
+
 static void backward_softmax(pt__grad_node *node, pt_tensor *g, pt_tensor **out) {
     pt_tensor *y = node->saved_out; /* y (g - sum(g y)) */
     out[0] = to_input(pt_mul(y, pt_sub(g, pt_sum(pt_mul(g, y), node->args.dim, true))), node->edges);
@@ -377,6 +395,9 @@ static const pt__grad_rule rules[] = {
     [PT__G_CAT] = {"cat", 0, backward_cat},
     [PT__G_STACK] = {"stack", 0, backward_stack},
     [PT__G_GATHER] = {"gather", SAVES_INPUT(1) /* the index */, backward_gather},
+    [PT__G_SIN] = {"sin", SAVES_INPUT(0), backward_sin},
+    [PT__G_COS] = {"cos", SAVES_INPUT(0), backward_cos},
+    [PT__G_CLAMP] = {"clamp", SAVES_INPUT(0), backward_clamp},
 };
 
 /* An op added at the end of PT__GRAD_OPS without a row cannot build... */

@@ -5,6 +5,8 @@
  * against NumPy), so the common case — same dtype, same shape, one device —
  * costs a few compares, the result allocation and one execute: no extra heap
  * work, no formatting unless an error happens. */
+#include <math.h>
+
 #include "ops/ops_internal.h"
 
 /* Inline: a libc memcmp call costs more than these few compares. */
@@ -124,19 +126,28 @@ pt_tensor *pt_minimum(pt_tensor *a, pt_tensor *b) {
 pt_tensor *pt_eq(pt_tensor *a, pt_tensor *b) { return binary("pt_eq", PT_OP_EQ, -1, a, b); }
 pt_tensor *pt_lt(pt_tensor *a, pt_tensor *b) { return binary("pt_lt", PT_OP_LT, -1, a, b); }
 pt_tensor *pt_gt(pt_tensor *a, pt_tensor *b) { return binary("pt_gt", PT_OP_GT, -1, a, b); }
+pt_tensor *pt_le(pt_tensor *a, pt_tensor *b) { return binary("pt_le", PT_OP_LE, -1, a, b); }
+pt_tensor *pt_ge(pt_tensor *a, pt_tensor *b) { return binary("pt_ge", PT_OP_GE, -1, a, b); }
+pt_tensor *pt_ne(pt_tensor *a, pt_tensor *b) { return binary("pt_ne", PT_OP_NE, -1, a, b); }
 
 /* ---- Unary and scalar ---- */
 
 /* out = kind(x) (with scalar for *_SCALAR), same dtype and shape as x. */
-static pt_tensor *unary_scalar_raw(const char *fn, pt_op_kind kind, pt_tensor *x, double scalar) {
+static pt_tensor *unary_scalars_raw(const char *fn, pt_op_kind kind, pt_tensor *x, double scalar,
+                                    double scalar2) {
     if (!dtype_allowed(fn, kind, x->dtype)) return NULL;
     pt_tensor *out = pt__tensor_new(fn, pt__dev(x), x->dtype, x->ndim, x->shape);
     if (!out || pt__tensor_numel(out) == 0) return out;
     pt_op op;
     pt__op_init(&op, kind, x->dtype, 1);
     op.scalar = scalar;
+    op.scalar2 = scalar2;
     pt__operand(x, &op.in[0]);
     return run(fn, &op, out);
+}
+
+static pt_tensor *unary_scalar_raw(const char *fn, pt_op_kind kind, pt_tensor *x, double scalar) {
+    return unary_scalars_raw(fn, kind, x, scalar, 0.0);
 }
 
 pt_tensor *pt__unary_raw(const char *fn, pt_op_kind kind, pt_tensor *x) {
@@ -158,6 +169,8 @@ pt_tensor *pt_sqrt(pt_tensor *x) { return unary("pt_sqrt", PT_OP_SQRT, PT__G_SQR
 pt_tensor *pt_relu(pt_tensor *x) { return unary("pt_relu", PT_OP_RELU, PT__G_RELU, x); }
 pt_tensor *pt_sigmoid(pt_tensor *x) { return unary("pt_sigmoid", PT_OP_SIGMOID, PT__G_SIGMOID, x); }
 pt_tensor *pt_tanh(pt_tensor *x) { return unary("pt_tanh", PT_OP_TANH, PT__G_TANH, x); }
+pt_tensor *pt_sin(pt_tensor *x) { return unary("pt_sin", PT_OP_SIN, PT__G_SIN, x); }
+pt_tensor *pt_cos(pt_tensor *x) { return unary("pt_cos", PT_OP_COS, PT__G_COS, x); }
 
 /* Integer tensors keep their dtype: the scalar is converted to it (truncated),
  * and one that does not fit is an error rather than a silent wrap. */
@@ -180,6 +193,41 @@ pt_tensor *pt_add_scalar(pt_tensor *x, double s) {
 }
 pt_tensor *pt_mul_scalar(pt_tensor *x, double s) {
     return scalar_op("pt_mul_scalar", PT_OP_MUL_SCALAR, PT__G_MUL_SCALAR, x, s);
+}
+
+/* ---- clamp ---- */
+
+/* The bounds as the backend compares them: integer dtypes take integral
+ * bounds inside [lo, hi] (ceil, floor) limited to the dtype's ends (2^31,
+ * 2^63: backends saturate them, numeric_rules.h), and lo > hi becomes hi. */
+static pt_status clamp_bounds(const char *fn, pt_dtype t, double *lo, double *hi) {
+    if (isnan(*lo) || isnan(*hi))
+        return pt__error(PT_ERR_INVALID_ARGUMENT, fn,
+                         "bounds lo %g, hi %g: NaN is not a bound; pass -INFINITY or INFINITY "
+                         "for a side without one",
+                         *lo, *hi);
+    if (!pt_dtype_is_float(t)) {
+        const double end = t == PT_I32 ? 2147483648.0 : 9223372036854775808.0;
+        *lo = fmin(fmax(ceil(*lo), -end), end);
+        *hi = fmin(fmax(floor(*hi), -end), end);
+    }
+    if (*lo > *hi) *lo = *hi;
+    return PT_OK;
+}
+
+pt_tensor *pt_clamp(pt_tensor *x, double lo, double hi) {
+    static const char fn[] = "pt_clamp";
+    if (!x) return NULL;
+    if (!dtype_allowed(fn, PT_OP_CLAMP, x->dtype) || clamp_bounds(fn, x->dtype, &lo, &hi))
+        return NULL;
+    pt_tensor *out = unary_scalars_raw(fn, PT_OP_CLAMP, x, lo, hi);
+    if (out && pt__grad_wanted(1, &x)) {
+        pt__grad_args args = pt__no_grad_args;
+        args.scalar = lo;
+        args.scalar2 = hi;
+        pt__grad_record(out, PT__G_CLAMP, 1, &x, &args);
+    }
+    return pt__ret(out);
 }
 
 /* ---- where ---- */

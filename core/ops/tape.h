@@ -17,7 +17,7 @@
     X(ADD) X(SUB) X(MUL) X(DIV) X(POW) X(MAXIMUM) X(MINIMUM) X(ADD_SCALAR) X(MUL_SCALAR) X(NEG)      \
     X(ABS) X(EXP) X(LOG) X(SQRT) X(RELU) X(SIGMOID) X(TANH) X(WHERE) X(SUM) X(MEAN) X(MAX) X(NORM)  \
     X(SOFTMAX) X(LOG_SOFTMAX) X(MATMUL) X(RESHAPE) X(TRANSPOSE) X(PERMUTE) X(NARROW) X(EXPAND)      \
-    X(CONTIGUOUS) X(CAST) X(CAT) X(STACK) X(GATHER)
+    X(CONTIGUOUS) X(CAST) X(CAT) X(STACK) X(GATHER) X(SIN) X(COS) X(CLAMP)
 
 /* Ops call pt__grad_record with one of these after computing out when
  * pt__grad_wanted says an input needs a gradient. */
@@ -32,7 +32,7 @@ typedef struct pt__grad_args {
     int dim;                     /* reductions (PT_ALL too), softmax, transpose d0, cat/stack, gather, narrow */
     int dim2;                    /* transpose d1 */
     bool keepdim;
-    double scalar;               /* *_SCALAR */
+    double scalar, scalar2;      /* *_SCALAR; clamp's lo, hi */
     int64_t start, length;       /* narrow */
     int n_ints;
     int ints[PT_MAX_DIMS];       /* permute perm, norm_dims dims */

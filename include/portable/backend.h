@@ -51,6 +51,10 @@ extern "C" {
  *   shape is one 1-D run and ndim >= 1. Backends need no merging of their own.
  *   COPY: out = (out dtype) in[0], any dtype pair. Comparisons write PT_U8.
  *   ADD_SCALAR/MUL_SCALAR: out = in[0] + scalar, in[0] * scalar.
+ *   CLAMP: out = min(max(in[0], scalar), scalar2), NaN propagating. The core
+ *   sends scalar <= scalar2, never NaN; for integer dtypes both are integral
+ *   and convert to the dtype by numeric_rules.h's saturating rule (+-2^63
+ *   for i64 means its ends).
  *   WHERE: out = in[0] (PT_U8) != 0 ? in[1] : in[2].
  *   AXPY: out = in[0] + scalar * in[1]; out aliases in[0] exactly.
  *   Float to integer conversions follow portable/numeric_rules.h.

@@ -66,7 +66,13 @@ extern "C" {
     X(LOG_SOFTMAX,  "log_softmax",  SOFTMAX,     1, FLOAT,   SAME, 1)                \
     X(MATMUL,       "matmul",       MATMUL,      2, FLOAT,   SAME, 1)                \
     X(GATHER,       "gather",       INDEX,       2, ANY,     SAME, 1)                \
-    X(ONE_HOT,      "one_hot",      INDEX,       1, ANY,     SAME, 0)
+    X(ONE_HOT,      "one_hot",      INDEX,       1, ANY,     SAME, 0)                \
+    X(SIN,          "sin",          ELEMENTWISE, 1, FLOAT,   SAME, 1)                \
+    X(COS,          "cos",          ELEMENTWISE, 1, FLOAT,   SAME, 1)                \
+    X(CLAMP,        "clamp",        ELEMENTWISE, 1, NUMERIC, SAME, 1)                \
+    X(LE,           "le",           ELEMENTWISE, 2, ANY,     U8,   0)                \
+    X(GE,           "ge",           ELEMENTWISE, 2, ANY,     U8,   0)                \
+    X(NE,           "ne",           ELEMENTWISE, 2, ANY,     U8,   0)
 /* clang-format on */
 
 typedef enum pt_op_family {

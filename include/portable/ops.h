@@ -40,11 +40,22 @@ PT_API pt_tensor *pt_sqrt(pt_tensor *x);
 PT_API pt_tensor *pt_relu(pt_tensor *x);
 PT_API pt_tensor *pt_sigmoid(pt_tensor *x);
 PT_API pt_tensor *pt_tanh(pt_tensor *x);
+PT_API pt_tensor *pt_sin(pt_tensor *x);
+PT_API pt_tensor *pt_cos(pt_tensor *x);
+/* min(max(x, lo), hi) element-wise, like torch.clamp; NaN stays NaN. Not
+ * u8. lo > hi gives hi everywhere (as torch does). Integer tensors: lo is
+ * rounded up and hi down to integers and both saturate to the dtype's range
+ * (so +-INFINITY means "no bound"). NaN bounds: PT_ERR_INVALID_ARGUMENT.
+ * The gradient is 1 where lo <= x <= hi, else 0. */
+PT_API pt_tensor *pt_clamp(pt_tensor *x, double lo, double hi);
 
 /* Comparisons give PT_U8 tensors of 0/1. */
 PT_API pt_tensor *pt_eq(pt_tensor *a, pt_tensor *b);
 PT_API pt_tensor *pt_lt(pt_tensor *a, pt_tensor *b);
 PT_API pt_tensor *pt_gt(pt_tensor *a, pt_tensor *b);
+PT_API pt_tensor *pt_le(pt_tensor *a, pt_tensor *b);
+PT_API pt_tensor *pt_ge(pt_tensor *a, pt_tensor *b);
+PT_API pt_tensor *pt_ne(pt_tensor *a, pt_tensor *b); /* NaN != NaN is 1 */
 /* cond (PT_U8, non-zero = true) ? a : b, all three broadcast. */
 PT_API pt_tensor *pt_where(pt_tensor *cond, pt_tensor *a, pt_tensor *b);
 

@@ -179,6 +179,8 @@ typedef double (*ref2_fn)(double a, double b, pt_dtype t);
  * stored as out_t. */
 ht *ref_map1(const ht *x, ref1_fn f, pt_dtype t, pt_dtype out_t);
 ht *ref_map2(const ht *a, const ht *b, ref2_fn f, pt_dtype t, pt_dtype out_t);
+/* min(max(x, lo), hi) in dtype t, NaN kept. */
+ht *ref_clamp(const ht *x, double lo, double hi, pt_dtype t);
 ht *ref_where(const ht *c, const ht *a, const ht *b, pt_dtype out_t);
 typedef enum red_kind { RED_SUM, RED_MEAN, RED_MAX, RED_ARGMAX } red_kind;
 /* dim may be PT_ALL or negative. Fills e (val, acc, K). */
@@ -203,6 +205,8 @@ double f_log(double x, pt_dtype t);
 double f_sqrt(double x, pt_dtype t);
 double f_relu(double x, pt_dtype t);
 double f_sigmoid(double x, pt_dtype t);
+double f_sin(double x, pt_dtype t);
+double f_cos(double x, pt_dtype t);
 double f_tanh(double x, pt_dtype t);
 double f_add(double a, double b, pt_dtype t);
 double f_sub(double a, double b, pt_dtype t);
@@ -214,6 +218,9 @@ double f_minimum(double a, double b, pt_dtype t);
 double f_eq(double a, double b, pt_dtype t);
 double f_lt(double a, double b, pt_dtype t);
 double f_gt(double a, double b, pt_dtype t);
+double f_le(double a, double b, pt_dtype t);
+double f_ge(double a, double b, pt_dtype t);
+double f_ne(double a, double b, pt_dtype t);
 
 /* ---- Families (families.c) ---- */
 typedef struct operand_spec {

@@ -37,7 +37,7 @@ const tolerance tolerances[TOL__COUNT] = {
     [TOL_RANDN] = {"randn", 0, 1e-6, 0, 1e-12, 0, 0, false},
 };
 
-typedef enum op_kind { K_UNARY, K_BINARY, K_SCALAR, K_WHERE, K_REDUCE, K_NORM, K_SOFTMAX, K_MATMUL } op_kind;
+typedef enum op_kind { K_UNARY, K_BINARY, K_SCALAR, K_CLAMP, K_WHERE, K_REDUCE, K_NORM, K_SOFTMAX, K_MATMUL } op_kind;
 
 typedef struct op_def {
     const char *name;
@@ -54,6 +54,7 @@ typedef struct op_def {
     bool cmp;                         /* result is u8 */
     pt_tensor *(*fs)(pt_tensor *, double);
     double sf, si, su;                /* scalar for float / signed / u8 dtypes */
+    double sf2, si2;                  /* K_CLAMP: upper bound (sf, si the lower) */
     pt_tensor *(*fr)(pt_tensor *, int, bool);
     red_kind red;
     pt_tensor *(*fsm)(pt_tensor *, int);
@@ -84,6 +85,13 @@ static const op_def ops[] = {
      .fdom = {U(-12, 12)}, .big = true, .f1 = pt_sigmoid, .r1 = f_sigmoid},
     {.name = "tanh", .kind = K_UNARY, .dtypes = PT_DTYPES_FLOAT, .tol = TOL_TRANSC, .fdom = {U(-5, 5)},
      .f1 = pt_tanh, .r1 = f_tanh},
+    {.name = "sin", .kind = K_UNARY, .dtypes = PT_DTYPES_FLOAT, .tol = TOL_TRANSC, .fdom = {U(-10, 10)},
+     .f1 = pt_sin, .r1 = f_sin},
+    {.name = "cos", .kind = K_UNARY, .dtypes = PT_DTYPES_FLOAT, .tol = TOL_TRANSC, .fdom = {U(-10, 10)},
+     .f1 = pt_cos, .r1 = f_cos},
+    /* clamp to [sf, sf2] (floats) or [si, si2] (integers): data on both sides of each bound */
+    {.name = "clamp", .kind = K_CLAMP, .dtypes = PT_DTYPES_NUMERIC, .tol = TOL_EXACT, .fdom = {U(-10, 10)},
+     .idom = {IN(-100, 100)}, .sf = -2.5, .sf2 = 4, .si = -7, .si2 = 30},
     /* binary, broadcasting */
     {.name = "add", .kind = K_BINARY, .dtypes = PT_DTYPES_NUMERIC, .tol = TOL_ARITH,
      .fdom = {U(-10, 10), U(-10, 10)}, .idom = {IN(-100, 100), IN(-100, 100)}, .big = true,
@@ -114,6 +122,15 @@ static const op_def ops[] = {
     {.name = "gt", .kind = K_BINARY, .dtypes = PT_DTYPES_ANY, .tol = TOL_EXACT,
      .fdom = {GR(-2, 2), GR(-2, 2)}, .idom = {IN(-3, 3), IN(-3, 3)}, .udom = {IN(124, 131), IN(124, 131)},
      .cmp = true, .f2 = pt_gt, .r2 = f_gt},
+    {.name = "le", .kind = K_BINARY, .dtypes = PT_DTYPES_ANY, .tol = TOL_EXACT,
+     .fdom = {GR(-2, 2), GR(-2, 2)}, .idom = {IN(-3, 3), IN(-3, 3)}, .udom = {IN(124, 131), IN(124, 131)},
+     .cmp = true, .f2 = pt_le, .r2 = f_le},
+    {.name = "ge", .kind = K_BINARY, .dtypes = PT_DTYPES_ANY, .tol = TOL_EXACT,
+     .fdom = {GR(-2, 2), GR(-2, 2)}, .idom = {IN(-3, 3), IN(-3, 3)}, .udom = {IN(124, 131), IN(124, 131)},
+     .cmp = true, .f2 = pt_ge, .r2 = f_ge},
+    {.name = "ne", .kind = K_BINARY, .dtypes = PT_DTYPES_ANY, .tol = TOL_EXACT,
+     .fdom = {GR(-2, 2), GR(-2, 2)}, .idom = {IN(-3, 3), IN(-3, 3)}, .udom = {IN(0, 4), IN(0, 4)},
+     .cmp = true, .f2 = pt_ne, .r2 = f_ne},
     /* tensor-scalar (scalars exactly representable in f32; integral for integers) */
     {.name = "add_scalar", .kind = K_SCALAR, .dtypes = PT_DTYPES_NUMERIC, .tol = TOL_ARITH, .fdom = {U(-10, 10)},
      .idom = {IN(-100, 100)}, .fs = pt_add_scalar, .sf = 2.5, .si = -7},
@@ -179,7 +196,7 @@ typedef struct call {
     const op_def *op;
     int dim;
     bool keepdim;
-    double scalar;
+    double scalar, scalar2;
 } call;
 
 static pt_tensor *call_unary(pt_tensor **in, const void *p) { return ((const call *)p)->op->f1(in[0]); }
@@ -189,6 +206,10 @@ static pt_tensor *call_binary(pt_tensor **in, const void *p) {
 static pt_tensor *call_scalar(pt_tensor **in, const void *p) {
     const call *c = p;
     return c->op->fs(in[0], c->scalar);
+}
+static pt_tensor *call_clamp(pt_tensor **in, const void *p) {
+    const call *c = p;
+    return pt_clamp(in[0], c->scalar, c->scalar2);
 }
 static pt_tensor *call_where(pt_tensor **in, const void *p) {
     (void)p;
@@ -217,7 +238,32 @@ static void case_name(char *buf, size_t cap, const char *op, const char *dt, con
     snprintf(buf, cap, "%s %s %s", op, dt, rest);
 }
 
+/* Bounds the core rewrites before a backend sees them: an infinite side
+ * (integers: the dtype's end, which backends reach by saturation), lo > hi
+ * (all hi), fractional integer bounds (rounded inwards). */
+static void run_clamp_edges(const op_def *op, pt_dtype t, ht *x, const layout *lay,
+                            const char *base) {
+    const double edges[][3] = {{-INFINITY, 3, 0}, {-3, INFINITY, 1}, {5, -5, 2}, {-2.5, 2.5, 3}};
+    for (size_t k = 0; k < sizeof edges / sizeof edges[0]; ++k) {
+        char name[300];
+        snprintf(name, sizeof name, "%s bounds(%g, %g)", base, edges[k][0], edges[k][1]);
+        if (!case_selected(name)) continue;
+        call c = {.op = op, .scalar = edges[k][0], .scalar2 = edges[k][1]};
+        double lo = c.scalar, hi = c.scalar2;
+        if (!pt_dtype_is_float(t)) {
+            lo = ceil(lo);
+            hi = floor(hi);
+        }
+        if (lo > hi) lo = hi;
+        expect e = {0};
+        e.val = ref_clamp(x, lo, hi, t);
+        run_case(name, 1, &x, lay, call_clamp, &c, &e, op->tol, 0);
+        expect_free(&e);
+    }
+}
+
 static void run_unary(const op_def *op, pt_dtype t) {
+    bool edges_done = false;
     for (int f = 0; f < n_unary_families; ++f) {
         const unary_family *fam = &unary_families[f];
         if (fam->big && (!op->big || t != PT_F32)) continue;
@@ -241,6 +287,16 @@ static void run_unary(const op_def *op, pt_dtype t) {
             e.val = ref_map2(x, sc, op->fs == pt_add_scalar ? f_add : f_mul, t, t);
             ht_free(sc);
             run_case(name, 1, &x, &fam->x.lay, call_scalar, &c, &e, op->tol, 0);
+        } else if (op->kind == K_CLAMP) {
+            const bool f = pt_dtype_is_float(t);
+            c.scalar = f ? op->sf : op->si;
+            c.scalar2 = f ? op->sf2 : op->si2;
+            e.val = ref_clamp(x, c.scalar, c.scalar2, t);
+            run_case(name, 1, &x, &fam->x.lay, call_clamp, &c, &e, op->tol, 0);
+            if (!edges_done && x->numel >= 16) { /* one family with data on both sides */
+                run_clamp_edges(op, t, x, &fam->x.lay, name);
+                edges_done = true;
+            }
         } else { /* K_NORM */
             ref_norm_dims(x, 0, NULL, &e);
             run_case(name, 1, &x, &fam->x.lay, call_norm, &c, &e, op->tol, 0);
@@ -578,6 +634,7 @@ void run_op_table(void) {
             switch (op->kind) {
             case K_UNARY:
             case K_SCALAR:
+            case K_CLAMP:
             case K_NORM: run_unary(op, t); break;
             case K_BINARY: run_binary(op, t); break;
             case K_WHERE: run_where(op, t); break;

@@ -72,6 +72,8 @@ double f_log(double x, pt_dtype t) { (void)t; return log(x); }
 double f_sqrt(double x, pt_dtype t) { (void)t; return sqrt(x); }
 double f_relu(double x, pt_dtype t) { (void)t; return x > 0 ? x : 0; }
 double f_sigmoid(double x, pt_dtype t) { (void)t; return 1 / (1 + exp(-x)); }
+double f_sin(double x, pt_dtype t) { (void)t; return sin(x); }
+double f_cos(double x, pt_dtype t) { (void)t; return cos(x); }
 double f_tanh(double x, pt_dtype t) { (void)t; return tanh(x); }
 double f_add(double a, double b, pt_dtype t) { (void)t; return a + b; }
 double f_sub(double a, double b, pt_dtype t) { (void)t; return a - b; }
@@ -86,12 +88,25 @@ double f_minimum(double a, double b, pt_dtype t) { (void)t; return a < b ? a : b
 double f_eq(double a, double b, pt_dtype t) { (void)t; return a == b; }
 double f_lt(double a, double b, pt_dtype t) { (void)t; return a < b; }
 double f_gt(double a, double b, pt_dtype t) { (void)t; return a > b; }
+double f_le(double a, double b, pt_dtype t) { (void)t; return a <= b; }
+double f_ge(double a, double b, pt_dtype t) { (void)t; return a >= b; }
+double f_ne(double a, double b, pt_dtype t) { (void)t; return a != b; }
 
 /* ---- element-wise ---- */
 
 ht *ref_map1(const ht *x, ref1_fn f, pt_dtype t, pt_dtype out_t) {
     ht *o = ht_new(out_t, x->ndim, x->shape);
     for (int64_t i = 0; i < x->numel; ++i) o->v[i] = store(out_t, f(quantize(t, x->v[i]), t));
+    return o;
+}
+
+ht *ref_clamp(const ht *x, double lo, double hi, pt_dtype t) {
+    ht *o = ht_new(t, x->ndim, x->shape);
+    const double ql = quantize(t, lo), qh = quantize(t, hi);
+    for (int64_t i = 0; i < x->numel; ++i) {
+        double v = quantize(t, x->v[i]);
+        o->v[i] = isnan(v) ? v : v < ql ? ql : v > qh ? qh : v;
+    }
     return o;
 }
 

@@ -181,6 +181,10 @@ void run_error_cases(void) {
     EXPECT_NULL("error mean i32 is a dtype error", pt_mean(ai, PT_ALL, false), ST(PT_ERR_DTYPE), "pt_mean", "i32",
                 NULL);
     EXPECT_NULL("error pow i32 is a dtype error", pt_pow(ai, ai), ST(PT_ERR_DTYPE), "pt_pow", "i32", NULL);
+    EXPECT_NULL("error sin i32 is a dtype error", pt_sin(ai), ST(PT_ERR_DTYPE), "pt_sin", "i32", "f32");
+    EXPECT_NULL("error clamp with a NaN bound", pt_clamp(a, NAN, 1.0), ST(PT_ERR_INVALID_ARGUMENT), "pt_clamp",
+                "NaN", "INFINITY");
+    EXPECT_NULL("error clamp u8 is a dtype error", pt_clamp(cu8, 0, 1), ST(PT_ERR_DTYPE), "pt_clamp", "u8", "i32");
     EXPECT_NULL("error where with an f32 condition", pt_where(a, a, a), ST(PT_ERR_DTYPE), "pt_where", "f32", NULL);
     EXPECT_NULL("error gather with an f32 index", pt_gather(a, 1, a), ST(PT_ERR_DTYPE), "pt_gather", "f32", NULL);
     EXPECT_NULL("error one_hot with f32 labels", pt_one_hot(a, 4, PT_F32), ST(PT_ERR_DTYPE), "pt_one_hot", NULL, NULL);

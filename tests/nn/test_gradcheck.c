@@ -60,6 +60,10 @@ static pt_tensor *f_sqrt(pt_tensor **x) { return pt_sqrt(x[0]); }
 static pt_tensor *f_relu(pt_tensor **x) { return pt_relu(x[0]); }
 static pt_tensor *f_sigmoid(pt_tensor **x) { return pt_sigmoid(x[0]); }
 static pt_tensor *f_tanh(pt_tensor **x) { return pt_tanh(x[0]); }
+static pt_tensor *f_sin(pt_tensor **x) { return pt_sin(x[0]); }
+static pt_tensor *f_cos(pt_tensor **x) { return pt_cos(x[0]); }
+/* Bounds in gaps of the SPREAD grid: elements below, inside and above. */
+static pt_tensor *f_clamp(pt_tensor **x) { return pt_clamp(x[0], -0.9, 0.6); }
 
 static pt_tensor *f_where(pt_tensor **x) {
     static const uint8_t c[6] = {1, 0, 0, 1, 1, 0};
@@ -218,6 +222,9 @@ static const gcase cases[] = {
     {"relu", 1, {2}, {S(3, 4)}, {AWAY0}, f_relu, 0, 0},
     {"sigmoid", 1, {2}, {S(2, 3)}, {ANY}, f_sigmoid, 0, 0},
     {"tanh", 1, {2}, {S(2, 3)}, {ANY}, f_tanh, 0, 0},
+    {"sin", 1, {2}, {S(2, 3)}, {ANY}, f_sin, 0, 0},
+    {"cos", 1, {2}, {S(2, 3)}, {ANY}, f_cos, 0, 0},
+    {"clamp(-0.9, 0.6)", 1, {2}, {S(3, 4)}, {SPREAD}, f_clamp, 0, 0},
     {"where(cond, [2,3], [3])", 2, {2, 1}, {S(2, 3), S(3)}, {ANY, ANY}, f_where, 0, 0},
     {"sum all", 1, {2}, {S(2, 3)}, {ANY}, f_sum_all, 0, 0},
     {"sum dim 0", 1, {3}, {S(2, 3, 2)}, {ANY}, f_sum_0, 0, 0},
