@@ -3,8 +3,9 @@
  * Element-wise ops see their operands as rows: the innermost dimension is
  * handed to a row kernel (which has its own fast paths for contiguous and
  * broadcast rows), the outer dimensions are walked with an index counter.
- * Merging dimensions first turns every contiguous tensor into one long row,
- * so the common case costs one kernel call. Large ops split the flat
+ * The core merges dimensions before sending an op (backend.h), so every
+ * contiguous tensor arrives as one long row and the common case costs one
+ * kernel call. Large ops split the flat
  * element range into one contiguous piece per thread.
  *
  * Two refinements for large operands:
@@ -35,54 +36,28 @@
 void pt_cpu_scalar_from_double(double v, pt_cpu_scalar *out) {
     out->f32 = (float)v;
     out->f64 = v;
-    out->i32 = pt_cpu_f2i32(v);
-    out->i64 = pt_cpu_f2i64(v);
-    out->u8 = pt_cpu_f2u8(v);
+    out->i32 = pt_sat_i32_f64(v);
+    out->i64 = pt_sat_i64_f64(v);
+    out->u8 = pt_wrap_u8_f64(v);
 }
 
 void pt_cpu_iter_init(pt_cpu_iter *it, const pt_operand *out, int nin, const pt_operand *in) {
+    /* The core has merged the dimensions (backend.h); a 0-d operand, which it
+     * never sends, would be one element. */
+    const int nd = out->ndim > 0 ? out->ndim : 1;
     it->nops = 1 + nin;
+    it->ndim = nd;
+    it->numel = 1;
+    for (int d = 0; d < nd; ++d) {
+        it->shape[d] = out->ndim > 0 ? out->shape[d] : 1;
+        it->numel *= it->shape[d];
+    }
     for (int k = 0; k < it->nops; ++k) {
         const pt_operand *x = k == 0 ? out : &in[k - 1];
         it->base[k] = pt_cpu_base(x);
-        it->elsize[k] = pt_cpu_dtype_size(x->dtype);
+        it->elsize[k] = pt_dtype_table_size(x->dtype);
+        for (int d = 0; d < nd; ++d) it->strides[k][d] = x->ndim > 0 ? x->strides[d] : 0;
     }
-    /* Keep the dims with extent > 1 (a size-1 dim's stride never matters),
-     * fusing each with the previous one when that is contiguous over it for
-     * every operand: stride[prev] == stride[d] * shape[d]. */
-    int n = 0;
-    int64_t numel = 1;
-    for (int d = 0; d < out->ndim; ++d) {
-        int64_t len = out->shape[d];
-        numel *= len;
-        if (len == 1) continue;
-        bool fuse = n > 0;
-        for (int k = 0; fuse && k < it->nops; ++k) {
-            const pt_operand *x = k == 0 ? out : &in[k - 1];
-            if (it->strides[k][n - 1] != x->strides[d] * len) fuse = false;
-        }
-        if (fuse) {
-            it->shape[n - 1] *= len;
-            for (int k = 0; k < it->nops; ++k) {
-                const pt_operand *x = k == 0 ? out : &in[k - 1];
-                it->strides[k][n - 1] = x->strides[d];
-            }
-        } else {
-            it->shape[n] = len;
-            for (int k = 0; k < it->nops; ++k) {
-                const pt_operand *x = k == 0 ? out : &in[k - 1];
-                it->strides[k][n] = x->strides[d];
-            }
-            ++n;
-        }
-    }
-    if (n == 0) { /* a scalar or all dims of extent 1: one element */
-        it->shape[0] = 1;
-        for (int k = 0; k < it->nops; ++k) it->strides[k][0] = 0;
-        n = 1;
-    }
-    it->ndim = n;
-    it->numel = numel;
 }
 
 /* ---- Streaming rows ---- */
