@@ -48,14 +48,10 @@ static void cpu_free(int dev, void *buf) {
     free(buf);
 }
 
+/* Any host memory is "pinned" here; cpu_free releases it. */
 static pt_status cpu_host_alloc(int dev, size_t bytes, void **ptr) {
     (void)dev;
     return cpu_aligned_alloc(bytes, ptr, "host_alloc");
-}
-
-static void cpu_host_free(int dev, void *ptr) {
-    (void)dev;
-    free(ptr);
 }
 
 /* ---- Transfers: every device is this process's memory ---- */
@@ -147,7 +143,7 @@ static const pt_backend_vtable pt_cpu_vtable = {
     .free = cpu_free,
     .memory_info = pt_cpu_memory_info,
     .host_alloc = cpu_host_alloc,
-    .host_free = cpu_host_free,
+    .host_free = cpu_free,
     .copy_h2d = cpu_copy_h2d,
     .copy_d2h = cpu_copy_d2h,
     .copy_d2d = cpu_copy_d2d,

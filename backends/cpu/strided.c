@@ -217,6 +217,38 @@ static void run_tiled(const pt_cpu_iter *it, pt_cpu_row_fn fn, const pt_cpu_scal
     pt_cpu_parallel_ranges(tiles, parallel ? 2 : INT64_MAX, 1, tiles_range, &ctx);
 }
 
+/* Runs piece over [0, n) split into one range per thread of a team of
+ * `threads`, each range starting on a multiple of align (a power of two). */
+static void split_ranges(int64_t n, int threads, int64_t align, pt_cpu_piece_fn piece,
+                         void *ctx) {
+#ifdef _OPENMP
+#pragma omp parallel num_threads(threads)
+#endif
+    {
+#ifdef _OPENMP
+        int tid = omp_get_thread_num(), nt = omp_get_num_threads();
+#else
+        int tid = 0, nt = 1;
+        (void)threads;
+#endif
+        int64_t chunk = ((n + nt - 1) / nt + align - 1) & ~(align - 1);
+        int64_t b = (int64_t)tid * chunk, e = b + chunk < n ? b + chunk : n;
+        if (b < e) piece(ctx, b, e);
+    }
+}
+
+typedef struct range_ctx {
+    const pt_cpu_iter *it;
+    pt_cpu_row_fn fn;
+    const pt_cpu_scalar *sc;
+    bool stream;
+} range_ctx;
+
+static void range_piece(void *ctx, int64_t begin, int64_t end) {
+    const range_ctx *c = ctx;
+    iter_range(c->it, c->fn, c->sc, begin, end, c->stream);
+}
+
 void pt_cpu_iter_run(const pt_cpu_iter *it, pt_cpu_row_fn fn, const pt_cpu_scalar *sc,
                      int64_t grain) {
     const int64_t total = it->numel;
@@ -244,23 +276,10 @@ void pt_cpu_iter_run(const pt_cpu_iter *it, pt_cpu_row_fn fn, const pt_cpu_scala
     int64_t max_pieces = total / (grain / 4 > 0 ? grain / 4 : 1);
     if (threads > max_pieces) threads = (int)max_pieces;
     if (threads < 1) threads = 1;
-#ifdef _OPENMP
-#pragma omp parallel num_threads(threads)
-#endif
-    {
-#ifdef _OPENMP
-        int t = omp_get_thread_num(), nt = omp_get_num_threads();
-#else
-        int t = 0, nt = 1;
-#endif
-        /* Piece boundaries on multiples of 64 elements, so threads writing
-         * a contiguous output never share a cache line. */
-        int64_t chunk = (total + nt - 1) / nt;
-        chunk = (chunk + 63) & ~(int64_t)63;
-        int64_t begin = (int64_t)t * chunk, end = begin + chunk;
-        if (end > total) end = total;
-        if (begin < end) iter_range(it, fn, sc, begin, end, stream);
-    }
+    /* Piece boundaries on multiples of 64 elements, so threads writing a
+     * contiguous output never share a cache line. */
+    range_ctx ctx = {it, fn, sc, stream};
+    split_ranges(total, threads, 64, range_piece, &ctx);
 }
 
 void pt_cpu_parallel_ranges(int64_t n, int64_t grain, int64_t align, pt_cpu_piece_fn piece,
@@ -269,17 +288,5 @@ void pt_cpu_parallel_ranges(int64_t n, int64_t grain, int64_t align, pt_cpu_piec
         piece(ctx, 0, n);
         return;
     }
-#ifdef _OPENMP
-#pragma omp parallel
-#endif
-    {
-#ifdef _OPENMP
-        int tid = omp_get_thread_num(), nt = omp_get_num_threads();
-#else
-        int tid = 0, nt = 1;
-#endif
-        int64_t chunk = ((n + nt - 1) / nt + align - 1) & ~(align - 1);
-        int64_t b = (int64_t)tid * chunk, e = b + chunk < n ? b + chunk : n;
-        if (b < e) piece(ctx, b, e);
-    }
+    split_ranges(n, pt_cpu_max_threads(), align, piece, ctx);
 }

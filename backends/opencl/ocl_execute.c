@@ -305,6 +305,16 @@ static void ocl_reduce_shape(size_t wg, int64_t outer, int64_t r,
     *tx_n = (cl_int)tx;
 }
 
+/* The kernel kid of in[0]'s dtype program and the element offsets of in[0]
+ * and out: the start of every [outer, r, inner] row kernel (reduce, softmax). */
+static pt_status ocl_row_kernel(ocl_device *d, ocl_kernel_id kid, const pt_op *op, cl_kernel *k,
+                                size_t *wg, cl_long *io, cl_long *oo) {
+    pt_status s = ocl_kernel(d, op->in[0].dtype, kid, k, wg);
+    if (s == PT_OK) s = ocl_elem_offset(&op->in[0], io);
+    if (s == PT_OK) s = ocl_elem_offset(&op->out, oo);
+    return s;
+}
+
 static pt_status ocl_reduce_pass(ocl_device *d, pt_dtype t, cl_kernel k, size_t wg, cl_mem in,
                                  cl_long io, cl_int in_acc, cl_mem in_idx, cl_long iio,
                                  const int64_t *st, int64_t outer, cl_long r, int64_t inner,
@@ -336,11 +346,9 @@ static pt_status ocl_run_reduce(ocl_device *d, const pt_op *op) {
     pt_dtype t = x->dtype;
     cl_kernel k;
     size_t wg;
-    pt_status s = ocl_kernel(d, t, OCL_K_REDUCE, &k, &wg);
-    if (s != PT_OK) return s;
     cl_long io = 0, oo = 0;
-    if ((s = ocl_elem_offset(x, &io)) != PT_OK || (s = ocl_elem_offset(&op->out, &oo)) != PT_OK)
-        return s;
+    pt_status s = ocl_row_kernel(d, OCL_K_REDUCE, op, &k, &wg, &io, &oo);
+    if (s != PT_OK) return s;
     int64_t outer = x->shape[0], r = x->shape[1], inner = x->shape[2];
     cl_int code = op->kind == PT_OP_SUM    ? PT_K_SUM
                   : op->kind == PT_OP_MEAN ? PT_K_MEAN
@@ -389,11 +397,9 @@ static pt_status ocl_run_softmax(ocl_device *d, const pt_op *op) {
     pt_dtype t = x->dtype;
     cl_kernel k;
     size_t wg;
-    pt_status s = ocl_kernel(d, t, OCL_K_SOFTMAX, &k, &wg);
-    if (s != PT_OK) return s;
     cl_long io = 0, oo = 0;
-    if ((s = ocl_elem_offset(x, &io)) != PT_OK || (s = ocl_elem_offset(&op->out, &oo)) != PT_OK)
-        return s;
+    pt_status s = ocl_row_kernel(d, OCL_K_SOFTMAX, op, &k, &wg, &io, &oo);
+    if (s != PT_OK) return s;
     int64_t outer = x->shape[0], inner = x->shape[2];
     cl_long r = x->shape[1], s_o = x->strides[0], s_r = x->strides[1], s_i = x->strides[2];
     cl_long c_outer = outer, c_inner = inner;
