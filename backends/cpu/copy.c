@@ -2,8 +2,8 @@
  * two dtypes (pt_contiguous, pt_cast, pt_copy_, pt_cat, expand).
  *
  * Same-dtype copies move bit patterns (one kernel per element size,
- * memcpy for contiguous rows); conversions go through the non-trapping
- * helpers in cpu_internal.h. */
+ * memcpy for contiguous rows); float to integer conversions follow
+ * portable/numeric_rules.h. */
 #include <string.h>
 
 #include "cpu_internal.h"
@@ -14,13 +14,13 @@
     static inline TT cv_##FROM##_##TO(TF x) { return (EXPR); }
 
 PT_CPU_CV(f32, float, f64, double, (double)x)
-PT_CPU_CV(f32, float, i32, int32_t, pt_cpu_f2i32(x))
-PT_CPU_CV(f32, float, i64, int64_t, pt_cpu_f2i64(x))
-PT_CPU_CV(f32, float, u8, uint8_t, pt_cpu_f2u8(x))
+PT_CPU_CV(f32, float, i32, int32_t, pt_sat_i32_f32(x))
+PT_CPU_CV(f32, float, i64, int64_t, pt_sat_i64_f32(x))
+PT_CPU_CV(f32, float, u8, uint8_t, pt_wrap_u8_f32(x))
 PT_CPU_CV(f64, double, f32, float, (float)x)
-PT_CPU_CV(f64, double, i32, int32_t, pt_cpu_f2i32(x))
-PT_CPU_CV(f64, double, i64, int64_t, pt_cpu_f2i64(x))
-PT_CPU_CV(f64, double, u8, uint8_t, pt_cpu_f2u8(x))
+PT_CPU_CV(f64, double, i32, int32_t, pt_sat_i32_f64(x))
+PT_CPU_CV(f64, double, i64, int64_t, pt_sat_i64_f64(x))
+PT_CPU_CV(f64, double, u8, uint8_t, pt_wrap_u8_f64(x))
 PT_CPU_CV(i32, int32_t, f32, float, (float)x)
 PT_CPU_CV(i32, int32_t, f64, double, (double)x)
 PT_CPU_CV(i32, int32_t, i64, int64_t, (int64_t)x)
@@ -115,7 +115,7 @@ pt_status pt_cpu_copy(const pt_op *op, bool run) {
     if ((unsigned)to >= PT__DTYPE_COUNT) return pt_cpu_unsupported(op, to);
     pt_cpu_row_fn fn = convert_rows[from][to];
     if (from == to) {
-        size_t es = pt_cpu_dtype_size(from);
+        size_t es = pt_dtype_table_size(from);
         fn = es == 1 ? copy_bits1_row : es == 4 ? copy_bits4_row : copy_bits8_row;
     }
     if (!run) return PT_OK;

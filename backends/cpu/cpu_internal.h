@@ -2,6 +2,7 @@
  *
  * Nothing here is exported (the target builds with hidden visibility); the
  * only public symbol is pt_backend_entry in plugin.c. Names are pt_cpu_*.
+ * Float to integer conversions follow portable/numeric_rules.h.
  *
  * Buffers are plain host pointers, so every operand address is
  * (char *)buf + offset and element strides are multiplied by the element
@@ -13,12 +14,16 @@
 #include <stdint.h>
 
 #include "portable/backend.h"
+#include "portable/numeric_rules.h"
 
 #ifdef _OPENMP
 #include <omp.h>
 #endif
 
-/* ---- Host API and errors (plugin.c) ---- */
+/* ---- Host API and errors (errors.c) ----
+ * Op and dtype names in messages come from the shared tables: pt_op_name
+ * (op_table.h) and pt_dtype_table_name (types.h), as do element sizes
+ * (pt_dtype_table_size). */
 
 /* The host API handed to pt_backend_entry (NULL before it ran). */
 extern const pt_host_api *pt_cpu_host;
@@ -30,19 +35,6 @@ pt_status pt_cpu_unsupported(const pt_op *op, pt_dtype t);
 /* A descriptor that contradicts backend.h (a core bug): PT_ERR_INTERNAL
  * naming the op and what was wrong. */
 pt_status pt_cpu_bad_op(const pt_op *op, const char *what);
-/* "add", "matmul", ...; "?" outside the enum. */
-const char *pt_cpu_op_name(pt_op_kind k);
-/* "f32", ..., "u8"; "?" outside the enum. */
-const char *pt_cpu_dtype_name(pt_dtype t);
-/* Bytes per element; 0 outside the enum. */
-static inline size_t pt_cpu_dtype_size(pt_dtype t) {
-    switch (t) {
-    case PT_F32: case PT_I32: return 4;
-    case PT_F64: case PT_I64: return 8;
-    case PT_U8: return 1;
-    default: return 0;
-    }
-}
 
 /* ---- Devices (devices.c) ---- */
 
@@ -99,9 +91,8 @@ void pt_cpu_scalar_from_double(double v, pt_cpu_scalar *out);
 typedef void (*pt_cpu_row_fn)(int64_t n, char *const *p, const int64_t *st,
                               const pt_cpu_scalar *sc);
 
-/* The operands of an element-wise op after merging dimensions: size-1 dims
- * are dropped and neighbours that are contiguous for every operand are fused,
- * so a contiguous tensor of any shape becomes one row. */
+/* The operands of an element-wise op as the core sends them: dimensions
+ * already merged (backend.h), so a contiguous tensor of any shape is one row. */
 typedef struct pt_cpu_iter {
     int ndim;                                          /* >= 1 */
     int nops;                                          /* out + inputs */
@@ -118,29 +109,6 @@ void pt_cpu_iter_init(pt_cpu_iter *it, const pt_operand *out, int nin, const pt_
  * numel >= grain. */
 void pt_cpu_iter_run(const pt_cpu_iter *it, pt_cpu_row_fn fn, const pt_cpu_scalar *sc,
                      int64_t grain);
-
-/* ---- Conversions that never trap ----
- * Float to i32/i64: NaN -> 0, out-of-range values saturate, the rest
- * truncate toward zero (C's conversion is undefined outside the range).
- * Integer to narrower integer wraps (two's complement). */
-
-static inline int32_t pt_cpu_f2i32(double v) {
-    if (v != v) return 0;
-    if (v <= -2147483648.0) return INT32_MIN;
-    if (v >= 2147483647.0) return INT32_MAX;
-    return (int32_t)v;
-}
-
-static inline int64_t pt_cpu_f2i64(double v) {
-    if (v != v) return 0;
-    if (v <= -9223372036854775808.0) return INT64_MIN;
-    if (v >= 9223372036854775808.0) return INT64_MAX;
-    return (int64_t)v;
-}
-
-/* u8 wraps like the integer conversions (-1.0 -> 255, as PyTorch and NumPy
- * do on x86), after truncating through int64. */
-static inline uint8_t pt_cpu_f2u8(double v) { return (uint8_t)(uint64_t)pt_cpu_f2i64(v); }
 
 /* ---- Op families (one file each) ----
  * Each checks the descriptor (the core validated it; these checks only keep

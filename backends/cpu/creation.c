@@ -67,16 +67,16 @@ static bool is_int64_value(double v) {
 /* Writes elements [begin, begin + n) of the range. */
 static void arange_piece(pt_dtype t, char *o, int64_t so, int64_t begin, int64_t n, double start,
                          double step) {
-    o += begin * so * (int64_t)pt_cpu_dtype_size(t);
+    o += begin * so * (int64_t)pt_dtype_table_size(t);
     const bool exact = is_int64_value(start) && is_int64_value(step);
     const uint64_t istart = exact ? (uint64_t)(int64_t)start : 0;
     const uint64_t istep = exact ? (uint64_t)(int64_t)step : 0;
     switch (t) {
     case PT_F32: PT_CPU_ARANGE_FLOAT(float) break;
     case PT_F64: PT_CPU_ARANGE_FLOAT(double) break;
-    case PT_I32: PT_CPU_ARANGE_INT(int32_t, pt_cpu_f2i32) break;
-    case PT_I64: PT_CPU_ARANGE_INT(int64_t, pt_cpu_f2i64) break;
-    case PT_U8: PT_CPU_ARANGE_INT(uint8_t, pt_cpu_f2u8) break;
+    case PT_I32: PT_CPU_ARANGE_INT(int32_t, pt_sat_i32_f64) break;
+    case PT_I64: PT_CPU_ARANGE_INT(int64_t, pt_sat_i64_f64) break;
+    case PT_U8: PT_CPU_ARANGE_INT(uint8_t, pt_wrap_u8_f64) break;
     default: break;
     }
 }

@@ -222,16 +222,6 @@ static const pt_cpu_row_fn ew_rows[PT__OP_COUNT][PT__DTYPE_COUNT] = {
 
 /* ---- Descriptor checks and dispatch ---- */
 
-static int ew_arity(pt_op_kind k) {
-    switch (k) {
-    case PT_OP_ADD_SCALAR: case PT_OP_MUL_SCALAR: case PT_OP_NEG: case PT_OP_ABS:
-    case PT_OP_EXP: case PT_OP_LOG: case PT_OP_SQRT: case PT_OP_RELU: case PT_OP_SIGMOID:
-    case PT_OP_TANH: return 1;
-    case PT_OP_WHERE: return 3;
-    default: return 2;
-    }
-}
-
 /* Per-element cost decides how small an op may be and still go parallel. */
 static int64_t ew_grain(pt_op_kind k, pt_dtype t) {
     switch (k) {
@@ -252,16 +242,16 @@ static bool same_shape(const pt_operand *a, const pt_operand *b) {
 pt_status pt_cpu_elementwise(const pt_op *op, bool run) {
     const pt_op_kind k = op->kind;
     const pt_dtype t = op->dtype;
-    const int arity = ew_arity(k);
+    const pt_op_info *info = pt_op_info_of(k); /* the dispatcher sends only known kinds */
+    const int arity = info->arity;
     if (op->n_inputs != arity) return pt_cpu_bad_op(op, "wrong number of inputs");
     if (op->out.ndim < 0 || op->out.ndim > PT_MAX_DIMS) return pt_cpu_bad_op(op, "bad ndim");
     for (int i = 0; i < arity; ++i)
         if (!same_shape(&op->out, &op->in[i]))
             return pt_cpu_bad_op(op, "an input's shape differs from the output's");
 
-    /* Expected dtypes: comparisons write u8, where's condition is u8. */
-    const bool compare = k == PT_OP_EQ || k == PT_OP_LT || k == PT_OP_GT;
-    if (op->out.dtype != (compare ? PT_U8 : t))
+    /* Expected dtypes: comparisons write u8 (op_table.h), where's condition is u8. */
+    if (op->out.dtype != pt_op_result_dtype(k, t))
         return pt_cpu_bad_op(op, "output dtype does not match the op");
     for (int i = 0; i < arity; ++i) {
         pt_dtype want = (k == PT_OP_WHERE && i == 0) ? PT_U8 : t;
@@ -271,7 +261,7 @@ pt_status pt_cpu_elementwise(const pt_op *op, bool run) {
     pt_cpu_row_fn fn = NULL;
     if ((unsigned)t < PT__DTYPE_COUNT) {
         if (k == PT_OP_WHERE) {
-            size_t es = pt_cpu_dtype_size(t);
+            size_t es = pt_dtype_table_size(t);
             fn = es == 1 ? where_1_row : es == 4 ? where_4_row : where_8_row;
         } else {
             fn = ew_rows[k][t];

@@ -56,10 +56,10 @@ static pt_status gather(const pt_op *op, bool run) {
     if (x->dtype != t || out->dtype != t) return pt_cpu_bad_op(op, "value dtype differs");
     if (ix->dtype != PT_I32 && ix->dtype != PT_I64)
         return pt_cpu_fail(PT_ERR_UNSUPPORTED, "gather not implemented for index dtype %s",
-                           pt_cpu_dtype_name(ix->dtype));
+                           pt_dtype_table_name(ix->dtype));
     if (!run) return PT_OK;
 
-    const size_t es = pt_cpu_dtype_size(t);
+    const size_t es = pt_dtype_table_size(t);
     const bool i64 = ix->dtype == PT_I64;
     gather_rows_fn fn = es == 1   ? (i64 ? gather_1_i64 : gather_1_i32)
                         : es == 4 ? (i64 ? gather_4_i64 : gather_4_i32)
@@ -94,7 +94,7 @@ static void one_hot_rows(const pt_op *op, int64_t r0, int64_t r1) {
     const pt_operand *lab = &op->in[0];
     const char *lb = pt_cpu_base(lab);
     const int64_t ls = lab->strides[0], count = op->count;
-    const size_t es = pt_cpu_dtype_size(op->out.dtype);
+    const size_t es = pt_dtype_table_size(op->out.dtype);
     char *out = pt_cpu_base(&op->out);
     /* Zero is all-zero bits in every dtype, so rows are cleared with memset. */
     memset(out + r0 * count * (int64_t)es, 0, (size_t)((r1 - r0) * count) * es);
@@ -125,7 +125,7 @@ static pt_status one_hot(const pt_op *op, bool run) {
     if (out->dtype != t) return pt_cpu_bad_op(op, "output dtype differs from the op's");
     if (lab->dtype != PT_I32 && lab->dtype != PT_I64)
         return pt_cpu_fail(PT_ERR_UNSUPPORTED, "one_hot not implemented for label dtype %s",
-                           pt_cpu_dtype_name(lab->dtype));
+                           pt_dtype_table_name(lab->dtype));
     if (!run) return PT_OK;
     const int64_t n = lab->shape[0];
     if (n * op->count < PT_CPU_GRAIN_CHEAP || n < 2 || pt_cpu_max_threads() <= 1) {

@@ -208,7 +208,7 @@ pt_status pt_cpu_matmul(const pt_op *op, bool run) {
     if (!run) return PT_OK;
 
     mm_job j = {
-        .t = t, .es = pt_cpu_dtype_size(t),
+        .t = t, .es = pt_dtype_table_size(t),
         .a = pt_cpu_base(A), .b = pt_cpu_base(Bm), .c = pt_cpu_base(C),
         .B = C->shape[0], .M = C->shape[1], .K = A->shape[2], .N = C->shape[2],
         .sa0 = A->strides[0], .sa1 = A->strides[1], .sa2 = A->strides[2],

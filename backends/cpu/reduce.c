@@ -411,8 +411,8 @@ pt_status pt_cpu_reduce(const pt_op *op, bool run) {
     red_job jb = {
         .k = &red_table[which][t],
         .x = pt_cpu_base(in),
-        .es = pt_cpu_dtype_size(t),
-        .out_es = pt_cpu_dtype_size(op->out.dtype),
+        .es = pt_dtype_table_size(t),
+        .out_es = pt_dtype_table_size(op->out.dtype),
         .out = pt_cpu_base(&op->out),
         .outer = in->shape[0], .r = in->shape[1], .inner = in->shape[2],
         .s0 = in->strides[0], .s1 = in->strides[1], .s2 = in->strides[2],

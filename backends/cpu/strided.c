@@ -3,8 +3,9 @@
  * Element-wise ops see their operands as rows: the innermost dimension is
  * handed to a row kernel (which has its own fast paths for contiguous and
  * broadcast rows), the outer dimensions are walked with an index counter.
- * Merging dimensions first turns every contiguous tensor into one long row,
- * so the common case costs one kernel call. Large ops split the flat
+ * The core merges dimensions before sending an op (backend.h), so every
+ * contiguous tensor arrives as one long row and the common case costs one
+ * kernel call. Large ops split the flat
  * element range into one contiguous piece per thread.
  *
  * Two refinements for large operands:
@@ -35,54 +36,28 @@
 void pt_cpu_scalar_from_double(double v, pt_cpu_scalar *out) {
     out->f32 = (float)v;
     out->f64 = v;
-    out->i32 = pt_cpu_f2i32(v);
-    out->i64 = pt_cpu_f2i64(v);
-    out->u8 = pt_cpu_f2u8(v);
+    out->i32 = pt_sat_i32_f64(v);
+    out->i64 = pt_sat_i64_f64(v);
+    out->u8 = pt_wrap_u8_f64(v);
 }
 
 void pt_cpu_iter_init(pt_cpu_iter *it, const pt_operand *out, int nin, const pt_operand *in) {
+    /* The core has merged the dimensions (backend.h); a 0-d operand, which it
+     * never sends, would be one element. */
+    const int nd = out->ndim > 0 ? out->ndim : 1;
     it->nops = 1 + nin;
+    it->ndim = nd;
+    it->numel = 1;
+    for (int d = 0; d < nd; ++d) {
+        it->shape[d] = out->ndim > 0 ? out->shape[d] : 1;
+        it->numel *= it->shape[d];
+    }
     for (int k = 0; k < it->nops; ++k) {
         const pt_operand *x = k == 0 ? out : &in[k - 1];
         it->base[k] = pt_cpu_base(x);
-        it->elsize[k] = pt_cpu_dtype_size(x->dtype);
+        it->elsize[k] = pt_dtype_table_size(x->dtype);
+        for (int d = 0; d < nd; ++d) it->strides[k][d] = x->ndim > 0 ? x->strides[d] : 0;
     }
-    /* Keep the dims with extent > 1 (a size-1 dim's stride never matters),
-     * fusing each with the previous one when that is contiguous over it for
-     * every operand: stride[prev] == stride[d] * shape[d]. */
-    int n = 0;
-    int64_t numel = 1;
-    for (int d = 0; d < out->ndim; ++d) {
-        int64_t len = out->shape[d];
-        numel *= len;
-        if (len == 1) continue;
-        bool fuse = n > 0;
-        for (int k = 0; fuse && k < it->nops; ++k) {
-            const pt_operand *x = k == 0 ? out : &in[k - 1];
-            if (it->strides[k][n - 1] != x->strides[d] * len) fuse = false;
-        }
-        if (fuse) {
-            it->shape[n - 1] *= len;
-            for (int k = 0; k < it->nops; ++k) {
-                const pt_operand *x = k == 0 ? out : &in[k - 1];
-                it->strides[k][n - 1] = x->strides[d];
-            }
-        } else {
-            it->shape[n] = len;
-            for (int k = 0; k < it->nops; ++k) {
-                const pt_operand *x = k == 0 ? out : &in[k - 1];
-                it->strides[k][n] = x->strides[d];
-            }
-            ++n;
-        }
-    }
-    if (n == 0) { /* a scalar or all dims of extent 1: one element */
-        it->shape[0] = 1;
-        for (int k = 0; k < it->nops; ++k) it->strides[k][0] = 0;
-        n = 1;
-    }
-    it->ndim = n;
-    it->numel = numel;
 }
 
 /* ---- Streaming rows ---- */
@@ -242,6 +217,38 @@ static void run_tiled(const pt_cpu_iter *it, pt_cpu_row_fn fn, const pt_cpu_scal
     pt_cpu_parallel_ranges(tiles, parallel ? 2 : INT64_MAX, 1, tiles_range, &ctx);
 }
 
+/* Runs piece over [0, n) split into one range per thread of a team of
+ * `threads`, each range starting on a multiple of align (a power of two). */
+static void split_ranges(int64_t n, int threads, int64_t align, pt_cpu_piece_fn piece,
+                         void *ctx) {
+#ifdef _OPENMP
+#pragma omp parallel num_threads(threads)
+#endif
+    {
+#ifdef _OPENMP
+        int tid = omp_get_thread_num(), nt = omp_get_num_threads();
+#else
+        int tid = 0, nt = 1;
+        (void)threads;
+#endif
+        int64_t chunk = ((n + nt - 1) / nt + align - 1) & ~(align - 1);
+        int64_t b = (int64_t)tid * chunk, e = b + chunk < n ? b + chunk : n;
+        if (b < e) piece(ctx, b, e);
+    }
+}
+
+typedef struct range_ctx {
+    const pt_cpu_iter *it;
+    pt_cpu_row_fn fn;
+    const pt_cpu_scalar *sc;
+    bool stream;
+} range_ctx;
+
+static void range_piece(void *ctx, int64_t begin, int64_t end) {
+    const range_ctx *c = ctx;
+    iter_range(c->it, c->fn, c->sc, begin, end, c->stream);
+}
+
 void pt_cpu_iter_run(const pt_cpu_iter *it, pt_cpu_row_fn fn, const pt_cpu_scalar *sc,
                      int64_t grain) {
     const int64_t total = it->numel;
@@ -269,23 +276,10 @@ void pt_cpu_iter_run(const pt_cpu_iter *it, pt_cpu_row_fn fn, const pt_cpu_scala
     int64_t max_pieces = total / (grain / 4 > 0 ? grain / 4 : 1);
     if (threads > max_pieces) threads = (int)max_pieces;
     if (threads < 1) threads = 1;
-#ifdef _OPENMP
-#pragma omp parallel num_threads(threads)
-#endif
-    {
-#ifdef _OPENMP
-        int t = omp_get_thread_num(), nt = omp_get_num_threads();
-#else
-        int t = 0, nt = 1;
-#endif
-        /* Piece boundaries on multiples of 64 elements, so threads writing
-         * a contiguous output never share a cache line. */
-        int64_t chunk = (total + nt - 1) / nt;
-        chunk = (chunk + 63) & ~(int64_t)63;
-        int64_t begin = (int64_t)t * chunk, end = begin + chunk;
-        if (end > total) end = total;
-        if (begin < end) iter_range(it, fn, sc, begin, end, stream);
-    }
+    /* Piece boundaries on multiples of 64 elements, so threads writing a
+     * contiguous output never share a cache line. */
+    range_ctx ctx = {it, fn, sc, stream};
+    split_ranges(total, threads, 64, range_piece, &ctx);
 }
 
 void pt_cpu_parallel_ranges(int64_t n, int64_t grain, int64_t align, pt_cpu_piece_fn piece,
@@ -294,17 +288,5 @@ void pt_cpu_parallel_ranges(int64_t n, int64_t grain, int64_t align, pt_cpu_piec
         piece(ctx, 0, n);
         return;
     }
-#ifdef _OPENMP
-#pragma omp parallel
-#endif
-    {
-#ifdef _OPENMP
-        int tid = omp_get_thread_num(), nt = omp_get_num_threads();
-#else
-        int tid = 0, nt = 1;
-#endif
-        int64_t chunk = ((n + nt - 1) / nt + align - 1) & ~(align - 1);
-        int64_t b = (int64_t)tid * chunk, e = b + chunk < n ? b + chunk : n;
-        if (b < e) piece(ctx, b, e);
-    }
+    split_ranges(n, pt_cpu_max_threads(), align, piece, ctx);
 }

@@ -9,25 +9,14 @@
 #include <string.h>
 
 #include "ocl_internal.h"
-
-static const char *ocl_dt(pt_dtype t) {
-    static const char *const names[PT__DTYPE_COUNT] = {"f32", "f64", "i32", "i64", "u8"};
-    return (t >= 0 && t < PT__DTYPE_COUNT) ? names[t] : "?";
-}
-
-static size_t ocl_dtype_bytes(pt_dtype t) {
-    static const size_t sizes[PT__DTYPE_COUNT] = {4, 8, 4, 8, 1};
-    return (t >= 0 && t < PT__DTYPE_COUNT) ? sizes[t] : 0;
-}
-
-static bool ocl_is_float(pt_dtype t) { return t == PT_F32 || t == PT_F64; }
+#include "portable/numeric_rules.h"
 
 pt_status ocl_elem_offset(const pt_operand *x, cl_long *out) {
-    size_t es = ocl_dtype_bytes(x->dtype);
+    size_t es = pt_dtype_table_size(x->dtype);
     if (es == 0 || x->offset % es != 0)
         return ocl_fail(PT_ERR_INTERNAL,
                         "operand byte offset %zu is not a multiple of its %s element size",
-                        x->offset, ocl_dt(x->dtype));
+                        x->offset, pt_dtype_table_name(x->dtype));
     *out = (cl_long)(x->offset / es);
     return PT_OK;
 }
@@ -60,31 +49,16 @@ typedef struct ocl_scalar {
     size_t size;
 } ocl_scalar;
 
-/* Scalar conversions as on the cpu backend (and in copy_to_<dst>): truncate
- * toward zero, saturate to i32/i64 (NaN gives 0), wrap to u8 through i64. */
-static int64_t ocl_double_to_i64(double v) {
-    if (isnan(v)) return 0;
-    if (v >= 9223372036854775808.0) return INT64_MAX;
-    if (v <= -9223372036854775808.0) return INT64_MIN;
-    return (int64_t)v;
-}
-
-static int32_t ocl_double_to_i32(double v) {
-    if (isnan(v)) return 0;
-    if (v >= 2147483647.0) return INT32_MAX;
-    if (v <= -2147483648.0) return INT32_MIN;
-    return (int32_t)v;
-}
-
+/* Integer scalars convert as portable/numeric_rules.h says (as in copy_to_<dst>). */
 static ocl_scalar ocl_make_scalar(pt_dtype t, double v) {
     ocl_scalar s;
     memset(&s, 0, sizeof s);
     switch (t) {
     case PT_F32: s.v.f32 = (cl_float)v; s.size = sizeof(cl_float); break;
     case PT_F64: s.v.f64 = v; s.size = sizeof(cl_double); break;
-    case PT_I32: s.v.i32 = ocl_double_to_i32(v); s.size = sizeof(cl_int); break;
-    case PT_I64: s.v.i64 = ocl_double_to_i64(v); s.size = sizeof(cl_long); break;
-    default: s.v.u8 = (cl_uchar)(uint64_t)ocl_double_to_i64(v); s.size = sizeof(cl_uchar); break;
+    case PT_I32: s.v.i32 = pt_sat_i32_f64(v); s.size = sizeof(cl_int); break;
+    case PT_I64: s.v.i64 = pt_sat_i64_f64(v); s.size = sizeof(cl_long); break;
+    default: s.v.u8 = pt_wrap_u8_f64(v); s.size = sizeof(cl_uchar); break;
     }
     return s;
 }
@@ -135,38 +109,23 @@ typedef struct ocl_layout {
     cl_long8 st[4]; /* out, in a, in b, in c */
 } ocl_layout;
 
-/* Describes out's shape with the strides of out and up to 3 inputs, dropping
- * extent-1 dimensions and merging neighbours that are contiguous with each
- * other in every operand. The kernels want the innermost dimension first;
- * nd == 0 tells them every operand is contiguous (their fast path). */
+/* Describes out's shape with the strides of out and up to 3 inputs, as the
+ * core sends them: dimensions already merged (backend.h). The kernels want the
+ * innermost dimension first; nd == 0 tells them every operand is contiguous
+ * (their fast path). A 0-d operand, which the core never sends, is one
+ * element. */
 static void ocl_layout_build(const pt_operand *out, int n_in, const pt_operand *const *in,
                              ocl_layout *L) {
     memset(L, 0, sizeof *L);
     const pt_operand *ops[4] = {out, n_in > 0 ? in[0] : NULL, n_in > 1 ? in[1] : NULL,
                                 n_in > 2 ? in[2] : NULL};
-    int64_t shape[PT_MAX_DIMS], st[4][PT_MAX_DIMS];
-    memset(st, 0, sizeof st);
-    int nd = 0;
-    for (int d = 0; d < out->ndim; ++d) {
-        int64_t ext = out->shape[d];
-        if (ext == 1) continue;
-        bool merge = nd > 0;
-        for (int k = 0; merge && k < 4; ++k)
-            if (ops[k] && st[k][nd - 1] != ops[k]->strides[d] * ext) merge = false;
-        int at = merge ? nd - 1 : nd++;
-        shape[at] = merge ? shape[at] * ext : ext;
-        for (int k = 0; k < 4; ++k) st[k][at] = ops[k] ? ops[k]->strides[d] : 0;
-    }
-    if (nd == 0) { /* a single element */
-        nd = 1;
-        shape[0] = 1;
-    }
+    const int nd = out->ndim;
     for (int d = 0; d < PT_MAX_DIMS; ++d) L->shape.s[d] = 1;
     for (int d = 0; d < nd; ++d) {
-        L->shape.s[d] = shape[nd - 1 - d];
-        for (int k = 0; k < 4; ++k) L->st[k].s[d] = st[k][nd - 1 - d];
+        L->shape.s[d] = out->shape[nd - 1 - d];
+        for (int k = 0; k < 4; ++k) L->st[k].s[d] = ops[k] ? ops[k]->strides[nd - 1 - d] : 0;
     }
-    L->nd = nd;
+    L->nd = nd > 0 ? nd : 1;
     bool contiguous = nd == 1;
     for (int k = 0; contiguous && k < 4; ++k)
         if (ops[k] && L->st[k].s[0] != 1) contiguous = false;
@@ -282,7 +241,7 @@ static pt_status ocl_run_arange(ocl_device *d, const pt_op *op) {
     cl_long oo = 0, n = ocl_numel(&op->out);
     if ((s = ocl_elem_offset(&op->out, &oo)) != PT_OK) return s;
     /* Integers from integral start/step: exact 64-bit arithmetic. */
-    bool integral = !ocl_is_float(t) && ocl_is_int64_value(op->scalar) &&
+    bool integral = !pt_dtype_is_float(t) && ocl_is_int64_value(op->scalar) &&
                     ocl_is_int64_value(op->scalar2);
     cl_int mode = integral ? PT_K_ARANGE_INT : PT_K_ARANGE_FLOAT;
     cl_long start_i = integral ? (cl_long)op->scalar : 0;
@@ -346,6 +305,16 @@ static void ocl_reduce_shape(size_t wg, int64_t outer, int64_t r,
     *tx_n = (cl_int)tx;
 }
 
+/* The kernel kid of in[0]'s dtype program and the element offsets of in[0]
+ * and out: the start of every [outer, r, inner] row kernel (reduce, softmax). */
+static pt_status ocl_row_kernel(ocl_device *d, ocl_kernel_id kid, const pt_op *op, cl_kernel *k,
+                                size_t *wg, cl_long *io, cl_long *oo) {
+    pt_status s = ocl_kernel(d, op->in[0].dtype, kid, k, wg);
+    if (s == PT_OK) s = ocl_elem_offset(&op->in[0], io);
+    if (s == PT_OK) s = ocl_elem_offset(&op->out, oo);
+    return s;
+}
+
 static pt_status ocl_reduce_pass(ocl_device *d, pt_dtype t, cl_kernel k, size_t wg, cl_mem in,
                                  cl_long io, cl_int in_acc, cl_mem in_idx, cl_long iio,
                                  const int64_t *st, int64_t outer, cl_long r, int64_t inner,
@@ -355,7 +324,7 @@ static pt_status ocl_reduce_pass(ocl_device *d, pt_dtype t, cl_kernel k, size_t 
     size_t L;
     cl_int tx_n;
     ocl_reduce_shape(wg, outer, chunk, inner, &L, &tx_n);
-    size_t acc_bytes = ocl_is_float(t) ? ocl_dtype_bytes(t) : sizeof(cl_long);
+    size_t acc_bytes = pt_dtype_is_float(t) ? pt_dtype_table_size(t) : sizeof(cl_long);
     cl_long s_o = st[0], s_r = st[1], s_i = st[2], c_outer = outer, c_inner = inner;
     cl_int blocked = ocl_blocked_rows(d);
     ocl_arg args[] = {OCL_ARG(in),      OCL_ARG(io),      OCL_ARG(in_acc),    OCL_ARG(in_idx),
@@ -377,11 +346,9 @@ static pt_status ocl_run_reduce(ocl_device *d, const pt_op *op) {
     pt_dtype t = x->dtype;
     cl_kernel k;
     size_t wg;
-    pt_status s = ocl_kernel(d, t, OCL_K_REDUCE, &k, &wg);
-    if (s != PT_OK) return s;
     cl_long io = 0, oo = 0;
-    if ((s = ocl_elem_offset(x, &io)) != PT_OK || (s = ocl_elem_offset(&op->out, &oo)) != PT_OK)
-        return s;
+    pt_status s = ocl_row_kernel(d, OCL_K_REDUCE, op, &k, &wg, &io, &oo);
+    if (s != PT_OK) return s;
     int64_t outer = x->shape[0], r = x->shape[1], inner = x->shape[2];
     cl_int code = op->kind == PT_OP_SUM    ? PT_K_SUM
                   : op->kind == PT_OP_MEAN ? PT_K_MEAN
@@ -410,7 +377,7 @@ static pt_status ocl_run_reduce(ocl_device *d, const pt_op *op) {
 
     int64_t chunk = (r + S - 1) / S;
     S = (r + chunk - 1) / chunk;
-    size_t acc_bytes = ocl_is_float(t) ? ocl_dtype_bytes(t) : sizeof(cl_long);
+    size_t acc_bytes = pt_dtype_is_float(t) ? pt_dtype_table_size(t) : sizeof(cl_long);
     size_t n_part = (size_t)(outer * S * inner);
     size_t val_bytes = (n_part * acc_bytes + 7) / 8 * 8;
     cl_mem scratch;
@@ -430,11 +397,9 @@ static pt_status ocl_run_softmax(ocl_device *d, const pt_op *op) {
     pt_dtype t = x->dtype;
     cl_kernel k;
     size_t wg;
-    pt_status s = ocl_kernel(d, t, OCL_K_SOFTMAX, &k, &wg);
-    if (s != PT_OK) return s;
     cl_long io = 0, oo = 0;
-    if ((s = ocl_elem_offset(x, &io)) != PT_OK || (s = ocl_elem_offset(&op->out, &oo)) != PT_OK)
-        return s;
+    pt_status s = ocl_row_kernel(d, OCL_K_SOFTMAX, op, &k, &wg, &io, &oo);
+    if (s != PT_OK) return s;
     int64_t outer = x->shape[0], inner = x->shape[2];
     cl_long r = x->shape[1], s_o = x->strides[0], s_r = x->strides[1], s_i = x->strides[2];
     cl_long c_outer = outer, c_inner = inner;
@@ -446,7 +411,7 @@ static pt_status ocl_run_softmax(ocl_device *d, const pt_op *op) {
     ocl_arg args[] = {OCL_ARG(in),       OCL_ARG(io),   OCL_ARG(s_o),     OCL_ARG(s_r),
                       OCL_ARG(s_i),      OCL_ARG(r),    OCL_ARG(c_outer), OCL_ARG(c_inner),
                       OCL_ARG(tx_n),     OCL_ARG(blocked), OCL_ARG(out),  OCL_ARG(oo),
-                      OCL_ARG(log_mode), OCL_LOCAL(L * ocl_dtype_bytes(t))};
+                      OCL_ARG(log_mode), OCL_LOCAL(L * pt_dtype_table_size(t))};
     if ((s = ocl_set_args(k, "softmax", (int)(sizeof args / sizeof args[0]), args)) != PT_OK)
         return s;
     size_t groups = (size_t)((outer * inner + tx_n - 1) / tx_n);
@@ -501,82 +466,60 @@ static pt_status ocl_run_one_hot(ocl_device *d, const pt_op *op) {
 
 /* ---- What is supported ---- */
 
-static const char *ocl_kind_name(pt_op_kind k) {
-    static const char *const names[PT__OP_COUNT] = {
-        "FILL", "ARANGE", "RAND_UNIFORM", "RAND_NORMAL", "COPY", "ADD", "SUB", "MUL", "DIV", "POW",
-        "MAXIMUM", "MINIMUM", "EQ", "LT", "GT", "ADD_SCALAR", "MUL_SCALAR", "NEG", "ABS", "EXP",
-        "LOG", "SQRT", "RELU", "SIGMOID", "TANH", "WHERE", "AXPY", "SUM", "MEAN", "MAX", "ARGMAX",
-        "SOFTMAX", "LOG_SOFTMAX", "MATMUL", "GATHER", "ONE_HOT"};
-    return (k >= 0 && k < PT__OP_COUNT) ? names[k] : "?";
-}
-
-/* Float-only kinds, as on the cpu backend. */
-static bool ocl_kind_float_only(pt_op_kind k) {
-    switch (k) {
-    case PT_OP_RAND_UNIFORM: case PT_OP_RAND_NORMAL: case PT_OP_POW: case PT_OP_EXP:
-    case PT_OP_LOG: case PT_OP_SQRT: case PT_OP_SIGMOID: case PT_OP_TANH: case PT_OP_MEAN:
-    case PT_OP_SOFTMAX: case PT_OP_LOG_SOFTMAX: case PT_OP_MATMUL:
-        return true;
-    default:
-        return false;
-    }
-}
-
 pt_status ocl_supports(int dev, const pt_op *op) {
     if (dev < 0 || dev >= ocl_g.n_devices)
         return ocl_fail(PT_ERR_NO_DEVICE, "no OpenCL device %d (%d present)", dev,
                         ocl_g.n_devices);
     const ocl_device *d = &ocl_g.devices[dev];
-    if (op->kind < 0 || op->kind >= PT__OP_COUNT)
-        return ocl_fail(PT_ERR_UNSUPPORTED, "unknown op kind %d", (int)op->kind);
+    const pt_op_info *info = pt_op_info_of(op->kind);
+    if (!info) return ocl_fail(PT_ERR_UNSUPPORTED, "unknown op kind %d", (int)op->kind);
     const pt_operand *ops[1 + PT_OP_MAX_INPUTS] = {&op->out, &op->in[0], &op->in[1], &op->in[2]};
     int n = 1 + (op->n_inputs < PT_OP_MAX_INPUTS ? op->n_inputs : PT_OP_MAX_INPUTS);
     for (int i = 0; i < n; ++i) {
         if (ops[i]->dtype < 0 || ops[i]->dtype >= PT__DTYPE_COUNT)
-            return ocl_fail(PT_ERR_UNSUPPORTED, "%s: unknown dtype %d", ocl_kind_name(op->kind),
+            return ocl_fail(PT_ERR_UNSUPPORTED, "%s: unknown dtype %d", pt_op_name(op->kind),
                             (int)ops[i]->dtype);
         if (ops[i]->dtype == PT_F64 && !d->fp64)
             return ocl_fail(PT_ERR_UNSUPPORTED,
                             "%s on f64: %s (%s) lacks cl_khr_fp64, so OpenCL f64 is unavailable "
                             "there; use f32",
-                            ocl_kind_name(op->kind), d->name, d->platform_name);
+                            pt_op_name(op->kind), d->name, d->platform_name);
     }
     /* The dtype the op computes in (creation ops: the output's). */
-    pt_dtype t = (op->kind <= PT_OP_RAND_NORMAL || op->kind == PT_OP_WHERE ||
+    pt_dtype t = (info->family == PT_OP_FAMILY_CREATION || op->kind == PT_OP_WHERE ||
                   op->kind == PT_OP_ONE_HOT)
                      ? op->out.dtype
                      : op->in[0].dtype;
-    if (ocl_kind_float_only(op->kind) && !ocl_is_float(t))
+    /* Float-only kinds (op_table.h's FLOAT column). */
+    if (info->dtypes == PT_DTYPES_FLOAT && !pt_dtype_is_float(t))
         return ocl_fail(PT_ERR_UNSUPPORTED, "%s is defined for f32/f64 only, not %s",
-                        ocl_kind_name(op->kind), ocl_dt(t));
+                        pt_op_name(op->kind), pt_dtype_table_name(t));
     if ((op->kind == PT_OP_GATHER && op->in[1].dtype != PT_I32 && op->in[1].dtype != PT_I64) ||
         (op->kind == PT_OP_ONE_HOT && op->in[0].dtype != PT_I32 && op->in[0].dtype != PT_I64))
-        return ocl_fail(PT_ERR_UNSUPPORTED, "%s needs i32 or i64 indices", ocl_kind_name(op->kind));
+        return ocl_fail(PT_ERR_UNSUPPORTED, "%s needs i32 or i64 indices", pt_op_name(op->kind));
     return PT_OK;
 }
 
+/* By the family column of op_table.h; ocl_supports has checked the kind. */
 static pt_status ocl_dispatch(ocl_device *d, const pt_op *op) {
-    switch (op->kind) {
-    case PT_OP_FILL: return ocl_run_fill(d, op);
-    case PT_OP_ARANGE: return ocl_run_arange(d, op);
-    case PT_OP_RAND_UNIFORM:
-    case PT_OP_RAND_NORMAL: return ocl_run_rand(d, op);
-    case PT_OP_COPY: return ocl_run_copy(d, op);
-    case PT_OP_ADD: case PT_OP_SUB: case PT_OP_MUL: case PT_OP_DIV: case PT_OP_POW:
-    case PT_OP_MAXIMUM: case PT_OP_MINIMUM: case PT_OP_AXPY: return ocl_run_arith(d, op, 2);
-    case PT_OP_EQ: case PT_OP_LT: case PT_OP_GT: return ocl_run_compare(d, op);
-    case PT_OP_ADD_SCALAR: case PT_OP_MUL_SCALAR: case PT_OP_NEG: case PT_OP_ABS:
-    case PT_OP_EXP: case PT_OP_LOG: case PT_OP_SQRT: case PT_OP_RELU: case PT_OP_SIGMOID:
-    case PT_OP_TANH: return ocl_run_arith(d, op, 1);
-    case PT_OP_WHERE: return ocl_run_where(d, op);
-    case PT_OP_SUM: case PT_OP_MEAN: case PT_OP_MAX: case PT_OP_ARGMAX:
-        return ocl_run_reduce(d, op);
-    case PT_OP_SOFTMAX: case PT_OP_LOG_SOFTMAX: return ocl_run_softmax(d, op);
-    case PT_OP_MATMUL: return ocl_matmul(d, op);
-    case PT_OP_GATHER: return ocl_run_gather(d, op);
-    case PT_OP_ONE_HOT: return ocl_run_one_hot(d, op);
-    default: return ocl_fail(PT_ERR_UNSUPPORTED, "unknown op kind %d", (int)op->kind);
+    const pt_op_info *info = pt_op_info_of(op->kind);
+    switch (info->family) {
+    case PT_OP_FAMILY_CREATION:
+        return op->kind == PT_OP_FILL     ? ocl_run_fill(d, op)
+               : op->kind == PT_OP_ARANGE ? ocl_run_arange(d, op)
+                                          : ocl_run_rand(d, op);
+    case PT_OP_FAMILY_ELEMENTWISE:
+        if (op->kind == PT_OP_COPY) return ocl_run_copy(d, op);
+        if (op->kind == PT_OP_WHERE) return ocl_run_where(d, op);
+        if (info->result == PT_OP_RESULT_U8) return ocl_run_compare(d, op);
+        return ocl_run_arith(d, op, info->arity);
+    case PT_OP_FAMILY_REDUCE: return ocl_run_reduce(d, op);
+    case PT_OP_FAMILY_SOFTMAX: return ocl_run_softmax(d, op);
+    case PT_OP_FAMILY_MATMUL: return ocl_matmul(d, op);
+    case PT_OP_FAMILY_INDEX:
+        return op->kind == PT_OP_GATHER ? ocl_run_gather(d, op) : ocl_run_one_hot(d, op);
     }
+    return ocl_fail(PT_ERR_UNSUPPORTED, "unknown op kind %d", (int)op->kind);
 }
 
 pt_status ocl_execute(int dev, const pt_op *op) {

@@ -92,33 +92,20 @@ pt_status ocl_matmul(ocl_device *d, const pt_op *op) {
     size_t a_stride = (size_t)a->strides[0], b_stride = (size_t)b->strides[0], c_stride = M * N;
     CLBlastStatusCode st;
     const char *what;
-    if (op->dtype == PT_F64 || c->dtype == PT_F64) {
-        if (B == 1) {
-            what = "CLBlastDgemm";
-            st = CLBlastDgemm(CLBlastLayoutRowMajor, sa.trans, sb.trans, M, N, K, 1.0, am,
-                              (size_t)ao, sa.ld, bm, (size_t)bo, sb.ld, 0.0, cm, (size_t)co, N,
-                              &d->queue, NULL);
-        } else {
-            what = "CLBlastDgemmStridedBatched";
-            st = CLBlastDgemmStridedBatched(CLBlastLayoutRowMajor, sa.trans, sb.trans, M, N, K,
-                                            1.0, am, (size_t)ao, sa.ld, a_stride, bm, (size_t)bo,
-                                            sb.ld, b_stride, 0.0, cm, (size_t)co, N, c_stride, B,
-                                            &d->queue, NULL);
-        }
-    } else {
-        if (B == 1) {
-            what = "CLBlastSgemm";
-            st = CLBlastSgemm(CLBlastLayoutRowMajor, sa.trans, sb.trans, M, N, K, 1.0f, am,
-                              (size_t)ao, sa.ld, bm, (size_t)bo, sb.ld, 0.0f, cm, (size_t)co, N,
-                              &d->queue, NULL);
-        } else {
-            what = "CLBlastSgemmStridedBatched";
-            st = CLBlastSgemmStridedBatched(CLBlastLayoutRowMajor, sa.trans, sb.trans, M, N, K,
-                                            1.0f, am, (size_t)ao, sa.ld, a_stride, bm, (size_t)bo,
-                                            sb.ld, b_stride, 0.0f, cm, (size_t)co, N, c_stride, B,
-                                            &d->queue, NULL);
-        }
-    }
+    /* CLBlast<P>gemm for one product, CLBlast<P>gemmStridedBatched for B. */
+#define OCL_CLBLAST_GEMM(P, T)                                                                   \
+    (B == 1 ? (what = "CLBlast" #P "gemm",                                                       \
+               CLBlast##P##gemm(CLBlastLayoutRowMajor, sa.trans, sb.trans, M, N, K, (T)1, am,    \
+                                (size_t)ao, sa.ld, bm, (size_t)bo, sb.ld, (T)0, cm, (size_t)co,  \
+                                N, &d->queue, NULL))                                             \
+            : (what = "CLBlast" #P "gemmStridedBatched",                                         \
+               CLBlast##P##gemmStridedBatched(                                                   \
+                   CLBlastLayoutRowMajor, sa.trans, sb.trans, M, N, K, (T)1, am, (size_t)ao,     \
+                   sa.ld, a_stride, bm, (size_t)bo, sb.ld, b_stride, (T)0, cm, (size_t)co, N,    \
+                   c_stride, B, &d->queue, NULL)))
+    st = (op->dtype == PT_F64 || c->dtype == PT_F64) ? OCL_CLBLAST_GEMM(D, double)
+                                                     : OCL_CLBLAST_GEMM(S, float);
+#undef OCL_CLBLAST_GEMM
     if (st != CLBlastSuccess) return ocl_clblast_fail(st, what, op);
     return PT_OK;
 }

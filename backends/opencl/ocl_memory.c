@@ -112,32 +112,35 @@ void ocl_host_free(int dev, void *ptr) {
 
 /* ---- Transfers ---- */
 
-pt_status ocl_copy_h2d(int dev, void *dst, size_t dst_offset, const void *src, size_t bytes,
-                       bool async) {
+/* One blocking (or, with async, queued) transfer between host memory and a
+ * buffer: clEnqueueWriteBuffer to_device, clEnqueueReadBuffer otherwise. */
+static pt_status ocl_host_transfer(int dev, bool to_device, cl_mem buf, size_t offset,
+                                   void *host, size_t bytes, bool async) {
     ocl_device *d = NULL;
-    pt_status st = ocl_device_ready(dev, "copy_h2d", &d);
+    pt_status st = ocl_device_ready(dev, to_device ? "copy_h2d" : "copy_d2h", &d);
     if (st != PT_OK) return st;
     if (bytes == 0) return PT_OK;
-    cl_int err = clEnqueueWriteBuffer(d->queue, (cl_mem)dst, async ? CL_FALSE : CL_TRUE,
-                                      dst_offset, bytes, src, 0, NULL, NULL);
+    const cl_bool blocking = async ? CL_FALSE : CL_TRUE;
+    cl_int err = to_device ? clEnqueueWriteBuffer(d->queue, buf, blocking, offset, bytes, host,
+                                                  0, NULL, NULL)
+                           : clEnqueueReadBuffer(d->queue, buf, blocking, offset, bytes, host,
+                                                 0, NULL, NULL);
     if (err != CL_SUCCESS)
-        return ocl_cl_fail(err, "clEnqueueWriteBuffer(%zu bytes at offset %zu)", bytes,
-                           dst_offset);
+        return ocl_cl_fail(err, "%s(%zu bytes at offset %zu)",
+                           to_device ? "clEnqueueWriteBuffer" : "clEnqueueReadBuffer", bytes,
+                           offset);
     return PT_OK;
+}
+
+pt_status ocl_copy_h2d(int dev, void *dst, size_t dst_offset, const void *src, size_t bytes,
+                       bool async) {
+    /* Only read: clEnqueueWriteBuffer takes it as const. */
+    return ocl_host_transfer(dev, true, (cl_mem)dst, dst_offset, (void *)src, bytes, async);
 }
 
 pt_status ocl_copy_d2h(int dev, void *dst, const void *src, size_t src_offset, size_t bytes,
                        bool async) {
-    ocl_device *d = NULL;
-    pt_status st = ocl_device_ready(dev, "copy_d2h", &d);
-    if (st != PT_OK) return st;
-    if (bytes == 0) return PT_OK;
-    cl_int err = clEnqueueReadBuffer(d->queue, (cl_mem)src, async ? CL_FALSE : CL_TRUE,
-                                     src_offset, bytes, dst, 0, NULL, NULL);
-    if (err != CL_SUCCESS)
-        return ocl_cl_fail(err, "clEnqueueReadBuffer(%zu bytes at offset %zu)", bytes,
-                           src_offset);
-    return PT_OK;
+    return ocl_host_transfer(dev, false, (cl_mem)src, src_offset, dst, bytes, async);
 }
 
 pt_status ocl_copy_d2d(int dev, void *dst, size_t dst_offset, const void *src, size_t src_offset,

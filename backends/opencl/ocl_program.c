@@ -38,11 +38,6 @@ _Static_assert(OCL_K_COPY_TO_F64 == OCL_K_COPY_TO_F32 + PT_F64 &&
 /* Bumped when the cache file's meaning changes without the sources changing. */
 #define OCL_CACHE_FORMAT "libportable-opencl-program-v1"
 
-static const char *ocl_dtype_label(pt_dtype t) {
-    static const char *const names[PT__DTYPE_COUNT] = {"f32", "f64", "i32", "i64", "u8"};
-    return (t >= 0 && t < PT__DTYPE_COUNT) ? names[t] : "?";
-}
-
 static double ocl_now(void) {
     struct timespec ts;
     clock_gettime(CLOCK_MONOTONIC, &ts);
@@ -84,7 +79,7 @@ static pt_status ocl_build_failed(ocl_device *d, cl_program p, cl_int err, pt_dt
     pt_status s = ocl_fail(PT_ERR_BACKEND,
                            "clBuildProgram failed for the %s kernels on %s (%s, driver %s) with "
                            "options \"%s\": %s; build log%s:\n%s",
-                           ocl_dtype_label(t), d->name, d->platform_name, d->driver_version,
+                           pt_dtype_table_name(t), d->name, d->platform_name, d->driver_version,
                            options, ocl_error_name(err), len > keep ? " (last part)" : "",
                            len > keep ? text + len - keep : text);
     free(log);
@@ -144,7 +139,7 @@ static pt_status ocl_program(ocl_device *d, pt_dtype t, cl_program *out) {
     cl_program p = ocl_program_from_cache(d, key, options);
     if (p) {
         ocl_log(PT_LOG_INFO, "%s kernels for %s loaded from the disk cache in %.3f s",
-                ocl_dtype_label(t), d->name, ocl_now() - t0);
+                pt_dtype_table_name(t), d->name, ocl_now() - t0);
     } else {
         const char *texts[64];
         cl_uint n = 0;
@@ -153,7 +148,7 @@ static pt_status ocl_program(ocl_device *d, pt_dtype t, cl_program *out) {
         p = clCreateProgramWithSource(d->ctx, n, texts, NULL, &err);
         if (!p)
             return ocl_cl_fail(err, "clCreateProgramWithSource (%s kernels)",
-                               ocl_dtype_label(t));
+                               pt_dtype_table_name(t));
         err = clBuildProgram(p, 1, &d->id, options, NULL, NULL);
         if (err != CL_SUCCESS) {
             pt_status s = ocl_build_failed(d, p, err, t, options);
@@ -166,7 +161,7 @@ static pt_status ocl_program(ocl_device *d, pt_dtype t, cl_program *out) {
         ocl_program_to_cache(d, p, key);
         ocl_log(PT_LOG_INFO, "%s kernels for %s built from source in %.3f s (+%.3f s to store the "
                 "binary in the disk cache)",
-                ocl_dtype_label(t), d->name, t1 - t0, ocl_now() - t1);
+                pt_dtype_table_name(t), d->name, t1 - t0, ocl_now() - t1);
     }
     d->programs[t] = p;
     *out = p;
@@ -186,7 +181,7 @@ pt_status ocl_kernel(ocl_device *d, pt_dtype t, ocl_kernel_id k, cl_kernel *out,
     cl_kernel kern = clCreateKernel(p, ocl_kernel_names[k], &err);
     if (!kern)
         return ocl_cl_fail(err, "clCreateKernel(\"%s\") in the %s program", ocl_kernel_names[k],
-                           ocl_dtype_label(t));
+                           pt_dtype_table_name(t));
     size_t kwg = 0;
     if (clGetKernelWorkGroupInfo(kern, d->id, CL_KERNEL_WORK_GROUP_SIZE, sizeof kwg, &kwg, NULL) !=
             CL_SUCCESS ||

@@ -2,8 +2,8 @@
  *
  * Every program is this file plus the kernel files, compiled once per element
  * type with -DPT_DTYPE=<PT_K_* code> (and -DPT_FP64 where the device has
- * cl_khr_fp64). prelude.cl (which enables cl_khr_fp64 there), kernel_abi.h and
- * philox.h come before this file. */
+ * cl_khr_fp64). prelude.cl (which enables cl_khr_fp64 there), kernel_abi.h,
+ * philox.h and numeric_rules.h come before this file. */
 
 /* T: element type. UT: its unsigned twin, where integer arithmetic wraps
  * (signed overflow is undefined in OpenCL C as in C). ACC: what reductions
@@ -50,6 +50,19 @@ typedef long ACC;
 #define PT_ISNAN(x) isnan(x)
 #else
 #define PT_ISNAN(x) 0
+#endif
+
+/* Float to integer as portable/numeric_rules.h (embedded before this file)
+ * says, for values of the program's float type: saturating to i32/i64 (NaN
+ * gives 0), wrapping to u8 through i64. */
+#if PT_DTYPE == PT_K_F32
+#define PT_SAT_I32(x) pt_sat_i32_f32(x)
+#define PT_SAT_I64(x) pt_sat_i64_f32(x)
+#define PT_WRAP_U8(x) pt_wrap_u8_f32(x)
+#elif PT_DTYPE == PT_K_F64
+#define PT_SAT_I32(x) pt_sat_i32_f64(x)
+#define PT_SAT_I64(x) pt_sat_i64_f64(x)
+#define PT_WRAP_U8(x) pt_wrap_u8_f64(x)
 #endif
 
 /* ---- Strided element-wise addressing ----

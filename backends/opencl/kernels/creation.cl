@@ -9,8 +9,10 @@
  * f32 results match a host that computes start + i * step in double. */
 #ifdef PT_FP64
 typedef double pt_arange_real;
+#define PT_ARANGE_TO(I, v) pt_##I##_f64(v)
 #else
 typedef float pt_arange_real;
+#define PT_ARANGE_TO(I, v) pt_##I##_f32(v)
 #endif
 
 /* out[i] = start + i * step (contiguous). Integer outputs with integral
@@ -26,11 +28,11 @@ __kernel void arange(__global T *out, long oo, long n, int mode, long start_i, l
 #if PT_IS_FLOAT
             out[oo + i] = (T)v;
 #elif PT_DTYPE == PT_K_I32
-            out[oo + i] = convert_int_sat_rtz(v);
+            out[oo + i] = PT_ARANGE_TO(sat_i32, v);
 #elif PT_DTYPE == PT_K_I64
-            out[oo + i] = convert_long_sat_rtz(v);
+            out[oo + i] = PT_ARANGE_TO(sat_i64, v);
 #else
-            out[oo + i] = (uchar)convert_long_sat_rtz(v);
+            out[oo + i] = PT_ARANGE_TO(wrap_u8, v);
 #endif
         }
     }

@@ -131,14 +131,13 @@ __kernel void fill(__global T *out, long oo, long n, T value, PT_LAYOUT_PARAMS) 
 
 /* ---- Casts: copy_to_<dst> converts this program's type to dst ----
  *
- * As on the cpu backend: integer to narrower integer wraps (modulo), integer
- * or float to float rounds to nearest, float to i32/i64 truncates toward
- * zero and saturates (NaN -> 0) where C would be undefined, float to u8
- * goes through i64 and wraps (-1.0 -> 255, like NumPy and PyTorch on x86). */
+ * Integer to narrower integer wraps (modulo), integer or float to float rounds
+ * to nearest, float to integer follows portable/numeric_rules.h (common.cl's
+ * PT_SAT_I32/PT_SAT_I64/PT_WRAP_U8). */
 #if PT_IS_FLOAT
-#define PT_TO_I32(x) convert_int_sat_rtz(x)
-#define PT_TO_I64(x) convert_long_sat_rtz(x)
-#define PT_TO_U8(x) ((uchar)convert_long_sat_rtz(x))
+#define PT_TO_I32(x) PT_SAT_I32(x)
+#define PT_TO_I64(x) PT_SAT_I64(x)
+#define PT_TO_U8(x) PT_WRAP_U8(x)
 #else
 #define PT_TO_I32(x) ((int)(x))
 #define PT_TO_I64(x) ((long)(x))

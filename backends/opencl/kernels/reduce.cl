@@ -63,9 +63,9 @@ static inline void pt_store_acc(__global uchar *out, long k, int dt, ACC v) {
     case PT_K_F64: ((__global double *)out)[k] = (double)v; break;
 #endif
 #if PT_IS_FLOAT
-    case PT_K_I32: ((__global int *)out)[k] = convert_int_sat_rtz(v); break;
-    case PT_K_I64: ((__global long *)out)[k] = convert_long_sat_rtz(v); break;
-    case PT_K_U8: ((__global uchar *)out)[k] = (uchar)convert_long_sat_rtz(v); break;
+    case PT_K_I32: ((__global int *)out)[k] = PT_SAT_I32(v); break;
+    case PT_K_I64: ((__global long *)out)[k] = PT_SAT_I64(v); break;
+    case PT_K_U8: ((__global uchar *)out)[k] = PT_WRAP_U8(v); break;
 #else
     case PT_K_I32: ((__global int *)out)[k] = (int)v; break;
     case PT_K_I64: ((__global long *)out)[k] = (long)v; break;
