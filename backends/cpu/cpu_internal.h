@@ -87,7 +87,9 @@ void pt_cpu_scalar_from_double(double v, pt_cpu_scalar *out);
 
 /* A row kernel processes n elements along the innermost dimension:
  * p[0] is the output, p[1..] the inputs, each already at the row start;
- * st[k] is operand k's stride in elements along the row (0: broadcast). */
+ * st[k] is operand k's stride in elements along the row (0: broadcast).
+ * sc points at the op's scalars: the element-wise rows read sc[0] (scalar)
+ * and sc[1] (scalar2, CLAMP's upper bound), so their callers pass two. */
 typedef void (*pt_cpu_row_fn)(int64_t n, char *const *p, const int64_t *st,
                               const pt_cpu_scalar *sc);
 

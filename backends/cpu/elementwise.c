@@ -30,6 +30,8 @@
     static inline T log_##S(T x) { return log##F(x); }                                        \
     static inline T sqrt_##S(T x) { return sqrt##F(x); }                                      \
     static inline T tanh_##S(T x) { return tanh##F(x); }                                      \
+    static inline T sin_##S(T x) { return sin##F(x); }                                        \
+    static inline T cos_##S(T x) { return cos##F(x); }                                        \
     /* exp of a non-positive number only: never overflows for large |x|. */                  \
     static inline T sigmoid_##S(T x) {                                                        \
         if (x >= (T)0) return (T)1 / ((T)1 + exp##F(-x));                                     \
@@ -78,8 +80,9 @@ PT_CPU_UNSIGNED_OPS(u8, uint8_t)
     static void NAME(int64_t n, char *const *p, const int64_t *st, const pt_cpu_scalar *scp) { \
         TO *o = (TO *)p[0];                                                                   \
         const TI *a = (const TI *)p[1];                                                       \
-        const TI sc = scp->S;                                                                 \
+        const TI sc = scp[0].S, sc2 = scp[1].S;                                               \
         (void)sc;                                                                             \
+        (void)sc2;                                                                            \
         const int64_t so = st[0], sa = st[1];                                                 \
         if (so == 1 && sa == 1) {                                                             \
             _Pragma("omp simd") for (int64_t i = 0; i < n; ++i) {                             \
@@ -99,8 +102,9 @@ PT_CPU_UNSIGNED_OPS(u8, uint8_t)
         TO *o = (TO *)p[0];                                                                   \
         const TI *a = (const TI *)p[1];                                                       \
         const TI *b = (const TI *)p[2];                                                       \
-        const TI sc = scp->S;                                                                 \
+        const TI sc = scp[0].S, sc2 = scp[1].S;                                               \
         (void)sc;                                                                             \
+        (void)sc2;                                                                            \
         const int64_t so = st[0], sa = st[1], sb = st[2];                                     \
         if (so == 1 && sa == 1 && sb == 1) {                                                  \
             _Pragma("omp simd") for (int64_t i = 0; i < n; ++i) {                             \
@@ -155,7 +159,10 @@ PT_CPU_UNSIGNED_OPS(u8, uint8_t)
 #define PT_CPU_COMPARE(S, T)                                                                   \
     PT_CPU_ROW2(eq_##S##_row, uint8_t, T, S, (uint8_t)(x == y))                                \
     PT_CPU_ROW2(lt_##S##_row, uint8_t, T, S, (uint8_t)(x < y))                                 \
-    PT_CPU_ROW2(gt_##S##_row, uint8_t, T, S, (uint8_t)(x > y))
+    PT_CPU_ROW2(gt_##S##_row, uint8_t, T, S, (uint8_t)(x > y))                                 \
+    PT_CPU_ROW2(le_##S##_row, uint8_t, T, S, (uint8_t)(x <= y))                                \
+    PT_CPU_ROW2(ge_##S##_row, uint8_t, T, S, (uint8_t)(x >= y))                                \
+    PT_CPU_ROW2(ne_##S##_row, uint8_t, T, S, (uint8_t)(x != y))
 /* The ops every dtype has. */
 #define PT_CPU_COMMON(S, T)                                                                    \
     PT_CPU_BINARY(add, S, T)                                                                   \
@@ -170,6 +177,7 @@ PT_CPU_UNSIGNED_OPS(u8, uint8_t)
     PT_CPU_UNARY(neg, S, T)                                                                    \
     PT_CPU_UNARY(abs, S, T)                                                                    \
     PT_CPU_UNARY(relu, S, T)                                                                   \
+    PT_CPU_ROW1(clamp_##S##_row, T, T, S, minimum_##S(maximum_##S(x, sc), sc2))               \
     PT_CPU_ROW2(axpy_##S##_row, T, T, S, add_##S(x, mul_##S(sc, y)))
 /* Transcendental functions: floating point only. */
 #define PT_CPU_FLOAT_ONLY(S, T)                                                                \
@@ -178,7 +186,9 @@ PT_CPU_UNSIGNED_OPS(u8, uint8_t)
     PT_CPU_UNARY(log, S, T)                                                                    \
     PT_CPU_UNARY(sqrt, S, T)                                                                   \
     PT_CPU_UNARY(sigmoid, S, T)                                                                \
-    PT_CPU_UNARY(tanh, S, T)
+    PT_CPU_UNARY(tanh, S, T)                                                                   \
+    PT_CPU_UNARY(sin, S, T)                                                                    \
+    PT_CPU_UNARY(cos, S, T)
 
 PT_CPU_COMMON(f32, float)
 PT_CPU_COMMON(f64, double)
@@ -218,6 +228,12 @@ static const pt_cpu_row_fn ew_rows[PT__OP_COUNT][PT__DTYPE_COUNT] = {
     [PT_OP_SIGMOID] = PT_CPU_FLOAT_DTYPES(sigmoid),
     [PT_OP_TANH] = PT_CPU_FLOAT_DTYPES(tanh),
     [PT_OP_AXPY] = PT_CPU_ALL_DTYPES(axpy),
+    [PT_OP_SIN] = PT_CPU_FLOAT_DTYPES(sin),
+    [PT_OP_COS] = PT_CPU_FLOAT_DTYPES(cos),
+    [PT_OP_CLAMP] = PT_CPU_ALL_DTYPES(clamp),
+    [PT_OP_LE] = PT_CPU_ALL_DTYPES(le),
+    [PT_OP_GE] = PT_CPU_ALL_DTYPES(ge),
+    [PT_OP_NE] = PT_CPU_ALL_DTYPES(ne),
 };
 
 /* ---- Descriptor checks and dispatch ---- */
@@ -226,6 +242,7 @@ static const pt_cpu_row_fn ew_rows[PT__OP_COUNT][PT__DTYPE_COUNT] = {
 static int64_t ew_grain(pt_op_kind k, pt_dtype t) {
     switch (k) {
     case PT_OP_POW: case PT_OP_EXP: case PT_OP_LOG: case PT_OP_SIGMOID: case PT_OP_TANH:
+    case PT_OP_SIN: case PT_OP_COS:
         return PT_CPU_GRAIN_COSTLY;
     case PT_OP_DIV: return (t == PT_F32 || t == PT_F64) ? PT_CPU_GRAIN_CHEAP : PT_CPU_GRAIN_COSTLY;
     default: return PT_CPU_GRAIN_CHEAP;
@@ -270,9 +287,10 @@ pt_status pt_cpu_elementwise(const pt_op *op, bool run) {
     if (!fn) return pt_cpu_unsupported(op, t);
     if (!run) return PT_OK;
 
-    pt_cpu_scalar sc = {0};
-    if (k == PT_OP_ADD_SCALAR || k == PT_OP_MUL_SCALAR || k == PT_OP_AXPY)
-        pt_cpu_scalar_from_double(op->scalar, &sc);
+    pt_cpu_scalar sc[2] = {{.f64 = 0}, {.f64 = 0}}; /* scalar, scalar2 */
+    if (k == PT_OP_ADD_SCALAR || k == PT_OP_MUL_SCALAR || k == PT_OP_AXPY || k == PT_OP_CLAMP)
+        pt_cpu_scalar_from_double(op->scalar, &sc[0]);
+    if (k == PT_OP_CLAMP) pt_cpu_scalar_from_double(op->scalar2, &sc[1]);
     const int64_t grain = ew_grain(k, t);
     if (op->out.ndim == 1 && op->out.shape[0] < grain) {
         /* Small 1-D work (what the core's coalescing makes of any contiguous
@@ -286,11 +304,11 @@ pt_status pt_cpu_elementwise(const pt_op *op, bool run) {
             p[i + 1] = pt_cpu_base(&op->in[i]);
             st[i + 1] = op->in[i].strides[0];
         }
-        fn(op->out.shape[0], p, st, &sc);
+        fn(op->out.shape[0], p, st, sc);
         return PT_OK;
     }
     pt_cpu_iter it;
     pt_cpu_iter_init(&it, &op->out, arity, op->in);
-    pt_cpu_iter_run(&it, fn, &sc, grain);
+    pt_cpu_iter_run(&it, fn, sc, grain);
     return PT_OK;
 }

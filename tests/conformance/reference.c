@@ -102,7 +102,8 @@ ht *ref_map1(const ht *x, ref1_fn f, pt_dtype t, pt_dtype out_t) {
 
 ht *ref_clamp(const ht *x, double lo, double hi, pt_dtype t) {
     ht *o = ht_new(t, x->ndim, x->shape);
-    const double ql = quantize(t, lo), qh = quantize(t, hi);
+    /* an infinite bound is no bound, in any dtype */
+    const double ql = isinf(lo) ? lo : quantize(t, lo), qh = isinf(hi) ? hi : quantize(t, hi);
     for (int64_t i = 0; i < x->numel; ++i) {
         double v = quantize(t, x->v[i]);
         o->v[i] = isnan(v) ? v : v < ql ? ql : v > qh ? qh : v;

@@ -165,7 +165,8 @@ void run_error_cases(void) {
     pt_tensor *a = mk(PT_F32, 2, 7, 13), *b = mk(PT_F32, 2, 7, 12), *ai = mk(PT_I32, 2, 7, 13);
     pt_tensor *bt = mk(PT_F32, 2, 12, 5), *cu8 = mk(PT_U8, 2, 7, 13), *e0 = mk(PT_F32, 2, 3, 0);
     if (!a || !b || !ai || !bt || !cu8 || !e0) {
-        report_fail("error cases setup", "%s", pt_last_error());
+        if (!skip_if_unsupported("error cases setup")) /* the set-up fills with FILL */
+            report_fail("error cases setup", "%s", pt_last_error());
         goto done;
     }
     EXPECT_NULL("error add [7, 13] + [7, 12] names both shapes", pt_add(a, b), ST(PT_ERR_SHAPE), "pt_add", "[7, 13]",

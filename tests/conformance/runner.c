@@ -158,7 +158,11 @@ void run_case(const char *name, int nin, ht *const *in, const layout *lays, case
         report_fail(name, "result is not contiguous");
     } else {
         ht *got = ht_download(out, msg, sizeof msg);
-        if (!got) report_fail(name, "%s", msg);
+        /* Reading a view back runs COPY on the device: a backend without it
+         * skips the case rather than failing it. */
+        if (!got) {
+            if (!skip_if_unsupported(name)) report_fail(name, "%s", msg);
+        }
         else if (!compare_result(got, e, tol, msg, sizeof msg)) report_fail(name, "%s", msg);
         else report_pass(name);
         ht_free(got);
