@@ -170,39 +170,28 @@ static pt_status ocl_pointwise(ocl_device *d, pt_dtype prog, ocl_kernel_id kid,
 
 /* ---- Op families ---- */
 
-static ocl_kernel_id ocl_elementwise_kernel(pt_op_kind k) {
-    switch (k) {
-    case PT_OP_ADD: return OCL_K_EW_ADD;
-    case PT_OP_SUB: return OCL_K_EW_SUB;
-    case PT_OP_MUL: return OCL_K_EW_MUL;
-    case PT_OP_DIV: return OCL_K_EW_DIV;
-    case PT_OP_POW: return OCL_K_EW_POW;
-    case PT_OP_MAXIMUM: return OCL_K_EW_MAXIMUM;
-    case PT_OP_MINIMUM: return OCL_K_EW_MINIMUM;
-    case PT_OP_AXPY: return OCL_K_EW_AXPY;
-    case PT_OP_NEG: return OCL_K_EW_NEG;
-    case PT_OP_ABS: return OCL_K_EW_ABS;
-    case PT_OP_EXP: return OCL_K_EW_EXP;
-    case PT_OP_LOG: return OCL_K_EW_LOG;
-    case PT_OP_SQRT: return OCL_K_EW_SQRT;
-    case PT_OP_RELU: return OCL_K_EW_RELU;
-    case PT_OP_SIGMOID: return OCL_K_EW_SIGMOID;
-    case PT_OP_TANH: return OCL_K_EW_TANH;
-    case PT_OP_ADD_SCALAR: return OCL_K_EW_ADD_SCALAR;
-    case PT_OP_MUL_SCALAR: return OCL_K_EW_MUL_SCALAR;
-    case PT_OP_EQ: return OCL_K_EW_EQ;
-    case PT_OP_LT: return OCL_K_EW_LT;
-    default: return OCL_K_EW_GT;
-    }
+/* PT_OP_<KIND> -> 1 + its ew_ kernel (OCL_EW_KINDS); 0: the kind has none. */
+static const int ocl_ew_kernels[PT__OP_COUNT] = {
+#define OCL_EW_KERNEL_OF(kind, name) [PT_OP_##kind] = 1 + OCL_K_EW_##kind,
+    OCL_EW_KINDS(OCL_EW_KERNEL_OF)
+#undef OCL_EW_KERNEL_OF
+};
+
+static bool ocl_has_ew_kernel(pt_op_kind k) {
+    return (unsigned)k < (unsigned)PT__OP_COUNT && ocl_ew_kernels[k] != 0;
 }
 
-/* Unary and binary kernels: inputs, then n, then the op's scalar as T. */
+static ocl_kernel_id ocl_elementwise_kernel(pt_op_kind k) {
+    return (ocl_kernel_id)(ocl_ew_kernels[k] - 1);
+}
+
+/* Unary and binary kernels: inputs, then n, then the op's two scalars as T. */
 static pt_status ocl_run_arith(ocl_device *d, const pt_op *op, int n_in) {
     pt_dtype t = op->in[0].dtype;
-    ocl_scalar sc = ocl_make_scalar(t, op->scalar);
+    ocl_scalar sc = ocl_make_scalar(t, op->scalar), sc2 = ocl_make_scalar(t, op->scalar2);
     const pt_operand *in[2] = {&op->in[0], &op->in[1]};
-    ocl_arg extra[1] = {{sc.size, &sc.v}};
-    return ocl_pointwise(d, t, ocl_elementwise_kernel(op->kind), &op->out, n_in, in, 1, extra);
+    ocl_arg extra[2] = {{sc.size, &sc.v}, {sc2.size, &sc2.v}};
+    return ocl_pointwise(d, t, ocl_elementwise_kernel(op->kind), &op->out, n_in, in, 2, extra);
 }
 
 static pt_status ocl_run_compare(ocl_device *d, const pt_op *op) {
@@ -490,6 +479,10 @@ pt_status ocl_supports(int dev, const pt_op *op) {
                   op->kind == PT_OP_ONE_HOT)
                      ? op->out.dtype
                      : op->in[0].dtype;
+    if (info->family == PT_OP_FAMILY_ELEMENTWISE && op->kind != PT_OP_COPY &&
+        op->kind != PT_OP_WHERE && !ocl_has_ew_kernel(op->kind))
+        return ocl_fail(PT_ERR_UNSUPPORTED, "%s has no OpenCL kernel in this plugin",
+                        pt_op_name(op->kind));
     /* Float-only kinds (op_table.h's FLOAT column). */
     if (info->dtypes == PT_DTYPES_FLOAT && !pt_dtype_is_float(t))
         return ocl_fail(PT_ERR_UNSUPPORTED, "%s is defined for f32/f64 only, not %s",

@@ -15,14 +15,20 @@
 #include "portable/backend.h"
 
 /* ---- Kernels of a per-dtype program: id and entry name ----
- * The copy_to_<dst> entries are in pt_dtype order (OCL_K_COPY_TO_F32 + dst). */
+ * Element-wise kinds with a kernel of their own: PT_OP_<KIND> runs the
+ * kernel "ew_<name>" of elementwise.cl (a new element-wise op is one name
+ * here and one kernel line there). */
+#define OCL_EW_KINDS(X)                                                                          \
+    X(ADD, "ew_add") X(SUB, "ew_sub") X(MUL, "ew_mul") X(DIV, "ew_div") X(POW, "ew_pow")         \
+    X(MAXIMUM, "ew_maximum") X(MINIMUM, "ew_minimum") X(AXPY, "ew_axpy") X(NEG, "ew_neg")        \
+    X(ABS, "ew_abs") X(EXP, "ew_exp") X(LOG, "ew_log") X(SQRT, "ew_sqrt") X(RELU, "ew_relu")     \
+    X(SIGMOID, "ew_sigmoid") X(TANH, "ew_tanh") X(ADD_SCALAR, "ew_add_scalar")                   \
+    X(MUL_SCALAR, "ew_mul_scalar") X(EQ, "ew_eq") X(LT, "ew_lt") X(GT, "ew_gt")                  \
+    X(SIN, "ew_sin") X(COS, "ew_cos") X(CLAMP, "ew_clamp") X(LE, "ew_le") X(GE, "ew_ge")         \
+    X(NE, "ew_ne")
+/* The other kernels (after OCL_EW_KINDS' in the id order). The
+ * copy_to_<dst> entries are in pt_dtype order (OCL_K_COPY_TO_F32 + dst). */
 #define OCL_KERNELS(X)                                                                           \
-    X(EW_ADD, "ew_add") X(EW_SUB, "ew_sub") X(EW_MUL, "ew_mul") X(EW_DIV, "ew_div")              \
-    X(EW_POW, "ew_pow") X(EW_MAXIMUM, "ew_maximum") X(EW_MINIMUM, "ew_minimum")                  \
-    X(EW_AXPY, "ew_axpy") X(EW_NEG, "ew_neg") X(EW_ABS, "ew_abs") X(EW_EXP, "ew_exp")            \
-    X(EW_LOG, "ew_log") X(EW_SQRT, "ew_sqrt") X(EW_RELU, "ew_relu")                              \
-    X(EW_SIGMOID, "ew_sigmoid") X(EW_TANH, "ew_tanh") X(EW_ADD_SCALAR, "ew_add_scalar")          \
-    X(EW_MUL_SCALAR, "ew_mul_scalar") X(EW_EQ, "ew_eq") X(EW_LT, "ew_lt") X(EW_GT, "ew_gt")      \
     X(EW_WHERE, "ew_where") X(FILL, "fill") X(COPY_TO_F32, "copy_to_f32")                        \
     X(COPY_TO_F64, "copy_to_f64") X(COPY_TO_I32, "copy_to_i32") X(COPY_TO_I64, "copy_to_i64")    \
     X(COPY_TO_U8, "copy_to_u8") X(ARANGE, "arange") X(RAND_UNIFORM, "rand_uniform")              \
@@ -30,9 +36,12 @@
     X(GATHER, "gather") X(ONE_HOT, "one_hot")
 
 typedef enum ocl_kernel_id {
+#define OCL_EW_KERNEL_ENUM(kind, name) OCL_K_EW_##kind,
 #define OCL_KERNEL_ENUM(id, name) OCL_K_##id,
+    OCL_EW_KINDS(OCL_EW_KERNEL_ENUM)
     OCL_KERNELS(OCL_KERNEL_ENUM)
 #undef OCL_KERNEL_ENUM
+#undef OCL_EW_KERNEL_ENUM
         OCL_K__COUNT
 } ocl_kernel_id;
 

@@ -38,10 +38,10 @@ static inline T pt_min_t(T x, T y) { return PT_ISNAN(x) ? x : PT_ISNAN(y) ? y : 
         p = pt_locate((i), nd, shape, st_o, st_a, st_b, st_c);                                   \
     }
 
-/* out = EXPR(x) with x = a[...]; s is the op's scalar (or unused). */
+/* out = EXPR(x) with x = a[...]; s, s2 are the op's scalars (or unused). */
 #define PT_DEFINE_UNARY(name, EXPR)                                                              \
     __kernel void name(__global T *out, long oo, __global const T *a, long ao, long n, T s,      \
-                       PT_LAYOUT_PARAMS) {                                                       \
+                       T s2, PT_LAYOUT_PARAMS) {                                                 \
         PT_FOR_EACH(i, n) {                                                                      \
             PT_POSITION(i)                                                                       \
             const T x = a[ao + p.a];                                                             \
@@ -49,10 +49,10 @@ static inline T pt_min_t(T x, T y) { return PT_ISNAN(x) ? x : PT_ISNAN(y) ? y : 
         }                                                                                        \
     }
 
-/* out = EXPR(x, y) with x = a[...], y = b[...]; s is the op's scalar. */
+/* out = EXPR(x, y) with x = a[...], y = b[...]; s, s2 are the op's scalars. */
 #define PT_DEFINE_BINARY(name, EXPR)                                                             \
     __kernel void name(__global T *out, long oo, __global const T *a, long ao,                   \
-                       __global const T *b, long bo, long n, T s, PT_LAYOUT_PARAMS) {            \
+                       __global const T *b, long bo, long n, T s, T s2, PT_LAYOUT_PARAMS) {     \
         PT_FOR_EACH(i, n) {                                                                      \
             PT_POSITION(i)                                                                       \
             const T x = a[ao + p.a], y = b[bo + p.b];                                            \
@@ -86,6 +86,8 @@ PT_DEFINE_UNARY(ew_sqrt, sqrt(x))
 PT_DEFINE_UNARY(ew_relu, x < (T)0 ? (T)0 : x) /* keeps NaN and -0.0, as on cpu */
 PT_DEFINE_UNARY(ew_sigmoid, (T)1 / ((T)1 + exp(-x)))
 PT_DEFINE_UNARY(ew_tanh, tanh(x))
+PT_DEFINE_UNARY(ew_sin, sin(x))
+PT_DEFINE_UNARY(ew_cos, cos(x))
 PT_DEFINE_UNARY(ew_add_scalar, x + s)
 PT_DEFINE_UNARY(ew_mul_scalar, x * s)
 #else
@@ -110,6 +112,10 @@ PT_DEFINE_BINARY(ew_minimum, pt_min_t(x, y))
 PT_DEFINE_COMPARE(ew_eq, x == y)
 PT_DEFINE_COMPARE(ew_lt, x < y)
 PT_DEFINE_COMPARE(ew_gt, x > y)
+PT_DEFINE_COMPARE(ew_le, x <= y)
+PT_DEFINE_COMPARE(ew_ge, x >= y)
+PT_DEFINE_COMPARE(ew_ne, x != y)
+PT_DEFINE_UNARY(ew_clamp, pt_min_t(pt_max_t(x, s), s2))
 
 /* out = cond != 0 ? a : b; cond is u8 (slot a), a and b of the program's
  * type (slots b and c). */
