@@ -3,9 +3,11 @@
  * ptcu_*.
  *
  *   cuda_plugin.c    entry point, vtable, init/shutdown (graceful absence), device_info
+ *   cuda_errors.c    every error message (CUDA, cuBLAS, unsupported ops, launches)
  *   cuda_memory.c    alloc/free, pinned host memory, copies, synchronize
  *   cuda_execute.c   supports/execute: pt_op -> launch records (cuda_kernels.h)
- *   cuda_geometry.c  element-wise iteration spaces (dimension coalescing)
+ *   cuda_elementwise.c element-wise and creation ops, strided copies
+ *   cuda_geometry.c  element-wise iteration spaces (pure C)
  *   cuda_gemm_plan.c MATMUL operands -> cuBLAS column-major arguments
  *   cuda_matmul.c    cuBLAS calls (FP32 by default, TF32 on request)
  */
@@ -54,12 +56,20 @@ ptcu_device *ptcu_dev(int dev);
 /* Makes d current on this thread (cudaSetDevice only when it is not). */
 pt_status ptcu_select(const ptcu_device *d, const char *what);
 
+/* ---- Errors (cuda_errors.c) ---- */
+
 /* Records e as the reason for the status returned: PT_ERR_OUT_OF_MEMORY for
  * cudaErrorMemoryAllocation, PT_ERR_UNSUPPORTED for cudaErrorNotSupported,
  * PT_ERR_BACKEND otherwise; the message is "<what>: <cudaGetErrorName>
  * (<cudaGetErrorString>)". Clears the runtime's last (non-sticky) error. */
 pt_status ptcu_cuda_error(cudaError_t e, const char *what_fmt, ...) PT_PRINTF(2, 3);
 pt_status ptcu_blas_error(cublasStatus_t s, const char *what_fmt, ...) PT_PRINTF(2, 3);
+/* Records the formatted message as the reason for s and returns s. */
+pt_status ptcu_fail(pt_status s, const char *fmt, ...) PT_PRINTF(2, 3);
+/* PT_ERR_UNSUPPORTED naming op's kind and dtypes (or its unknown kind). */
+pt_status ptcu_unsupported(const pt_op *op);
+/* PT_OK for cudaSuccess; otherwise ptcu_cuda_error naming op's kernel. */
+pt_status ptcu_launch_error(cudaError_t e, const pt_op *op);
 
 /* Device scratch of at least bytes, valid for work queued on d's stream
  * until the next call (callers hold d->lock). Growing waits for the stream
@@ -74,8 +84,9 @@ pt_status ptcu_blas(ptcu_device *d, cublasHandle_t *out, const char *for_what);
 /* ---- Element-wise geometry (cuda_geometry.c, pure C) ---- */
 
 /* Builds l->geo, l->numel and l->contiguous from the operands' common shape
- * (out.ndim, out.shape) and each operand's strides: extent-1 dims dropped,
- * neighbours merged where every operand allows it. */
+ * (out.ndim, out.shape) and each operand's strides, as they are: the core
+ * sends element-wise operands with their dimensions already merged
+ * (backend.h). */
 void ptcu_geometry_build(const pt_operand *out, const pt_operand *in, int n_inputs,
                          ptcu_ew_launch *l);
 
@@ -108,10 +119,15 @@ typedef struct ptcu_gemm_args {
 ptcu_gemm_args ptcu_gemm_args_for(int64_t M, int64_t N, int64_t K, ptcu_matrix_layout a,
                                   ptcu_matrix_layout b);
 
-/* ---- Ops (cuda_execute.c, cuda_matmul.c) ---- */
+/* ---- Ops (cuda_execute.c, cuda_elementwise.c, cuda_matmul.c) ---- */
+
+/* Device address of operand o's element [0, ..., 0]. */
+static inline void *ptcu_operand_ptr(const pt_operand *o) { return (char *)o->buf + o->offset; }
 
 pt_status ptcu_supports(const pt_op *op);
 pt_status ptcu_execute(ptcu_device *d, const pt_op *op);
+/* A supported CREATION or ELEMENTWISE op, d selected. */
+pt_status ptcu_elementwise(ptcu_device *d, const pt_op *op);
 pt_status ptcu_matmul(ptcu_device *d, const pt_op *op);
 /* Queues a strided copy of operand src into dst (contiguous, same dtype). */
 pt_status ptcu_copy_contiguous(ptcu_device *d, const pt_operand *src, void *dst);

@@ -23,9 +23,9 @@ extern "C" {
 
 /* ---- Element-wise ops, creation ops, casts ---- */
 
-/* An element-wise iteration space after coalescing (cuda_geometry.c): dims
- * of extent 1 dropped, dims that are contiguous for every operand merged.
- * strides in elements, per operand, 0 on broadcast dims. */
+/* An element-wise iteration space (cuda_geometry.c): the operands' dims as
+ * the core merged them (backend.h). strides in elements, per operand, 0 on
+ * broadcast dims. */
 typedef struct ptcu_geometry {
     int ndim;                                        /* 1..PT_MAX_DIMS */
     int64_t shape[PT_MAX_DIMS];
@@ -56,15 +56,33 @@ cudaError_t ptcu_launch_unary(const ptcu_ew_launch *l, cudaStream_t stream);
 /* COPY FILL ARANGE RAND_UNIFORM RAND_NORMAL (k_data.cu). */
 cudaError_t ptcu_launch_data(const ptcu_ew_launch *l, cudaStream_t stream);
 
+/* The launcher of l's kind, chosen by the op table's facts: creation and
+ * COPY, comparisons (u8 result) and WHERE (3 inputs), other binary ops,
+ * other unary ops. */
+static inline cudaError_t ptcu_launch_elementwise(const ptcu_ew_launch *l, cudaStream_t stream) {
+    const pt_op_info *info = pt_op_info_of(l->kind);
+    if (!info) return cudaErrorNotSupported;
+    if (info->family == PT_OP_FAMILY_CREATION || l->kind == PT_OP_COPY) return ptcu_launch_data(l, stream);
+    if (info->result == PT_OP_RESULT_U8 || info->arity == 3) return ptcu_launch_compare(l, stream);
+    if (info->arity == 2) return ptcu_launch_binary(l, stream);
+    return ptcu_launch_unary(l, stream);
+}
+
 /* ---- Reductions over the middle axis: SUM MEAN MAX ARGMAX (k_reduce.cu) ---- */
+
+/* The input of a reduction or softmax: [outer, r, inner], worked along r.
+ * Strides in elements. */
+typedef struct ptcu_axis_view {
+    int64_t outer, r, inner;
+    int64_t s_outer, s_r, s_inner;
+} ptcu_axis_view;
 
 typedef struct ptcu_reduce_launch {
     pt_op_kind kind;
     pt_dtype in_dtype, out_dtype;
     const void *in;
     void *out;                            /* [outer, inner] contiguous */
-    int64_t outer, r, inner;
-    int64_t s_outer, s_r, s_inner;        /* input strides, elements */
+    ptcu_axis_view x;
     int sm_count;
     void *scratch;                        /* ptcu_reduce_scratch_bytes() bytes */
 } ptcu_reduce_launch;
@@ -80,8 +98,7 @@ typedef struct ptcu_softmax_launch {
     pt_dtype dtype;
     const void *in;
     void *out;                            /* [outer, r, inner] contiguous */
-    int64_t outer, r, inner;
-    int64_t s_outer, s_r, s_inner;
+    ptcu_axis_view x;
     int sm_count;
 } ptcu_softmax_launch;
 

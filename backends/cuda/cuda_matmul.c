@@ -44,14 +44,13 @@ static pt_status matmul_locked(ptcu_device *d, const pt_op *op) {
     const bool f64 = op->out.dtype == PT_F64;
     const size_t es = f64 ? 8 : 4;
     if (!fits_int(batch) || !fits_int(M) || !fits_int(N) || !fits_int(K)) {
-        ptcu_host->set_error(PT_ERR_UNSUPPORTED,
-                             "MATMUL [%lld x %lld x %lld] x %lld batches exceeds cuBLAS's 32-bit sizes",
-                             (long long)M, (long long)K, (long long)N, (long long)batch);
-        return PT_ERR_UNSUPPORTED;
+        return ptcu_fail(PT_ERR_UNSUPPORTED,
+                         "MATMUL [%lld x %lld x %lld] x %lld batches exceeds cuBLAS's 32-bit sizes",
+                         (long long)M, (long long)K, (long long)N, (long long)batch);
     }
-    const void *pa = (const char *)A->buf + A->offset;
-    const void *pb = (const char *)B->buf + B->offset;
-    void *pc = (char *)C->buf + C->offset;
+    const void *pa = ptcu_operand_ptr(A);
+    const void *pb = ptcu_operand_ptr(B);
+    void *pc = ptcu_operand_ptr(C);
     int64_t sa = A->strides[0], sb = B->strides[0];
     ptcu_matrix_layout la = ptcu_matrix_layout_of(M, K, A->strides[1], A->strides[2]);
     ptcu_matrix_layout lb = ptcu_matrix_layout_of(K, N, B->strides[1], B->strides[2]);

@@ -132,52 +132,46 @@ static void enable_peer_access(ptcu_device *src, const ptcu_device *dst, int dst
     pthread_mutex_unlock(&src->lock);
 }
 
+/* Makes the work queued on `to` from now on wait for the work queued on
+ * `from` so far (an event recorded on from's stream). Leaves `to` selected.
+ * copy names the copy in errors; the roles name the two streams. */
+static pt_status order_streams(const ptcu_device *from, const char *from_role, const ptcu_device *to,
+                               const char *to_role, const char *copy) {
+    cudaEvent_t ev = NULL;
+    char step[64] = "cudaEventCreateWithFlags";
+    pt_status s = ptcu_select(from, "copy_peer");
+    if (s != PT_OK) return s;
+    cudaError_t e = cudaEventCreateWithFlags(&ev, cudaEventDisableTiming);
+    if (e == cudaSuccess) {
+        snprintf(step, sizeof step, "cudaEventRecord (%s stream)", from_role);
+        e = cudaEventRecord(ev, from->stream);
+    }
+    if (e == cudaSuccess && (s = ptcu_select(to, "copy_peer")) == PT_OK) {
+        snprintf(step, sizeof step, "cudaStreamWaitEvent (%s stream)", to_role);
+        e = cudaStreamWaitEvent(to->stream, ev, 0);
+    }
+    /* Destroying a recorded event is fine: its resources go when it completes. */
+    if (ev) cudaEventDestroy(ev);
+    if (e != cudaSuccess) return ptcu_cuda_error(e, "%s: %s", copy, step);
+    return s;
+}
+
 pt_status ptcu_vt_copy_peer(int dst_dev, void *dst, size_t dst_offset, int src_dev, const void *src,
                             size_t src_offset, size_t bytes) {
     if (dst_dev == src_dev) return ptcu_vt_copy_d2d(dst_dev, dst, dst_offset, src, src_offset, bytes);
     ptcu_device *dd = ptcu_dev(dst_dev), *sd = ptcu_dev(src_dev);
-    cudaEvent_t dst_ready = NULL, copied = NULL;
-    cudaError_t e;
-    const char *step;
+    char copy[96];
+    snprintf(copy, sizeof copy, "copy of %zu bytes from CUDA device %d to %d", bytes, sd->ordinal, dd->ordinal);
     pt_status s = ptcu_select(sd, "copy_peer");
     if (s != PT_OK) return s;
     enable_peer_access(sd, dd, dst_dev);
-
     /* The destination buffer may still be in use by work queued on dst. */
-    if ((s = ptcu_select(dd, "copy_peer")) != PT_OK) return s;
-    step = "cudaEventCreateWithFlags";
-    if ((e = cudaEventCreateWithFlags(&dst_ready, cudaEventDisableTiming)) != cudaSuccess) goto fail;
-    step = "cudaEventRecord (destination stream)";
-    if ((e = cudaEventRecord(dst_ready, dd->stream)) != cudaSuccess) goto fail;
-
-    if ((s = ptcu_select(sd, "copy_peer")) != PT_OK) goto fail_status;
-    step = "cudaStreamWaitEvent (source stream)";
-    if ((e = cudaStreamWaitEvent(sd->stream, dst_ready, 0)) != cudaSuccess) goto fail;
-    step = "cudaMemcpyPeerAsync";
-    if ((e = cudaMemcpyPeerAsync((char *)dst + dst_offset, dd->ordinal, (const char *)src + src_offset,
-                                 sd->ordinal, bytes, sd->stream)) != cudaSuccess)
-        goto fail;
-    step = "cudaEventCreateWithFlags";
-    if ((e = cudaEventCreateWithFlags(&copied, cudaEventDisableTiming)) != cudaSuccess) goto fail;
-    step = "cudaEventRecord (source stream)";
-    if ((e = cudaEventRecord(copied, sd->stream)) != cudaSuccess) goto fail;
-
+    if ((s = order_streams(dd, "destination", sd, "source", copy)) != PT_OK) return s;
+    cudaError_t e = cudaMemcpyPeerAsync((char *)dst + dst_offset, dd->ordinal, (const char *)src + src_offset,
+                                        sd->ordinal, bytes, sd->stream);
+    if (e != cudaSuccess) return ptcu_cuda_error(e, "%s: cudaMemcpyPeerAsync", copy);
     /* Later work on dst reads the copy only after it lands. */
-    if ((s = ptcu_select(dd, "copy_peer")) != PT_OK) goto fail_status;
-    step = "cudaStreamWaitEvent (destination stream)";
-    if ((e = cudaStreamWaitEvent(dd->stream, copied, 0)) != cudaSuccess) goto fail;
-    /* Destroying a recorded event is fine: its resources go when it completes. */
-    cudaEventDestroy(dst_ready);
-    cudaEventDestroy(copied);
-    return PT_OK;
-
-fail:
-    s = ptcu_cuda_error(e, "copy of %zu bytes from CUDA device %d to %d: %s", bytes, sd->ordinal,
-                        dd->ordinal, step);
-fail_status:
-    if (dst_ready) cudaEventDestroy(dst_ready);
-    if (copied) cudaEventDestroy(copied);
-    return s;
+    return order_streams(sd, "source", dd, "destination", copy);
 }
 
 pt_status ptcu_vt_synchronize(int dev) {
@@ -224,11 +218,10 @@ pt_status ptcu_blas(ptcu_device *d, cublasHandle_t *out, const char *for_what) {
         cublasHandle_t h = NULL;
         cublasStatus_t st = cublasCreate(&h);
         if (st == CUBLAS_STATUS_ALLOC_FAILED) {
-            ptcu_host->set_error(PT_ERR_OUT_OF_MEMORY,
-                                 "%s: cublasCreate on CUDA device %d returned %s: no device memory left for "
-                                 "cuBLAS's workspace; release tensors or call pt_empty_cache, then retry",
-                                 for_what, d->ordinal, cublasGetStatusName(st));
-            return PT_ERR_OUT_OF_MEMORY;
+            return ptcu_fail(PT_ERR_OUT_OF_MEMORY,
+                             "%s: cublasCreate on CUDA device %d returned %s: no device memory left for "
+                             "cuBLAS's workspace; release tensors or call pt_empty_cache, then retry",
+                             for_what, d->ordinal, cublasGetStatusName(st));
         }
         if (st != CUBLAS_STATUS_SUCCESS)
             return ptcu_blas_error(st, "cublasCreate on CUDA device %d, for %s", d->ordinal, for_what);

@@ -36,38 +36,7 @@ int ptcu_device_total(void) { return g_cuda.ndev; }
 
 ptcu_device *ptcu_dev(int dev) { return &g_cuda.devices[dev]; }
 
-/* ---- Error helpers ---- */
-
-static void vformat(char *buf, size_t cap, const char *fmt, va_list ap) {
-    vsnprintf(buf, cap, fmt, ap);
-}
-
-pt_status ptcu_cuda_error(cudaError_t e, const char *what_fmt, ...) {
-    char what[512];
-    va_list ap;
-    va_start(ap, what_fmt);
-    vformat(what, sizeof what, what_fmt, ap);
-    va_end(ap);
-    (void)cudaGetLastError(); /* clear a non-sticky error so later calls start clean */
-    pt_status s = PT_ERR_BACKEND;
-    if (e == cudaErrorMemoryAllocation) s = PT_ERR_OUT_OF_MEMORY;
-    else if (e == cudaErrorNotSupported) s = PT_ERR_UNSUPPORTED;
-    ptcu_host->set_error(s, "%s: %s (%s)", what, cudaGetErrorName(e), cudaGetErrorString(e));
-    return s;
-}
-
-pt_status ptcu_blas_error(cublasStatus_t st, const char *what_fmt, ...) {
-    char what[512];
-    va_list ap;
-    va_start(ap, what_fmt);
-    vformat(what, sizeof what, what_fmt, ap);
-    va_end(ap);
-    pt_status s = st == CUBLAS_STATUS_ALLOC_FAILED ? PT_ERR_OUT_OF_MEMORY
-                  : st == CUBLAS_STATUS_NOT_SUPPORTED ? PT_ERR_UNSUPPORTED
-                                                      : PT_ERR_BACKEND;
-    ptcu_host->set_error(s, "%s: %s (%s)", what, cublasGetStatusName(st), cublasGetStatusString(st));
-    return s;
-}
+/* ---- Devices ---- */
 
 pt_status ptcu_select(const ptcu_device *d, const char *what) {
     int cur = -1;

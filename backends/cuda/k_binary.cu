@@ -6,12 +6,7 @@
 
 namespace ptcu {
 
-template <int OP, class T> struct BinaryF {
-    typedef T Out;
-    typedef T In0;
-    typedef T In1;
-    typedef u8 In2;
-    static constexpr int kArity = 2;
+template <int OP, class T> struct BinaryF : EwSignature<2, T, T, T> {
     __device__ __forceinline__ T operator()(int64_t, T a, T b, u8) const {
         if constexpr (OP == PT_OP_ADD) return add_w<T>(a, b);
         else if constexpr (OP == PT_OP_SUB) return sub_w<T>(a, b);
@@ -24,12 +19,7 @@ template <int OP, class T> struct BinaryF {
     }
 };
 
-template <class T> struct AxpyF {
-    typedef T Out;
-    typedef T In0;
-    typedef T In1;
-    typedef u8 In2;
-    static constexpr int kArity = 2;
+template <class T> struct AxpyF : EwSignature<2, T, T, T> {
     T alpha;
     __device__ __forceinline__ T operator()(int64_t, T y, T x, u8) const {
         return add_w<T>(y, mul_w<T>(alpha, x));
@@ -37,28 +27,20 @@ template <class T> struct AxpyF {
 };
 
 template <class T> static cudaError_t binary_typed(const ptcu_ew_launch *l, cudaStream_t s) {
-    switch (l->kind) {
-    case PT_OP_ADD: return launch_ew(l, s, BinaryF<PT_OP_ADD, T>());
-    case PT_OP_SUB: return launch_ew(l, s, BinaryF<PT_OP_SUB, T>());
-    case PT_OP_MUL: return launch_ew(l, s, BinaryF<PT_OP_MUL, T>());
-    case PT_OP_DIV: return launch_ew(l, s, BinaryF<PT_OP_DIV, T>());
-    case PT_OP_MAXIMUM: return launch_ew(l, s, BinaryF<PT_OP_MAXIMUM, T>());
-    case PT_OP_MINIMUM: return launch_ew(l, s, BinaryF<PT_OP_MINIMUM, T>());
-    case PT_OP_POW:
-        if constexpr (is_float_v<T>) return launch_ew(l, s, BinaryF<PT_OP_POW, T>());
-        else return cudaErrorNotSupported;
-    case PT_OP_AXPY: {
+    if (l->kind == PT_OP_AXPY) {
         AxpyF<T> f;
         f.alpha = from_double<T>(l->scalar);
         return launch_ew(l, s, f);
     }
-    default: return cudaErrorNotSupported;
-    }
+    if constexpr (is_float_v<T>)
+        if (l->kind == PT_OP_POW) return launch_ew(l, s, BinaryF<PT_OP_POW, T>());
+    return for_kind<PT_OP_ADD, PT_OP_SUB, PT_OP_MUL, PT_OP_DIV, PT_OP_MAXIMUM, PT_OP_MINIMUM>(
+        l->kind, [&](auto op) { return launch_ew(l, s, BinaryF<decltype(op)::value, T>()); });
 }
 
 } /* namespace ptcu */
 
 extern "C" cudaError_t ptcu_launch_binary(const ptcu_ew_launch *l, cudaStream_t stream) {
     using namespace ptcu;
-    PTCU_DISPATCH_NUMERIC(l->dtype[0], binary_typed, l, stream)
+    return with_numeric_type(l->dtype[0], [&](auto t) { return binary_typed<decltype(t)>(l, stream); });
 }

@@ -12,6 +12,7 @@
 #include <type_traits>
 
 #include "cuda_kernels.h"
+#include "portable/numeric_rules.h"
 
 /* Kernels launch through PTCU_LAUNCH(kernel, grid, block, stream)(args...):
  * the <<<>>> launch under nvcc; with PTCU_EMULATE (tests/kernel_emulation.h)
@@ -95,26 +96,14 @@ template <class T> __device__ __forceinline__ T min_nan(T a, T b) {
     return a < b ? a : b;
 }
 
-/* double -> T as every backend does it (the cpu backend's cpu_internal.h):
- * floats round; i32/i64 truncate toward zero and saturate at their limits,
- * NaN -> 0; u8 truncates through int64 and wraps (-1.0 -> 255, as PyTorch
- * and NumPy do on x86). */
+/* double -> T as every backend does it: floats round; integers follow
+ * portable/numeric_rules.h (i32/i64 truncate toward zero and saturate, NaN
+ * -> 0; u8 truncates through int64 and wraps, -1.0 -> 255). */
 template <class T> __host__ __device__ __forceinline__ T from_double(double s) {
-    if constexpr (is_float_v<T>) {
-        return (T)s;
-    } else if constexpr (std::is_same<T, int32_t>::value) {
-        if (!(s == s)) return 0;
-        if (s <= -2147483648.0) return INT32_MIN;
-        if (s >= 2147483647.0) return INT32_MAX;
-        return (int32_t)s;
-    } else {
-        int64_t v;
-        if (!(s == s)) v = 0;
-        else if (s <= -9223372036854775808.0) v = INT64_MIN;
-        else if (s >= 9223372036854775808.0) v = INT64_MAX;
-        else v = (int64_t)s;
-        return (T)(uint64_t)v; /* int64: itself; u8: the low 8 bits */
-    }
+    if constexpr (is_float_v<T>) return (T)s;
+    else if constexpr (std::is_same<T, int32_t>::value) return pt_sat_i32_f64(s);
+    else if constexpr (std::is_same<T, int64_t>::value) return pt_sat_i64_f64(s);
+    else return pt_wrap_u8_f64(s);
 }
 
 /* Element conversion for COPY (any dtype pair). */
@@ -167,16 +156,104 @@ __device__ __forceinline__ Vec<T, V> load_vec(const T *p, bool broadcast, T s, i
     return r;
 }
 
-struct EwPtrs {
-    void *out;
-    const void *in[PT_OP_MAX_INPUTS];
+/* ---- Launching and grid-stride loops ---- */
+
+__device__ __forceinline__ int64_t grid_thread() { return (int64_t)blockIdx.x * blockDim.x + threadIdx.x; }
+__device__ __forceinline__ int64_t grid_threads() { return (int64_t)gridDim.x * blockDim.x; }
+
+/* for i = first + this thread's index, first + that + every thread of the
+ * grid, ... below n: the loop of every kernel whose grid is capped. */
+#define PTCU_GRID_STRIDE(i, first, n)                                                          \
+    for (int64_t i = (first) + ::ptcu::grid_thread(), i##_stride = ::ptcu::grid_threads(); \
+         i < (n); i += i##_stride)
+
+/* Blocks of kThreads threads for `items` threads' worth of work: at least
+ * one, at most max_blocks (no cap when <= 0). */
+static inline unsigned grid_for(int64_t items, int64_t max_blocks) {
+    int64_t blocks = (items + kThreads - 1) / kThreads;
+    if (blocks < 1) blocks = 1;
+    if (max_blocks > 0 && blocks > max_blocks) blocks = max_blocks;
+    return (unsigned)blocks;
+}
+
+/* A grid cap of per_sm blocks for each multiprocessor (one when unknown). */
+static inline int64_t blocks_per_sms(int sm_count, int per_sm) {
+    return (int64_t)per_sm * (sm_count > 0 ? sm_count : 1);
+}
+
+/* Queues kernel over grid blocks of kThreads threads on stream and returns
+ * the launch's error: the one way every launcher starts a kernel. */
+template <class... P, class... Args>
+static cudaError_t launch_kernel(void (*kernel)(P...), dim3 grid, cudaStream_t stream, Args... args) {
+    PTCU_LAUNCH(kernel, grid, kThreads, stream)(args...);
+    return cudaGetLastError();
+}
+
+/* launch(std::integral_constant<int, K>()) for the K of KINDS equal to kind,
+ * so each kind gets its own instantiation; cudaErrorNotSupported for none. */
+template <int... KINDS, class Launch> static cudaError_t for_kind(int kind, Launch launch) {
+    cudaError_t e = cudaErrorNotSupported;
+    (void)((kind == KINDS && ((e = launch(std::integral_constant<int, KINDS>())), true)) || ...);
+    return e;
+}
+
+/* fn(T()) with T the C++ type of dtype dt: numeric dtypes only, or any;
+ * cudaErrorNotSupported for others. Callers pick the kernel instantiation
+ * with decltype of the argument. */
+template <class Fn> static cudaError_t with_numeric_type(pt_dtype dt, Fn fn) {
+    switch (dt) {
+    case PT_F32: return fn(float());
+    case PT_F64: return fn(double());
+    case PT_I32: return fn(int32_t());
+    case PT_I64: return fn(int64_t());
+    default: return cudaErrorNotSupported;
+    }
+}
+template <class Fn> static cudaError_t with_any_type(pt_dtype dt, Fn fn) {
+    return dt == PT_U8 ? fn(u8()) : with_numeric_type(dt, fn);
+}
+
+/* fn(E()) with E the unsigned integer type of `bytes` bytes (values copied
+ * bit for bit), and fn(I()) with I the C++ type of an index dtype. */
+template <class Fn> static cudaError_t with_bits_type(size_t bytes, Fn fn) {
+    switch (bytes) {
+    case 1: return fn(uint8_t());
+    case 4: return fn(uint32_t());
+    case 8: return fn(uint64_t());
+    default: return cudaErrorNotSupported;
+    }
+}
+template <class Fn> static cudaError_t with_index_type(pt_dtype dt, Fn fn) {
+    switch (dt) {
+    case PT_I32: return fn(int32_t());
+    case PT_I64: return fn(int64_t());
+    default: return cudaErrorNotSupported;
+    }
+}
+
+/* ---- Element-wise loops ---- */
+
+/* What an element-wise functor declares, by deriving from this: its output
+ * type, its input types (u8 for unused ones) and how many inputs it reads.
+ * It also has __device__ Out operator()(int64_t i, In0, In1, In2) const,
+ * where i is the element's linear index (used by ARANGE and RAND, whose
+ * outputs are contiguous). */
+template <int ARITY, class O, class A = u8, class B = u8, class C = u8> struct EwSignature {
+    typedef O Out;
+    typedef A In0;
+    typedef B In1;
+    typedef C In2;
+    static constexpr int kArity = ARITY;
 };
 
-/* A functor F for the loops below declares:
- *   typedef Out, In0, In1, In2 (u8 for unused inputs); static constexpr int
- *   kArity (inputs read); and __device__ Out operator()(int64_t i, In0, In1,
- *   In2) const, where i is the element's linear index (used by ARANGE and
- *   RAND, whose outputs are contiguous). */
+/* The operands of functor F, typed. */
+template <class F> struct EwOperands {
+    typename F::Out *out;
+    const typename F::In0 *a;
+    const typename F::In1 *b;
+    const typename F::In2 *c;
+};
+
 #define PTCU_EW_TYPES(F)                                 \
     typedef typename F::Out O;                           \
     typedef typename F::In0 A;                           \
@@ -189,31 +266,25 @@ struct EwPtrs {
  * Vec width and the bulk moves as 16-byte loads and stores. */
 template <class F>
 __global__ void __launch_bounds__(kThreads)
-    ew_contig_kernel(EwPtrs p, unsigned bcast, int64_t n, bool vec, F f) {
+    ew_contig_kernel(EwOperands<F> p, unsigned bcast, int64_t n, bool vec, F f) {
     PTCU_EW_TYPES(F)
-    O *out = (O *)p.out;
-    const A *a = (const A *)p.in[0];
-    const B *b = (const B *)p.in[1];
-    const C *c = (const C *)p.in[2];
-    const int64_t tid = (int64_t)blockIdx.x * blockDim.x + threadIdx.x;
-    const int64_t nth = (int64_t)gridDim.x * blockDim.x;
     A sa = A();
     B sb = B();
     C sc = C();
-    if constexpr (F::kArity >= 1) if (bcast & 1u) sa = a[0];
-    if constexpr (F::kArity >= 2) if (bcast & 2u) sb = b[0];
-    if constexpr (F::kArity >= 3) if (bcast & 4u) sc = c[0];
+    if constexpr (F::kArity >= 1) if (bcast & 1u) sa = p.a[0];
+    if constexpr (F::kArity >= 2) if (bcast & 2u) sb = p.b[0];
+    if constexpr (F::kArity >= 3) if (bcast & 4u) sc = p.c[0];
     int64_t done = 0;
     if (vec) {
         const int64_t nv = n / V;
-        for (int64_t v = tid; v < nv; v += nth) {
+        PTCU_GRID_STRIDE(v, 0, nv) {
             Vec<A, V> va;
             Vec<B, V> vb;
             Vec<C, V> vc;
             Vec<O, V> vo;
-            if constexpr (F::kArity >= 1) va = load_vec<A, V>(a, bcast & 1u, sa, v);
-            if constexpr (F::kArity >= 2) vb = load_vec<B, V>(b, bcast & 2u, sb, v);
-            if constexpr (F::kArity >= 3) vc = load_vec<C, V>(c, bcast & 4u, sc, v);
+            if constexpr (F::kArity >= 1) va = load_vec<A, V>(p.a, bcast & 1u, sa, v);
+            if constexpr (F::kArity >= 2) vb = load_vec<B, V>(p.b, bcast & 2u, sb, v);
+            if constexpr (F::kArity >= 3) vc = load_vec<C, V>(p.c, bcast & 4u, sc, v);
 #pragma unroll
             for (int k = 0; k < V; ++k) {
                 A x0 = A();
@@ -224,18 +295,18 @@ __global__ void __launch_bounds__(kThreads)
                 if constexpr (F::kArity >= 3) x2 = vc.v[k];
                 vo.v[k] = f(v * V + k, x0, x1, x2);
             }
-            ((Vec<O, V> *)out)[v] = vo;
+            ((Vec<O, V> *)p.out)[v] = vo;
         }
         done = nv * V;
     }
-    for (int64_t i = done + tid; i < n; i += nth) {
+    PTCU_GRID_STRIDE(i, done, n) {
         A x0 = A();
         B x1 = B();
         C x2 = C();
-        if constexpr (F::kArity >= 1) x0 = (bcast & 1u) ? sa : a[i];
-        if constexpr (F::kArity >= 2) x1 = (bcast & 2u) ? sb : b[i];
-        if constexpr (F::kArity >= 3) x2 = (bcast & 4u) ? sc : c[i];
-        out[i] = f(i, x0, x1, x2);
+        if constexpr (F::kArity >= 1) x0 = (bcast & 1u) ? sa : p.a[i];
+        if constexpr (F::kArity >= 2) x1 = (bcast & 2u) ? sb : p.b[i];
+        if constexpr (F::kArity >= 3) x2 = (bcast & 4u) ? sc : p.c[i];
+        p.out[i] = f(i, x0, x1, x2);
     }
 }
 
@@ -244,18 +315,12 @@ __global__ void __launch_bounds__(kThreads)
  * operand's offset is the dot product with its strides. */
 template <class F>
 __global__ void __launch_bounds__(kThreads)
-    ew_strided_kernel(EwPtrs p, ptcu_geometry g, int64_t n, F f) {
+    ew_strided_kernel(EwOperands<F> p, ptcu_geometry g, int64_t n, F f) {
     PTCU_EW_TYPES(F)
     (void)V;
     constexpr int NOP = 1 + F::kArity;
-    O *out = (O *)p.out;
-    const A *a = (const A *)p.in[0];
-    const B *b = (const B *)p.in[1];
-    const C *c = (const C *)p.in[2];
-    const int64_t tid = (int64_t)blockIdx.x * blockDim.x + threadIdx.x;
-    const int64_t nth = (int64_t)gridDim.x * blockDim.x;
     const bool small = n <= (int64_t)UINT32_MAX;
-    for (int64_t i = tid; i < n; i += nth) {
+    PTCU_GRID_STRIDE(i, 0, n) {
         int64_t off[NOP];
 #pragma unroll
         for (int k = 0; k < NOP; ++k) off[k] = 0;
@@ -286,18 +351,11 @@ __global__ void __launch_bounds__(kThreads)
         A x0 = A();
         B x1 = B();
         C x2 = C();
-        if constexpr (F::kArity >= 1) x0 = a[off[1]];
-        if constexpr (F::kArity >= 2) x1 = b[off[2]];
-        if constexpr (F::kArity >= 3) x2 = c[off[3]];
-        out[off[0]] = f(i, x0, x1, x2);
+        if constexpr (F::kArity >= 1) x0 = p.a[off[1]];
+        if constexpr (F::kArity >= 2) x1 = p.b[off[2]];
+        if constexpr (F::kArity >= 3) x2 = p.c[off[3]];
+        p.out[off[0]] = f(i, x0, x1, x2);
     }
-}
-
-static inline int grid_for(int64_t work, int max_blocks) {
-    int64_t blocks = (work + kThreads - 1) / kThreads;
-    if (blocks < 1) blocks = 1;
-    if (max_blocks > 0 && blocks > max_blocks) blocks = max_blocks;
-    return (int)blocks;
 }
 
 static inline bool aligned_to(const void *p, size_t bytes) {
@@ -308,49 +366,20 @@ static inline bool aligned_to(const void *p, size_t bytes) {
  * l->contiguous, the strided loop otherwise. */
 template <class F> cudaError_t launch_ew(const ptcu_ew_launch *l, cudaStream_t stream, F f) {
     PTCU_EW_TYPES(F)
-    EwPtrs p;
-    p.out = l->ptr[0];
-    for (int k = 0; k < PT_OP_MAX_INPUTS; ++k) p.in[k] = l->ptr[k + 1];
+    const EwOperands<F> p = {(O *)l->ptr[0], (const A *)l->ptr[1], (const B *)l->ptr[2],
+                             (const C *)l->ptr[3]};
     const int64_t n = l->numel;
     if (n <= 0) return cudaSuccess;
-    if (l->contiguous) {
-        unsigned bcast = 0;
-        for (int k = 0; k < F::kArity; ++k)
-            if (l->geo.strides[k + 1][0] == 0) bcast |= 1u << k;
-        bool vec = n >= V && aligned_to(p.out, sizeof(O) * V);
-        if (F::kArity >= 1 && !(bcast & 1u)) vec = vec && aligned_to(p.in[0], sizeof(A) * V);
-        if (F::kArity >= 2 && !(bcast & 2u)) vec = vec && aligned_to(p.in[1], sizeof(B) * V);
-        if (F::kArity >= 3 && !(bcast & 4u)) vec = vec && aligned_to(p.in[2], sizeof(C) * V);
-        const int64_t work = vec ? n / V : n;
-        auto kernel = ew_contig_kernel<F>;
-        PTCU_LAUNCH(kernel, grid_for(work, l->max_blocks), kThreads, stream)(p, bcast, n, vec, f);
-    } else {
-        auto kernel = ew_strided_kernel<F>;
-        PTCU_LAUNCH(kernel, grid_for(n, l->max_blocks), kThreads, stream)(p, l->geo, n, f);
-    }
-    return cudaGetLastError();
+    if (!l->contiguous) return launch_kernel(ew_strided_kernel<F>, grid_for(n, l->max_blocks), stream, p, l->geo, n, f);
+    unsigned bcast = 0;
+    for (int k = 0; k < F::kArity; ++k)
+        if (l->geo.strides[k + 1][0] == 0) bcast |= 1u << k;
+    bool vec = n >= V && aligned_to(p.out, sizeof(O) * V);
+    if (F::kArity >= 1 && !(bcast & 1u)) vec = vec && aligned_to(p.a, sizeof(A) * V);
+    if (F::kArity >= 2 && !(bcast & 2u)) vec = vec && aligned_to(p.b, sizeof(B) * V);
+    if (F::kArity >= 3 && !(bcast & 4u)) vec = vec && aligned_to(p.c, sizeof(C) * V);
+    return launch_kernel(ew_contig_kernel<F>, grid_for(vec ? n / V : n, l->max_blocks), stream, p, bcast, n, vec, f);
 }
-
-/* Calls body<T>() with T the C++ type of dtype dt (numeric dtypes only);
- * cudaErrorNotSupported for others. */
-#define PTCU_DISPATCH_NUMERIC(dt, FN, ...)                  \
-    switch (dt) {                                           \
-    case PT_F32: return FN<float>(__VA_ARGS__);             \
-    case PT_F64: return FN<double>(__VA_ARGS__);            \
-    case PT_I32: return FN<int32_t>(__VA_ARGS__);           \
-    case PT_I64: return FN<int64_t>(__VA_ARGS__);           \
-    default: return cudaErrorNotSupported;                  \
-    }
-
-#define PTCU_DISPATCH_ALL(dt, FN, ...)                      \
-    switch (dt) {                                           \
-    case PT_F32: return FN<float>(__VA_ARGS__);             \
-    case PT_F64: return FN<double>(__VA_ARGS__);            \
-    case PT_I32: return FN<int32_t>(__VA_ARGS__);           \
-    case PT_I64: return FN<int64_t>(__VA_ARGS__);           \
-    case PT_U8: return FN<u8>(__VA_ARGS__);                 \
-    default: return cudaErrorNotSupported;                  \
-    }
 
 } /* namespace ptcu */
 

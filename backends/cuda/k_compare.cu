@@ -4,12 +4,7 @@
 
 namespace ptcu {
 
-template <int OP, class T> struct CompareF {
-    typedef u8 Out;
-    typedef T In0;
-    typedef T In1;
-    typedef u8 In2;
-    static constexpr int kArity = 2;
+template <int OP, class T> struct CompareF : EwSignature<2, u8, T, T> {
     __device__ __forceinline__ u8 operator()(int64_t, T a, T b, u8) const {
         if constexpr (OP == PT_OP_EQ) return a == b ? 1 : 0;
         else if constexpr (OP == PT_OP_LT) return a < b ? 1 : 0;
@@ -17,24 +12,15 @@ template <int OP, class T> struct CompareF {
     }
 };
 
-template <class T> struct WhereF {
-    typedef T Out;
-    typedef u8 In0;
-    typedef T In1;
-    typedef T In2;
-    static constexpr int kArity = 3;
+template <class T> struct WhereF : EwSignature<3, T, u8, T, T> {
     __device__ __forceinline__ T operator()(int64_t, u8 cond, T a, T b) const {
         return cond != 0 ? a : b;
     }
 };
 
 template <class T> static cudaError_t compare_typed(const ptcu_ew_launch *l, cudaStream_t s) {
-    switch (l->kind) {
-    case PT_OP_EQ: return launch_ew(l, s, CompareF<PT_OP_EQ, T>());
-    case PT_OP_LT: return launch_ew(l, s, CompareF<PT_OP_LT, T>());
-    case PT_OP_GT: return launch_ew(l, s, CompareF<PT_OP_GT, T>());
-    default: return cudaErrorNotSupported;
-    }
+    return for_kind<PT_OP_EQ, PT_OP_LT, PT_OP_GT>(
+        l->kind, [&](auto op) { return launch_ew(l, s, CompareF<decltype(op)::value, T>()); });
 }
 
 template <class T> static cudaError_t where_typed(const ptcu_ew_launch *l, cudaStream_t s) {
@@ -45,8 +31,7 @@ template <class T> static cudaError_t where_typed(const ptcu_ew_launch *l, cudaS
 
 extern "C" cudaError_t ptcu_launch_compare(const ptcu_ew_launch *l, cudaStream_t stream) {
     using namespace ptcu;
-    if (l->kind == PT_OP_WHERE) {
-        PTCU_DISPATCH_ALL(l->dtype[0], where_typed, l, stream)
-    }
-    PTCU_DISPATCH_ALL(l->dtype[1], compare_typed, l, stream)
+    if (l->kind == PT_OP_WHERE)
+        return with_any_type(l->dtype[0], [&](auto t) { return where_typed<decltype(t)>(l, stream); });
+    return with_any_type(l->dtype[1], [&](auto t) { return compare_typed<decltype(t)>(l, stream); });
 }

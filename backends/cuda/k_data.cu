@@ -9,31 +9,16 @@
 
 namespace ptcu {
 
-template <class O, class I> struct CastF {
-    typedef O Out;
-    typedef I In0;
-    typedef u8 In1;
-    typedef u8 In2;
-    static constexpr int kArity = 1;
+template <class O, class I> struct CastF : EwSignature<1, O, I> {
     __device__ __forceinline__ O operator()(int64_t, I x, u8, u8) const { return convert<O, I>(x); }
 };
 
-template <class T> struct FillF {
-    typedef T Out;
-    typedef u8 In0;
-    typedef u8 In1;
-    typedef u8 In2;
-    static constexpr int kArity = 0;
+template <class T> struct FillF : EwSignature<0, T> {
     T value;
     __device__ __forceinline__ T operator()(int64_t, u8, u8, u8) const { return value; }
 };
 
-template <class T> struct ArangeF {
-    typedef T Out;
-    typedef u8 In0;
-    typedef u8 In1;
-    typedef u8 In2;
-    static constexpr int kArity = 0;
+template <class T> struct ArangeF : EwSignature<0, T> {
     double start, step;
     bool exact;              /* integer dtype, integral start and step */
     int64_t istart, istep;
@@ -46,12 +31,7 @@ template <class T> struct ArangeF {
     }
 };
 
-template <class T, bool NORMAL> struct RandF {
-    typedef T Out;
-    typedef u8 In0;
-    typedef u8 In1;
-    typedef u8 In2;
-    static constexpr int kArity = 0;
+template <class T, bool NORMAL> struct RandF : EwSignature<0, T> {
     uint64_t seed, counter;
     __device__ __forceinline__ T operator()(int64_t i, u8, u8, u8) const {
         if constexpr (std::is_same<T, float>::value) {
@@ -64,19 +44,8 @@ template <class T, bool NORMAL> struct RandF {
     }
 };
 
-template <class I, class O> static cudaError_t cast_pair(const ptcu_ew_launch *l, cudaStream_t s) {
-    return launch_ew(l, s, CastF<O, I>());
-}
-
 template <class O> static cudaError_t cast_to(const ptcu_ew_launch *l, cudaStream_t s) {
-    switch (l->dtype[1]) {
-    case PT_F32: return cast_pair<float, O>(l, s);
-    case PT_F64: return cast_pair<double, O>(l, s);
-    case PT_I32: return cast_pair<int32_t, O>(l, s);
-    case PT_I64: return cast_pair<int64_t, O>(l, s);
-    case PT_U8: return cast_pair<u8, O>(l, s);
-    default: return cudaErrorNotSupported;
-    }
+    return with_any_type(l->dtype[1], [&](auto in) { return launch_ew(l, s, CastF<O, decltype(in)>()); });
 }
 
 template <class T> static cudaError_t fill_typed(const ptcu_ew_launch *l, cudaStream_t s) {
@@ -96,33 +65,32 @@ template <class T> static cudaError_t arange_typed(const ptcu_ew_launch *l, cuda
     return launch_ew(l, s, f);
 }
 
+template <class T, bool NORMAL> static cudaError_t rand_one(const ptcu_ew_launch *l, cudaStream_t s) {
+    RandF<T, NORMAL> f;
+    f.seed = l->seed;
+    f.counter = l->counter;
+    return launch_ew(l, s, f);
+}
+
 template <class T> static cudaError_t rand_typed(const ptcu_ew_launch *l, cudaStream_t s) {
-    if constexpr (is_float_v<T>) {
-        if (l->kind == PT_OP_RAND_NORMAL) {
-            RandF<T, true> f;
-            f.seed = l->seed;
-            f.counter = l->counter;
-            return launch_ew(l, s, f);
-        }
-        RandF<T, false> f;
-        f.seed = l->seed;
-        f.counter = l->counter;
-        return launch_ew(l, s, f);
-    } else {
+    if constexpr (is_float_v<T>)
+        return l->kind == PT_OP_RAND_NORMAL ? rand_one<T, true>(l, s) : rand_one<T, false>(l, s);
+    else
         return cudaErrorNotSupported;
-    }
 }
 
 } /* namespace ptcu */
 
 extern "C" cudaError_t ptcu_launch_data(const ptcu_ew_launch *l, cudaStream_t stream) {
     using namespace ptcu;
-    switch (l->kind) {
-    case PT_OP_COPY: PTCU_DISPATCH_ALL(l->dtype[0], cast_to, l, stream)
-    case PT_OP_FILL: PTCU_DISPATCH_ALL(l->dtype[0], fill_typed, l, stream)
-    case PT_OP_ARANGE: PTCU_DISPATCH_ALL(l->dtype[0], arange_typed, l, stream)
-    case PT_OP_RAND_UNIFORM:
-    case PT_OP_RAND_NORMAL: PTCU_DISPATCH_NUMERIC(l->dtype[0], rand_typed, l, stream)
-    default: return cudaErrorNotSupported;
-    }
+    return with_any_type(l->dtype[0], [&](auto out) {
+        typedef decltype(out) T;
+        switch (l->kind) {
+        case PT_OP_COPY: return cast_to<T>(l, stream);
+        case PT_OP_FILL: return fill_typed<T>(l, stream);
+        case PT_OP_ARANGE: return arange_typed<T>(l, stream);
+        case PT_OP_RAND_UNIFORM: case PT_OP_RAND_NORMAL: return rand_typed<T>(l, stream);
+        default: return cudaErrorNotSupported;
+        }
+    });
 }

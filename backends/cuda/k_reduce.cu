@@ -171,9 +171,10 @@ static int64_t next_pow2(int64_t v) {
 
 /* Chooses the block shape and the split of r. allow_split false for the
  * second pass over partials. */
-static ReducePlan make_plan(int64_t outer, int64_t r, int64_t inner, int64_t s_outer,
-                            int64_t s_r, int64_t s_inner, int sm_count, bool allow_split) {
+static ReducePlan make_plan(const ptcu_axis_view &x, int sm_count, bool allow_split) {
     ReducePlan p;
+    int64_t outer = x.outer, r = x.r, inner = x.inner;
+    int64_t s_outer = x.s_outer, s_r = x.s_r, s_inner = x.s_inner;
     /* Short rows (inner == 1, r small) are better as one thread per row:
      * view [outer, r, 1] as [1, r, outer]; the output layout is the same. */
     if (inner == 1 && r < 64 && outer > 1) {
@@ -222,41 +223,29 @@ static unsigned grid_x(const ReducePlan &p) {
 
 template <class R, class T>
 static size_t scratch_typed(const ptcu_reduce_launch *l) {
-    const ReducePlan p = make_plan(l->outer, l->r, l->inner, l->s_outer, l->s_r, l->s_inner,
-                                   l->sm_count, true);
+    const ReducePlan p = make_plan(l->x, l->sm_count, true);
     if (p.chunks <= 1) return 0;
     return (size_t)(p.outer * p.chunks * p.inner) * sizeof(typename R::Acc);
 }
 
 template <class R, class T> static cudaError_t reduce_typed(const ptcu_reduce_launch *l, cudaStream_t s) {
     typedef typename R::Acc Acc;
-    const ReducePlan p = make_plan(l->outer, l->r, l->inner, l->s_outer, l->s_r, l->s_inner,
-                                   l->sm_count, true);
+    const ReducePlan p = make_plan(l->x, l->sm_count, true);
     const bool mean = l->kind == PT_OP_MEAN;
-    if (p.chunks <= 1) {
-        dim3 grid(grid_x(p), 1);
-        auto kernel = reduce_kernel<R, T>;
-        PTCU_LAUNCH(kernel, grid, kThreads, s)((const T *)l->in, p, l->out, l->out_dtype,
-                                                       mean, l->r, (Acc *)nullptr);
-        return cudaGetLastError();
-    }
+    if (p.chunks <= 1)
+        return launch_kernel(reduce_kernel<R, T>, dim3(grid_x(p), 1), s, (const T *)l->in, p, l->out,
+                             l->out_dtype, mean, l->x.r, (Acc *)nullptr);
     if (!l->scratch) return cudaErrorInvalidValue;
     Acc *partial = (Acc *)l->scratch;
-    dim3 grid1(grid_x(p), (unsigned)p.chunks);
-    auto first = reduce_kernel<R, T>;
-    PTCU_LAUNCH(first, grid1, kThreads, s)((const T *)l->in, p, l->out, l->out_dtype, mean,
-                                                    l->r, partial);
-    cudaError_t e = cudaGetLastError();
+    cudaError_t e = launch_kernel(reduce_kernel<R, T>, dim3(grid_x(p), (unsigned)p.chunks), s, (const T *)l->in,
+                                  p, l->out, l->out_dtype, mean, l->x.r, partial);
     if (e != cudaSuccess) return e;
     /* The partials are [outer', chunks, inner'] contiguous in the plan's
      * (possibly transposed) view, whose outputs map to out identically. */
-    const ReducePlan p2 = make_plan(p.outer, p.chunks, p.inner, p.chunks * p.inner, p.inner, 1,
-                                    l->sm_count, false);
-    dim3 grid2(grid_x(p2), 1);
-    auto second = reduce_kernel<R, Acc>;
-    PTCU_LAUNCH(second, grid2, kThreads, s)(partial, p2, l->out, l->out_dtype, mean, l->r,
-                                                      (Acc *)nullptr);
-    return cudaGetLastError();
+    const ptcu_axis_view partials = {p.outer, p.chunks, p.inner, p.chunks * p.inner, p.inner, 1};
+    const ReducePlan p2 = make_plan(partials, l->sm_count, false);
+    return launch_kernel(reduce_kernel<R, Acc>, dim3(grid_x(p2), 1), s, (const Acc *)partial, p2, l->out,
+                         l->out_dtype, mean, l->x.r, (Acc *)nullptr);
 }
 
 template <class T> static cudaError_t reduce_dtype(const ptcu_reduce_launch *l, cudaStream_t s) {
@@ -292,19 +281,12 @@ template <class T> static cudaError_t scratch_dtype(const ptcu_reduce_launch *l,
 extern "C" size_t ptcu_reduce_scratch_bytes(const ptcu_reduce_launch *l) {
     using namespace ptcu;
     size_t bytes = 0;
-    cudaError_t e;
-    switch (l->in_dtype) {
-    case PT_F32: e = scratch_dtype<float>(l, &bytes); break;
-    case PT_F64: e = scratch_dtype<double>(l, &bytes); break;
-    case PT_I32: e = scratch_dtype<int32_t>(l, &bytes); break;
-    case PT_I64: e = scratch_dtype<int64_t>(l, &bytes); break;
-    case PT_U8: e = scratch_dtype<u8>(l, &bytes); break;
-    default: e = cudaErrorNotSupported; break;
-    }
+    const cudaError_t e =
+        with_any_type(l->in_dtype, [&](auto t) { return scratch_dtype<decltype(t)>(l, &bytes); });
     return e == cudaSuccess ? bytes : 0;
 }
 
 extern "C" cudaError_t ptcu_launch_reduce(const ptcu_reduce_launch *l, cudaStream_t stream) {
     using namespace ptcu;
-    PTCU_DISPATCH_ALL(l->in_dtype, reduce_dtype, l, stream)
+    return with_any_type(l->in_dtype, [&](auto t) { return reduce_dtype<decltype(t)>(l, stream); });
 }

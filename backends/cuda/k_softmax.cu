@@ -11,11 +11,6 @@
 
 namespace ptcu {
 
-struct SoftmaxGeo {
-    int64_t outer, r, inner;
-    int64_t s_outer, s_r, s_inner;
-};
-
 template <class T> struct MaxOp {
     __device__ T operator()(T a, T b) const { return max_nan<T>(a, b); }
 };
@@ -40,7 +35,7 @@ template <class T, class Op> __device__ T group_reduce(T v, int tpr, T *smem, Op
 
 template <class T>
 __global__ void __launch_bounds__(kThreads)
-    softmax_rows_kernel(const T *x, T *out, SoftmaxGeo g, int tpr, bool log_out) {
+    softmax_rows_kernel(const T *x, T *out, ptcu_axis_view g, int tpr, bool log_out) {
     __shared__ T smem[kThreads / 32];
     const int rows_per_block = kThreads / tpr;
     const int group = threadIdx.x / tpr, lane = threadIdx.x % tpr;
@@ -72,10 +67,9 @@ __global__ void __launch_bounds__(kThreads)
 
 template <class T>
 __global__ void __launch_bounds__(kThreads)
-    softmax_cols_kernel(const T *x, T *out, SoftmaxGeo g, bool log_out) {
+    softmax_cols_kernel(const T *x, T *out, ptcu_axis_view g, bool log_out) {
     const int64_t n = g.outer * g.inner;
-    for (int64_t t = (int64_t)blockIdx.x * blockDim.x + threadIdx.x; t < n;
-         t += (int64_t)gridDim.x * blockDim.x) {
+    PTCU_GRID_STRIDE(t, 0, n) {
         const int64_t o = t / g.inner, i = t % g.inner;
         const T *xc = x + o * g.s_outer + i * g.s_inner;
         T *oc = out + o * g.r * g.inner + i;
@@ -94,36 +88,16 @@ __global__ void __launch_bounds__(kThreads)
 }
 
 template <class T> static cudaError_t softmax_typed(const ptcu_softmax_launch *l, cudaStream_t s) {
-    if constexpr (!is_float_v<T>) {
-        (void)l;
-        (void)s;
-        return cudaErrorNotSupported;
-    } else {
-        SoftmaxGeo g;
-        g.outer = l->outer;
-        g.r = l->r;
-        g.inner = l->inner;
-        g.s_outer = l->s_outer;
-        g.s_r = l->s_r;
-        g.s_inner = l->s_inner;
-        const int64_t cap = 32 * (int64_t)(l->sm_count > 0 ? l->sm_count : 1);
-        if (g.inner == 1) {
-            const int tpr = g.r > 1024 ? kThreads : 32;
-            const int64_t rows_per_block = kThreads / tpr;
-            int64_t blocks = (g.outer + rows_per_block - 1) / rows_per_block;
-            if (blocks > cap) blocks = cap;
-            auto kernel = softmax_rows_kernel<T>;
-            PTCU_LAUNCH(kernel, (unsigned)blocks, kThreads, s)(
-                (const T *)l->in, (T *)l->out, g, tpr, l->log);
-        } else {
-            int64_t blocks = (g.outer * g.inner + kThreads - 1) / kThreads;
-            if (blocks > cap) blocks = cap;
-            auto kernel = softmax_cols_kernel<T>;
-            PTCU_LAUNCH(kernel, (unsigned)blocks, kThreads, s)((const T *)l->in,
-                                                                         (T *)l->out, g, l->log);
-        }
-        return cudaGetLastError();
+    const ptcu_axis_view &g = l->x;
+    const int64_t cap = blocks_per_sms(l->sm_count, 32);
+    if (g.inner == 1) {
+        /* A group of tpr threads per row: kThreads / tpr rows a block. */
+        const int tpr = g.r > 1024 ? kThreads : 32;
+        return launch_kernel(softmax_rows_kernel<T>, grid_for(g.outer * tpr, cap), s, (const T *)l->in,
+                             (T *)l->out, g, tpr, l->log);
     }
+    return launch_kernel(softmax_cols_kernel<T>, grid_for(g.outer * g.inner, cap), s, (const T *)l->in,
+                         (T *)l->out, g, l->log);
 }
 
 } /* namespace ptcu */

@@ -6,12 +6,7 @@
 
 namespace ptcu {
 
-template <int OP, class T> struct UnaryF {
-    typedef T Out;
-    typedef T In0;
-    typedef u8 In1;
-    typedef u8 In2;
-    static constexpr int kArity = 1;
+template <int OP, class T> struct UnaryF : EwSignature<1, T, T> {
     T scalar;
     __device__ __forceinline__ T operator()(int64_t, T a, u8, u8) const {
         if constexpr (OP == PT_OP_NEG) {
@@ -40,37 +35,26 @@ template <int OP, class T> struct UnaryF {
     }
 };
 
-template <int OP, class T> static cudaError_t unary_one(const ptcu_ew_launch *l, cudaStream_t s) {
-    UnaryF<OP, T> f;
-    f.scalar = from_double<T>(l->scalar);
-    return launch_ew(l, s, f);
-}
-
+/* The transcendental kinds exist for float types only: cudaErrorNotSupported
+ * from the first list means "not one of these", never a failed launch. */
 template <class T> static cudaError_t unary_typed(const ptcu_ew_launch *l, cudaStream_t s) {
-    switch (l->kind) {
-    case PT_OP_NEG: return unary_one<PT_OP_NEG, T>(l, s);
-    case PT_OP_ABS: return unary_one<PT_OP_ABS, T>(l, s);
-    case PT_OP_RELU: return unary_one<PT_OP_RELU, T>(l, s);
-    case PT_OP_ADD_SCALAR: return unary_one<PT_OP_ADD_SCALAR, T>(l, s);
-    case PT_OP_MUL_SCALAR: return unary_one<PT_OP_MUL_SCALAR, T>(l, s);
-    default: break;
-    }
+    const T scalar = from_double<T>(l->scalar);
+    auto launch = [&](auto op) {
+        UnaryF<decltype(op)::value, T> f;
+        f.scalar = scalar;
+        return launch_ew(l, s, f);
+    };
     if constexpr (is_float_v<T>) {
-        switch (l->kind) {
-        case PT_OP_EXP: return unary_one<PT_OP_EXP, T>(l, s);
-        case PT_OP_LOG: return unary_one<PT_OP_LOG, T>(l, s);
-        case PT_OP_SQRT: return unary_one<PT_OP_SQRT, T>(l, s);
-        case PT_OP_SIGMOID: return unary_one<PT_OP_SIGMOID, T>(l, s);
-        case PT_OP_TANH: return unary_one<PT_OP_TANH, T>(l, s);
-        default: break;
-        }
+        const cudaError_t e =
+            for_kind<PT_OP_EXP, PT_OP_LOG, PT_OP_SQRT, PT_OP_SIGMOID, PT_OP_TANH>(l->kind, launch);
+        if (e != cudaErrorNotSupported) return e;
     }
-    return cudaErrorNotSupported;
+    return for_kind<PT_OP_NEG, PT_OP_ABS, PT_OP_RELU, PT_OP_ADD_SCALAR, PT_OP_MUL_SCALAR>(l->kind, launch);
 }
 
 } /* namespace ptcu */
 
 extern "C" cudaError_t ptcu_launch_unary(const ptcu_ew_launch *l, cudaStream_t stream) {
     using namespace ptcu;
-    PTCU_DISPATCH_NUMERIC(l->dtype[0], unary_typed, l, stream)
+    return with_numeric_type(l->dtype[0], [&](auto t) { return unary_typed<decltype(t)>(l, stream); });
 }

@@ -161,27 +161,19 @@ cublasStatus_t cublasSetStream(cublasHandle_t handle, cudaStream_t stream) {
     return CUBLAS_STATUS_SUCCESS;
 }
 
-const char *cublasGetStatusName(cublasStatus_t s) {
-    switch (s) {
-    case CUBLAS_STATUS_SUCCESS: return "CUBLAS_STATUS_SUCCESS";
-    case CUBLAS_STATUS_NOT_INITIALIZED: return "CUBLAS_STATUS_NOT_INITIALIZED";
-    case CUBLAS_STATUS_INVALID_VALUE: return "CUBLAS_STATUS_INVALID_VALUE";
-    case CUBLAS_STATUS_NOT_SUPPORTED: return "CUBLAS_STATUS_NOT_SUPPORTED";
-    case CUBLAS_STATUS_ALLOC_FAILED: return "CUBLAS_STATUS_ALLOC_FAILED";
-    default: return "CUBLAS_STATUS_INTERNAL_ERROR";
-    }
-}
+static const ptcu_sim_code_text<cublasStatus_t> k_statuses[] = {
+    PTCU_SIM_CODE(CUBLAS_STATUS_SUCCESS, "success"),
+    PTCU_SIM_CODE(CUBLAS_STATUS_NOT_INITIALIZED, "the library was not initialized"),
+    PTCU_SIM_CODE(CUBLAS_STATUS_INVALID_VALUE, "an invalid numeric value was used as an argument"),
+    PTCU_SIM_CODE(CUBLAS_STATUS_NOT_SUPPORTED, "the functionality requested is not supported"),
+    PTCU_SIM_CODE(CUBLAS_STATUS_ALLOC_FAILED, "the resource allocation failed"),
+};
+static const ptcu_sim_code_text<cublasStatus_t> k_other_status =
+    PTCU_SIM_CODE(CUBLAS_STATUS_INTERNAL_ERROR, "an internal operation failed");
 
-const char *cublasGetStatusString(cublasStatus_t s) {
-    switch (s) {
-    case CUBLAS_STATUS_SUCCESS: return "success";
-    case CUBLAS_STATUS_NOT_INITIALIZED: return "the library was not initialized";
-    case CUBLAS_STATUS_INVALID_VALUE: return "an invalid numeric value was used as an argument";
-    case CUBLAS_STATUS_NOT_SUPPORTED: return "the functionality requested is not supported";
-    case CUBLAS_STATUS_ALLOC_FAILED: return "the resource allocation failed";
-    default: return "an internal operation failed";
-    }
-}
+const char *cublasGetStatusName(cublasStatus_t s) { return ptcu_sim_text_of(k_statuses, s, k_other_status).name; }
+
+const char *cublasGetStatusString(cublasStatus_t s) { return ptcu_sim_text_of(k_statuses, s, k_other_status).text; }
 
 cublasStatus_t cublasGemmEx(cublasHandle_t handle, cublasOperation_t transa, cublasOperation_t transb, int m,
                             int n, int k, const void *alpha, const void *A, cudaDataType Atype, int lda,

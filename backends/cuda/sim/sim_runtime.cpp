@@ -228,39 +228,24 @@ cudaError_t cudaGetLastError(void) {
     return e;
 }
 
-const char *cudaGetErrorName(cudaError_t e) {
-    switch (e) {
-    case cudaSuccess: return "cudaSuccess";
-    case cudaErrorInvalidValue: return "cudaErrorInvalidValue";
-    case cudaErrorMemoryAllocation: return "cudaErrorMemoryAllocation";
-    case cudaErrorInsufficientDriver: return "cudaErrorInsufficientDriver";
-    case cudaErrorDevicesUnavailable: return "cudaErrorDevicesUnavailable";
-    case cudaErrorNoDevice: return "cudaErrorNoDevice";
-    case cudaErrorInvalidDevice: return "cudaErrorInvalidDevice";
-    case cudaErrorNoKernelImageForDevice: return "cudaErrorNoKernelImageForDevice";
-    case cudaErrorInvalidResourceHandle: return "cudaErrorInvalidResourceHandle";
-    case cudaErrorPeerAccessAlreadyEnabled: return "cudaErrorPeerAccessAlreadyEnabled";
-    case cudaErrorNotSupported: return "cudaErrorNotSupported";
-    default: return "cudaErrorUnknown";
-    }
-}
+static const ptcu_sim_code_text<cudaError_t> k_errors[] = {
+    PTCU_SIM_CODE(cudaSuccess, "no error"),
+    PTCU_SIM_CODE(cudaErrorInvalidValue, "invalid argument"),
+    PTCU_SIM_CODE(cudaErrorMemoryAllocation, "out of memory"),
+    PTCU_SIM_CODE(cudaErrorInsufficientDriver, "CUDA driver version is insufficient for CUDA runtime version"),
+    PTCU_SIM_CODE(cudaErrorDevicesUnavailable, "CUDA-capable device(s) is/are busy or unavailable"),
+    PTCU_SIM_CODE(cudaErrorNoDevice, "no CUDA-capable device is detected"),
+    PTCU_SIM_CODE(cudaErrorInvalidDevice, "invalid device ordinal"),
+    PTCU_SIM_CODE(cudaErrorNoKernelImageForDevice, "no kernel image is available for execution on the device"),
+    PTCU_SIM_CODE(cudaErrorInvalidResourceHandle, "invalid resource handle"),
+    PTCU_SIM_CODE(cudaErrorPeerAccessAlreadyEnabled, "peer access is already enabled"),
+    PTCU_SIM_CODE(cudaErrorNotSupported, "operation not supported"),
+};
+static const ptcu_sim_code_text<cudaError_t> k_other_error = PTCU_SIM_CODE(cudaErrorUnknown, "unknown error");
 
-const char *cudaGetErrorString(cudaError_t e) {
-    switch (e) {
-    case cudaSuccess: return "no error";
-    case cudaErrorInvalidValue: return "invalid argument";
-    case cudaErrorMemoryAllocation: return "out of memory";
-    case cudaErrorInsufficientDriver: return "CUDA driver version is insufficient for CUDA runtime version";
-    case cudaErrorDevicesUnavailable: return "CUDA-capable device(s) is/are busy or unavailable";
-    case cudaErrorNoDevice: return "no CUDA-capable device is detected";
-    case cudaErrorInvalidDevice: return "invalid device ordinal";
-    case cudaErrorNoKernelImageForDevice: return "no kernel image is available for execution on the device";
-    case cudaErrorInvalidResourceHandle: return "invalid resource handle";
-    case cudaErrorPeerAccessAlreadyEnabled: return "peer access is already enabled";
-    case cudaErrorNotSupported: return "operation not supported";
-    default: return "unknown error";
-    }
-}
+const char *cudaGetErrorName(cudaError_t e) { return ptcu_sim_text_of(k_errors, e, k_other_error).name; }
+
+const char *cudaGetErrorString(cudaError_t e) { return ptcu_sim_text_of(k_errors, e, k_other_error).text; }
 
 cudaError_t cudaRuntimeGetVersion(int *v) {
     if (!v) return fail(cudaErrorInvalidValue);

@@ -1,7 +1,8 @@
 /* libportable CUDA backend — unit tests of the pure-C planning code, no GPU
- * needed: dimension coalescing (cuda_geometry.c: every element of random
- * shapes, strides, permutations and broadcasts must land where the original
- * operands put it) and the row-major -> cuBLAS column-major GEMM mapping
+ * needed: element-wise iteration spaces (cuda_geometry.c: every element of
+ * random shapes, strides, permutations and broadcasts must land where the
+ * operands put it; the 1-D runs the core's dimension merging produces take
+ * the vectorised path) and the row-major -> cuBLAS column-major GEMM mapping
  * (cuda_gemm_plan.c: checked against a reference implementation of cuBLAS's
  * gemm semantics and its leading-dimension rules, for row-major,
  * column-major, padded and copy-needing layouts). */
@@ -73,25 +74,33 @@ static void test_geometry(void) {
             }
             for (int k = 0; k <= nin; ++k) if (got[k] != ref[k]) { CHECK(got[k] == ref[k]); i = numel; break; }
         }
-        /* contiguous out and inputs collapse to the vector path */
-        if (style == 0 && nin >= 1) {
-            bool all_contig = true;
-            for (int k = 0; k < nin; ++k) {
-                int64_t s = 1;
-                for (int d = nd - 1; d >= 0; --d) { if (out.shape[d] > 1 && in[k].strides[d] != s) all_contig = false; s *= out.shape[d]; }
-            }
-            if (all_contig) CHECK(l.contiguous);
-        }
     }
-    /* a broadcast scalar plus a contiguous matrix is the contiguous path */
+    /* Merged operands (the core's pt__coalesce turns a contiguous space of
+     * any shape into one 1-D run): unit or broadcast strides take the vector
+     * path, any other stride the strided one. */
+    const int64_t lengths[3] = {1, 7, 1000};
+    for (int t = 0; t < 3; ++t)
+        for (int nin = 0; nin <= 3; ++nin)
+            for (int odd = -1; odd <= nin; ++odd) { /* operand with stride 2 (-1: none) */
+                pt_operand out, in[3];
+                memset(&out, 0, sizeof out); memset(in, 0, sizeof in);
+                out.ndim = 1; out.shape[0] = lengths[t]; out.strides[0] = odd == 0 ? 2 : 1;
+                for (int k = 0; k < nin; ++k) { in[k] = out; in[k].strides[0] = odd == k + 1 ? 2 : k % 2; }
+                ptcu_ew_launch l; memset(&l, 0, sizeof l);
+                ptcu_geometry_build(&out, in, nin, &l);
+                CHECK(l.numel == lengths[t] && l.geo.ndim == 1);
+                CHECK(l.contiguous == (odd < 0 || lengths[t] == 1));
+            }
+    /* a broadcast scalar plus a contiguous [3,5] matrix, merged: 1-D */
     pt_operand o, in2[2]; memset(&o, 0, sizeof o); memset(in2, 0, sizeof in2);
-    o.ndim = 2; o.shape[0] = 3; o.shape[1] = 5; o.strides[0] = 5; o.strides[1] = 1;
-    in2[0] = o; in2[1] = o; in2[1].strides[0] = 0; in2[1].strides[1] = 0;
+    o.ndim = 1; o.shape[0] = 15; o.strides[0] = 1;
+    in2[0] = o; in2[1] = o; in2[1].strides[0] = 0;
     ptcu_ew_launch l; memset(&l, 0, sizeof l);
     ptcu_geometry_build(&o, in2, 2, &l);
     CHECK(l.contiguous && l.geo.ndim == 1 && l.geo.shape[0] == 15 && l.geo.strides[2][0] == 0);
-    /* row broadcast [3,5] + [5] is strided 2-d */
-    in2[1].strides[1] = 1;
+    /* row broadcast [3,5] + [5] (no merging possible) is strided 2-d */
+    o.ndim = 2; o.shape[0] = 3; o.shape[1] = 5; o.strides[0] = 5; o.strides[1] = 1;
+    in2[0] = o; in2[1] = o; in2[1].strides[0] = 0;
     ptcu_geometry_build(&o, in2, 2, &l);
     CHECK(!l.contiguous && l.geo.ndim == 2);
     /* 0-d */

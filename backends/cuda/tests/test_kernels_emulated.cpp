@@ -72,14 +72,7 @@ static cudaError_t run_ew(pt_op_kind kind, const pt_operand &out, const pt_opera
     l.seed = seed;
     l.counter = counter;
     l.max_blocks = 3;
-    switch (kind) {
-    case PT_OP_ADD: case PT_OP_SUB: case PT_OP_MUL: case PT_OP_DIV: case PT_OP_POW:
-    case PT_OP_MAXIMUM: case PT_OP_MINIMUM: case PT_OP_AXPY: return ptcu_launch_binary(&l, 0);
-    case PT_OP_EQ: case PT_OP_LT: case PT_OP_GT: case PT_OP_WHERE: return ptcu_launch_compare(&l, 0);
-    case PT_OP_COPY: case PT_OP_FILL: case PT_OP_ARANGE: case PT_OP_RAND_UNIFORM:
-    case PT_OP_RAND_NORMAL: return ptcu_launch_data(&l, 0);
-    default: return ptcu_launch_unary(&l, 0);
-    }
+    return ptcu_launch_elementwise(&l, 0);
 }
 
 static void test_binary() {
@@ -346,12 +339,7 @@ static void test_reduce() {
             l.out_dtype = ot;
             l.in = in;
             l.out = out;
-            l.outer = c.outer;
-            l.r = c.r;
-            l.inner = c.inner;
-            l.s_outer = so;
-            l.s_r = sr;
-            l.s_inner = si;
+            l.x = {c.outer, c.r, c.inner, so, sr, si};
             l.sm_count = 2;
             scratch.assign(ptcu_reduce_scratch_bytes(&l) + 16, 0);
             l.scratch = scratch.data();
@@ -443,12 +431,7 @@ static void test_softmax() {
             l.dtype = PT_F64;
             l.in = x.data();
             l.out = out.data();
-            l.outer = c.outer;
-            l.r = c.r;
-            l.inner = c.inner;
-            l.s_outer = so;
-            l.s_r = sr;
-            l.s_inner = si;
+            l.x = {c.outer, c.r, c.inner, so, sr, si};
             l.sm_count = 1;
             bool ok = ptcu_launch_softmax(&l, 0) == cudaSuccess;
             for (int64_t o = 0; o < c.outer; ++o)
