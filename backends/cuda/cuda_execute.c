@@ -19,7 +19,7 @@ static bool is_int(pt_dtype t) { return t == PT_I32 || t == PT_I64; }
 static bool is_numeric(pt_dtype t) { return is_float(t) || is_int(t); }
 static bool is_any(pt_dtype t) { return is_numeric(t) || t == PT_U8; }
 
-_Static_assert(PT__OP_COUNT == 36, "a pt_op_kind was added: decide its dtypes below");
+_Static_assert(PT__OP_COUNT == 42, "a pt_op_kind was added: decide its dtypes below");
 
 static bool dtypes_ok(const pt_op *op) {
     const pt_dtype o = op->out.dtype;
@@ -34,10 +34,13 @@ static bool dtypes_ok(const pt_op *op) {
     case PT_OP_ADD: case PT_OP_SUB: case PT_OP_MUL: case PT_OP_DIV: case PT_OP_MAXIMUM:
     case PT_OP_MINIMUM: case PT_OP_AXPY: return is_numeric(o) && a == o && b == o;
     case PT_OP_POW: return is_float(o) && a == o && b == o;
-    case PT_OP_EQ: case PT_OP_LT: case PT_OP_GT: return o == PT_U8 && is_any(a) && b == a;
+    case PT_OP_EQ: case PT_OP_LT: case PT_OP_GT: case PT_OP_LE: case PT_OP_GE: case PT_OP_NE:
+        return o == PT_U8 && is_any(a) && b == a;
     case PT_OP_ADD_SCALAR: case PT_OP_MUL_SCALAR: case PT_OP_NEG: case PT_OP_ABS: case PT_OP_RELU:
+    case PT_OP_CLAMP:
         return is_numeric(o) && a == o;
     case PT_OP_EXP: case PT_OP_LOG: case PT_OP_SQRT: case PT_OP_SIGMOID: case PT_OP_TANH:
+    case PT_OP_SIN: case PT_OP_COS:
         return is_float(o) && a == o;
     case PT_OP_WHERE: return a == PT_U8 && is_any(o) && b == o && c == o;
     case PT_OP_SUM: return is_numeric(a) && (o == a || (is_int(a) && o == PT_I64));

@@ -49,9 +49,9 @@ typedef struct ptcu_ew_launch {
 
 /* ADD SUB MUL DIV POW MAXIMUM MINIMUM AXPY (k_binary.cu). */
 cudaError_t ptcu_launch_binary(const ptcu_ew_launch *l, cudaStream_t stream);
-/* EQ LT GT WHERE (k_compare.cu). */
+/* EQ LT GT LE GE NE WHERE (k_compare.cu). */
 cudaError_t ptcu_launch_compare(const ptcu_ew_launch *l, cudaStream_t stream);
-/* NEG ABS EXP LOG SQRT RELU SIGMOID TANH ADD_SCALAR MUL_SCALAR (k_unary.cu). */
+/* NEG ABS EXP LOG SQRT RELU SIGMOID TANH SIN COS ADD_SCALAR MUL_SCALAR CLAMP (k_unary.cu). */
 cudaError_t ptcu_launch_unary(const ptcu_ew_launch *l, cudaStream_t stream);
 /* COPY FILL ARANGE RAND_UNIFORM RAND_NORMAL (k_data.cu). */
 cudaError_t ptcu_launch_data(const ptcu_ew_launch *l, cudaStream_t stream);

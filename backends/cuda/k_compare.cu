@@ -1,4 +1,4 @@
-/* libportable CUDA backend — comparisons EQ LT GT (any dtype in, PT_U8 0/1
+/* libportable CUDA backend — comparisons EQ LT GT LE GE NE (any dtype in, PT_U8 0/1
  * out; NaN compares false) and WHERE (out = cond != 0 ? a : b, cond PT_U8). */
 #include "k_common.cuh"
 
@@ -8,7 +8,10 @@ template <int OP, class T> struct CompareF : EwSignature<2, u8, T, T> {
     __device__ __forceinline__ u8 operator()(int64_t, T a, T b, u8) const {
         if constexpr (OP == PT_OP_EQ) return a == b ? 1 : 0;
         else if constexpr (OP == PT_OP_LT) return a < b ? 1 : 0;
-        else return a > b ? 1 : 0; /* PT_OP_GT */
+        else if constexpr (OP == PT_OP_GT) return a > b ? 1 : 0;
+        else if constexpr (OP == PT_OP_LE) return a <= b ? 1 : 0;
+        else if constexpr (OP == PT_OP_GE) return a >= b ? 1 : 0;
+        else return a != b ? 1 : 0; /* PT_OP_NE: NaN != NaN */
     }
 };
 
@@ -19,7 +22,7 @@ template <class T> struct WhereF : EwSignature<3, T, u8, T, T> {
 };
 
 template <class T> static cudaError_t compare_typed(const ptcu_ew_launch *l, cudaStream_t s) {
-    return for_kind<PT_OP_EQ, PT_OP_LT, PT_OP_GT>(
+    return for_kind<PT_OP_EQ, PT_OP_LT, PT_OP_GT, PT_OP_LE, PT_OP_GE, PT_OP_NE>(
         l->kind, [&](auto op) { return launch_ew(l, s, CompareF<decltype(op)::value, T>()); });
 }
 

@@ -1,13 +1,14 @@
 /* libportable CUDA backend — unary ops: NEG ABS RELU ADD_SCALAR MUL_SCALAR
- * (f32 f64 i32 i64, integers wrap) and EXP LOG SQRT SIGMOID TANH (f32 f64,
- * the accurate libdevice functions: no fast-math). RELU keeps NaN. The
- * scalar of *_SCALAR is converted to the dtype first (from_double). */
+ * CLAMP (f32 f64 i32 i64, integers wrap) and EXP LOG SQRT SIGMOID TANH SIN
+ * COS (f32 f64, the accurate libdevice functions: no fast-math). RELU and
+ * CLAMP keep NaN. The scalars of *_SCALAR and CLAMP are converted to the
+ * dtype first (from_double, which saturates CLAMP's +-2^63). */
 #include "k_common.cuh"
 
 namespace ptcu {
 
 template <int OP, class T> struct UnaryF : EwSignature<1, T, T> {
-    T scalar;
+    T scalar, scalar2;
     __device__ __forceinline__ T operator()(int64_t, T a, u8, u8) const {
         if constexpr (OP == PT_OP_NEG) {
             return neg_w<T>(a);
@@ -27,6 +28,12 @@ template <int OP, class T> struct UnaryF : EwSignature<1, T, T> {
             return log_t<T>(a);
         } else if constexpr (OP == PT_OP_SQRT) {
             if constexpr (std::is_same<T, float>::value) return sqrtf(a); else return sqrt(a);
+        } else if constexpr (OP == PT_OP_CLAMP) {
+            return min_nan<T>(max_nan<T>(a, scalar), scalar2);
+        } else if constexpr (OP == PT_OP_SIN) {
+            if constexpr (std::is_same<T, float>::value) return sinf(a); else return sin(a);
+        } else if constexpr (OP == PT_OP_COS) {
+            if constexpr (std::is_same<T, float>::value) return cosf(a); else return cos(a);
         } else if constexpr (OP == PT_OP_SIGMOID) {
             return (T)1 / ((T)1 + exp_t<T>(-a));
         } else { /* PT_OP_TANH */
@@ -38,18 +45,21 @@ template <int OP, class T> struct UnaryF : EwSignature<1, T, T> {
 /* The transcendental kinds exist for float types only: cudaErrorNotSupported
  * from the first list means "not one of these", never a failed launch. */
 template <class T> static cudaError_t unary_typed(const ptcu_ew_launch *l, cudaStream_t s) {
-    const T scalar = from_double<T>(l->scalar);
+    const T scalar = from_double<T>(l->scalar), scalar2 = from_double<T>(l->scalar2);
     auto launch = [&](auto op) {
         UnaryF<decltype(op)::value, T> f;
         f.scalar = scalar;
+        f.scalar2 = scalar2;
         return launch_ew(l, s, f);
     };
     if constexpr (is_float_v<T>) {
         const cudaError_t e =
-            for_kind<PT_OP_EXP, PT_OP_LOG, PT_OP_SQRT, PT_OP_SIGMOID, PT_OP_TANH>(l->kind, launch);
+            for_kind<PT_OP_EXP, PT_OP_LOG, PT_OP_SQRT, PT_OP_SIGMOID, PT_OP_TANH, PT_OP_SIN, PT_OP_COS>(
+                l->kind, launch);
         if (e != cudaErrorNotSupported) return e;
     }
-    return for_kind<PT_OP_NEG, PT_OP_ABS, PT_OP_RELU, PT_OP_ADD_SCALAR, PT_OP_MUL_SCALAR>(l->kind, launch);
+    return for_kind<PT_OP_NEG, PT_OP_ABS, PT_OP_RELU, PT_OP_ADD_SCALAR, PT_OP_MUL_SCALAR, PT_OP_CLAMP>(
+        l->kind, launch);
 }
 
 } /* namespace ptcu */

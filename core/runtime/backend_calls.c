@@ -168,7 +168,8 @@ static pt_status check_supported(pt_device *d, const pt_op *op, unsigned bit) {
 pt_status pt__execute(const char *fn, pt_device *d, pt_op *op) {
     if (d->backend->shut_down) return after_shutdown(fn, d);
     const pt_op_info *info = pt_op_info_of(op->kind);
-    if (info && info->family == PT_OP_FAMILY_ELEMENTWISE) pt__coalesce(op);
+    if (info && (info->family == PT_OP_FAMILY_ELEMENTWISE || info->family == PT_OP_FAMILY_CREATION))
+        pt__coalesce(op);
     const unsigned bit = PT_DTYPE_BIT(op->dtype);
     if (!(atomic_load_explicit(&reached[op->kind], memory_order_relaxed) & bit))
         atomic_fetch_or_explicit(&reached[op->kind], bit, memory_order_relaxed);

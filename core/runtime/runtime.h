@@ -113,7 +113,9 @@ void pt__free(pt_device *d, pt__block *b);
  * share out's shape) with extent-1 dims dropped and neighbouring dims fused
  * where every operand is contiguous over them; the result keeps ndim >= 1.
  * Backends then see a contiguous op of any shape as one 1-D run.
- * pt__execute applies it to every ELEMENTWISE op (backend.h promises it). */
+ * pt__execute applies it to every ELEMENTWISE and CREATION op (backend.h
+ * promises it; a creation op has only out, which merges to 1-D when
+ * contiguous, keeping the flat element order the RNG counts in). */
 void pt__coalesce(pt_op *op);
 /* A one-element descriptor of kind in compute dtype t, laid out as its family
  * requires (backend.h), with no buffers: what pt_device_supports asks a
@@ -145,7 +147,7 @@ pt_status pt__host_alloc(const char *fn, pt_device *d, size_t bytes, void **ptr)
 void pt__host_free(pt_device *d, void *ptr);
 
 /* Queues op on d; on failure sets the error (naming fn and d) and returns it.
- * ELEMENTWISE ops are coalesced first. The first time d sees a kind in a
+ * ELEMENTWISE and CREATION ops are coalesced first. The first time d sees a kind in a
  * dtype, the plugin's supports (default: none, execute decides) is asked, so
  * an op the backend lacks fails with its reason before anything is queued. */
 pt_status pt__execute(const char *fn, pt_device *d, pt_op *op);

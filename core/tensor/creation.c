@@ -167,6 +167,5 @@ pt_status pt__fill(const char *fn, pt_tensor *x, double value) {
     /* An expanded dim is one memory location: write it once. */
     for (int i = 0; i < op.out.ndim; ++i)
         if (op.out.strides[i] == 0) op.out.shape[i] = 1;
-    pt__coalesce(&op);
     return pt__execute(fn, pt__dev(x), &op);
 }

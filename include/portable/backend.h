@@ -39,8 +39,8 @@ extern "C" {
 /* The kinds, their names, arities and dtypes are rows of op_table.h. What
  * each family's operands look like:
  *
- * CREATION (FILL, ARANGE, RAND_*): no inputs; out any strides, shape as the
- *   tensor. FILL: out[i] = scalar. ARANGE: out 1-D contiguous, out[i] =
+ * CREATION (FILL, ARANGE, RAND_*): no inputs; out any strides (RAND_*:
+ *   contiguous), its dimensions merged as for ELEMENTWISE below. FILL: out[i] = scalar. ARANGE: out 1-D contiguous, out[i] =
  *   scalar + i * scalar2. RAND_UNIFORM/RAND_NORMAL: out contiguous,
  *   pt_philox_uniform_*(seed, counter, i) / pt_philox_normal_*(...).
  *
