@@ -7,11 +7,29 @@
  *   FAKE_NO_EXECUTE    a required member (execute) is NULL
  *   FAKE_INIT_FAILS    init() fails with a reason given through set_error
  *   FAKE_NO_DEVICES    loads and inits, but has 0 devices and says why
+ *   FAKE_PLANTED       a file planted where the loader must never look: its
+ *                      constructor writes the file named by PT_PLANTED_MARKER,
+ *                      so a test can tell whether it was ever opened
  * Every member that exists fails cleanly if called: the loader must never
  * get as far as using a device of these plugins. */
 #include <string.h>
 
 #include <portable/backend.h>
+
+#ifdef FAKE_PLANTED
+#include <stdio.h>
+#include <stdlib.h>
+
+/* Runs at dlopen, before any entry point: what a hostile plugin would do. */
+__attribute__((constructor)) static void planted_constructor(void) {
+    const char *marker = getenv("PT_PLANTED_MARKER");
+    FILE *f = marker && *marker ? fopen(marker, "w") : NULL;
+    if (f) {
+        fputs("the planted plugin's constructor ran\n", f);
+        fclose(f);
+    }
+}
+#endif
 
 static const pt_host_api *host;
 
