@@ -31,8 +31,7 @@ static bool parse_device_name(const char *name, char *backend, size_t cap, int *
  * PT_ERR_BACKEND_LOAD). */
 static pt__backend *usable_backend(const char *fn, const char *backend_name, const char *asked,
                                    pt_status load_failure) {
-    pt__registry_init();
-    pt__backend *b = pt__backend_find(backend_name);
+    pt__backend *b = pt__backend_load(pt__backend_find(backend_name));
     if (!b) {
         char known[256] = "";
         size_t used = 0;
@@ -76,7 +75,6 @@ pt_device *pt_device_get(const char *name) {
 }
 
 pt_device *pt_cpu(void) {
-    pt__registry_init();
     pt__backend *b = usable_backend("pt_cpu", "cpu", "cpu", PT_ERR_BACKEND_LOAD);
     return b ? &b->devices[0] : NULL;
 }
@@ -94,17 +92,18 @@ static bool is_gpu(pt_device *d) {
 }
 
 /* Resolves PORTABLE_BACKEND: auto prefers a CUDA device, then an OpenCL GPU,
- * then the cpu; an explicit name never falls back. */
+ * then the cpu, loading each plugin in that order only as far as needed; an
+ * explicit name loads that plugin alone and never falls back. */
 static chosen_backend choose_backend(const char *fn) {
     chosen_backend c = {NULL, 0};
-    pt__registry_init();
     const char *env = getenv("PORTABLE_BACKEND");
     if (!env || !*env || strcmp(env, "auto") == 0) {
-        pt__backend *cuda = pt__backend_find("cuda"), *ocl = pt__backend_find("opencl");
+        pt__backend *cuda = pt__backend_load(pt__backend_find("cuda"));
         if (cuda && cuda->available) {
             c.backend = cuda;
             return c;
         }
+        pt__backend *ocl = pt__backend_load(pt__backend_find("opencl"));
         for (int i = 0; ocl && ocl->available && i < ocl->ndev; ++i)
             if (is_gpu(&ocl->devices[i])) {
                 c.backend = ocl;
@@ -153,8 +152,7 @@ int pt_all_devices(pt_device **out, int cap) {
 
 int pt_device_count(const char *backend) {
     if (!backend) return 0;
-    pt__registry_init();
-    pt__backend *b = pt__backend_find(backend);
+    pt__backend *b = pt__backend_load(pt__backend_find(backend));
     return b && b->available ? b->ndev : 0;
 }
 
@@ -203,7 +201,10 @@ pt_status pt_memory_stats(pt_device *d, pt_memory_usage *out) {
     return PT_OK;
 }
 
-/* ---- Backends, for tools ---- */
+/* ---- Backends, for tools ----
+ * Names and paths come from the scan alone; asking whether a backend is
+ * available, or for its devices, loads its plugin (so `portable devices`,
+ * which asks for each, loads them all). */
 
 int pt_backend_count(void) { return pt__backend_total(); }
 
@@ -213,7 +214,7 @@ const char *pt_backend_name(int i) {
 }
 
 bool pt_backend_available(int i, const char **reason) {
-    pt__backend *b = pt__backend_at(i);
+    pt__backend *b = pt__backend_load(pt__backend_at(i));
     if (reason) *reason = b ? (b->available ? "" : b->reason) : "no such backend";
     return b && b->available;
 }
@@ -224,12 +225,12 @@ const char *pt_backend_path(int i) {
 }
 
 int pt_backend_device_count(int i) {
-    pt__backend *b = pt__backend_at(i);
+    pt__backend *b = pt__backend_load(pt__backend_at(i));
     return b && b->available ? b->ndev : 0;
 }
 
 pt_device *pt_backend_device(int i, int j) {
-    pt__backend *b = pt__backend_at(i);
+    pt__backend *b = pt__backend_load(pt__backend_at(i));
     return b && b->available && j >= 0 && j < b->ndev ? &b->devices[j] : NULL;
 }
 

@@ -5,17 +5,35 @@
  * user asks for that backend. Nothing here is fatal: a process with no
  * working plugin still gets clear errors.
  *
- * Search order: each directory of PORTABLE_PLUGIN_PATH (colon-separated),
- * the directory libportable.so was loaded from (dladdr), the install
- * directory. The first file found for a name wins. */
-#define _GNU_SOURCE /* dladdr */
+ * Two steps, both thread-safe:
+ *  - the scan (once, at the first call that needs a backend): the search
+ *    folders, each resolved to an absolute path, and the plugin files in
+ *    them. Names and paths only: nothing is opened, so listing backends
+ *    costs a few readdir calls.
+ *  - admission (per backend, the first time that backend is asked for:
+ *    pt_cpu, pt_device_get, PORTABLE_BACKEND, or an enumeration call):
+ *    dlopen and the checklist. A process that only wants the cpu never maps
+ *    PoCL or the CUDA driver.
+ *
+ * Search order: each directory of PORTABLE_PLUGIN_PATH (colon-separated,
+ * read with secure_getenv, so a setuid program ignores it), the directory
+ * libportable.so was loaded from, the install directory. Every one is
+ * resolved with realpath: a libportable found through a relative
+ * LD_LIBRARY_PATH never makes the loader look relative to the working
+ * directory. The first regular file found for a name wins; a FIFO, folder
+ * or device named like a plugin is skipped (opening a FIFO would block for
+ * ever) and named in that backend's reason. */
+#define _GNU_SOURCE /* dladdr, secure_getenv */
 #include <dirent.h>
 #include <dlfcn.h>
+#include <errno.h>
+#include <limits.h>
 #include <pthread.h>
 #include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 
 #include "runtime/runtime.h"
 
@@ -23,8 +41,8 @@
 #define PT__MAX_SEARCH_DIRS 16
 
 static pt__backend backends[PT__MAX_BACKENDS];
-static int n_backends;
-static char search_dirs[PT__MAX_SEARCH_DIRS][1024];
+static int n_backends; /* fixed once the scan is done */
+static char search_dirs[PT__MAX_SEARCH_DIRS][PATH_MAX];
 static int n_search_dirs;
 static pthread_once_t registry_once = PTHREAD_ONCE_INIT;
 
@@ -32,37 +50,68 @@ static pthread_once_t registry_once = PTHREAD_ONCE_INIT;
  * missing, so "why is there no cuda?" always has an answer. */
 static const char *const well_known[] = {"cpu", "cuda", "opencl"};
 
+/* ---- Where libportable.so itself lives ----
+ *
+ * Taken when the library is loaded, while the working directory is still
+ * the one the dynamic loader resolved a relative LD_LIBRARY_PATH (or dlopen
+ * path) against; by the first device call the program may have changed
+ * directory, and "lib" would then name somebody else's folder. Empty when
+ * it cannot be resolved: then that folder is not searched at all. */
+static char self_dir[PATH_MAX];
+
+__attribute__((constructor)) static void find_self_dir(void) {
+    Dl_info info;
+    char real[PATH_MAX];
+    if (!dladdr((void *)&pt__registry_init, &info) || !info.dli_fname ||
+        !realpath(info.dli_fname, real))
+        return;
+    char *slash = strrchr(real, '/');
+    if (!slash) return;
+    *slash = '\0';
+    snprintf(self_dir, sizeof self_dir, "%s", slash == real ? "/" : real);
+}
+
+/* ---- The scan ---- */
+
+/* Adds the absolute form of dir[0..len) (realpath); a folder that does not
+ * exist, or a duplicate, is left out. */
 static void add_search_dir(const char *dir, size_t len) {
-    if (len == 0 || len >= sizeof search_dirs[0] || n_search_dirs == PT__MAX_SEARCH_DIRS) return;
+    char given[PATH_MAX], real[PATH_MAX];
+    if (len == 0 || len >= sizeof given || n_search_dirs == PT__MAX_SEARCH_DIRS) return;
+    memcpy(given, dir, len);
+    given[len] = '\0';
+    if (!realpath(given, real)) return;
     for (int i = 0; i < n_search_dirs; ++i)
-        if (strlen(search_dirs[i]) == len && strncmp(search_dirs[i], dir, len) == 0) return;
-    memcpy(search_dirs[n_search_dirs], dir, len);
-    search_dirs[n_search_dirs][len] = '\0';
-    ++n_search_dirs;
+        if (strcmp(search_dirs[i], real) == 0) return;
+    snprintf(search_dirs[n_search_dirs++], sizeof search_dirs[0], "%s", real);
 }
 
 static void collect_search_dirs(void) {
-    const char *env = getenv("PORTABLE_PLUGIN_PATH");
+    const char *env = secure_getenv("PORTABLE_PLUGIN_PATH");
     while (env && *env) {
         const char *colon = strchr(env, ':');
         size_t len = colon ? (size_t)(colon - env) : strlen(env);
-        add_search_dir(env, len);
+        add_search_dir(env, len); /* an empty entry means nothing (not ".") */
         env = colon ? colon + 1 : NULL;
     }
-    Dl_info info;
-    if (dladdr((void *)&pt__registry_init, &info) && info.dli_fname) {
-        const char *slash = strrchr(info.dli_fname, '/');
-        if (slash) add_search_dir(info.dli_fname, (size_t)(slash - info.dli_fname));
-    }
+    add_search_dir(self_dir, strlen(self_dir));
     add_search_dir(PT_PLUGIN_INSTALL_DIR, strlen(PT_PLUGIN_INSTALL_DIR));
 }
 
+static pt__backend *find_slot(const char *name) {
+    for (int i = 0; i < n_backends; ++i)
+        if (strcmp(backends[i].name, name) == 0) return &backends[i];
+    return NULL;
+}
+
 static pt__backend *slot_for(const char *name) {
-    pt__backend *b = pt__backend_find(name);
+    pt__backend *b = find_slot(name);
     if (b || n_backends == PT__MAX_BACKENDS) return b;
     b = &backends[n_backends++];
     memset(b, 0, sizeof *b);
     snprintf(b->name, sizeof b->name, "%s", name);
+    pthread_mutex_init(&b->load_lock, NULL);
+    atomic_init(&b->loaded, false);
     return b;
 }
 
@@ -79,6 +128,31 @@ static bool plugin_name(const char *file, char *name, size_t cap) {
     return true;
 }
 
+static const char *file_kind(mode_t m) {
+    if (S_ISFIFO(m)) return "a FIFO";
+    if (S_ISDIR(m)) return "a folder";
+    if (S_ISSOCK(m)) return "a socket";
+    if (S_ISCHR(m) || S_ISBLK(m)) return "a device";
+    return "not a file";
+}
+
+/* Whether path is a regular file (after symlinks); otherwise why not, in
+ * why. Only regular files are ever handed to dlopen: opening a FIFO blocks
+ * until somebody writes to it, a device may do anything. */
+static bool regular_file(const char *path, char *why, size_t cap) {
+    struct stat st;
+    if (stat(path, &st) != 0) {
+        snprintf(why, cap, "%s cannot be read: %s", path, strerror(errno));
+        return false;
+    }
+    if (!S_ISREG(st.st_mode)) {
+        snprintf(why, cap, "%s is not a regular file (%s); only regular files are opened",
+                 path, file_kind(st.st_mode));
+        return false;
+    }
+    return true;
+}
+
 static void find_plugin_files(void) {
     for (int d = 0; d < n_search_dirs; ++d) {
         DIR *dir = opendir(search_dirs[d]);
@@ -89,12 +163,17 @@ static void find_plugin_files(void) {
             if (!plugin_name(e->d_name, name, sizeof name)) continue;
             pt__backend *b = slot_for(name);
             if (!b || b->path[0]) continue; /* an earlier directory wins */
-            snprintf(b->path, sizeof b->path, "%s/%s", search_dirs[d], e->d_name);
+            char path[sizeof b->path], why[sizeof b->reason];
+            if (snprintf(path, sizeof path, "%s/%s", search_dirs[d], e->d_name) >= (int)sizeof path)
+                continue;
+            if (regular_file(path, why, sizeof why))
+                snprintf(b->path, sizeof b->path, "%s", path);
+            else if (!b->reason[0]) /* kept for admission's "not found" reason */
+                snprintf(b->reason, sizeof b->reason, "%s", why);
         }
         closedir(dir);
     }
 }
-
 
 static void describe_search(char *buf, size_t cap) {
     size_t used = 0;
@@ -117,11 +196,18 @@ const char *pt__plugin_search_path(void) {
  * why, and the backend stays unavailable. */
 static void admit(pt__backend *b) {
     if (!b->path[0]) {
-        char dirs[900];
+        char dirs[700], skipped[300] = "";
         describe_search(dirs, sizeof dirs);
+        if (b->reason[0]) snprintf(skipped, sizeof skipped, "%s; ", b->reason);
         snprintf(b->reason, sizeof b->reason,
-                 "plugin libportable-%s.so not found (searched: %s; set PORTABLE_PLUGIN_PATH)",
-                 b->name, dirs);
+                 "%splugin libportable-%s.so not found (searched: %s; set PORTABLE_PLUGIN_PATH)",
+                 skipped, b->name, dirs);
+        return;
+    }
+    /* Checked again: the file may have been replaced since the scan. */
+    char why[sizeof b->reason];
+    if (!regular_file(b->path, why, sizeof why)) {
+        snprintf(b->reason, sizeof b->reason, "%s", why);
         return;
     }
     dlerror();
@@ -170,21 +256,50 @@ reject:
     b->dl = NULL;
 }
 
-/* Each admitted plugin's shutdown runs once at exit, after the exit handlers
- * registered later than the first library call (users' and plugins'). */
-static void shutdown_backends(void) {
-    for (int i = n_backends - 1; i >= 0; --i) pt__backend_shutdown(&backends[i]);
+/* ---- Shutdown at exit ----
+ *
+ * Each admitted plugin's shutdown runs once at exit, from an exit handler
+ * registered right after its admission: after the handlers registered
+ * later (users', and those of plugins admitted later), before those the
+ * plugin's own driver registered while it loaded. Handlers run in reverse
+ * order of registration, so each one shuts down the latest admission that
+ * is still up. */
+static pt__backend *admitted[PT__MAX_BACKENDS];
+static int n_admitted;
+static pthread_mutex_t admitted_lock = PTHREAD_MUTEX_INITIALIZER;
+
+static void shutdown_latest(void) {
+    pthread_mutex_lock(&admitted_lock);
+    pt__backend *b = n_admitted > 0 ? admitted[--n_admitted] : NULL;
+    pthread_mutex_unlock(&admitted_lock);
+    if (b) pt__backend_shutdown(b);
 }
 
 static void registry_init_once(void) {
     collect_search_dirs();
     for (size_t i = 0; i < sizeof well_known / sizeof well_known[0]; ++i) slot_for(well_known[i]);
     find_plugin_files();
-    for (int i = 0; i < n_backends; ++i) admit(&backends[i]);
-    atexit(shutdown_backends);
 }
 
 void pt__registry_init(void) { pthread_once(&registry_once, registry_init_once); }
+
+pt__backend *pt__backend_load(pt__backend *b) {
+    if (!b || atomic_load_explicit(&b->loaded, memory_order_acquire)) return b;
+    pthread_mutex_lock(&b->load_lock);
+    if (!atomic_load_explicit(&b->loaded, memory_order_relaxed)) {
+        admit(b);
+        if (b->vt) {
+            pthread_mutex_lock(&admitted_lock);
+            admitted[n_admitted++] = b;
+            pthread_mutex_unlock(&admitted_lock);
+            atexit(shutdown_latest);
+        }
+        /* publishes vt, devices, ndev, available and reason */
+        atomic_store_explicit(&b->loaded, true, memory_order_release);
+    }
+    pthread_mutex_unlock(&b->load_lock);
+    return b;
+}
 
 int pt__backend_total(void) {
     pt__registry_init();
@@ -197,7 +312,6 @@ pt__backend *pt__backend_at(int i) {
 }
 
 pt__backend *pt__backend_find(const char *name) {
-    for (int i = 0; i < n_backends; ++i)
-        if (strcmp(backends[i].name, name) == 0) return &backends[i];
-    return NULL;
+    pt__registry_init();
+    return find_slot(name);
 }

@@ -47,6 +47,11 @@ typedef struct pt__backend {
     char reason[1024];           /* why not available */
     int ndev;
     pt_device *devices;          /* ndev entries */
+    /* Admission runs once, under load_lock, the first time the backend is
+     * asked for; loaded (release) publishes every field above. Before it,
+     * only name and path are valid. */
+    pthread_mutex_t load_lock;
+    _Atomic bool loaded;
 } pt__backend;
 
 /* Blocks up to 1 MiB come in 512-byte classes with one exact-size bin each;
@@ -82,13 +87,19 @@ struct pt_device {
     _Atomic unsigned supported[PT__OP_COUNT];
 };
 
-/* Loads every plugin once (thread-safe); returns the registry. */
+/* Scans the plugin folders once (thread-safe): backend names and files,
+ * nothing opened. The functions below call it themselves. */
 void pt__registry_init(void);
 int pt__backend_total(void);
-/* "dir1, dir2, ..." as searched for plugins. */
+/* "dir1, dir2, ..." as searched for plugins (absolute paths). */
 const char *pt__plugin_search_path(void);
+/* The i-th / named backend, possibly not loaded yet (name and path only). */
 pt__backend *pt__backend_at(int i);
 pt__backend *pt__backend_find(const char *name);
+/* Admits b's plugin the first time it is asked for (thread-safe; later calls
+ * are one atomic load); returns b (NULL for NULL). Read available, ndev,
+ * devices, vt and reason only after this. */
+pt__backend *pt__backend_load(pt__backend *b);
 
 /* ---- Caching allocator (allocator.c) ---- */
 
