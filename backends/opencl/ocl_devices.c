@@ -76,6 +76,9 @@ static void ocl_describe(ocl_device *d) {
     if (clGetDeviceInfo(d->id, CL_DEVICE_GLOBAL_MEM_SIZE, sizeof d->global_mem, &d->global_mem,
                         NULL) != CL_SUCCESS)
         d->global_mem = 0;
+    if (clGetDeviceInfo(d->id, CL_DEVICE_MAX_MEM_ALLOC_SIZE, sizeof d->max_alloc, &d->max_alloc,
+                        NULL) != CL_SUCCESS)
+        d->max_alloc = 0;
     if (clGetDeviceInfo(d->id, CL_DEVICE_MAX_WORK_GROUP_SIZE, sizeof d->max_work_group,
                         &d->max_work_group, NULL) != CL_SUCCESS ||
         d->max_work_group == 0)

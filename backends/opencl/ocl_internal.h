@@ -10,6 +10,7 @@
 #endif
 #include <CL/cl.h>
 #include <pthread.h>
+#include <stdatomic.h>
 
 #include "kernels/kernel_abi.h"
 #include "portable/backend.h"
@@ -68,6 +69,7 @@ typedef struct ocl_device {
     char driver_version[64];
     cl_uint compute_units;
     cl_ulong global_mem;
+    cl_ulong max_alloc;         /* CL_DEVICE_MAX_MEM_ALLOC_SIZE, 0 if not reported */
     size_t max_work_group;
     bool fp64;
     bool fp32_correct_div_sqrt; /* -cl-fp32-correctly-rounded-divide-sqrt is allowed */
@@ -85,6 +87,9 @@ typedef struct ocl_device {
     size_t kernel_wg[PT__DTYPE_COUNT][OCL_K__COUNT]; /* CL_KERNEL_WORK_GROUP_SIZE */
     cl_mem scratch; /* two-pass reduction partials; grown on demand */
     size_t scratch_bytes;
+    /* Bytes of device buffers (alloc and scratch) this process holds: what
+     * ocl_memory.c checks a new buffer against before asking the driver. */
+    _Atomic cl_ulong held;
 
     /* Pinned host blocks (host_alloc); own lock so host_free never waits on
      * a launch. */

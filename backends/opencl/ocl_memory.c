@@ -3,36 +3,99 @@
  * Buffer handles are cl_mem; every transfer uses byte offsets on its buffer
  * (OpenCL has no pointer arithmetic on cl_mem). All commands go to the
  * device's one in-order queue, so a copy follows the work queued before it.
- * OpenCL allocates lazily: a buffer the device cannot hold may only fail at
- * its first use, which then reports PT_ERR_OUT_OF_MEMORY from that call. */
+ *
+ * Out of memory is a status, never an abort. OpenCL allocates lazily: a
+ * buffer the device cannot hold may only fail at its first use, and PoCL
+ * then aborts the process on its own assertion instead of returning an
+ * error. So a buffer is checked against the device's limits before the
+ * driver is asked: at most CL_DEVICE_MAX_MEM_ALLOC_SIZE bytes, and no more
+ * than CL_DEVICE_GLOBAL_MEM_SIZE minus the buffers this process holds (a
+ * reservation taken atomically, so threads cannot both squeeze into the last
+ * gap). On a CPU device, whose memory is the host's, buffers are created
+ * with CL_MEM_ALLOC_HOST_PTR: the driver allocates them at once, so a host
+ * that is out of memory fails clCreateBuffer (PT_ERR_OUT_OF_MEMORY) instead
+ * of the first kernel that touches the buffer. A GPU that still fails
+ * lazily reports PT_ERR_OUT_OF_MEMORY from that first call. */
 #include <stdlib.h>
 #include <string.h>
 
 #include "ocl_internal.h"
 
+/* Reserves bytes of d's memory for a new buffer, or says which limit it
+ * breaks (what names the buffer's use in the message). */
+static pt_status ocl_reserve(ocl_device *d, size_t bytes, const char *what) {
+    if (d->max_alloc && bytes > d->max_alloc)
+        return ocl_fail(PT_ERR_OUT_OF_MEMORY,
+                        "%s of %zu bytes refused: %s allows at most %llu bytes per buffer "
+                        "(CL_DEVICE_MAX_MEM_ALLOC_SIZE); split the tensor into pieces of at most "
+                        "that size, or use a device with a larger limit",
+                        what, bytes, d->name, (unsigned long long)d->max_alloc);
+    if (!d->global_mem) return PT_OK;
+    cl_ulong before = atomic_fetch_add(&d->held, (cl_ulong)bytes);
+    if (before + bytes > d->global_mem) {
+        atomic_fetch_sub(&d->held, (cl_ulong)bytes);
+        cl_ulong left = before < d->global_mem ? d->global_mem - before : 0;
+        return ocl_fail(PT_ERR_OUT_OF_MEMORY,
+                        "%s of %zu bytes refused: %s has %llu bytes of global memory "
+                        "(CL_DEVICE_GLOBAL_MEM_SIZE) and this process holds %llu bytes of buffers, "
+                        "leaving %llu; release tensors (and pt_empty_cache) or use smaller batches",
+                        what, bytes, d->name, (unsigned long long)d->global_mem,
+                        (unsigned long long)before, (unsigned long long)left);
+    }
+    return PT_OK;
+}
+
+static void ocl_unreserve(ocl_device *d, size_t bytes) {
+    if (d->global_mem) atomic_fetch_sub(&d->held, (cl_ulong)bytes);
+}
+
+/* A device buffer of bytes (> 0) within the limits, reserved in d->held. */
+static pt_status ocl_new_buffer(ocl_device *d, size_t bytes, const char *what, cl_mem *out) {
+    pt_status st = ocl_reserve(d, bytes, what);
+    if (st != PT_OK) return st;
+    cl_mem_flags flags = CL_MEM_READ_WRITE;
+    if (d->cl_type & CL_DEVICE_TYPE_CPU) flags |= CL_MEM_ALLOC_HOST_PTR; /* allocated now */
+    cl_int err = CL_SUCCESS;
+    cl_mem m = clCreateBuffer(d->ctx, flags, bytes, NULL, &err);
+    if (!m) {
+        ocl_unreserve(d, bytes);
+        if (err == CL_INVALID_BUFFER_SIZE)
+            return ocl_fail(PT_ERR_OUT_OF_MEMORY,
+                            "clCreateBuffer(%zu bytes) failed: CL_INVALID_BUFFER_SIZE (%s "
+                            "allows at most %llu bytes per buffer, CL_DEVICE_MAX_MEM_ALLOC_SIZE); "
+                            "split the tensor",
+                            bytes, d->name, (unsigned long long)d->max_alloc);
+        return ocl_cl_fail(err, "clCreateBuffer(%zu bytes, %s) on %s", bytes, what, d->name);
+    }
+    *out = m;
+    return PT_OK;
+}
+
+/* Releases a buffer made by ocl_new_buffer. Safe with commands still
+ * queued: OpenCL keeps the memory until they end. */
+static void ocl_release_buffer(ocl_device *d, cl_mem m) {
+    size_t size = 0;
+    if (clGetMemObjectInfo(m, CL_MEM_SIZE, sizeof size, &size, NULL) == CL_SUCCESS)
+        ocl_unreserve(d, size);
+    clReleaseMemObject(m);
+}
+
 pt_status ocl_alloc(int dev, size_t bytes, void **buf) {
     ocl_device *d = NULL;
     pt_status st = ocl_device_ready(dev, "alloc", &d);
     if (st != PT_OK) return st;
-    cl_int err = CL_SUCCESS;
     /* OpenCL rejects 0-byte buffers; the core may still ask for one. */
-    cl_mem m = clCreateBuffer(d->ctx, CL_MEM_READ_WRITE, bytes ? bytes : 1, NULL, &err);
-    if (!m) {
-        if (err == CL_INVALID_BUFFER_SIZE)
-            return ocl_fail(PT_ERR_OUT_OF_MEMORY,
-                            "clCreateBuffer(%zu bytes) failed: CL_INVALID_BUFFER_SIZE (%s "
-                            "allows at most CL_DEVICE_MAX_MEM_ALLOC_SIZE bytes per buffer)",
-                            bytes, d->name);
-        return ocl_cl_fail(err, "clCreateBuffer(%zu bytes) on %s", bytes, d->name);
-    }
+    cl_mem m = NULL;
+    st = ocl_new_buffer(d, bytes ? bytes : 1, "a buffer", &m);
+    if (st != PT_OK) return st;
     *buf = m;
     return PT_OK;
 }
 
 void ocl_free(int dev, void *buf) {
-    (void)dev;
-    /* Safe with commands still queued: OpenCL keeps the memory until they end. */
-    if (buf) clReleaseMemObject((cl_mem)buf);
+    if (!buf) return;
+    if (dev >= 0 && dev < ocl_g.n_devices) ocl_release_buffer(&ocl_g.devices[dev], (cl_mem)buf);
+    else clReleaseMemObject((cl_mem)buf);
 }
 
 pt_status ocl_memory_info(int dev, int64_t *free_bytes, int64_t *total_bytes) {
@@ -174,11 +237,11 @@ pt_status ocl_scratch(ocl_device *d, size_t bytes, cl_mem *out) {
         return PT_OK;
     }
     size_t want = bytes < 65536 ? 65536 : bytes;
-    cl_int err = CL_SUCCESS;
-    cl_mem m = clCreateBuffer(d->ctx, CL_MEM_READ_WRITE, want, NULL, &err);
-    if (!m) return ocl_cl_fail(err, "clCreateBuffer(%zu bytes of reduction scratch)", want);
+    cl_mem m = NULL;
+    pt_status st = ocl_new_buffer(d, want, "reduction scratch", &m);
+    if (st != PT_OK) return st;
     /* Work already queued keeps the old buffer alive until it ends. */
-    if (d->scratch) clReleaseMemObject(d->scratch);
+    if (d->scratch) ocl_release_buffer(d, d->scratch);
     d->scratch = m;
     d->scratch_bytes = want;
     *out = m;

@@ -9,6 +9,7 @@
  * together are what the driver sees as taken; pt_empty_cache gives the cached
  * part back. */
 #include <sched.h>
+#include <stdio.h>
 #include <stdlib.h>
 
 #include "format_bytes.h"
@@ -90,7 +91,11 @@ static void release_cached(pt_device *d) {
     }
 }
 
-static pt__block *out_of_memory(pt_device *d, size_t bytes, const char *fn) {
+/* backend_says: the plugin's own explanation (its limits, say), copied
+ * before pt_device_info can replace it. */
+static pt__block *out_of_memory(pt_device *d, size_t bytes, const char *fn, const char *backend_says) {
+    char says[1024];
+    snprintf(says, sizeof says, "%s", backend_says);
     char want[32], used[32], total_s[32] = "unknown", free_s[32] = "unknown";
     pt__format_bytes((int64_t)bytes, 2, want, sizeof want);
     pt__format_bytes(d->alloc.in_use, 2, used, sizeof used);
@@ -101,8 +106,9 @@ static pt__block *out_of_memory(pt_device *d, size_t bytes, const char *fn) {
     }
     pt__error(PT_ERR_OUT_OF_MEMORY, fn,
               "%s: out of memory allocating %s (%s held by live tensors, cache already emptied; "
-              "device reports %s free of %s); release tensors or use a smaller batch",
-              d->name, want, used, free_s, total_s);
+              "device reports %s free of %s); release tensors or use a smaller batch; the "
+              "backend says: %s",
+              d->name, want, used, free_s, total_s, says);
     return NULL;
 }
 
@@ -123,10 +129,7 @@ static pt__block *driver_alloc(pt_device *d, size_t size, const char *fn) {
     }
     if (s == PT_OK) return b;
     free(b);
-    if (s == PT_ERR_OUT_OF_MEMORY) {
-        pt__take_backend_message();
-        return out_of_memory(d, size, fn);
-    }
+    if (s == PT_ERR_OUT_OF_MEMORY) return out_of_memory(d, size, fn, pt__take_backend_message());
     pt__backend_failed(s, fn, d);
     return NULL;
 }
