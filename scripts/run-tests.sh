@@ -7,6 +7,9 @@
 #      the cpu backend, and the cuda suites on the CUDA simulator, which runs
 #      the cuda plugin's own host code and kernels instrumented (PoCL's JIT
 #      and the real CUDA runtime are not).
+#   3. ThreadSanitizer build (clang, cpu backend only, OpenMP off in the cpu
+#      plugin since libgomp is not instrumented): the threads test and the
+#      scopes test, with zero reports allowed.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 scripts/install-deps.sh
@@ -21,3 +24,15 @@ cmake -S . -B build-asan -DCMAKE_BUILD_TYPE=Debug -DPT_SANITIZE=ON \
 cmake --build build-asan -j"$jobs"
 ASAN_OPTIONS=detect_leaks=1:abort_on_error=1 UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1 \
   ctest --test-dir build-asan --output-on-failure -j"$jobs" -LE "^(opencl|cuda)$"
+
+# ThreadSanitizer: threads sharing read-only tensors, racing the first call,
+# using scopes (tests/threads). Only the targets those tests need are built.
+cmake -S . -B build-tsan -DCMAKE_BUILD_TYPE=Debug -DCMAKE_C_COMPILER=clang \
+      -DCMAKE_C_FLAGS="-fsanitize=thread -O1 -g -Wno-unknown-warning-option" \
+      -DCMAKE_EXE_LINKER_FLAGS=-fsanitize=thread -DCMAKE_SHARED_LINKER_FLAGS=-fsanitize=thread \
+      -DCMAKE_MODULE_LINKER_FLAGS=-fsanitize=thread \
+      -DPT_BUILD_OPENCL=OFF -DPT_BUILD_CUDA=OFF -DPT_BUILD_CUDA_SIM=OFF -DPT_BUILD_NULL=OFF \
+      -DPT_BUILD_NN_TESTS=OFF -DPT_CPU_OPENMP=OFF >/dev/null
+cmake --build build-tsan -j"$jobs" --target test_threads test_scopes
+TSAN_OPTIONS=halt_on_error=1:second_deadlock_stack=1 \
+  ctest --test-dir build-tsan --output-on-failure -j"$jobs" -R "^unit_(threads|scopes)$"

@@ -11,10 +11,15 @@
 #include "portable/backend.h"
 #include "portable/portable.h"
 
-/* Thread-locals read on every op: the initial-exec model reads them with
- * one instruction instead of a __tls_get_addr call (a few percent of a
- * tiny op). Only for small variables: static TLS space is limited when the
- * library is dlopen'ed. */
+/* Thread-locals: the initial-exec model reads them with one instruction
+ * instead of a __tls_get_addr call (a few percent of a tiny op). A library
+ * using it has its whole TLS block placed in glibc's static TLS reserve when
+ * it is dlopen'ed (Python's ctypes, plugin hosts), and that reserve is about
+ * 512 bytes shared by every such library. So the library's thread-locals,
+ * all of them, stay a few words (tests/threads/check_dlopen.sh checks the
+ * block's size): anything bigger (error messages, scope lists) lives in a
+ * per-thread heap block reached through one of these pointers and freed by
+ * a pthread_key destructor when the thread exits. */
 #define PT__HOT_TLS _Thread_local __attribute__((tls_model("initial-exec")))
 
 /* ---- Errors (status.c) ---- */

@@ -13,10 +13,49 @@
 
 #define PT__MESSAGE_CAP 2048
 
-static _Thread_local pt_status last_status = PT_OK;
-static _Thread_local char last_message[PT__MESSAGE_CAP];
-static _Thread_local pt_status backend_status = PT_OK;
-static _Thread_local char backend_message[PT__MESSAGE_CAP];
+/* The statuses are thread-locals of their own (a few bytes each); the
+ * messages live in a per-thread block on the heap, made at a thread's first
+ * error and freed when the thread exits, so that the library's TLS block
+ * stays small enough to be dlopen'ed (see PT__HOT_TLS). */
+typedef struct error_state {
+    char last_message[PT__MESSAGE_CAP];
+    char backend_message[PT__MESSAGE_CAP];
+    char taken[PT__MESSAGE_CAP]; /* pt__take_backend_message's copy */
+} error_state;
+
+static PT__HOT_TLS pt_status last_status = PT_OK;
+static PT__HOT_TLS pt_status backend_status = PT_OK;
+static PT__HOT_TLS error_state *errors;
+
+/* Said when a thread's error block cannot be allocated (the status is still
+ * exact). */
+static const char no_room[] = "(no message: out of host memory for this thread's error messages)";
+
+static pthread_key_t errors_key;
+static pthread_once_t errors_key_once = PTHREAD_ONCE_INIT;
+static bool errors_key_made;
+
+static void errors_at_thread_exit(void *block) {
+    errors = NULL;
+    free(block);
+}
+
+static void make_errors_key(void) {
+    errors_key_made = pthread_key_create(&errors_key, errors_at_thread_exit) == 0;
+}
+
+/* This thread's message block, made on first use; NULL when out of memory. */
+static error_state *thread_errors(void) {
+    if (errors) return errors;
+    pthread_once(&errors_key_once, make_errors_key);
+    error_state *e = calloc(1, sizeof *e);
+    if (!e) return NULL;
+    /* Without a key the block would outlive the thread: that is the only
+     * cost, so it is still used. */
+    if (errors_key_made) pthread_setspecific(errors_key, e);
+    errors = e;
+    return e;
+}
 
 const char *pt_status_name(pt_status s) {
     switch (s) {
@@ -43,11 +82,15 @@ const char *pt_status_message(pt_status s) {
 }
 
 pt_status pt_last_status(void) { return last_status; }
-const char *pt_last_error(void) { return last_message; }
+
+const char *pt_last_error(void) {
+    if (errors) return errors->last_message;
+    return last_status == PT_OK ? "" : no_room;
+}
 
 void pt_clear_error(void) {
     last_status = PT_OK;
-    last_message[0] = '\0';
+    if (errors) errors->last_message[0] = '\0';
 }
 
 pt_status pt__error(pt_status s, const char *fn, const char *fmt, ...) {
@@ -57,46 +100,54 @@ pt_status pt__error(pt_status s, const char *fn, const char *fmt, ...) {
     vsnprintf(detail, sizeof detail, fmt, ap);
     va_end(ap);
     last_status = s;
-    snprintf(last_message, sizeof last_message, "%s: %s", fn, detail);
+    error_state *e = thread_errors();
+    if (e) snprintf(e->last_message, sizeof e->last_message, "%s: %s", fn, detail);
     return s;
 }
 
 pt_status pt__backend_failed(pt_status s, const char *fn, const pt_device *d) {
-    const char *why = backend_status != PT_OK && backend_message[0] ? backend_message
-                                                                    : pt_status_message(s);
+    error_state *e = errors;
+    const char *why = backend_status != PT_OK && e && e->backend_message[0] ? e->backend_message
+                                                                          : pt_status_message(s);
     pt__error(s, fn, "%s: %s", pt_device_name(d), why);
     backend_status = PT_OK;
-    backend_message[0] = '\0';
+    if (e) e->backend_message[0] = '\0';
     return s;
 }
 
 const char *pt__take_backend_message(void) {
-    static _Thread_local char taken[PT__MESSAGE_CAP];
-    snprintf(taken, sizeof taken, "%s", backend_message[0] ? backend_message : "no reason given");
+    error_state *e = thread_errors();
     backend_status = PT_OK;
-    backend_message[0] = '\0';
-    return taken;
+    if (!e) return no_room;
+    snprintf(e->taken, sizeof e->taken, "%s", e->backend_message[0] ? e->backend_message : "no reason given");
+    e->backend_message[0] = '\0';
+    return e->taken;
 }
 
 static void host_set_error(pt_status s, const char *fmt, ...) {
+    backend_status = s;
+    error_state *e = thread_errors();
+    if (!e) return;
     va_list ap;
     va_start(ap, fmt);
-    vsnprintf(backend_message, sizeof backend_message, fmt, ap);
+    vsnprintf(e->backend_message, sizeof e->backend_message, fmt, ap);
     va_end(ap);
-    backend_status = s;
 }
 
-/* PORTABLE_LOG=debug|info|warn; warnings are on by default. */
+/* PORTABLE_LOG=debug|info|warn; warnings are on by default. Read once;
+ * threads racing the first read compute the same value. */
 static pt_log_level log_threshold(void) {
-    static int cached = -1;
-    if (cached < 0) {
+    static atomic_int cached = -1;
+    int level = atomic_load_explicit(&cached, memory_order_relaxed);
+    if (level < 0) {
         const char *v = getenv("PORTABLE_LOG");
-        cached = PT_LOG_WARN;
-        if (v && strcmp(v, "debug") == 0) cached = PT_LOG_DEBUG;
-        if (v && strcmp(v, "info") == 0) cached = PT_LOG_INFO;
-        if (v && strcmp(v, "off") == 0) cached = PT_LOG_WARN + 1;
+        level = PT_LOG_WARN;
+        if (v && strcmp(v, "debug") == 0) level = PT_LOG_DEBUG;
+        if (v && strcmp(v, "info") == 0) level = PT_LOG_INFO;
+        if (v && strcmp(v, "off") == 0) level = PT_LOG_WARN + 1;
+        atomic_store_explicit(&cached, level, memory_order_relaxed);
     }
-    return (pt_log_level)cached;
+    return (pt_log_level)level;
 }
 
 static void host_log(pt_log_level level, const char *fmt, ...) {

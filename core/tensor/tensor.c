@@ -84,7 +84,7 @@ pt_status pt__resolve_dim(const char *fn, int dim, int ndim, int *out) {
 static void init_handle(pt_tensor *x, pt__storage *st, pt_dtype t, int ndim, const int64_t *shape,
                         const int64_t *strides, size_t offset) {
     atomic_init(&x->refs, 1);
-    x->scope_regs = 0;
+    atomic_init(&x->scope_regs, 0);
     x->st = st;
     x->offset = offset;
     x->dtype = t;
@@ -201,17 +201,33 @@ static void drop_reference(pt_tensor *x) {
 /* ---- Scopes ----
  * Each thread keeps a stack of scopes; each scope a list of the references
  * it owns. pt_release of a reference a scope owns takes it off the list, so
- * code that releases its own temporaries inside a scope stays correct. */
+ * code that releases its own temporaries inside a scope stays correct.
+ *
+ * The stack is a heap block reached through one thread-local pointer (the
+ * library's TLS stays a few words, see PT__HOT_TLS), made at the thread's
+ * first pt_scope_begin and freed at its exit by a pthread_key destructor,
+ * which also ends scopes the thread left open.
+ *
+ * A handle carries its level and a process-wide id given at its begin; it
+ * ends its scope only while that scope is open on this thread, so a stale
+ * handle (its scope already ended, directly or with an enclosing one) or
+ * another thread's never ends a newer scope that sits at the same level. */
 
 #define PT__MAX_SCOPE_DEPTH 64
 
 typedef struct scope_list {
     pt_tensor **items;
     int n, cap;
+    uint64_t id;                 /* the handle's id while the scope is open */
 } scope_list;
 
-static _Thread_local scope_list scopes[PT__MAX_SCOPE_DEPTH + 1]; /* level 1.. */
+typedef struct scope_stack {
+    scope_list level[PT__MAX_SCOPE_DEPTH + 1]; /* level 1.. */
+} scope_stack;
+
 static PT__HOT_TLS int scope_depth;
+static PT__HOT_TLS scope_stack *scopes;
+static atomic_uint_fast64_t last_scope_id; /* ids from 1; 0 is "never begun" */
 
 static bool scope_push(scope_list *l, pt_tensor *x) {
     if (l->n == l->cap) {
@@ -235,46 +251,124 @@ static bool scope_remove(scope_list *l, pt_tensor *x) {
     return false;
 }
 
+/* Scope records count in scope_regs, which other threads read and change
+ * for tensors they share with this one; relaxed order suffices: it is a
+ * count, and each thread only takes off records it made. */
+static void regs_add(pt_tensor *x, int d) {
+    atomic_fetch_add_explicit(&x->scope_regs, d, memory_order_relaxed);
+}
+
+static bool has_regs(const pt_tensor *x) {
+    return atomic_load_explicit(&x->scope_regs, memory_order_relaxed) > 0;
+}
+
 pt_tensor *pt__ret(pt_tensor *x) {
     if (!x || scope_depth == 0) return x;
     /* Without room to track it the reference simply goes to the caller. */
-    if (scope_push(&scopes[scope_depth], x)) ++x->scope_regs;
+    if (scope_push(&scopes->level[scope_depth], x)) regs_add(x, 1);
     return x;
 }
 
-pt_scope pt_scope_begin(void) {
-    pt_scope s = {scope_depth + 1};
-    if (scope_depth == PT__MAX_SCOPE_DEPTH) {
-        pt__error(PT_ERR_INVALID_ARGUMENT, "pt_scope_begin",
-                  "scopes nest at most %d deep; end inner scopes first", PT__MAX_SCOPE_DEPTH);
-        s.level = 0;
-        return s;
-    }
-    ++scope_depth;
-    scopes[scope_depth].n = 0;
-    return s;
-}
-
-void pt_scope_end(pt_scope s) {
-    if (s.level <= 0 || s.level > scope_depth) return; /* already ended or never begun */
-    while (scope_depth >= s.level) {
-        scope_list *l = &scopes[scope_depth];
+/* Releases every reference recorded at levels >= level, innermost first. */
+static void end_from(int level) {
+    while (scope_depth >= level) {
+        scope_list *l = &scopes->level[scope_depth];
         /* The level stays current while it drains, so a release that frees
          * another tensor recorded here takes that record off first. */
         while (l->n > 0) {
             pt_tensor *x = l->items[--l->n];
-            --x->scope_regs;
+            regs_add(x, -1);
             drop_reference(x);
         }
+        l->id = 0;
         --scope_depth;
     }
 }
 
+static pthread_key_t scopes_key;
+static pthread_once_t scopes_key_once = PTHREAD_ONCE_INIT;
+static bool scopes_key_made;
+
+/* Thread exit: scopes left open end (their references would leak), then
+ * the stack and its lists are freed. */
+static void scopes_at_thread_exit(void *block) {
+    if (scopes == block && scope_depth > 0) end_from(1);
+    scope_stack *st = block;
+    for (int i = 0; i <= PT__MAX_SCOPE_DEPTH; ++i) free(st->level[i].items);
+    free(st);
+    if (scopes == block) {
+        scopes = NULL;
+        scope_depth = 0;
+    }
+}
+
+static void make_scopes_key(void) {
+    scopes_key_made = pthread_key_create(&scopes_key, scopes_at_thread_exit) == 0;
+}
+
+pt_scope pt_scope_begin(void) {
+    static const char fn[] = "pt_scope_begin";
+    pt_scope s = {0, 0};
+    if (scope_depth == PT__MAX_SCOPE_DEPTH) {
+        pt__error(PT_ERR_INVALID_ARGUMENT, fn, "scopes nest at most %d deep; end inner scopes first",
+                  PT__MAX_SCOPE_DEPTH);
+        return s;
+    }
+    if (!scopes) {
+        pthread_once(&scopes_key_once, make_scopes_key);
+        scope_stack *st = calloc(1, sizeof *st);
+        if (!st) {
+            pt__error(PT_ERR_OUT_OF_MEMORY, fn, "out of host memory for this thread's scope stack");
+            return s;
+        }
+        /* Without a key the stack would outlive the thread: that is the
+         * only cost, so it is still used. */
+        if (scopes_key_made) pthread_setspecific(scopes_key, st);
+        scopes = st;
+    }
+    ++scope_depth;
+    scope_list *l = &scopes->level[scope_depth];
+    l->n = 0;
+    l->id = atomic_fetch_add_explicit(&last_scope_id, 1, memory_order_relaxed) + 1;
+    s.level = scope_depth;
+    s.id = l->id;
+    return s;
+}
+
+pt_status pt_scope_end(pt_scope s) {
+    static const char fn[] = "pt_scope_end";
+    if (s.id == 0)
+        return pt__error(PT_ERR_INVALID_ARGUMENT, fn,
+                         "scope handle {level %d, id 0} was never begun (a zero handle, or the "
+                         "result of a pt_scope_begin that failed); end only handles pt_scope_begin "
+                         "returned",
+                         s.level);
+    if (s.level >= 1 && s.level <= scope_depth && scopes->level[s.level].id == s.id) {
+        end_from(s.level);
+        return PT_OK;
+    }
+    /* Nothing is released: the scope now at that level (if any) is not s. */
+    if (scope_depth == 0)
+        return pt__error(PT_ERR_INVALID_ARGUMENT, fn,
+                         "scope handle {level %d, id %llu} has already ended, or was begun on another "
+                         "thread: this thread has no open scope. End each scope once, innermost "
+                         "first, on the thread that began it (ending a scope ends the scopes inside "
+                         "it too)",
+                         s.level, (unsigned long long)s.id);
+    return pt__error(PT_ERR_INVALID_ARGUMENT, fn,
+                     "scope handle {level %d, id %llu} has already ended, or was begun on another "
+                     "thread; this thread's innermost open scope is {level %d, id %llu}. End each "
+                     "scope once, innermost first, on the thread that began it (ending a scope "
+                     "ends the scopes inside it too, so their handles are stale afterwards)",
+                     s.level, (unsigned long long)s.id, scope_depth,
+                     (unsigned long long)scopes->level[scope_depth].id);
+}
+
 pt_tensor *pt_keep(pt_tensor *x) {
-    if (!x || scope_depth == 0 || x->scope_regs == 0) return x;
-    if (!scope_remove(&scopes[scope_depth], x)) return x;
-    --x->scope_regs;
-    if (scope_depth > 1 && scope_push(&scopes[scope_depth - 1], x)) ++x->scope_regs;
+    if (!x || scope_depth == 0 || !has_regs(x)) return x;
+    if (!scope_remove(&scopes->level[scope_depth], x)) return x;
+    /* The record moves out one level (or the reference to the caller). */
+    if (scope_depth == 1 || !scope_push(&scopes->level[scope_depth - 1], x)) regs_add(x, -1);
     return x;
 }
 
@@ -289,11 +383,13 @@ void pt_release(pt_tensor *x) {
     if (!x) return;
     /* A user releasing, inside a scope, what an op returned there releases
      * the reference that scope recorded. The library's own references go
-     * through pt__drop instead, so they never take a user's record away. */
-    if (x->scope_regs > 0) {
+     * through pt__drop instead, so they never take a user's record away.
+     * Only this thread's scopes are searched: another thread's records of a
+     * shared tensor are that thread's to drop. */
+    if (has_regs(x)) {
         for (int level = scope_depth; level >= 1; --level) {
-            if (scope_remove(&scopes[level], x)) {
-                --x->scope_regs;
+            if (scope_remove(&scopes->level[level], x)) {
+                regs_add(x, -1);
                 break;
             }
         }

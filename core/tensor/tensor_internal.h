@@ -34,7 +34,10 @@ extern void (*pt__grad_release_hook)(pt_tensor *x);
 
 struct pt_tensor {
     atomic_int refs;
-    int scope_regs;              /* references held by scopes of the creating thread */
+    atomic_int scope_regs;       /* references held by scope records, of any thread (a
+                                    tensor shared across threads can be recorded in
+                                    several threads' scopes: pt_contiguous and the like
+                                    return it retained) */
     pt__storage *st;
     size_t offset;               /* bytes from st->buf to element [0, ..., 0] */
     pt_dtype dtype;

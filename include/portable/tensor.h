@@ -9,7 +9,14 @@
  *
  * Operations are asynchronous on accelerators: they enqueue work on the
  * device's in-order queue and return. pt_to_host, pt_item and
- * pt_device_synchronize wait. */
+ * pt_device_synchronize wait.
+ *
+ * Threads (docs/execution.md, "Threads"): any number of threads may read the
+ * same tensor at once (use it as an op input, view it, copy it out, retain
+ * and release it, record it in their own scopes); writing a tensor (in-place
+ * ops, pt_copy_, requires-grad, .grad, pt_backward reaching it) while another
+ * thread uses it needs the caller's own lock. Scopes and the last error are
+ * per thread. */
 #ifndef PORTABLE_TENSOR_H
 #define PORTABLE_TENSOR_H
 
@@ -88,12 +95,19 @@ PT_API void pt_release(pt_tensor *x);
 
 /* Scopes release temporaries: every tensor reference returned to this thread
  * after pt_scope_begin is released by the matching pt_scope_end, except those
- * passed to pt_keep. Scopes nest; end them in reverse order. */
+ * passed to pt_keep. Scopes are per thread and nest; end them in reverse
+ * order. Ending a scope ends the scopes still open inside it, and their
+ * handles are stale from then on. */
 typedef struct pt_scope {
-    int level;
+    int level;                   /* nesting depth, 1 for the outermost */
+    uint64_t id;                 /* unique to this begin; 0 if it failed */
 } pt_scope;
+/* {0, 0} with the error set when scopes already nest 64 deep or out of memory. */
 PT_API pt_scope pt_scope_begin(void);
-PT_API void pt_scope_end(pt_scope s);
+/* Ends s and the scopes inside it. A handle that is not open on this thread
+ * (already ended, begun on another thread, or from a failed begin) is
+ * PT_ERR_INVALID_ARGUMENT naming both handles, and nothing is released. */
+PT_API pt_status pt_scope_end(pt_scope s);
 /* Hands x from the innermost scope to the enclosing one (or to the caller
  * when there is none). Returns x. */
 PT_API pt_tensor *pt_keep(pt_tensor *x);

@@ -89,7 +89,9 @@ static void test_nested(void) {
     (void)s2;
     pt_scope_end(s1);
     CHECK_INT(in_use(), base);
-    pt_scope_end(s2); /* already ended: nothing happens */
+    pt_clear_error();
+    CHECK_INT(pt_scope_end(s2), PT_ERR_INVALID_ARGUMENT); /* already ended: an error, nothing freed */
+    CHECK_HAS(pt_last_error(), "has already ended");
     CHECK_INT(in_use(), base);
     /* keep from a nested scope all the way out: one pt_keep per level */
     pt_tensor *out;
@@ -136,6 +138,59 @@ static void test_release_and_retain_inside(void) {
     CHECK_INT(in_use(), base);
 }
 
+/* Issue 16, item 4: a handle whose scope has ended (here by the end of its
+ * enclosing scope) must not end the newer scope that now sits at its level:
+ * begin a, begin b, end a, begin c, begin d, make t, end b used to free t. */
+static void test_stale_handle(void) {
+    int64_t base = in_use();
+    pt_scope a = pt_scope_begin();
+    pt_scope b = pt_scope_begin();
+    pt_scope_end(a); /* ends b too */
+    pt_scope c = pt_scope_begin();
+    pt_scope d = pt_scope_begin();
+    pt_tensor *t = vec(7);
+    REQUIRE(t);
+    pt_clear_error();
+    CHECK_INT(pt_scope_end(b), PT_ERR_INVALID_ARGUMENT);
+    CHECK_LAST(PT_ERR_INVALID_ARGUMENT);
+    CHECK_HAS(pt_last_error(), "pt_scope_end");
+    CHECK_HAS(pt_last_error(), "has already ended");
+    CHECK_HAS(pt_last_error(), "innermost first");
+    CHECK_INT(in_use(), base + unit); /* t was not freed */
+    CHECK_DBL(item_at(t, 3), 7, 0);
+    /* the same handle again, and a never-begun one: errors, nothing freed */
+    pt_clear_error();
+    pt_scope_end(b);
+    CHECK_LAST(PT_ERR_INVALID_ARGUMENT);
+    pt_clear_error();
+    pt_scope_end((pt_scope){0});
+    CHECK_LAST(PT_ERR_INVALID_ARGUMENT);
+    CHECK_HAS(pt_last_error(), "never begun");
+    CHECK_INT(in_use(), base + unit);
+    /* d and c are still open and end normally */
+    pt_clear_error();
+    CHECK_OK(pt_scope_end(d));
+    CHECK_INT(in_use(), base);
+    pt_scope_end(c);
+    CHECK_LAST(PT_OK);
+    /* a handle of an ended scope, reused level after level, never ends a
+     * newer scope at any depth */
+    pt_scope old = pt_scope_begin();
+    pt_scope_end(old);
+    pt_scope fresh = pt_scope_begin();
+    CHECK_INT(fresh.level, old.level);
+    pt_tensor *u = vec(3);
+    pt_clear_error();
+    pt_scope_end(old);
+    CHECK_LAST(PT_ERR_INVALID_ARGUMENT);
+    CHECK_INT(in_use(), base + unit);
+    CHECK_DBL(item_at(u, 0), 3, 0);
+    pt_clear_error();
+    pt_scope_end(fresh);
+    CHECK_LAST(PT_OK);
+    CHECK_INT(in_use(), base);
+}
+
 static void *make_on_thread(void *arg) {
     (void)arg;
     return vec(9); /* no scope on this thread: the caller owns it */
@@ -172,5 +227,6 @@ int main(void) {
     test_nested();
     test_release_and_retain_inside();
     test_other_thread();
+    test_stale_handle();
     return check_summary();
 }
