@@ -13,6 +13,16 @@ pt_tensor *pt_mse_loss(pt_tensor *pred, pt_tensor *target) {
                   pt_tensor_describe(pred, a, sizeof a), pt_tensor_describe(target, b, sizeof b));
         return NULL;
     }
+    if (pred->dtype != target->dtype || !pt__grad_float(pred->dtype)) {
+        char a[200], b[200];
+        pt__error(PT_ERR_DTYPE, fn,
+                  "pred %s and target %s must have the same float dtype (f32 or f64); cast one "
+                  "with pt_cast()",
+                  pt_tensor_describe(pred, a, sizeof a), pt_tensor_describe(target, b, sizeof b));
+        return NULL;
+    }
+    pt_tensor *pair[2] = {pred, target};
+    if (pt__check_same_device(fn, 2, pair)) return NULL;
     pt_tensor *diff = pt_sub(pred, target);
     pt_tensor *sq = pt_mul(diff, diff);
     pt_tensor *loss = pt_mean(sq, PT_ALL, false);
@@ -25,7 +35,12 @@ pt_tensor *pt_cross_entropy(pt_tensor *logits, pt_tensor *labels) {
     static const char fn[] = "pt_cross_entropy";
     if (!logits || !labels) return NULL;
     char a[200], b[200];
-    if (logits->ndim != 2 || !pt__grad_float(logits->dtype)) {
+    if (!pt__grad_float(logits->dtype)) {
+        pt__error(PT_ERR_DTYPE, fn, "logits are %s; they must be f32/f64 [N, C] (cast with pt_cast())",
+                  pt_tensor_describe(logits, a, sizeof a));
+        return NULL;
+    }
+    if (logits->ndim != 2) {
         pt__error(PT_ERR_SHAPE, fn, "logits are %s; they must be f32/f64 [N, C]",
                   pt_tensor_describe(logits, a, sizeof a));
         return NULL;
