@@ -1,6 +1,22 @@
 /* Losses, as compositions of differentiable ops (so autograd needs no rules
  * of its own for them), mean-reduced to 0-D tensors. */
+#include <stdio.h>
+#include <string.h>
+
 #include "nn/nn_internal.h"
+
+/* A step of a loss failed and its error names that op ("pt_gather: ...").
+ * Re-states it as the loss's error, keeping the status and the step's
+ * words, with what (if not NULL) saying what the caller got wrong. */
+static void restate_error(const char *fn, const char *what) {
+    pt_status s = pt_last_status();
+    if (s == PT_OK) return;
+    char step[480];
+    snprintf(step, sizeof step, "%s", pt_last_error());
+    if (strncmp(step, fn, strlen(fn)) == 0) return; /* already ours */
+    if (what) pt__error(s, fn, "%s (%s)", what, step);
+    else pt__error(s, fn, "%s", step);
+}
 
 pt_tensor *pt_mse_loss(pt_tensor *pred, pt_tensor *target) {
     static const char fn[] = "pt_mse_loss";
@@ -13,11 +29,22 @@ pt_tensor *pt_mse_loss(pt_tensor *pred, pt_tensor *target) {
                   pt_tensor_describe(pred, a, sizeof a), pt_tensor_describe(target, b, sizeof b));
         return NULL;
     }
+    if (pred->dtype != target->dtype || !pt__grad_float(pred->dtype)) {
+        char a[200], b[200];
+        pt__error(PT_ERR_DTYPE, fn,
+                  "pred %s and target %s must have the same float dtype (f32 or f64); cast one "
+                  "with pt_cast()",
+                  pt_tensor_describe(pred, a, sizeof a), pt_tensor_describe(target, b, sizeof b));
+        return NULL;
+    }
+    pt_tensor *pair[2] = {pred, target};
+    if (pt__check_same_device(fn, 2, pair)) return NULL;
     pt_tensor *diff = pt_sub(pred, target);
     pt_tensor *sq = pt_mul(diff, diff);
     pt_tensor *loss = pt_mean(sq, PT_ALL, false);
     pt_release(diff);
     pt_release(sq);
+    if (!loss) restate_error(fn, NULL);
     return loss;
 }
 
@@ -25,7 +52,12 @@ pt_tensor *pt_cross_entropy(pt_tensor *logits, pt_tensor *labels) {
     static const char fn[] = "pt_cross_entropy";
     if (!logits || !labels) return NULL;
     char a[200], b[200];
-    if (logits->ndim != 2 || !pt__grad_float(logits->dtype)) {
+    if (!pt__grad_float(logits->dtype)) {
+        pt__error(PT_ERR_DTYPE, fn, "logits are %s; they must be f32/f64 [N, C] (cast with pt_cast())",
+                  pt_tensor_describe(logits, a, sizeof a));
+        return NULL;
+    }
+    if (logits->ndim != 2) {
         pt__error(PT_ERR_SHAPE, fn, "logits are %s; they must be f32/f64 [N, C]",
                   pt_tensor_describe(logits, a, sizeof a));
         return NULL;
@@ -49,11 +81,18 @@ pt_tensor *pt_cross_entropy(pt_tensor *logits, pt_tensor *labels) {
     pt_tensor *logp = pt_log_softmax(logits, 1);
     pt_tensor *index = pt_reshape(labels, 2, column);
     pt_tensor *picked = pt_gather(logp, 1, index);
+    if (logp && index && !picked && pt_last_status() == PT_ERR_INVALID_ARGUMENT) {
+        char what[160];
+        snprintf(what, sizeof what, "every label must be a class index in [0, %lld)",
+                 (long long)logits->shape[1]);
+        restate_error(fn, what);
+    }
     pt_tensor *mean = pt_mean(picked, PT_ALL, false);
     pt_tensor *loss = pt_neg(mean);
     pt_release(logp);
     pt_release(index);
     pt_release(picked);
     pt_release(mean);
+    if (!loss) restate_error(fn, NULL);
     return loss;
 }

@@ -26,13 +26,31 @@ struct pt_optimizer {
     param_state *state;
 };
 
+/* A hyper-parameter's valid values: finite, >= lo (> lo when lo_open) and,
+ * when hi_open, < hi. */
+typedef struct hyper_range {
+    double lo, hi;
+    bool lo_open, hi_open;
+    const char *text;  /* the range as the message states it */
+} hyper_range;
+
+static const hyper_range LR_RANGE = {0.0, 0.0, true, false, "finite and > 0"};
+static const hyper_range NONNEG_RANGE = {0.0, 0.0, false, false, "finite and >= 0"};
+static const hyper_range UNIT_RANGE = {0.0, 1.0, false, true, "in [0, 1)"};
+
+/* PT_OK, or PT_ERR_INVALID_ARGUMENT "fn: name v is out of range: it must be
+ * <range> (usual: <usual>)". NaN fails every comparison, so it is refused. */
+static pt_status check_hyper(const char *fn, const char *name, double v, const hyper_range *r,
+                             const char *usual) {
+    bool ok = isfinite(v) && (r->lo_open ? v > r->lo : v >= r->lo) && (!r->hi_open || v < r->hi);
+    if (ok) return PT_OK;
+    return pt__error(PT_ERR_INVALID_ARGUMENT, fn, "%s %g is out of range: it must be %s (usual: %s)",
+                     name, v, r->text, usual);
+}
+
 static pt_optimizer *optimizer_new(const char *fn, optim_kind kind, pt_module *m, double lr) {
     if (!m) {
         if (pt_last_status() == PT_OK) pt__error(PT_ERR_INVALID_ARGUMENT, fn, "module is NULL");
-        return NULL;
-    }
-    if (!(lr > 0) || !isfinite(lr)) {
-        pt__error(PT_ERR_INVALID_ARGUMENT, fn, "learning rate %g must be a finite number > 0", lr);
         return NULL;
     }
     pt_optimizer *o = calloc(1, sizeof *o);
@@ -48,11 +66,10 @@ static pt_optimizer *optimizer_new(const char *fn, optim_kind kind, pt_module *m
 
 pt_optimizer *pt_sgd(pt_module *m, double lr, double momentum, double weight_decay) {
     static const char fn[] = "pt_sgd";
-    if (!(momentum >= 0) || !(weight_decay >= 0)) {
-        pt__error(PT_ERR_INVALID_ARGUMENT, fn, "momentum %g and weight_decay %g must be >= 0", momentum,
-                  weight_decay);
+    if (check_hyper(fn, "lr", lr, &LR_RANGE, "0.01 to 0.1") ||
+        check_hyper(fn, "momentum", momentum, &UNIT_RANGE, "0 or 0.9") ||
+        check_hyper(fn, "weight_decay", weight_decay, &NONNEG_RANGE, "0 or 1e-4"))
         return NULL;
-    }
     pt_optimizer *o = optimizer_new(fn, OPTIM_SGD, m, lr);
     if (o) {
         o->momentum = momentum;
@@ -63,12 +80,12 @@ pt_optimizer *pt_sgd(pt_module *m, double lr, double momentum, double weight_dec
 
 pt_optimizer *pt_adam(pt_module *m, double lr, double beta1, double beta2, double eps, double weight_decay) {
     static const char fn[] = "pt_adam";
-    if (!(beta1 >= 0 && beta1 < 1) || !(beta2 >= 0 && beta2 < 1) || !(eps >= 0) || !(weight_decay >= 0)) {
-        pt__error(PT_ERR_INVALID_ARGUMENT, fn,
-                  "betas (%g, %g) must lie in [0, 1), eps %g and weight_decay %g must be >= 0", beta1,
-                  beta2, eps, weight_decay);
+    if (check_hyper(fn, "lr", lr, &LR_RANGE, "1e-3") ||
+        check_hyper(fn, "beta1", beta1, &UNIT_RANGE, "0.9") ||
+        check_hyper(fn, "beta2", beta2, &UNIT_RANGE, "0.999") ||
+        check_hyper(fn, "eps", eps, &NONNEG_RANGE, "1e-8") ||
+        check_hyper(fn, "weight_decay", weight_decay, &NONNEG_RANGE, "0"))
         return NULL;
-    }
     pt_optimizer *o = optimizer_new(fn, OPTIM_ADAM, m, lr);
     if (o) {
         o->beta1 = beta1;
@@ -91,8 +108,8 @@ void pt_optimizer_free(pt_optimizer *o) {
 
 pt_status pt_optimizer_set_lr(pt_optimizer *o, double lr) {
     if (!o) return pt__error(PT_ERR_INVALID_ARGUMENT, "pt_optimizer_set_lr", "optimizer is NULL");
-    if (!(lr > 0) || !isfinite(lr))
-        return pt__error(PT_ERR_INVALID_ARGUMENT, "pt_optimizer_set_lr", "learning rate %g must be > 0", lr);
+    pt_status s = check_hyper("pt_optimizer_set_lr", "lr", lr, &LR_RANGE, "the value the optimizer was made with");
+    if (s) return s;
     o->lr = lr;
     return PT_OK;
 }

@@ -47,8 +47,9 @@ pt_tensor *pt_reshape(pt_tensor *x, int ndim, const int64_t *shape) {
         pt__error(PT_ERR_INVALID_ARGUMENT, fn, "shape is NULL but ndim is %d", ndim);
         return NULL;
     }
-    int64_t numel = pt__tensor_numel(x), known = 1, dims[PT_MAX_DIMS];
+    int64_t numel = pt__tensor_numel(x), span = 1, dims[PT_MAX_DIMS];
     int infer = -1;
+    bool zero = false;
     for (int i = 0; i < ndim; ++i) {
         dims[i] = shape[i];
         if (shape[i] == -1 && infer < 0) {
@@ -58,10 +59,18 @@ pt_tensor *pt_reshape(pt_tensor *x, int ndim, const int64_t *shape) {
             pt__error(PT_ERR_SHAPE, fn, "shape %s: extent %lld at dim %d is invalid (>= 0, or one -1)",
                       pt__shape_str(ndim, shape, s, sizeof s), (long long)shape[i], i);
             return NULL;
-        } else {
-            known *= shape[i];
+        } else if (shape[i] == 0) {
+            zero = true;
+        } else if (__builtin_mul_overflow(span, shape[i], &span) || span > PT__MAX_ELEMENTS) {
+            /* checked as it multiplies: a wrapped product could match numel */
+            pt__shape_too_large(fn, ndim, shape);
+            return NULL;
         }
     }
+    /* The element count of the extents given (the -1 aside). With no -1 and
+     * every extent checked, dims' span is at most PT__MAX_ELEMENTS; an
+     * inferred extent makes the count numel, which already fits. */
+    int64_t known = zero ? 0 : span;
     char a[PT__SHAPE_STR_CAP], b[PT__SHAPE_STR_CAP];
     if (infer >= 0) {
         if (known == 0 || numel % known != 0) {
@@ -215,6 +224,13 @@ pt_tensor *pt_expand(pt_tensor *x, int ndim, const int64_t *shape) {
             return NULL;
         }
     }
+    /* A view allocates nothing, but its shape obeys the limit every shape
+     * does: its numel must fit, and ops and reductions over it (which read
+     * every element) must be able to make their results. */
+    if (!pt__span_fits(ndim, dims)) {
+        pt__shape_too_large(fn, ndim, dims);
+        return NULL;
+    }
     pt_tensor *out = pt__tensor_view(x, ndim, dims, strides, x->offset);
     return pt__ret(record1(out, PT__G_EXPAND, x, &pt__no_grad_args));
 }
@@ -284,6 +300,16 @@ pt_tensor *pt_cat(int n, pt_tensor *const *xs, int dim) {
                       "tensor %d has shape %s but tensor 0 has %s; they must match except in dim %d",
                       i, pt__shape_str(x->ndim, x->shape, a, sizeof a),
                       pt__shape_str(x0->ndim, x0->shape, b, sizeof b), d);
+            return NULL;
+        }
+        if (x->shape[d] > PT__MAX_ELEMENTS - shape[d]) { /* checked before adding: no wrap */
+            char a[PT__SHAPE_STR_CAP], b[PT__SHAPE_STR_CAP];
+            pt__error(PT_ERR_SHAPE, fn,
+                      "joining %d tensors along dim %d: their extents there add up to more than "
+                      "2^48 at tensor %d (shape %s; tensor 0 has %s), past the limit on a "
+                      "shape's elements",
+                      n, d, i, pt__shape_str(x->ndim, x->shape, a, sizeof a),
+                      pt__shape_str(x0->ndim, x0->shape, b, sizeof b));
             return NULL;
         }
         shape[d] += x->shape[d];

@@ -1,5 +1,6 @@
 /* Devices: names, the PORTABLE_BACKEND choice, properties, synchronisation
  * and the allocator's counters. */
+#include <limits.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -8,19 +9,35 @@
 
 /* ---- Parsing names ---- */
 
-/* Splits "cuda:1" into backend "cuda" and index 1 ("cuda" -> 0). */
+/* Splits "cuda:1" into backend "cuda" and index 1 ("cuda" -> 0). Strict:
+ *   name    = backend [":" index]
+ *   backend = 1..cap-1 of [A-Za-z0-9_-]
+ *   index   = "0" | [1-9][0-9]*      (no sign, space, leading zero or suffix)
+ * so "cpu: 1", "cpu:+0", "cpu:00", "cpu:-1" and "cpu:1x" are not names. An
+ * index too large for an int is kept as INT_MAX: a well-formed name of a
+ * device that does not exist, never wrapped to a small index. */
 static bool parse_device_name(const char *name, char *backend, size_t cap, int *index) {
-    const char *colon = strchr(name, ':');
-    size_t len = colon ? (size_t)(colon - name) : strlen(name);
-    if (len == 0 || len >= cap) return false;
+    size_t len = 0;
+    for (const char *p = name; *p && *p != ':'; ++p, ++len) {
+        char c = *p;
+        bool ok = (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') ||
+                  c == '_' || c == '-';
+        if (!ok || len + 1 >= cap) return false;
+    }
+    if (len == 0) return false;
     memcpy(backend, name, len);
     backend[len] = '\0';
     *index = 0;
-    if (!colon) return true;
-    char *end;
-    long v = strtol(colon + 1, &end, 10);
-    if (end == colon + 1 || *end != '\0' || v < 0 || v > 1 << 20) return false;
-    *index = (int)v;
+    if (name[len] == '\0') return true;
+    const char *digits = name + len + 1;
+    if (digits[0] < '0' || digits[0] > '9') return false; /* empty, sign or space */
+    if (digits[0] == '0' && digits[1] != '\0') return false;  /* "00", "01", "0x1" */
+    int64_t v = 0;
+    for (const char *p = digits; *p; ++p) {
+        if (*p < '0' || *p > '9') return false;
+        if (v <= INT_MAX) v = v * 10 + (*p - '0'); /* stops growing once past INT_MAX */
+    }
+    *index = v > INT_MAX ? INT_MAX : (int)v;
     return true;
 }
 
@@ -60,8 +77,10 @@ pt_device *pt_device_get(const char *name) {
     char backend[32];
     int index;
     if (!parse_device_name(name, backend, sizeof backend, &index)) {
-        pt__error(PT_ERR_NO_DEVICE, "pt_device_get",
-                  "'%s' is not a device name; use cpu, cpu:N, cuda:N or opencl:N", name);
+        pt__error(PT_ERR_INVALID_ARGUMENT, "pt_device_get",
+                  "'%.64s' is not a device name; use cpu, cpu:N, cuda:N or opencl:N (N a "
+                  "plain decimal index: no sign, spaces or leading zeros)",
+                  name);
         return NULL;
     }
     pt__backend *b = usable_backend("pt_device_get", backend, name, PT_ERR_NO_DEVICE);
@@ -116,7 +135,8 @@ static chosen_backend choose_backend(const char *fn) {
     char name[32];
     if (!parse_device_name(env, name, sizeof name, &c.index)) {
         pt__error(PT_ERR_INVALID_ARGUMENT, fn,
-                  "PORTABLE_BACKEND='%s' is not understood; use auto, cpu, cuda, opencl (optionally :N)",
+                  "PORTABLE_BACKEND='%.64s' is not understood; use auto, cpu, cuda, opencl "
+                  "(optionally :N, N a plain decimal index: no sign, spaces or leading zeros)",
                   env);
         return c;
     }

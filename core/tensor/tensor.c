@@ -1,5 +1,6 @@
 /* Tensors: creation of the handle, views, reference counts, properties and
  * the thread-local scopes that release temporaries. */
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -39,23 +40,59 @@ pt_status pt__check_dtype(const char *fn, pt_dtype t) {
     return PT_OK;
 }
 
+bool pt__span_fits(int ndim, const int64_t *shape) {
+    int64_t span = 1;
+    for (int i = 0; i < ndim; ++i) {
+        int64_t e = shape[i] > 1 ? shape[i] : 1;
+        if (__builtin_mul_overflow(span, e, &span) || span > PT__MAX_ELEMENTS) return false;
+    }
+    return true;
+}
+
+pt_status pt__shape_too_large(const char *fn, int ndim, const int64_t *shape) {
+    char buf[PT__SHAPE_STR_CAP];
+    pt__shape_str(ndim, shape, buf, sizeof buf);
+    bool empty = false;
+    for (int i = 0; i < ndim; ++i) empty = empty || shape[i] == 0;
+    if (empty)
+        return pt__error(PT_ERR_SHAPE, fn,
+                         "shape %s is too large: it has no elements, but its non-zero extents "
+                         "multiply to more than 2^48, so its strides do not fit (the limit for "
+                         "every shape, empty or not, views included)",
+                         buf);
+    return pt__error(PT_ERR_SHAPE, fn,
+                     "shape %s has more than 2^48 elements (the limit for every shape, views "
+                     "included)",
+                     buf);
+}
+
 pt_status pt__check_shape(const char *fn, int ndim, const int64_t *shape) {
     if (ndim < 0 || ndim > PT_MAX_DIMS)
         return pt__error(PT_ERR_SHAPE, fn, "ndim %d is outside 0..%d", ndim, PT_MAX_DIMS);
     if (ndim > 0 && !shape)
         return pt__error(PT_ERR_INVALID_ARGUMENT, fn, "shape is NULL but ndim is %d", ndim);
-    int64_t n = 1;
     for (int i = 0; i < ndim; ++i) {
-        if (shape[i] < 0)
-            return pt__error(PT_ERR_SHAPE, fn, "shape[%d] is %lld; extents must be >= 0", i,
-                             (long long)shape[i]);
-        if (shape[i] > 0 && n > ((int64_t)1 << 48) / shape[i]) {
-            char buf[160];
-            return pt__error(PT_ERR_SHAPE, fn, "shape %s has more than 2^48 elements",
-                             pt__shape_str(ndim, shape, buf, sizeof buf));
+        if (shape[i] < 0) {
+            char buf[PT__SHAPE_STR_CAP];
+            return pt__error(PT_ERR_SHAPE, fn, "shape %s: shape[%d] is %lld; extents must be >= 0",
+                             pt__shape_str(ndim, shape, buf, sizeof buf), i, (long long)shape[i]);
         }
-        n *= shape[i];
     }
+    if (!pt__span_fits(ndim, shape)) return pt__shape_too_large(fn, ndim, shape);
+    return PT_OK;
+}
+
+/* The bytes of a contiguous tensor of a checked shape, or PT_ERR_SHAPE when
+ * they do not fit in size_t (only possible where size_t is 32 bits). */
+static pt_status shape_bytes(const char *fn, int ndim, const int64_t *shape, pt_dtype t,
+                             size_t *bytes) {
+    uint64_t n = (uint64_t)pt__numel(ndim, shape), es = pt_dtype_size(t);
+    if (n > SIZE_MAX / es) {
+        char buf[PT__SHAPE_STR_CAP];
+        return pt__error(PT_ERR_SHAPE, fn, "shape %s of %s needs more bytes than size_t can count",
+                         pt__shape_str(ndim, shape, buf, sizeof buf), pt_dtype_name(t));
+    }
+    *bytes = (size_t)(n * es);
     return PT_OK;
 }
 
@@ -131,8 +168,10 @@ pt_tensor *pt__tensor_new(const char *fn, pt_device *d, pt_dtype t, int ndim,
         pt__error(PT_ERR_INVALID_ARGUMENT, fn, "device is NULL (did pt_device_get fail? see its error)");
         return NULL;
     }
-    if (pt__check_dtype(fn, t) || pt__check_shape(fn, ndim, shape)) return NULL;
-    size_t bytes = (size_t)pt__numel(ndim, shape) * pt_dtype_size(t);
+    size_t bytes = 0;
+    if (pt__check_dtype(fn, t) || pt__check_shape(fn, ndim, shape) ||
+        shape_bytes(fn, ndim, shape, t, &bytes))
+        return NULL;
     tensor_with_storage *both = malloc(sizeof *both);
     if (!both) {
         pt__error(PT_ERR_OUT_OF_MEMORY, fn, "out of host memory for a tensor handle");
@@ -166,7 +205,8 @@ pt_tensor *pt__tensor_view(pt_tensor *x, int ndim, const int64_t *shape, const i
 
 pt_tensor *pt__tensor_pinned(const char *fn, pt_device *cpu, pt_device *owner, pt_dtype t,
                              int ndim, const int64_t *shape) {
-    size_t bytes = (size_t)pt__numel(ndim, shape) * pt_dtype_size(t);
+    size_t bytes = 0; /* the shape is an existing tensor's: only the byte count is new */
+    if (shape_bytes(fn, ndim, shape, t, &bytes)) return NULL;
     void *ptr = NULL;
     if (pt__host_alloc(fn, owner, bytes ? bytes : 1, &ptr)) return NULL;
     pt__storage *st = malloc(sizeof *st);

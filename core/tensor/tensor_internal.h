@@ -69,9 +69,21 @@ void pt__drop(pt_tensor *x);
 void pt__contiguous_strides(int ndim, const int64_t *shape, int64_t *strides);
 int64_t pt__numel(int ndim, const int64_t *shape);
 bool pt__is_contiguous(const pt_tensor *x);
-/* Validates a shape: 0 <= ndim <= PT_MAX_DIMS, every extent >= 0, the element
- * count fits in memory arithmetic. */
+/* The most elements a shape may have: 2^48. The limit is on the shape's
+ * span, the product of its extents with 0 counted as 1, so that the
+ * contiguous strides of an empty tensor fit too; it holds for every tensor,
+ * views (pt_expand, pt_reshape) included, so numel, strides, byte offsets
+ * (x 8 bytes) and every op's loop counts fit in int64 without checks.
+ * docs/api-notes.md explains the choice. */
+#define PT__MAX_ELEMENTS ((int64_t)1 << 48)
+/* Validates a shape: 0 <= ndim <= PT_MAX_DIMS, every extent >= 0, the span
+ * at most PT__MAX_ELEMENTS. PT_ERR_SHAPE naming fn and the shape. */
 pt_status pt__check_shape(const char *fn, int ndim, const int64_t *shape);
+/* Whether extents (all >= 0) have a span of at most PT__MAX_ELEMENTS. */
+bool pt__span_fits(int ndim, const int64_t *shape);
+/* PT_ERR_SHAPE "fn: shape [..] has more than 2^48 elements ..." (or the
+ * empty-shape wording): for a shape pt__span_fits refused. */
+pt_status pt__shape_too_large(const char *fn, int ndim, const int64_t *shape);
 pt_status pt__check_dtype(const char *fn, pt_dtype t);
 /* Same device for all n tensors, else PT_ERR_DEVICE_MISMATCH naming both
  * devices and the fix. */

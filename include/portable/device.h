@@ -1,6 +1,13 @@
 /* libportable — devices.
  *
  * Names are "cpu", "cpu:N", "cuda:N", "opencl:N" ("cuda" means "cuda:0").
+ * Parsing is strict: a backend name of letters, digits, '_' and '-'
+ * (at most 31), then optionally ':' and a plain decimal index ("0", or no
+ * leading zero): "cpu: 1", "cpu:+0", "cpu:00", "cpu:-1", "cpu:1x" and
+ * " cpu" are not names. A string that is not a name is
+ * PT_ERR_INVALID_ARGUMENT; a name of a device that does not exist (unknown
+ * backend, index out of range however large, backend unavailable) is
+ * PT_ERR_NO_DEVICE.
  * A pt_device * is owned by the library and valid until the process exits.
  * The first call into this area loads the backend plugins (see
  * docs/plugins.md for the search order and PORTABLE_* variables). */
@@ -17,43 +24,63 @@ extern "C" {
 
 typedef struct pt_device pt_device;
 
-/* The device with this name, or NULL + PT_ERR_NO_DEVICE (unknown name, index
- * out of range, or backend unavailable: the message says which and why). */
+/* The device with this name, or NULL with one of:
+ * - PT_ERR_INVALID_ARGUMENT: name is NULL or not a name (see above);
+ * - PT_ERR_NO_DEVICE: unknown backend, index out of range, or the backend
+ *   is unavailable (its plugin failed to load, or it has no device): the
+ *   message says which and why. */
 PT_API pt_device *pt_device_get(const char *name);
-/* The CPU device (cpu:0). Never NULL unless the cpu plugin itself failed to
- * load, in which case the last error says why. */
+/* The CPU device (cpu:0). Never NULL unless the cpu backend is unusable:
+ * PT_ERR_BACKEND_LOAD when its plugin was not found or failed to load,
+ * PT_ERR_NO_DEVICE when it loaded with no device (PORTABLE_CPU_DEVICES=0);
+ * the last error says why. */
 PT_API pt_device *pt_cpu(void);
-/* The device PORTABLE_BACKEND picks: "auto" (default: cuda if it has a
- * device, else an OpenCL GPU, else cpu), "cpu", "cuda", "opencl", each
- * optionally ":N". Naming an unavailable backend returns NULL with
- * PT_ERR_NO_DEVICE or PT_ERR_BACKEND_LOAD and the reason: never a silent
- * fallback. */
+/* The device PORTABLE_BACKEND picks: "auto" (default, also when unset or
+ * empty: cuda if it has a device, else an OpenCL GPU, else cpu), or a
+ * device name ("cpu", "cuda", "opencl", each optionally ":N"). Never a
+ * silent fallback: NULL with the reason and one of
+ * - PT_ERR_INVALID_ARGUMENT: the value is not "auto" and not a device name
+ *   (unparseable, e.g. "cpu: 1" or "cpu:00"; the message quotes it);
+ * - PT_ERR_NO_DEVICE: no backend of that name, index out of range, or the
+ *   backend loaded but has no usable device;
+ * - PT_ERR_BACKEND_LOAD: the backend's plugin was not found or failed to
+ *   load (for "auto": the cpu plugin). */
 PT_API pt_device *pt_default_device(void);
 /* Accelerator i of the chosen backend, else the CPU (like d2l's try_gpu).
- * With PORTABLE_BACKEND=cpu, device i of the cpu backend, else cpu:0. */
+ * With PORTABLE_BACKEND=cpu, device i of the cpu backend, else cpu:0.
+ * NULL with pt_default_device's errors when PORTABLE_BACKEND cannot be
+ * used (or PT_ERR_BACKEND_LOAD / PT_ERR_NO_DEVICE when the cpu fallback
+ * itself is unusable). */
 PT_API pt_device *pt_try_device(int i);
 /* Writes up to cap devices of the chosen backend into out (every accelerator,
  * or just cpu when there is none; like d2l's try_all_gpus) and returns how
- * many there are (which may exceed cap). -1 + error if the chosen backend is
- * unavailable. */
+ * many there are (which may exceed cap; out may be NULL). -1 with
+ * pt_default_device's errors when PORTABLE_BACKEND cannot be used. */
 PT_API int pt_all_devices(pt_device **out, int cap);
 /* Number of devices of a backend ("cpu", "cuda", "opencl"); 0 when the
- * backend is absent or unknown (no error is set for absence). */
+ * backend is absent, unknown or NULL (no error is set: it never fails). */
 PT_API int pt_device_count(const char *backend);
 /* "cuda:0" etc. Never NULL: "(null)" for a NULL device. */
 PT_API const char *pt_device_name(const pt_device *d);
-/* Fills *out. Memory figures are read from the driver now. */
+/* Fills *out. Memory figures are read from the driver now (-1 when it
+ * cannot say). PT_ERR_INVALID_ARGUMENT for a NULL d or out; otherwise what
+ * the backend reports when it fails (PT_ERR_BACKEND, with its reason). */
 PT_API pt_status pt_device_info(const pt_device *d, pt_device_props *out);
-/* Waits for everything queued on d. */
+/* Waits for everything queued on d. PT_ERR_INVALID_ARGUMENT for NULL;
+ * otherwise the backend's failure (PT_ERR_BACKEND with the driver's reason,
+ * also after the backend was shut down at exit). */
 PT_API pt_status pt_device_synchronize(pt_device *d);
-/* The caching allocator's counters for d. */
+/* The caching allocator's counters for d. PT_ERR_INVALID_ARGUMENT for a
+ * NULL d or out; never fails otherwise. */
 PT_API pt_status pt_memory_stats(pt_device *d, pt_memory_usage *out);
-/* Gives every cached (unused) block of d back to the driver. Waits for d. */
+/* Gives every cached (unused) block of d back to the driver. Waits for d:
+ * PT_ERR_INVALID_ARGUMENT for NULL, else pt_device_synchronize's errors. */
 PT_API pt_status pt_empty_cache(pt_device *d);
 /* Whether d's backend runs op kind `kind` (a row of op_table.h) in dtype t:
  * PT_OK, or PT_ERR_UNSUPPORTED with the backend's reason as the last error
  * (PT_ERR_DTYPE when the core itself never sends that pair, naming the
- * dtypes it does). Asks the plugin's supports member with a one-element
+ * dtypes it does; PT_ERR_INVALID_ARGUMENT for a NULL d, or a kind or dtype
+ * outside the tables; PT_ERR_BACKEND once the backend was shut down). Asks the plugin's supports member with a one-element
  * descriptor of the kind's family; queues nothing. */
 PT_API pt_status pt_device_supports(pt_device *d, pt_op_kind kind, pt_dtype t);
 /* The dtypes (bit t = dtype t) in which descriptors of `kind` have been
@@ -66,16 +93,20 @@ PT_API unsigned pt_op_dtypes_reached(pt_op_kind kind);
 
 /* Number of backends the loader knows about (loaded or failed). */
 PT_API int pt_backend_count(void);
-/* Name of backend i ("cpu", "cuda", "opencl", or a plugin's own name). */
+/* Name of backend i ("cpu", "cuda", "opencl", or a plugin's own name);
+ * NULL for i outside 0..pt_backend_count()-1. These enumeration calls set no
+ * error. */
 PT_API const char *pt_backend_name(int i);
 /* Whether backend i loaded and has at least one device; when not, *reason
  * (if non-NULL) gets why: the dlopen text, a missing symbol, an ABI mismatch,
  * an init failure or "0 devices: <driver's reason>". */
 PT_API bool pt_backend_available(int i, const char **reason);
-/* The plugin file backend i was loaded from ("" when none was found). */
+/* The plugin file backend i was loaded from ("" when none was found or i
+ * is out of range). */
 PT_API const char *pt_backend_path(int i);
-/* Device j of backend i, NULL if out of range. */
+/* Device j of backend i, NULL if out of range or unavailable. */
 PT_API pt_device *pt_backend_device(int i, int j);
+/* Devices of backend i; 0 if out of range or unavailable. */
 PT_API int pt_backend_device_count(int i);
 
 #ifdef __cplusplus

@@ -87,12 +87,17 @@ PT_API pt_module *pt_linear(int64_t out_features);
 PT_API pt_module *pt_linear_sized(int64_t in_features, int64_t out_features);
 /* Element-wise max(x, 0). No parameters. */
 PT_API pt_module *pt_relu_module(void);
-/* Runs the n modules in order. Takes ownership of every non-NULL entry, also
- * when it fails (then frees them): so pt_sequential(3, (pt_module *[]){
- * pt_linear(256), pt_relu_module(), pt_linear(10)}) leaks nothing when one
- * constructor failed. A module already inside another sequential is
- * PT_ERR_INVALID_ARGUMENT (that one is left to its owner). Parameter names
- * are prefixed with the child's index: "0.weight", "2.bias", "1.0.weight". */
+/* Runs the n modules in order, owning them. Parameter names are prefixed
+ * with the child's index: "0.weight", "2.bias", "1.0.weight".
+ * Errors (NULL returned):
+ * - PT_ERR_INVALID_ARGUMENT naming the index when a module is listed twice
+ *   or already belongs to another sequential (or n < 0, or modules NULL with
+ *   n > 0). Nothing is taken then: every module stays the caller's, usable.
+ * - A NULL entry (a constructor in the argument list failed): its error is
+ *   kept (else PT_ERR_INVALID_ARGUMENT naming the index) and the other
+ *   entries are freed, so pt_sequential(3, (pt_module *[]){pt_linear(256),
+ *   pt_relu_module(), pt_linear(10)}) leaks nothing when one constructor
+ *   failed. Likewise PT_ERR_OUT_OF_MEMORY frees the entries. */
 PT_API pt_module *pt_sequential(int n, pt_module *const *modules);
 /* Frees m, its children and its parameters (parameter tensors you
  * retained yourself stay valid). NULL is fine. A module owned by a
@@ -124,10 +129,14 @@ PT_API pt_status pt_module_zero_grad(pt_module *m);
 
 /* ==== Losses (mean over the batch; results are 0-D tensors) ============== */
 
-/* mean((pred - target)^2). Same shape, dtype and device: PT_ERR_SHAPE etc. */
+/* mean((pred - target)^2). pred and target must have the same shape
+ * (PT_ERR_SHAPE), the same float dtype, f32 or f64 (PT_ERR_DTYPE: mixed
+ * dtypes are not promoted; cast one with pt_cast) and the same device
+ * (PT_ERR_DEVICE_MISMATCH). The loss has their dtype. */
 PT_API pt_tensor *pt_mse_loss(pt_tensor *pred, pt_tensor *target);
 /* mean over rows of -log_softmax(logits)[row, label]: logits f32/f64 [N, C],
- * labels i32/i64 [N] with values in [0, C) on the same device. Computed as
+ * labels i32/i64 [N] with values in [0, C) on the same device (else
+ * PT_ERR_DTYPE, PT_ERR_SHAPE or PT_ERR_DEVICE_MISMATCH). Computed as
  * log_softmax + gather, so large logits do not overflow. A label outside
  * [0, C) is an error where the labels are host-visible (cpu); accelerators
  * cannot check without waiting and count that row as 0. */
@@ -143,11 +152,18 @@ typedef struct pt_optimizer pt_optimizer;
 
 /* torch.optim.SGD: d = g + weight_decay p; with momentum > 0,
  * buf = momentum buf + d (buf = d at the first step) and d = buf; p -= lr d.
- * NULL + PT_ERR_INVALID_ARGUMENT for lr <= 0, momentum or weight_decay < 0. */
+ * Every hyper-parameter must be finite and in range: lr > 0,
+ * 0 <= momentum < 1 (at 1 or above the buffer never decays and the steps
+ * grow without bound), weight_decay >= 0. Otherwise NULL +
+ * PT_ERR_INVALID_ARGUMENT naming the parameter, its value and the range
+ * (also for a NULL module). */
 PT_API pt_optimizer *pt_sgd(pt_module *m, double lr, double momentum, double weight_decay);
 /* torch.optim.Adam (L2 weight decay added to the gradient, not AdamW).
  * Usual values: lr 1e-3, beta1 0.9, beta2 0.999, eps 1e-8, weight_decay 0.
- * NULL + PT_ERR_INVALID_ARGUMENT for lr <= 0, betas outside [0, 1), eps < 0. */
+ * Every hyper-parameter must be finite and in range: lr > 0, beta1 and
+ * beta2 in [0, 1), eps >= 0, weight_decay >= 0. Otherwise NULL +
+ * PT_ERR_INVALID_ARGUMENT naming the parameter, its value and the range
+ * (also for a NULL module). */
 PT_API pt_optimizer *pt_adam(pt_module *m, double lr, double beta1, double beta2, double eps,
                              double weight_decay);
 /* One update of every parameter that has a gradient. Queued, not waited
@@ -155,7 +171,8 @@ PT_API pt_optimizer *pt_adam(pt_module *m, double lr, double beta1, double beta2
 PT_API pt_status pt_optimizer_step(pt_optimizer *o);
 /* pt_module_zero_grad on the optimizer's module. */
 PT_API pt_status pt_optimizer_zero_grad(pt_optimizer *o);
-/* Changes the learning rate (for schedules). PT_ERR_INVALID_ARGUMENT for lr <= 0. */
+/* Changes the learning rate (for schedules). PT_ERR_INVALID_ARGUMENT for
+ * lr <= 0, NaN or infinite (or a NULL optimizer). */
 PT_API pt_status pt_optimizer_set_lr(pt_optimizer *o, double lr);
 /* Frees the optimizer and its state (not the module). NULL is fine. */
 PT_API void pt_optimizer_free(pt_optimizer *o);

@@ -30,7 +30,14 @@ extern "C" {
 
 typedef struct pt_tensor pt_tensor;
 
-/* ---- Creation (the tensor lives on d) ---- */
+/* ---- Creation (the tensor lives on d) ----
+ *
+ * Shapes, here and for every tensor an op or view makes: 0..PT_MAX_DIMS
+ * dims, extents >= 0, and at most 2^48 elements counting each 0 extent as
+ * 1 (so the strides of an empty tensor fit too). Anything else is
+ * PT_ERR_SHAPE naming the function and the shape; a NULL device or shape
+ * (with ndim > 0) is PT_ERR_INVALID_ARGUMENT, a dtype outside pt_dtype
+ * PT_ERR_DTYPE. docs/api-notes.md explains the limit. */
 
 /* Uninitialised contents. ndim 0 makes a scalar (shape may be NULL). */
 PT_API pt_tensor *pt_empty(pt_device *d, pt_dtype t, int ndim, const int64_t *shape);

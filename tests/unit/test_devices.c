@@ -28,6 +28,80 @@ static void expect_no_device_status(const char *name, bool backend_missing) {
 }
 static void expect_no_device(const char *name) { expect_no_device_status(name, false); }
 
+/* A string that is not a device name at all (device.h's grammar):
+ * PT_ERR_INVALID_ARGUMENT naming the function and the string. */
+static void expect_bad_name_at(const char *name, int line) {
+    pt_clear_error();
+    pt_device *d = pt_device_get(name);
+    char what[400];
+    snprintf(what, sizeof what, "pt_device_get(\"%s\") is NULL + PT_ERR_INVALID_ARGUMENT (got %s, %s: %s)",
+             name, d ? pt_device_name(d) : "NULL", pt_status_name(pt_last_status()), pt_last_error());
+    check_report(d == NULL && pt_last_status() == PT_ERR_INVALID_ARGUMENT, __FILE__, line, what);
+    char quoted[80];
+    snprintf(quoted, sizeof quoted, "'%s'", name);
+    snprintf(what, sizeof what, "message names pt_device_get and '%s' (got \"%s\")", name, pt_last_error());
+    check_report(strstr(pt_last_error(), "pt_device_get") && strstr(pt_last_error(), quoted), __FILE__,
+                 line, what);
+    pt_clear_error();
+}
+#define expect_bad_name(name) expect_bad_name_at((name), __LINE__)
+
+/* PORTABLE_BACKEND=cpu, PORTABLE_CPU_DEVICES=2: strict parsing (issue 16,
+ * item 14): "cpu: 1", "cpu:+0", "cpu:00" were accepted as cpu:1 / cpu:0. */
+static void strict_names(void) {
+    pt_device *c0 = pt_device_get("cpu:0"), *c1 = pt_device_get("cpu:1");
+    CHECK_NOT_NULL(c0);
+    CHECK_NOT_NULL(c1);
+    CHECK(pt_device_get("cpu") == c0);
+    const char *bad[] = {"cpu: 1", "cpu:+0", "cpu:+1", "cpu:00", "cpu:01", "cpu:-0", "cpu:-1",
+                         "cpu:1x", "cpu:0x1", "cpu:1e0", "cpu:1.0", "cpu:0 ", "cpu:\t1", "cpu:1:0",
+                         "cpu:", ":0", ":", "", " cpu", "cpu ", "cp u", "cpu\n", "cpu:\n0",
+                         "cpu/0", "c+u", "abcdefghijklmnopqrstuvwxyzabcdefghij"};
+    for (size_t i = 0; i < sizeof bad / sizeof *bad; ++i) expect_bad_name(bad[i]);
+    /* Well-formed names of devices that do not exist: PT_ERR_NO_DEVICE,
+     * huge indices included (no wrap-around to a small index). */
+    expect_no_device("cpu:2");
+    expect_no_device("cpu:99999999999");
+    expect_no_device("cpu:2147483648");
+    expect_no_device("cpu:4294967297");
+    expect_no_device("cpu:18446744073709551617");
+    expect_no_device("nosuch");
+    expect_no_device("nosuch:0");
+    pt_clear_error();
+}
+
+/* PORTABLE_BACKEND set to something that is not a name (the environment
+ * holds the value): every function that reads it returns the error
+ * device.h lists, PT_ERR_INVALID_ARGUMENT naming the variable and value. */
+static void backend_unparseable(void) {
+    const char *env = getenv("PORTABLE_BACKEND");
+    pt_clear_error();
+    CHECK(pt_default_device() == NULL);
+    CHECK_LAST(PT_ERR_INVALID_ARGUMENT);
+    CHECK_HAS(pt_last_error(), "pt_default_device");
+    CHECK_HAS(pt_last_error(), "PORTABLE_BACKEND");
+    CHECK_HAS(pt_last_error(), env);
+    pt_clear_error();
+    CHECK(pt_try_device(0) == NULL);
+    CHECK_LAST(PT_ERR_INVALID_ARGUMENT);
+    CHECK_HAS(pt_last_error(), "pt_try_device");
+    pt_clear_error();
+    CHECK_INT(pt_all_devices(NULL, 0), -1);
+    CHECK_LAST(PT_ERR_INVALID_ARGUMENT);
+    CHECK_HAS(pt_last_error(), "pt_all_devices");
+    pt_clear_error();
+    CHECK_NOT_NULL(pt_cpu()); /* asking by name still works */
+}
+
+/* PORTABLE_BACKEND=cpu:99999999999: well-formed, no such device. */
+static void backend_huge_index(void) {
+    pt_clear_error();
+    CHECK(pt_default_device() == NULL);
+    CHECK_LAST(PT_ERR_NO_DEVICE);
+    CHECK_HAS(pt_last_error(), "cpu:99999999999");
+    pt_clear_error();
+}
+
 /* PORTABLE_BACKEND=cpu, PORTABLE_CPU_DEVICES=3 */
 static void three_cpus(void) {
     pt_device *cpu = pt_cpu();
@@ -53,11 +127,11 @@ static void three_cpus(void) {
     expect_no_device_status("cuda:99", pt_device_count("cuda") == 0);
     expect_no_device_status("opencl:99", pt_device_count("opencl") == 0);
     expect_no_device("gpu");
-    expect_no_device("");
-    expect_no_device("cpu:");
-    expect_no_device("cpu:-1");
-    expect_no_device("cpu:abc");
-    expect_no_device("cpu:1x");
+    expect_bad_name("");
+    expect_bad_name("cpu:");
+    expect_bad_name("cpu:-1");
+    expect_bad_name("cpu:abc");
+    expect_bad_name("cpu:1x");
     expect_no_device(NULL);
 
     /* the chosen backend is cpu: pt_try_device(i) is cpu:i, else cpu:0 */
@@ -220,6 +294,18 @@ int main(void) {
     check_in_child("PORTABLE_BACKEND=cpu:7", env7, backend_cpu7);
     const char *enva[] = {"PORTABLE_BACKEND=", "PORTABLE_CPU_DEVICES=", NULL};
     check_in_child("PORTABLE_BACKEND unset (auto)", enva, backend_auto);
+    const char *envs[] = {"PORTABLE_BACKEND=cpu", "PORTABLE_CPU_DEVICES=2", NULL};
+    check_in_child("strict device names", envs, strict_names);
+    const char *unparseable[] = {"cpu: 1", "cpu:+0", "cpu:00", "cpu:-1", "cpu:1x", " cpu", "cpu:"};
+    for (size_t i = 0; i < sizeof unparseable / sizeof *unparseable; ++i) {
+        char var[64], label[80];
+        snprintf(var, sizeof var, "PORTABLE_BACKEND=%s", unparseable[i]);
+        snprintf(label, sizeof label, "PORTABLE_BACKEND='%s'", unparseable[i]);
+        const char *envu[] = {var, "PORTABLE_CPU_DEVICES=2", NULL};
+        check_in_child(label, envu, backend_unparseable);
+    }
+    const char *envh[] = {"PORTABLE_BACKEND=cpu:99999999999", "PORTABLE_CPU_DEVICES=2", NULL};
+    check_in_child("PORTABLE_BACKEND=cpu:99999999999", envh, backend_huge_index);
     const char *envg[] = {"PORTABLE_BACKEND=cpu", "PORTABLE_CPU_DEVICES=lots", NULL};
     check_in_child("PORTABLE_CPU_DEVICES=lots", envg, cpu_devices_garbage);
     return check_summary();
