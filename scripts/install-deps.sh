@@ -6,6 +6,8 @@ set -euo pipefail
 
 packages=(build-essential cmake pkg-config zlib1g-dev libcjson-dev libopenblas-dev
           ocl-icd-opencl-dev opencl-headers pocl-opencl-icd libclblast-dev python3-numpy)
+# clang with its sanitizer and libFuzzer runtimes: the fuzz targets (tests/fuzz).
+packages+=(clang libclang-rt-dev)
 if [[ "${1:-}" == "--bench" ]]; then packages+=(python3-torch); fi
 
 missing=()
