@@ -6,7 +6,8 @@ set -euo pipefail
 
 packages=(build-essential cmake pkg-config zlib1g-dev libcjson-dev libopenblas-dev
           ocl-icd-opencl-dev opencl-headers pocl-opencl-icd libclblast-dev python3-numpy)
-# clang and its runtime libraries: the ThreadSanitizer build in scripts/run-tests.sh
+# clang and its sanitizer and libFuzzer runtimes: the ThreadSanitizer build and the fuzz
+# targets (tests/fuzz) in scripts/run-tests.sh
 packages+=(clang libclang-rt-14-dev)
 if [[ "${1:-}" == "--bench" ]]; then packages+=(python3-torch); fi
 

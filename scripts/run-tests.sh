@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# The test command: builds libportable twice and runs every test.
+# The test command: builds libportable four ways and runs every test.
 #   1. Release build (all backends whose toolkits are present): ctest runs the
 #      unit tests and the conformance suite once per backend (cpu, opencl on
 #      PoCL or a real device, cuda where a GPU exists; absent ones skip).
@@ -10,6 +10,9 @@
 #   3. ThreadSanitizer build (clang, cpu backend only, OpenMP off in the cpu
 #      plugin since libgomp is not instrumented): the threads test and the
 #      scopes test, with zero reports allowed.
+#   4. Fuzzing (clang + libFuzzer, ASan + UBSan): the safetensors loader and
+#      the API-call interpreter, each for a bounded time from its committed
+#      seed corpus (the corpora are also replayed by ctest in builds 1 and 2).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 scripts/install-deps.sh
@@ -36,3 +39,31 @@ cmake -S . -B build-tsan -DCMAKE_BUILD_TYPE=Debug -DCMAKE_C_COMPILER=clang \
 cmake --build build-tsan -j"$jobs" --target test_threads test_scopes
 TSAN_OPTIONS=halt_on_error=1:second_deadlock_stack=1 \
   ctest --test-dir build-tsan --output-on-failure -j"$jobs" -R "^unit_(threads|scopes)$"
+
+# ---- Fuzzing (tests/fuzz, issue 16) ----
+# Both builds above replay the committed seed corpora through ctest (label
+# fuzz; build-asan under ASan + UBSan). With clang, the libFuzzer targets are
+# built with ASan + UBSan (and coverage of libportable and the cpu plugin)
+# and each runs for PT_FUZZ_SECONDS (default 60) from its seed corpus; new
+# inputs go to build-fuzz/fuzz-corpus, a crash or leak to build-fuzz/fuzz-found
+# (replay one with: build-fuzz/tests/fuzz/fuzz_<target> FILE).
+if command -v clang >/dev/null 2>&1; then
+  fuzz_seconds=${PT_FUZZ_SECONDS:-60}
+  # clang: no -Wformat-truncation to turn off, and sanitizers can keep a
+  # requested loop from vectorising; neither is an error here.
+  CC=clang cmake -S . -B build-fuzz -DCMAKE_BUILD_TYPE=RelWithDebInfo -DPT_SANITIZE=ON -DPT_FUZZ=ON \
+        "-DCMAKE_C_FLAGS=-Wno-unknown-warning-option -Wno-pass-failed" \
+        -DPT_BUILD_OPENCL=OFF -DPT_BUILD_CUDA=OFF -DPT_BUILD_CUDA_SIM=OFF -DPT_BUILD_NULL=OFF >/dev/null
+  cmake --build build-fuzz -j"$jobs" --target fuzz_safetensors fuzz_calls portable-cpu
+  for target in safetensors calls; do
+    mkdir -p "build-fuzz/fuzz-corpus/$target" build-fuzz/fuzz-found
+    echo "fuzzing $target for ${fuzz_seconds}s"
+    PORTABLE_BACKEND=cpu PORTABLE_PLUGIN_PATH="$PWD/build-fuzz/lib" TMPDIR="$PWD/build-fuzz" \
+    UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1 \
+      "build-fuzz/tests/fuzz/fuzz_$target" -max_total_time="$fuzz_seconds" -timeout=10 -rss_limit_mb=2048 \
+        -print_final_stats=1 -artifact_prefix="build-fuzz/fuzz-found/$target-" \
+        "build-fuzz/fuzz-corpus/$target" "tests/fuzz/corpus/$target" 2>&1 | grep -v -E '^#[0-9]+\s+(NEW|REDUCE|pulse)'
+  done
+else
+  echo "clang not found: libFuzzer runs skipped (the seed corpora were replayed by ctest above)"
+fi

@@ -13,11 +13,14 @@
  * module is touched. */
 #include <cjson/cJSON.h>
 #include <errno.h>
+#include <fcntl.h>
 #include <stdarg.h>
+#include <stdatomic.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <time.h>
 #include <unistd.h>
 
 #include "nn/nn_internal.h"
@@ -101,17 +104,51 @@ static char *build_header(pt__param *ps, int n, size_t *len, uint64_t *data_byte
     return header;
 }
 
-static pt_status write_all(const char *path, const char *tmp, pt__param *ps, int n) {
+/* Creates a temporary file next to path: "<path>.tmp<pid>.<random>", made
+ * with O_CREAT | O_EXCL | O_NOFOLLOW, so a file or symlink planted under
+ * the name is never opened or followed (another name is tried instead).
+ * Mode 0666 less the umask, as fopen gives, since it becomes the saved file.
+ * Returns the descriptor (tmp holds the name), or -1 with errno set. */
+static int create_temporary(const char *path, char *tmp, size_t cap) {
+    static _Atomic uint64_t calls;
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    uint64_t x = ((uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec) ^ (uint64_t)(uintptr_t)tmp ^
+                 (++calls << 40);
+    for (int attempt = 0; attempt < 100; ++attempt) {
+        /* splitmix64 */
+        x += 0x9e3779b97f4a7c15u;
+        uint64_t r = x;
+        r = (r ^ (r >> 30)) * 0xbf58476d1ce4e5b9u;
+        r = (r ^ (r >> 27)) * 0x94d049bb133111ebu;
+        r ^= r >> 31;
+        snprintf(tmp, cap, "%s.tmp%ld.%08x", path, (long)getpid(), (unsigned)r);
+        int fd = open(tmp, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0666);
+        if (fd >= 0 || errno != EEXIST) return fd;
+    }
+    return -1; /* errno is EEXIST */
+}
+
+/* Flushes the folder holding path, so the rename itself survives a crash.
+ * Best effort: the file is already in place and complete, and some file
+ * systems cannot open or sync a folder. */
+static void sync_folder(const char *path) {
+    const char *slash = strrchr(path, '/');
+    char *dir = slash ? strndup(path, slash == path ? 1 : (size_t)(slash - path)) : strdup(".");
+    int fd = dir ? open(dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC) : -1;
+    if (fd >= 0) {
+        (void)fsync(fd);
+        close(fd);
+    }
+    free(dir);
+}
+
+static pt_status write_all(const char *path, FILE *f, pt__param *ps, int n) {
     static const char fn[] = "pt_save";
     size_t header_len = 0;
     uint64_t data_bytes = 0;
     char *header = build_header(ps, n, &header_len, &data_bytes);
     if (!header) return pt__error(PT_ERR_OUT_OF_MEMORY, fn, "%s: out of host memory for the header", path);
-    FILE *f = fopen(tmp, "wb");
-    if (!f) {
-        free(header);
-        return io_error(fn, path, "cannot create the temporary file");
-    }
     unsigned char len_le[8];
     for (int i = 0; i < 8; ++i) len_le[i] = (unsigned char)((uint64_t)header_len >> (8 * i));
     pt_status s = PT_OK;
@@ -135,7 +172,8 @@ static pt_status write_all(const char *path, const char *tmp, pt__param *ps, int
         }
         free(host);
     }
-    if (fclose(f) != 0 && !s) s = io_error(fn, path, "closing the file failed");
+    /* The data reaches the disk before the rename makes it the real file. */
+    if (!s && (fflush(f) != 0 || fsync(fileno(f)) != 0)) s = io_error(fn, path, "flushing the file to disk failed");
     return s;
 }
 
@@ -157,16 +195,26 @@ pt_status pt_save(pt_module *m, const char *path) {
     }
     /* Write next to the target and rename: a crash never leaves half a file
      * under the real name. */
-    size_t cap = strlen(path) + 32;
+    size_t cap = strlen(path) + 48;
     char *tmp = malloc(cap);
     if (!tmp) {
         free(ps);
         return pt__error(PT_ERR_OUT_OF_MEMORY, fn, "out of host memory");
     }
-    snprintf(tmp, cap, "%s.tmp%ld", path, (long)getpid());
-    pt_status s = write_all(path, tmp, ps, n);
+    pt_status s = PT_OK;
+    int fd = create_temporary(path, tmp, cap);
+    FILE *f = fd >= 0 ? fdopen(fd, "wb") : NULL;
+    if (fd < 0) {
+        s = io_error(fn, path, "cannot create a temporary file next to it");
+    } else if (!f) {
+        s = io_error(fn, path, "cannot open a stream on the temporary file");
+        close(fd);
+    }
+    if (!s) s = write_all(path, f, ps, n);
+    if (f && fclose(f) != 0 && !s) s = io_error(fn, path, "closing the temporary file failed");
     if (!s && rename(tmp, path) != 0) s = io_error(fn, path, "renaming the temporary file into place failed");
-    if (s) remove(tmp);
+    if (!s) sync_folder(path);
+    if (s && fd >= 0) unlink(tmp); /* every failure after the temporary existed */
     free(tmp);
     free(ps);
     return s;
@@ -190,6 +238,8 @@ typedef struct load_ctx {
     char *header;
     cJSON *json;
     entry *entries;
+    entry **by_name;  /* entries sorted by name */
+    entry **of_param; /* the entry of each module parameter (match_params) */
     int n_entries;
 } load_ctx;
 
@@ -216,6 +266,68 @@ static bool json_count(const cJSON *item, uint64_t *out) {
     if (!(v >= 0 && v <= 9007199254740992.0) || v != (double)(uint64_t)v) return false;
     *out = (uint64_t)v;
     return true;
+}
+
+/* The JSON string starting at the quote h[at] as written (escapes kept, a
+ * raw NUL shown as \u0000), cut to fit out; sets *close to its closing quote. */
+static void string_text(const char *h, size_t len, size_t at, char *out, size_t cap, size_t *close) {
+    size_t o = 0, i = at + 1;
+    bool full = false;
+    for (; i < len && h[i] != '"'; ++i) {
+        char piece[8] = {h[i], 0};
+        if (h[i] == '\0')
+            memcpy(piece, "\\u0000", 7);
+        else if (h[i] == '\\' && i + 1 < len)
+            piece[1] = h[++i];
+        size_t k = strlen(piece);
+        if (!full && o + k + 4 <= cap) {
+            memcpy(out + o, piece, k);
+            o += k;
+        } else if (!full) {
+            memcpy(out + o, "...", 3);
+            o += 3;
+            full = true;
+        }
+    }
+    out[o] = '\0';
+    *close = i;
+}
+
+/* cJSON decodes "\u0000" (and copies a raw NUL byte) into C strings, which
+ * then end there: "0.weight\u0000junk" would silently be read as "0.weight".
+ * The header's JSON text [0, len) has parsed, so every '"' outside a string
+ * opens one; any NUL in a string is refused, naming the string as written. */
+static pt_status reject_nul_strings(const load_ctx *c, size_t len) {
+    const char *h = c->header;
+    size_t start = 0;
+    bool in_string = false;
+    for (size_t i = 0; i < len; ++i) {
+        char ch = h[i];
+        if (!in_string) {
+            in_string = ch == '"';
+            start = i;
+            continue;
+        }
+        bool nul = ch == '\0';
+        if (ch == '"') {
+            in_string = false;
+        } else if (ch == '\\' && i + 1 < len) {
+            nul = h[i + 1] == 'u' && i + 5 < len && memcmp(h + i + 2, "0000", 4) == 0;
+            ++i; /* the escaped character */
+        }
+        if (!nul) continue;
+        char text[200];
+        size_t close;
+        string_text(h, len, start, text, sizeof text, &close);
+        size_t after = close + 1;
+        while (after < len && h[after] && strchr(" \t\n\r", h[after])) ++after;
+        bool key = after < len && h[after] == ':';
+        return bad(c, NULL,
+                   "the %s \"%s\" (header byte %zu) holds a NUL character (\\u0000), which would silently cut "
+                   "it short: write the file without it",
+                   key ? "key" : "string", text, start);
+    }
+    return PT_OK;
 }
 
 static pt_status read_header(load_ctx *c) {
@@ -252,7 +364,7 @@ static pt_status read_header(load_ctx *c) {
         if (*p != ' ' && *p != '\t' && *p != '\n' && *p != '\r' && *p != '\0')
             return bad(c, NULL, "the header has bytes after its JSON object (at byte %ld)", (long)(p - c->header));
     if (!cJSON_IsObject(c->json)) return bad(c, NULL, "the header is JSON but not an object");
-    return PT_OK;
+    return reject_nul_strings(c, end ? (size_t)(end - c->header) : (size_t)n);
 }
 
 static pt_status parse_dtype(const load_ctx *c, const char *name, const cJSON *item, pt_dtype *out) {
@@ -317,6 +429,10 @@ static int by_begin(const void *a, const void *b) {
     return x->begin < y->begin ? -1 : x->begin > y->begin ? 1 : (x->end > y->end) - (x->end < y->end);
 }
 
+static int by_name(const void *a, const void *b) {
+    return strcmp((*(entry *const *)a)->name, (*(entry *const *)b)->name);
+}
+
 static pt_status parse_entries(load_ctx *c) {
     int count = cJSON_GetArraySize(c->json);
     c->entries = calloc(count > 0 ? (size_t)count : 1, sizeof *c->entries);
@@ -333,12 +449,20 @@ static pt_status parse_entries(load_ctx *c) {
             }
             continue;
         }
-        for (int i = 0; i < c->n_entries; ++i)
-            if (strcmp(c->entries[i].name, item->string) == 0) return bad(c, item->string, "named twice in the header");
         pt_status s = parse_entry(c, item, &c->entries[c->n_entries]);
         if (s) return s;
         ++c->n_entries;
     }
+    /* Names sorted once: duplicates are neighbours (n log n; comparing
+     * every pair took hours for a header near the 100 MB limit), and
+     * match_params looks parameters up by binary search. */
+    c->by_name = malloc((c->n_entries > 0 ? (size_t)c->n_entries : 1) * sizeof *c->by_name);
+    if (!c->by_name) return pt__error(PT_ERR_OUT_OF_MEMORY, "pt_load", "%s: out of host memory", c->path);
+    for (int i = 0; i < c->n_entries; ++i) c->by_name[i] = &c->entries[i];
+    qsort(c->by_name, (size_t)c->n_entries, sizeof *c->by_name, by_name);
+    for (int i = 1; i < c->n_entries; ++i)
+        if (strcmp(c->by_name[i - 1]->name, c->by_name[i]->name) == 0)
+            return bad(c, c->by_name[i]->name, "named twice in the header");
     /* No two tensors may share bytes. */
     entry **order = malloc((c->n_entries > 0 ? (size_t)c->n_entries : 1) * sizeof *order);
     if (!order) return pt__error(PT_ERR_OUT_OF_MEMORY, "pt_load", "%s: out of host memory", c->path);
@@ -365,11 +489,12 @@ static bool float_dtype(pt_dtype t) { return t == PT_F32 || t == PT_F64; }
 static pt_status match_params(load_ctx *c, pt__param *ps, int n) {
     char a[160], b[160];
     for (int i = 0; i < n; ++i) {
-        entry *e = NULL;
-        for (int j = 0; j < c->n_entries && !e; ++j)
-            if (strcmp(c->entries[j].name, ps[i].name) == 0) e = &c->entries[j];
+        const entry key = {.name = ps[i].name}, *kp = &key;
+        entry **hit = bsearch(&kp, c->by_name, (size_t)c->n_entries, sizeof *c->by_name, by_name);
+        entry *e = hit ? *hit : NULL;
         if (!e) return bad(c, ps[i].name, "missing from the file (the module has this parameter)");
         e->param = i;
+        c->of_param[i] = e;
         bool fits = e->ndim == ps[i].ndim;
         for (int d = 0; fits && d < e->ndim; ++d)
             fits = ps[i].shape[d] < 0 ? e->shape[d] >= 1 : e->shape[d] == ps[i].shape[d];
@@ -394,12 +519,8 @@ static pt_status match_params(load_ctx *c, pt__param *ps, int n) {
      * dtype, and the weight's input size consistent for both. */
     for (int i = 0; i + 1 < n; ++i) {
         if (*ps[i].slot || ps[i].owner != ps[i + 1].owner) continue;
-        const entry *w = NULL, *bias = NULL;
-        for (int j = 0; j < c->n_entries; ++j) {
-            if (c->entries[j].param == i) w = &c->entries[j];
-            if (c->entries[j].param == i + 1) bias = &c->entries[j];
-        }
-        if (w && bias && w->dtype != bias->dtype)
+        const entry *w = c->of_param[i], *bias = c->of_param[i + 1];
+        if (w->dtype != bias->dtype)
             return bad(c, bias->name, "dtype %s differs from its weight's %s", dtype_tag(bias->dtype),
                        dtype_tag(w->dtype));
     }
@@ -457,6 +578,10 @@ pt_status pt_load(pt_module *m, const char *path, pt_device *map_location) {
     }
     if (!s) s = read_header(&c);
     if (!s) s = parse_entries(&c);
+    if (!s) {
+        c.of_param = calloc(n > 0 ? (size_t)n : 1, sizeof *c.of_param);
+        if (!c.of_param) s = pt__error(PT_ERR_OUT_OF_MEMORY, fn, "out of host memory");
+    }
     if (!s) s = match_params(&c, ps, n);
     if (!s) s = materialise(&c, ps, map_location, fresh);
     if (!s) {
@@ -468,6 +593,8 @@ pt_status pt_load(pt_module *m, const char *path, pt_device *map_location) {
     cJSON_Delete(c.json);
     free(c.header);
     free(c.entries);
+    free(c.by_name);
+    free(c.of_param);
     free(fresh);
     free(ps);
     return s;

@@ -2,9 +2,19 @@
  * (each must give PT_ERR_IO naming the file, the tensor and the problem, and
  * leave the module untouched), and interop with a file written by hand in
  * Python/NumPy (tests/nn/fixtures, made by make_safetensors_fixture.py) in
- * both directions.
+ * both directions. Hardening (issue 16): a header with 100k entries is
+ * checked in n log n (its own CTest entry with a 60 s limit, which the old
+ * quadratic duplicate check overran), a NUL inside a JSON string is
+ * rejected, and pt_save's temporary file cannot be redirected by a planted
+ * symlink.
  *
- *   test_safetensors SCRATCH_DIR */
+ *   test_safetensors SCRATCH_DIR                  everything but the big header
+ *   test_safetensors SCRATCH_DIR many-entries     the 100k-entry header only
+ *   test_safetensors SCRATCH_DIR readonly-save DIR (internal: the child of
+ *                                                 test_save_readonly) */
+#include <dirent.h>
+#include <errno.h>
+#include <fcntl.h>
 #include <string.h>
 #include <sys/stat.h>
 #include <sys/wait.h>
@@ -260,6 +270,226 @@ static void test_corrupt(void) {
 #undef CASE
 }
 
+/* ==== Hardening (issue 16) =============================================== */
+
+/* Item 10: the header check must not compare every name with every other.
+ * 100k entries (4 real ones, then empty ones) make the old quadratic
+ * duplicate check take minutes; this program's CTest entry for them
+ * (nn_safetensors_many_entries) has a 60 s limit. */
+static char *many_header(int extra, const char *last) {
+    size_t cap = 512 + (size_t)extra * 64;
+    char *h = malloc(cap);
+    if (!h) return NULL;
+    size_t at = (size_t)snprintf(h, cap, "{" W0 "," B0 "," W2 "," B2);
+    for (int i = 0; i < extra; ++i)
+        at += (size_t)snprintf(h + at, cap - at, ",\"x%06d\":{\"dtype\":\"U8\",\"shape\":[0],\"data_offsets\":[92,92]}",
+                               i);
+    snprintf(h + at, cap - at, "%s}", last ? last : "");
+    return h;
+}
+
+/* A sequential of n Linear(1, 1): 2n parameters "0.weight" .. "<n-1>.bias". */
+static pt_module *chain(int n) {
+    pt_module **ls = malloc((size_t)n * sizeof *ls);
+    for (int i = 0; i < n; ++i) ls[i] = pt_linear_sized(1, 1);
+    pt_module *m = pt_sequential(n, ls);
+    free(ls);
+    return m;
+}
+
+static void test_many_entries(void) {
+    char file[4096];
+    enum { EXTRA = 100000 };
+    snprintf(file, sizeof file, "%s", scratch_path("many_unexpected.safetensors"));
+    char *h = many_header(EXTRA, NULL);
+    NN_CHECK(h != NULL, "header text");
+    if (!h) return;
+    write_st(file, h, 92, 0);
+    free(h);
+    expect_rejected("100k unexpected empty entries", file, "x000000", "unexpected");
+
+    snprintf(file, sizeof file, "%s", scratch_path("many_duplicate.safetensors"));
+    h = many_header(EXTRA, ",\"x050000\":{\"dtype\":\"U8\",\"shape\":[0],\"data_offsets\":[92,92]}");
+    write_st(file, h, 92, 0);
+    free(h);
+    expect_rejected("100k entries, one name twice", file, "x050000", "named twice");
+    unlink(file);
+    unlink(scratch_path("many_unexpected.safetensors"));
+
+    /* A module with 40k parameters saves and loads back (matching a file's
+     * tensors with the module's parameters is n log n too). */
+    enum { LAYERS = 20000 };
+    pt_module *a = chain(LAYERS), *b = chain(LAYERS);
+    NN_CHECK(a && b, "two chains of %d linears: %s", LAYERS, pt_last_error());
+    if (!a || !b) return;
+    snprintf(file, sizeof file, "%s", scratch_path("many_params.safetensors"));
+    pt_manual_seed(11);
+    NN_CHECK(pt_save(a, file) == PT_OK, "save 40k parameters");
+    NN_CHECK(pt_load(b, file, NULL) == PT_OK, "load 40k parameters: %s", pt_last_error());
+    const char *probe[3] = {"0.weight", "12345.bias", "19999.weight"};
+    for (int k = 0; k < 3; ++k) {
+        pt_tensor *x = pt_module_parameter(a, probe[k]), *y = pt_module_parameter(b, probe[k]);
+        float vx = 0, vy = 1;
+        NN_CHECK(x && y && pt_to_host(x, &vx, sizeof vx) == PT_OK && pt_to_host(y, &vy, sizeof vy) == PT_OK &&
+                     vx == vy,
+                 "%s survives the round trip (%g vs %g)", probe[k], vx, vy);
+    }
+    unlink(file);
+    pt_module_free(a);
+    pt_module_free(b);
+}
+
+/* Item 11: a NUL inside a JSON string (escaped or raw) would cut the name
+ * short ("0.weight\u0000junk" read as "0.weight"): rejected, naming the
+ * string as written. */
+static void test_nul_in_strings(void) {
+    char file[4096];
+    snprintf(file, sizeof file, "%s", scratch_path("nul_key.safetensors"));
+    write_st(file, "{" ENTRY("0.weight\\u0000junk", "F32", "[3,4]", 0, 48) "," B0 "," W2 "," B2 "}", 92, 0);
+    expect_rejected("escaped NUL in a key", file, "0.weight\\u0000junk", "NUL");
+
+    snprintf(file, sizeof file, "%s", scratch_path("nul_key_only.safetensors"));
+    write_st(file, "{" W0 "," B0 "," W2 "," B2 "," ENTRY("2.bias\\u0000", "F32", "[0]", 92, 92) "}", 92, 0);
+    expect_rejected("escaped NUL making a duplicate", file, "2.bias\\u0000", "NUL");
+
+    snprintf(file, sizeof file, "%s", scratch_path("nul_dtype.safetensors"));
+    write_st(file, "{" ENTRY("0.weight", "F32\\u0000junk", "[3,4]", 0, 48) "," B0 "," W2 "," B2 "}", 92, 0);
+    expect_rejected("escaped NUL in a dtype", file, "F32\\u0000junk", "NUL");
+
+    snprintf(file, sizeof file, "%s", scratch_path("nul_meta.safetensors"));
+    write_st(file, "{\"__metadata__\":{\"a\\u0000b\":\"x\"}," W0 "," B0 "," W2 "," B2 "}", 92, 0);
+    expect_rejected("escaped NUL in a metadata key", file, "a\\u0000b", "NUL");
+
+    /* A raw NUL byte inside a key: the header is written by hand. */
+    snprintf(file, sizeof file, "%s", scratch_path("raw_nul_key.safetensors"));
+    const char *text = "{" W0 "," B0 "," W2 "," B2 "}";
+    size_t hl = strlen(text);
+    unsigned char *buf = calloc(1, 8 + hl + 92);
+    for (int i = 0; i < 8; ++i) buf[i] = (unsigned char)((uint64_t)hl >> (8 * i));
+    memcpy(buf + 8, text, hl);
+    char *key = strstr((char *)buf + 8, "0.weight");
+    key[1] = '\0'; /* "0\0weight" */
+    write_file(file, buf, 8 + hl + 92);
+    free(buf);
+    expect_rejected("raw NUL byte in a key", file, NULL, "NUL");
+
+    /* An escaped backslash before "u0000" is no NUL: that name is just
+     * unknown to the module. */
+    snprintf(file, sizeof file, "%s", scratch_path("backslash_u0000.safetensors"));
+    write_st(file, "{" W0 "," B0 "," W2 "," B2 "," ENTRY("x\\\\u0000", "F32", "[0]", 92, 92) "}", 92, 0);
+    expect_rejected("escaped backslash, then u0000", file, "x\\u0000", "unexpected");
+}
+
+/* Whether any entry of dir starts with prefix. */
+static bool dir_has_prefix(const char *dir, const char *prefix) {
+    DIR *d = opendir(dir);
+    bool found = false;
+    struct dirent *e;
+    while (d && (e = readdir(d)) != NULL)
+        found = found || strncmp(e->d_name, prefix, strlen(prefix)) == 0;
+    if (d) closedir(d);
+    return found;
+}
+
+/* Item 12: pt_save's temporary file. The old name was <path>.tmp<pid>,
+ * opened with fopen("wb"), which follows a symlink planted there: the data
+ * went to the symlink's target, and the rename then put the symlink itself
+ * at <path>. */
+static void test_save_symlink(void) {
+    char dir[4096], target[4096], planted[4200], victim[4096];
+    snprintf(dir, sizeof dir, "%s", scratch_path("save_dir"));
+    snprintf(victim, sizeof victim, "%s", scratch_path("victim_outside.txt"));
+    mkdir(dir, 0755);
+    snprintf(target, sizeof target, "%s/model.safetensors", dir);
+    snprintf(planted, sizeof planted, "%s.tmp%ld", target, (long)getpid());
+    unlink(target);
+    unlink(planted);
+    write_file(victim, "precious", 8);
+    NN_CHECK(symlink(victim, planted) == 0, "plant a symlink at %s: %s", planted, strerror(errno));
+
+    pt_module *m = net(true, 4);
+    NN_CHECK(pt_save(m, target) == PT_OK, "save next to a planted symlink: %s", pt_last_error());
+    char got[64] = {0};
+    FILE *f = fopen(victim, "rb");
+    size_t n = f ? fread(got, 1, sizeof got - 1, f) : 0;
+    if (f) fclose(f);
+    NN_CHECK(n == 8 && memcmp(got, "precious", 8) == 0, "the symlink's target outside the folder is untouched "
+             "(%zu bytes: \"%.8s\")", n, got);
+    struct stat sb;
+    NN_CHECK(lstat(target, &sb) == 0 && S_ISREG(sb.st_mode), "%s is a regular file, not a symlink", target);
+    NN_CHECK(lstat(planted, &sb) == 0 && S_ISLNK(sb.st_mode), "the planted symlink itself is left alone");
+    pt_module *back = net(false, 0);
+    NN_CHECK(pt_load(back, target, pt_cpu()) == PT_OK, "the saved file loads: %s", pt_last_error());
+    pt_module_free(back);
+    unlink(planted);
+
+    /* No temporary is left behind, after success or failure. A directory
+     * in the way makes the rename fail. */
+    NN_CHECK(!dir_has_prefix(dir, "model.safetensors.tmp"), "no temporary left after a save");
+    char blocked[4200];
+    snprintf(blocked, sizeof blocked, "%s/dir.safetensors", dir);
+    mkdir(blocked, 0755);
+    pt_clear_error();
+    pt_status s = pt_save(m, blocked);
+    NN_CHECK(s == PT_ERR_IO && strstr(pt_last_error(), blocked) && strstr(pt_last_error(), "pt_save"),
+             "save onto a directory: %s, \"%s\"", pt_status_name(s), pt_last_error());
+    NN_CHECK(!dir_has_prefix(dir, "dir.safetensors.tmp"), "no temporary left after a failed rename");
+    rmdir(blocked);
+
+    /* A saved file gets the usual permissions (0666 less the umask), not
+     * a private temporary's 0600. */
+    mode_t mask = umask(022);
+    umask(mask);
+    NN_CHECK(stat(target, &sb) == 0 && (sb.st_mode & 0777) == (0666 & ~mask), "mode %o, want %o",
+             (unsigned)(sb.st_mode & 0777), (unsigned)(0666 & ~mask));
+    unlink(target);
+    unlink(victim);
+    rmdir(dir);
+    pt_module_free(m);
+}
+
+/* A save into a read-only folder fails with PT_ERR_IO naming the path.
+ * Runs in a child (this program again, as `nobody` when started as root,
+ * since root writes through permission bits). */
+static void test_save_readonly(const char *self) {
+    char dir[4096];
+    snprintf(dir, sizeof dir, "%s", scratch_path("readonly_dir"));
+    mkdir(dir, 0755);
+    chmod(dir, 0555);
+    pid_t pid = fork();
+    if (pid == 0) {
+        execl(self, self, scratch, "readonly-save", dir, (char *)NULL);
+        _exit(127);
+    }
+    int st = 0;
+    waitpid(pid, &st, 0);
+    int rc = WIFEXITED(st) ? WEXITSTATUS(st) : 128 + WTERMSIG(st);
+    if (rc == NN_SKIP)
+        printf("note: read-only folder check skipped (cannot drop root)\n");
+    else
+        NN_CHECK(rc == 0, "the read-only-folder child passed (exit %d; its output is above)", rc);
+    chmod(dir, 0755);
+    rmdir(dir);
+}
+
+static int readonly_child(const char *dir) {
+    if (geteuid() == 0 && (setgid(65534) != 0 || setuid(65534) != 0)) return NN_SKIP;
+    if (!pt_cpu()) {
+        printf("child: no cpu device: %s\n", pt_last_error());
+        return 1;
+    }
+    char target[4200];
+    snprintf(target, sizeof target, "%s/model.safetensors", dir);
+    pt_module *m = net(true, 6);
+    pt_status s = pt_save(m, target);
+    NN_CHECK(s == PT_ERR_IO && strstr(pt_last_error(), target) && strstr(pt_last_error(), "pt_save") &&
+                 strstr(pt_last_error(), "Permission denied"),
+             "save into a read-only folder: %s, \"%s\"", pt_status_name(s), pt_last_error());
+    NN_CHECK(!dir_has_prefix(dir, "model"), "nothing written in the read-only folder");
+    pt_module_free(m);
+    return nn_finish();
+}
+
 /* Runs the Python helper; returns its exit status (-1: could not run). */
 static int run_python(const char *args, const char *out_file) {
     char cmd[8192];
@@ -369,12 +599,20 @@ static void test_interop(void) {
 int main(int argc, char **argv) {
     nn_begin();
     scratch = argc > 1 ? argv[1] : "/tmp";
+    if (argc > 3 && strcmp(argv[2], "readonly-save") == 0) return readonly_child(argv[3]);
     if (!pt_cpu()) {
         printf("SKIP: no cpu device: %s\n", pt_last_error());
         return NN_SKIP;
     }
+    if (argc > 2 && strcmp(argv[2], "many-entries") == 0) {
+        test_many_entries();
+        return nn_finish();
+    }
     test_round_trip();
     test_corrupt();
+    test_nul_in_strings();
+    test_save_symlink();
+    test_save_readonly("/proc/self/exe");
     test_interop();
     return nn_finish();
 }
