@@ -95,9 +95,15 @@ PT_API char *pt_tensor_describe(const pt_tensor *x, char *buf, size_t cap);
 
 /* ---- Lifetime ---- */
 
+/* Adds a reference (the caller releases it). */
 PT_API pt_tensor *pt_retain(pt_tensor *x);
 /* Drops one reference; frees the tensor (and its storage when no view
- * remains) at zero. NULL is fine. */
+ * remains) at zero. NULL is fine. Inside a scope of this thread that
+ * recorded x, the scope's reference is the one given back (so releasing an
+ * op's result early is safe, and a tensor shared with another thread stays
+ * alive for it). Consequently a pt_retain of such a tensor is balanced by a
+ * pt_release after that scope ends, or by pt_keep: released inside the
+ * scope, it releases the scope's reference and the retained one stays. */
 PT_API void pt_release(pt_tensor *x);
 
 /* Scopes release temporaries: every tensor reference returned to this thread
