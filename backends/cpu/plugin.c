@@ -159,5 +159,6 @@ PT_PLUGIN_API const pt_backend_vtable *pt_backend_entry(const pt_host_api *host,
     if (host_abi != PT_BACKEND_ABI_VERSION) return NULL;
     pt_cpu_host = host;
     pt_cpu_vecmath_init(); /* before any kernel runs */
+    pt_cpu_blas_init();
     return &pt_cpu_vtable;
 }
