@@ -44,18 +44,26 @@ pt_status pt_cpu_memory_info(int dev, int64_t *free_bytes, int64_t *total_bytes)
 
 /* ---- Threading ---- */
 
-/* Element counts below which a loop stays on the calling thread: waking the
- * OpenMP team costs a few microseconds, more than a cheap loop this size. */
-#define PT_CPU_GRAIN_CHEAP 32768  /* memory-bound loops: add, copy, fill */
-#define PT_CPU_GRAIN_COSTLY 4096  /* exp, log, pow, tanh, ... per element */
+/* Work below which a loop stays on the calling thread. Splitting pays only
+ * when the serial time is well above what starting the OpenMP team costs:
+ * about 1 us with its threads still spinning, tens of us once they sleep
+ * (as they have between the ops of a training step), plus the cache lines
+ * that move between cores. Measured on a 2-core AMD EPYC VM (Zen 3): one
+ * thread adds 1M floats in about 110 us, SLEEF's exp takes about 0.3 ns an
+ * element and tanh about 1 ns, a double-accumulated sum 0.25 ns, OpenBLAS
+ * sgemm about 35 G multiply-adds/s; two threads first beat one at about
+ * 32K elements for add with a spinning team, so these grains keep roughly
+ * 30-60 us of serial work, where even a sleeping team's wake-up is repaid. */
+#define PT_CPU_GRAIN_CHEAP 262144  /* memory-bound loops: add, copy, fill, where, gather */
+#define PT_CPU_GRAIN_COSTLY 65536  /* exp, log, pow, tanh, sigmoid, sin, cos, integer div */
+#define PT_CPU_GRAIN_REDUCE 131072 /* sum, mean, max, argmax: input elements */
+#define PT_CPU_GRAIN_SOFTMAX 32768 /* softmax, log_softmax: elements (exp and two passes) */
+#define PT_CPU_GRAIN_GEMM 2097152  /* matmul: multiply-adds (M * N * K * batches) */
 
-static inline int pt_cpu_max_threads(void) {
-#ifdef _OPENMP
-    return omp_get_max_threads();
-#else
-    return 1;
-#endif
-}
+/* The team size: OMP_NUM_THREADS (omp_get_max_threads) capped by the cores
+ * this process may run on (its affinity mask), since threads beyond them
+ * only take turns. strided.c */
+int pt_cpu_max_threads(void);
 
 /* Runs piece(ctx, begin, end) over [0, n): on this thread below grain,
  * else split across the OpenMP team in pieces starting on multiples of
@@ -125,6 +133,9 @@ pt_status pt_cpu_random(const pt_op *op, bool run);      /* random.c: RAND_UNIFO
 pt_status pt_cpu_reduce(const pt_op *op, bool run);      /* reduce.c: SUM, MEAN, MAX, ARGMAX */
 pt_status pt_cpu_softmax(const pt_op *op, bool run);     /* softmax.c: SOFTMAX, LOG_SOFTMAX */
 pt_status pt_cpu_matmul(const pt_op *op, bool run);      /* matmul.c: MATMUL */
+/* Makes OpenBLAS single-threaded: matmul threads it through the OpenMP team
+ * instead (matmul.c), so two pools never spin against each other. */
+void pt_cpu_blas_init(void);
 pt_status pt_cpu_index_op(const pt_op *op, bool run);    /* index_ops.c: GATHER, ONE_HOT */
 
 #endif

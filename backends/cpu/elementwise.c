@@ -7,11 +7,16 @@
  * scalar-broadcast cases so the compiler vectorises them ("omp simd" also
  * says an output that aliases an input exactly, as AXPY's does, is fine).
  *
+ * exp, log, tanh, sigmoid, sin, cos and pow go to vecmath (SLEEF's 1.0-ULP
+ * vector functions for the CPU's widest vector unit, vecmath.h): a
+ * contiguous row in one call, a strided one gathered into a small buffer.
+ *
  * Integer semantics never trap: add/sub/mul/neg/abs wrap (computed in the
  * unsigned twin type, so no signed overflow exists), division truncates,
  * x / 0 == 0, and INT_MIN / -1 wraps to INT_MIN. Floats follow IEEE-754;
  * maximum/minimum propagate NaN; relu keeps NaN. */
 #include "cpu_internal.h"
+#include "vecmath.h"
 
 /* ---- Scalar functions: name_<dtype>(x[, y]) ---- */
 
@@ -20,24 +25,12 @@
     static inline T sub_##S(T x, T y) { return x - y; }                                       \
     static inline T mul_##S(T x, T y) { return x * y; }                                       \
     static inline T div_##S(T x, T y) { return x / y; }                                       \
-    static inline T pow_##S(T x, T y) { return pow##F(x, y); }                                \
     static inline T maximum_##S(T x, T y) { return (x > y || x != x) ? x : y; }               \
     static inline T minimum_##S(T x, T y) { return (x < y || x != x) ? x : y; }               \
     static inline T neg_##S(T x) { return -x; }                                               \
     static inline T abs_##S(T x) { return fabs##F(x); }                                       \
     static inline T relu_##S(T x) { return x < (T)0 ? (T)0 : x; }                             \
-    static inline T exp_##S(T x) { return exp##F(x); }                                        \
-    static inline T log_##S(T x) { return log##F(x); }                                        \
-    static inline T sqrt_##S(T x) { return sqrt##F(x); }                                      \
-    static inline T tanh_##S(T x) { return tanh##F(x); }                                      \
-    static inline T sin_##S(T x) { return sin##F(x); }                                        \
-    static inline T cos_##S(T x) { return cos##F(x); }                                        \
-    /* exp of a non-positive number only: never overflows for large |x|. */                  \
-    static inline T sigmoid_##S(T x) {                                                        \
-        if (x >= (T)0) return (T)1 / ((T)1 + exp##F(-x));                                     \
-        T e = exp##F(x);                                                                      \
-        return e / ((T)1 + e);                                                                \
-    }
+    static inline T sqrt_##S(T x) { return sqrt##F(x); }
 
 #define PT_CPU_SIGNED_OPS(S, T, U)                                                             \
     static inline T add_##S(T x, T y) { return (T)((U)x + (U)y); }                            \
@@ -179,16 +172,69 @@ PT_CPU_UNSIGNED_OPS(u8, uint8_t)
     PT_CPU_UNARY(relu, S, T)                                                                   \
     PT_CPU_ROW1(clamp_##S##_row, T, T, S, minimum_##S(maximum_##S(x, sc), sc2))               \
     PT_CPU_ROW2(axpy_##S##_row, T, T, S, add_##S(x, mul_##S(sc, y)))
-/* Transcendental functions: floating point only. */
+
+/* Elements gathered per vecmath call on a strided row. */
+#define PT_CPU_VM_BUF 256
+
+/* A unary vecmath op: the contiguous row in one call; a strided one through
+ * a stack buffer (in place, which vecmath allows). */
+#define PT_CPU_VM_UNARY(OP, VMOP, S, T)                                                        \
+    static void OP##_##S##_row(int64_t n, char *const *p, const int64_t *st,                  \
+                               const pt_cpu_scalar *scp) {                                    \
+        (void)scp;                                                                            \
+        T *o = (T *)p[0];                                                                     \
+        const T *a = (const T *)p[1];                                                         \
+        const int64_t so = st[0], sa = st[1];                                                 \
+        const pt_cpu_vm_##S##_fn f = pt_cpu_vm.S[VMOP];                                       \
+        if (so == 1 && sa == 1) {                                                             \
+            f(n, o, a);                                                                       \
+            return;                                                                           \
+        }                                                                                     \
+        T buf[PT_CPU_VM_BUF];                                                                 \
+        for (int64_t i = 0; i < n; i += PT_CPU_VM_BUF) {                                      \
+            const int64_t m = n - i < PT_CPU_VM_BUF ? n - i : PT_CPU_VM_BUF;                  \
+            for (int64_t j = 0; j < m; ++j) buf[j] = a[(i + j) * sa];                         \
+            f(m, buf, buf);                                                                   \
+            for (int64_t j = 0; j < m; ++j) o[(i + j) * so] = buf[j];                         \
+        }                                                                                     \
+    }
+
+/* pow: vecmath takes input strides of 0 or 1 with a contiguous output;
+ * anything else goes through buffers. */
+#define PT_CPU_VM_POW(S, T)                                                                    \
+    static void pow_##S##_row(int64_t n, char *const *p, const int64_t *st,                   \
+                              const pt_cpu_scalar *scp) {                                     \
+        (void)scp;                                                                            \
+        T *o = (T *)p[0];                                                                     \
+        const T *a = (const T *)p[1], *b = (const T *)p[2];                                   \
+        const int64_t so = st[0], sa = st[1], sb = st[2];                                     \
+        if (so == 1 && (sa == 0 || sa == 1) && (sb == 0 || sb == 1)) {                        \
+            pt_cpu_vm.pow_##S(n, o, a, sa, b, sb);                                            \
+            return;                                                                           \
+        }                                                                                     \
+        T bx[PT_CPU_VM_BUF], by[PT_CPU_VM_BUF];                                               \
+        for (int64_t i = 0; i < n; i += PT_CPU_VM_BUF) {                                      \
+            const int64_t m = n - i < PT_CPU_VM_BUF ? n - i : PT_CPU_VM_BUF;                  \
+            for (int64_t j = 0; j < m; ++j) {                                                 \
+                bx[j] = a[(i + j) * sa];                                                      \
+                by[j] = b[(i + j) * sb];                                                      \
+            }                                                                                 \
+            pt_cpu_vm.pow_##S(m, bx, bx, 1, by, 1);                                           \
+            for (int64_t j = 0; j < m; ++j) o[(i + j) * so] = bx[j];                          \
+        }                                                                                     \
+    }
+
+/* Transcendental functions: floating point only. sqrt stays a compiler-
+ * vectorised loop (-fno-math-errno makes it one instruction per vector). */
 #define PT_CPU_FLOAT_ONLY(S, T)                                                                \
-    PT_CPU_BINARY(pow, S, T)                                                                   \
-    PT_CPU_UNARY(exp, S, T)                                                                    \
-    PT_CPU_UNARY(log, S, T)                                                                    \
+    PT_CPU_VM_POW(S, T)                                                                        \
+    PT_CPU_VM_UNARY(exp, PT_CPU_VM_EXP, S, T)                                                  \
+    PT_CPU_VM_UNARY(log, PT_CPU_VM_LOG, S, T)                                                  \
     PT_CPU_UNARY(sqrt, S, T)                                                                   \
-    PT_CPU_UNARY(sigmoid, S, T)                                                                \
-    PT_CPU_UNARY(tanh, S, T)                                                                   \
-    PT_CPU_UNARY(sin, S, T)                                                                    \
-    PT_CPU_UNARY(cos, S, T)
+    PT_CPU_VM_UNARY(sigmoid, PT_CPU_VM_SIGMOID, S, T)                                          \
+    PT_CPU_VM_UNARY(tanh, PT_CPU_VM_TANH, S, T)                                                \
+    PT_CPU_VM_UNARY(sin, PT_CPU_VM_SIN, S, T)                                                  \
+    PT_CPU_VM_UNARY(cos, PT_CPU_VM_COS, S, T)
 
 PT_CPU_COMMON(f32, float)
 PT_CPU_COMMON(f64, double)

@@ -79,7 +79,7 @@ static pt_status gather(const pt_op *op, bool run) {
     const int64_t per = g.inner >= 1024 ? 1 : 1024 / g.inner;
     const int64_t tasks = (rows + per - 1) / per;
 #ifdef _OPENMP
-#pragma omp parallel for schedule(static)
+#pragma omp parallel for schedule(static) num_threads(pt_cpu_max_threads())
 #endif
     for (int64_t q = 0; q < tasks; ++q) {
         int64_t r0 = q * per, r1 = r0 + per < rows ? r0 + per : rows;
@@ -135,7 +135,7 @@ static pt_status one_hot(const pt_op *op, bool run) {
     const int64_t per = op->count >= 4096 ? 1 : 4096 / op->count;
     const int64_t tasks = (n + per - 1) / per;
 #ifdef _OPENMP
-#pragma omp parallel for schedule(static)
+#pragma omp parallel for schedule(static) num_threads(pt_cpu_max_threads())
 #endif
     for (int64_t q = 0; q < tasks; ++q) {
         int64_t r0 = q * per, r1 = r0 + per < n ? r0 + per : n;

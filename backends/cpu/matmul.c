@@ -70,14 +70,15 @@ static void mm_run_loop(const mm_job *j) {
     const int64_t rows_per_task = 16;
     const int64_t blocks = (j->M + rows_per_task - 1) / rows_per_task;
     const int64_t tasks = j->B * blocks;
-    const bool parallel = j->B * j->M * j->N * j->K >= 4 * PT_CPU_GRAIN_CHEAP && tasks > 1 &&
-                          pt_cpu_max_threads() > 1;
+    const int threads = pt_cpu_max_threads();
+    const bool parallel = j->B * j->M * j->N * j->K >= PT_CPU_GRAIN_GEMM / 4 && tasks > 1 &&
+                          threads > 1;
     if (!parallel) {
         for (int64_t i = 0; i < j->B; ++i) mm_loop(j, i, 0, j->M);
         return;
     }
 #ifdef _OPENMP
-#pragma omp parallel for schedule(static)
+#pragma omp parallel for schedule(static) num_threads(threads)
 #endif
     for (int64_t q = 0; q < tasks; ++q) {
         int64_t i = q / blocks, m0 = (q % blocks) * rows_per_task;
@@ -164,6 +165,35 @@ static const char *mm_side_at(mm_side *s, int64_t i, size_t es) {
     return s->scratch;
 }
 
+/* One BLAS call: rows [m0, m1) and columns [n0, n1) of batch i's product,
+ * from pa, pb (batch i's matrices as BLAS sees them). */
+static void mm_blas_block(const mm_job *j, const mm_side *a, const mm_side *b, const char *pa,
+                          const char *pb, char *pc, int64_t m0, int64_t m1, int64_t n0,
+                          int64_t n1) {
+    const int64_t es = (int64_t)j->es;
+    /* Row m of op(A) starts at m * ld when A is read as is, at m when BLAS
+     * reads it transposed; column n of op(B) likewise. */
+    pa += m0 * (a->trans ? 1 : a->ld) * es;
+    pb += n0 * (b->trans ? b->ld : 1) * es;
+    pc += (m0 * j->N + n0) * es;
+    const int M = (int)(m1 - m0), N = (int)(n1 - n0), K = (int)j->K;
+    const enum CBLAS_TRANSPOSE ta = a->trans ? CblasTrans : CblasNoTrans;
+    const enum CBLAS_TRANSPOSE tb = b->trans ? CblasTrans : CblasNoTrans;
+    if (j->t == PT_F32)
+        cblas_sgemm(CblasRowMajor, ta, tb, M, N, K, 1.0f, (const float *)pa, (int)a->ld,
+                    (const float *)pb, (int)b->ld, 0.0f, (float *)pc, (int)j->N);
+    else
+        cblas_dgemm(CblasRowMajor, ta, tb, M, N, K, 1.0, (const double *)pa, (int)a->ld,
+                    (const double *)pb, (int)b->ld, 0.0, (double *)pc, (int)j->N);
+}
+
+/* Threads: OpenBLAS runs single-threaded (pt_cpu_blas_init) and the OpenMP
+ * team splits the work, so one thread pool serves every kernel and its
+ * threads never spin against another pool's. Batches go to threads whole
+ * when there are enough of them and nothing needs packing; otherwise each
+ * batch's product is cut into one block of rows (or of columns, when N is
+ * the longer side) per thread. Below PT_CPU_GRAIN_GEMM multiply-adds the
+ * product stays on the calling thread. */
 static pt_status mm_run_blas(const mm_job *j) {
     mm_side a, b;
     pt_status st = mm_side_init(&a, j->a, j->M, j->K, j->sa0, j->sa1, j->sa2, j->es);
@@ -173,18 +203,46 @@ static pt_status mm_run_blas(const mm_job *j) {
         free(a.scratch);
         return st;
     }
-    const int M = (int)j->M, N = (int)j->N, K = (int)j->K;
-    const enum CBLAS_TRANSPOSE ta = a.trans ? CblasTrans : CblasNoTrans;
-    const enum CBLAS_TRANSPOSE tb = b.trans ? CblasTrans : CblasNoTrans;
-    for (int64_t i = 0; i < j->B; ++i) {
-        const char *pa = mm_side_at(&a, i, j->es), *pb = mm_side_at(&b, i, j->es);
-        char *pc = j->c + i * j->M * j->N * (int64_t)j->es;
-        if (j->t == PT_F32)
-            cblas_sgemm(CblasRowMajor, ta, tb, M, N, K, 1.0f, (const float *)pa, (int)a.ld,
-                        (const float *)pb, (int)b.ld, 0.0f, (float *)pc, N);
-        else
-            cblas_dgemm(CblasRowMajor, ta, tb, M, N, K, 1.0, (const double *)pa, (int)a.ld,
-                        (const double *)pb, (int)b.ld, 0.0, (double *)pc, N);
+    const int64_t es = (int64_t)j->es, per_batch = j->M * j->N * j->K;
+    int threads = pt_cpu_max_threads();
+    if (j->B * per_batch < PT_CPU_GRAIN_GEMM) threads = 1;
+    if (threads > 1 && !a.packed && !b.packed && j->B >= threads) {
+#ifdef _OPENMP
+#pragma omp parallel for schedule(static) num_threads(threads)
+#endif
+        for (int64_t i = 0; i < j->B; ++i)
+            mm_blas_block(j, &a, &b, a.base + i * a.bs * es, b.base + i * b.bs * es,
+                          j->c + i * j->M * j->N * es, 0, j->M, 0, j->N);
+    } else {
+        for (int64_t i = 0; i < j->B; ++i) {
+            const char *pa = mm_side_at(&a, i, j->es), *pb = mm_side_at(&b, i, j->es);
+            char *pc = j->c + i * j->M * j->N * es;
+            int nt = per_batch < PT_CPU_GRAIN_GEMM ? 1 : threads;
+            const bool by_rows = j->M >= j->N;
+            const int64_t len = by_rows ? j->M : j->N;
+            if (nt > len / 16) nt = (int)(len / 16); /* blocks of at least 16 */
+            if (nt <= 1) {
+                mm_blas_block(j, &a, &b, pa, pb, pc, 0, j->M, 0, j->N);
+                continue;
+            }
+#ifdef _OPENMP
+#pragma omp parallel num_threads(nt)
+#endif
+            {
+#ifdef _OPENMP
+                const int tid = omp_get_thread_num(), used = omp_get_num_threads();
+#else
+                const int tid = 0, used = 1;
+#endif
+                /* Block edges on multiples of 16 (whole cache lines of C). */
+                const int64_t chunk = ((len + used - 1) / used + 15) & ~(int64_t)15;
+                const int64_t lo = (int64_t)tid * chunk, hi = lo + chunk < len ? lo + chunk : len;
+                if (lo < hi) {
+                    if (by_rows) mm_blas_block(j, &a, &b, pa, pb, pc, lo, hi, 0, j->N);
+                    else mm_blas_block(j, &a, &b, pa, pb, pc, 0, j->M, lo, hi);
+                }
+            }
+        }
     }
     free(a.scratch);
     free(b.scratch);
@@ -192,6 +250,12 @@ static pt_status mm_run_blas(const mm_job *j) {
 }
 
 #endif /* PT_CPU_HAVE_CBLAS */
+
+void pt_cpu_blas_init(void) {
+#if defined(PT_CPU_HAVE_CBLAS) && defined(PT_CPU_HAVE_OPENBLAS_CONFIG)
+    openblas_set_num_threads(1);
+#endif
+}
 
 pt_status pt_cpu_matmul(const pt_op *op, bool run) {
     const pt_dtype t = op->dtype;

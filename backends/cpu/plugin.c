@@ -12,6 +12,7 @@
 #include <string.h>
 
 #include "cpu_internal.h"
+#include "vecmath.h"
 
 /* Cache-line and AVX-512 friendly: vector loads of a fresh buffer never
  * straddle a line. */
@@ -157,5 +158,7 @@ PT_PLUGIN_API const pt_backend_vtable *pt_backend_entry(const pt_host_api *host,
                                                         uint32_t host_abi) {
     if (host_abi != PT_BACKEND_ABI_VERSION) return NULL;
     pt_cpu_host = host;
+    pt_cpu_vecmath_init(); /* before any kernel runs */
+    pt_cpu_blas_init();
     return &pt_cpu_vtable;
 }

@@ -376,7 +376,7 @@ static void red_run(const red_job *jb) {
         seg_mode ? jb->outer * jb->inner
                  : jb->outer * ((jb->inner + PT_CPU_TILE - 1) / PT_CPU_TILE);
     const int threads = pt_cpu_max_threads();
-    if (total < PT_CPU_GRAIN_CHEAP || threads <= 1) {
+    if (total < PT_CPU_GRAIN_REDUCE || threads <= 1) {
         red_whole_tasks(jb, seg_mode, 0, tasks);
         return;
     }
@@ -386,7 +386,7 @@ static void red_run(const red_job *jb) {
         return;
     }
 #ifdef _OPENMP
-#pragma omp parallel for schedule(static)
+#pragma omp parallel for schedule(static) num_threads(threads)
 #endif
     for (int64_t q = 0; q < tasks; ++q) red_whole_tasks(jb, seg_mode, q, q + 1);
 }

@@ -127,8 +127,8 @@ pt_status pt_cpu_softmax(const pt_op *op, bool run) {
     const bool seg_mode = inner == 1 || (in->strides[2] != 1 && in->strides[1] <= in->strides[2]);
     const int64_t tasks =
         seg_mode ? outer * inner : outer * ((inner + PT_CPU_SM_TILE - 1) / PT_CPU_SM_TILE);
-    const bool parallel = outer * r * inner >= PT_CPU_GRAIN_COSTLY && tasks > 1 &&
-                          pt_cpu_max_threads() > 1;
+    const int threads = pt_cpu_max_threads();
+    const bool parallel = outer * r * inner >= PT_CPU_GRAIN_SOFTMAX && tasks > 1 && threads > 1;
     /* One pair of loops for both dtypes: the task is picked once here (each
      * task is a whole row or tile, so the indirect call costs nothing). */
     void (*task)(const pt_op *, bool, int64_t, bool) =
@@ -138,7 +138,7 @@ pt_status pt_cpu_softmax(const pt_op *op, bool run) {
         return PT_OK;
     }
 #ifdef _OPENMP
-#pragma omp parallel for schedule(static)
+#pragma omp parallel for schedule(static) num_threads(threads)
 #endif
     for (int64_t q = 0; q < tasks; ++q) task(op, seg_mode, q, log_out);
     return PT_OK;

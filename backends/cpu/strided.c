@@ -17,7 +17,11 @@
  *    second-to-last dimension is the closer one in memory), the last two
  *    dimensions are walked in square tiles so each cache line fetched is used
  *    in full before it is evicted. */
+#define _GNU_SOURCE /* sched_getaffinity, CPU_COUNT */
+#include <sched.h>
+#include <stdatomic.h>
 #include <string.h>
+#include <unistd.h>
 
 #if defined(__SSE2__)
 #include <emmintrin.h>
@@ -32,6 +36,26 @@
 #define PT_CPU_STREAM_CHUNK 8192
 /* Tile edge, in elements, for transposed walks. */
 #define PT_CPU_TILE_EDGE 64
+
+/* Cores in this process's affinity mask, looked up once (0: not yet). */
+static _Atomic int cpu_cores;
+
+int pt_cpu_max_threads(void) {
+#ifdef _OPENMP
+    int cores = atomic_load_explicit(&cpu_cores, memory_order_relaxed);
+    if (cores == 0) {
+        cpu_set_t set;
+        cores = sched_getaffinity(0, sizeof set, &set) == 0 ? CPU_COUNT(&set)
+                                                            : (int)sysconf(_SC_NPROCESSORS_ONLN);
+        if (cores < 1) cores = 1;
+        atomic_store_explicit(&cpu_cores, cores, memory_order_relaxed);
+    }
+    const int t = omp_get_max_threads();
+    return t < cores ? t : cores;
+#else
+    return 1;
+#endif
+}
 
 void pt_cpu_scalar_from_double(double v, pt_cpu_scalar *out) {
     out->f32 = (float)v;
@@ -273,7 +297,7 @@ void pt_cpu_iter_run(const pt_cpu_iter *it, pt_cpu_row_fn fn, const pt_cpu_scala
         iter_range(it, fn, sc, 0, total, stream);
         return;
     }
-    int64_t max_pieces = total / (grain / 4 > 0 ? grain / 4 : 1);
+    int64_t max_pieces = total / (grain / 2 > 0 ? grain / 2 : 1); /* >= grain/2 a thread */
     if (threads > max_pieces) threads = (int)max_pieces;
     if (threads < 1) threads = 1;
     /* Piece boundaries on multiples of 64 elements, so threads writing a
@@ -288,5 +312,12 @@ void pt_cpu_parallel_ranges(int64_t n, int64_t grain, int64_t align, pt_cpu_piec
         piece(ctx, 0, n);
         return;
     }
-    split_ranges(n, pt_cpu_max_threads(), align, piece, ctx);
+    int threads = pt_cpu_max_threads();
+    const int64_t max_pieces = n / (grain / 2 > 0 ? grain / 2 : 1); /* >= grain/2 a thread */
+    if (threads > max_pieces) threads = max_pieces > 1 ? (int)max_pieces : 1;
+    if (threads <= 1) {
+        piece(ctx, 0, n);
+        return;
+    }
+    split_ranges(n, threads, align, piece, ctx);
 }

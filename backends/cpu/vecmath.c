@@ -1,0 +1,106 @@
+/* libportable cpu backend — choosing the vecmath level (see vecmath.h).
+ *
+ * The scalar level is plain libm, for machines without the x86 levels and
+ * as the table's contents before pt_cpu_vecmath_init. On x86-64 the choice is
+ * the widest of AVX-512F, AVX2 (with FMA, as SLEEF's avx2 functions use it)
+ * and SSE2 that __builtin_cpu_supports reports; GCC's check includes the OS
+ * saving the wider registers (XGETBV). */
+#define _POSIX_C_SOURCE 200809L
+
+#include <math.h>
+#include <pthread.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "vecmath.h"
+
+#define PT_VM_SCALAR(NAME, T, EXPR)                                                            \
+    static void NAME(int64_t n, T *o, const T *a) {                                           \
+        for (int64_t i = 0; i < n; ++i) {                                                     \
+            T x = a[i];                                                                       \
+            o[i] = (EXPR);                                                                    \
+        }                                                                                     \
+    }
+
+static inline float sigmoidf_(float x) {
+    if (x >= 0.0f) return 1.0f / (1.0f + expf(-x));
+    float e = expf(x);
+    return e / (1.0f + e);
+}
+static inline double sigmoid_(double x) {
+    if (x >= 0.0) return 1.0 / (1.0 + exp(-x));
+    double e = exp(x);
+    return e / (1.0 + e);
+}
+
+PT_VM_SCALAR(exp_f32, float, expf(x))
+PT_VM_SCALAR(log_f32, float, logf(x))
+PT_VM_SCALAR(tanh_f32, float, tanhf(x))
+PT_VM_SCALAR(sigmoid_f32, float, sigmoidf_(x))
+PT_VM_SCALAR(sin_f32, float, sinf(x))
+PT_VM_SCALAR(cos_f32, float, cosf(x))
+PT_VM_SCALAR(exp_f64, double, exp(x))
+PT_VM_SCALAR(log_f64, double, log(x))
+PT_VM_SCALAR(tanh_f64, double, tanh(x))
+PT_VM_SCALAR(sigmoid_f64, double, sigmoid_(x))
+PT_VM_SCALAR(sin_f64, double, sin(x))
+PT_VM_SCALAR(cos_f64, double, cos(x))
+
+static void pow_f32(int64_t n, float *o, const float *a, int64_t sa, const float *b, int64_t sb) {
+    for (int64_t i = 0; i < n; ++i) o[i] = powf(a[i * sa], b[i * sb]);
+}
+static void pow_f64(int64_t n, double *o, const double *a, int64_t sa, const double *b,
+                    int64_t sb) {
+    for (int64_t i = 0; i < n; ++i) o[i] = pow(a[i * sa], b[i * sb]);
+}
+
+void pt_cpu_vecmath_scalar(pt_cpu_vecmath *vm) {
+    vm->isa = "scalar";
+    vm->f32[PT_CPU_VM_EXP] = exp_f32;
+    vm->f32[PT_CPU_VM_LOG] = log_f32;
+    vm->f32[PT_CPU_VM_TANH] = tanh_f32;
+    vm->f32[PT_CPU_VM_SIGMOID] = sigmoid_f32;
+    vm->f32[PT_CPU_VM_SIN] = sin_f32;
+    vm->f32[PT_CPU_VM_COS] = cos_f32;
+    vm->f64[PT_CPU_VM_EXP] = exp_f64;
+    vm->f64[PT_CPU_VM_LOG] = log_f64;
+    vm->f64[PT_CPU_VM_TANH] = tanh_f64;
+    vm->f64[PT_CPU_VM_SIGMOID] = sigmoid_f64;
+    vm->f64[PT_CPU_VM_SIN] = sin_f64;
+    vm->f64[PT_CPU_VM_COS] = cos_f64;
+    vm->pow_f32 = pow_f32;
+    vm->pow_f64 = pow_f64;
+}
+
+pt_cpu_vecmath pt_cpu_vm = {
+    .isa = "scalar",
+    .f32 = {exp_f32, log_f32, tanh_f32, sigmoid_f32, sin_f32, cos_f32},
+    .f64 = {exp_f64, log_f64, tanh_f64, sigmoid_f64, sin_f64, cos_f64},
+    .pow_f32 = pow_f32,
+    .pow_f64 = pow_f64,
+};
+
+static void vecmath_init_once(void) {
+    pt_cpu_vecmath vm;
+    pt_cpu_vecmath_scalar(&vm);
+#if defined(PT_CPU_VECMATH_X86)
+    /* PORTABLE_CPU_VECMATH caps the level: the narrower ones get tested on
+     * a machine that would never pick them. */
+    const char *cap = getenv("PORTABLE_CPU_VECMATH");
+    int max = 3; /* 3 avx512f, 2 avx2, 1 sse2, 0 scalar */
+    if (cap && strcmp(cap, "avx2") == 0) max = 2;
+    else if (cap && strcmp(cap, "sse2") == 0) max = 1;
+    else if (cap && strcmp(cap, "scalar") == 0) max = 0;
+    __builtin_cpu_init();
+    if (max >= 3 && __builtin_cpu_supports("avx512f")) pt_cpu_vecmath_avx512f(&vm);
+    else if (max >= 2 && __builtin_cpu_supports("avx2") && __builtin_cpu_supports("fma"))
+        pt_cpu_vecmath_avx2(&vm);
+    else if (max >= 1) pt_cpu_vecmath_sse2(&vm);
+#endif
+    pt_cpu_vm = vm;
+}
+
+void pt_cpu_vecmath_init(void) {
+    static pthread_once_t once = PTHREAD_ONCE_INIT;
+    pthread_once(&once, vecmath_init_once);
+}

@@ -1,0 +1,124 @@
+/* libportable cpu backend — the vecmath kernels of one instruction set.
+ *
+ * Included once by each vecmath_<isa>.c, compiled with that set's flags,
+ * after it defines:
+ *   PT_VM_LEVEL      the table function's name (pt_cpu_vecmath_<isa>)
+ *   PT_VM_NAME       its name as a string
+ *   PT_VM_VF, _VD    SLEEF's vector types (__m256, __m256d, ...)
+ *   PT_VM_SF(f), _SD(f)  the SLEEF function for f: Sleef_<f>f8_u10avx2, ...
+ * Whole vectors are loaded and stored with memcpy (unaligned moves); the last
+ * partial vector goes through a zero-padded buffer. Arithmetic on the vector
+ * types uses GCC's vector extensions. */
+#include <string.h>
+
+#include "vecmath.h"
+
+typedef PT_VM_VF vf;
+typedef PT_VM_VD vd;
+typedef int32_t vfi __attribute__((vector_size(sizeof(vf))));
+typedef int64_t vdi __attribute__((vector_size(sizeof(vd))));
+#define WF ((int64_t)(sizeof(vf) / sizeof(float)))
+#define WD ((int64_t)(sizeof(vd) / sizeof(double)))
+
+static inline vf ldf(const float *p) { vf v; memcpy(&v, p, sizeof v); return v; }
+static inline vd ldd(const double *p) { vd v; memcpy(&v, p, sizeof v); return v; }
+static inline void stf(float *p, vf v) { memcpy(p, &v, sizeof v); }
+static inline void std_(double *p, vd v) { memcpy(p, &v, sizeof v); }
+static inline vf splatf(float s) {
+    vf v;
+    for (int64_t k = 0; k < WF; ++k) v[k] = s;
+    return v;
+}
+static inline vd splatd(double s) {
+    vd v;
+    for (int64_t k = 0; k < WD; ++k) v[k] = s;
+    return v;
+}
+
+/* sigmoid: exp only ever of -|x|, as the scalar kernel; NaN stays NaN
+ * (x >= 0 is false, e is NaN). */
+static inline vf sigmoid_vf(vf x) {
+    vf ax = (vf)((vfi)x & ~(vfi)splatf(-0.0f)); /* |x|: the sign bit cleared */
+    vf e = PT_VM_SF(exp)(-ax);
+    vf r = splatf(1.0f) / (splatf(1.0f) + e);
+    vfi pos = (vfi)(x >= splatf(0.0f));
+    return (vf)(((vfi)r & pos) | ((vfi)(e * r) & ~pos));
+}
+static inline vd sigmoid_vd(vd x) {
+    vd ax = (vd)((vdi)x & ~(vdi)splatd(-0.0));
+    vd e = PT_VM_SD(exp)(-ax);
+    vd r = splatd(1.0) / (splatd(1.0) + e);
+    vdi pos = (vdi)(x >= splatd(0.0));
+    return (vd)(((vdi)r & pos) | ((vdi)(e * r) & ~pos));
+}
+
+#define PT_VM_UNARY(NAME, T, V, W, LD, ST, BODY)                                               \
+    static void NAME(int64_t n, T *o, const T *a) {                                           \
+        int64_t i = 0;                                                                        \
+        for (; i + W <= n; i += W) {                                                          \
+            V x = LD(a + i);                                                                  \
+            ST(o + i, BODY);                                                                  \
+        }                                                                                     \
+        if (i < n) {                                                                          \
+            T buf[W];                                                                         \
+            memset(buf, 0, sizeof buf);                                                       \
+            memcpy(buf, a + i, (size_t)(n - i) * sizeof(T));                                  \
+            V x = LD(buf);                                                                    \
+            ST(buf, BODY);                                                                    \
+            memcpy(o + i, buf, (size_t)(n - i) * sizeof(T));                                  \
+        }                                                                                     \
+    }
+
+PT_VM_UNARY(exp_f32, float, vf, WF, ldf, stf, PT_VM_SF(exp)(x))
+PT_VM_UNARY(log_f32, float, vf, WF, ldf, stf, PT_VM_SF(log)(x))
+PT_VM_UNARY(tanh_f32, float, vf, WF, ldf, stf, PT_VM_SF(tanh)(x))
+PT_VM_UNARY(sigmoid_f32, float, vf, WF, ldf, stf, sigmoid_vf(x))
+PT_VM_UNARY(sin_f32, float, vf, WF, ldf, stf, PT_VM_SF(sin)(x))
+PT_VM_UNARY(cos_f32, float, vf, WF, ldf, stf, PT_VM_SF(cos)(x))
+PT_VM_UNARY(exp_f64, double, vd, WD, ldd, std_, PT_VM_SD(exp)(x))
+PT_VM_UNARY(log_f64, double, vd, WD, ldd, std_, PT_VM_SD(log)(x))
+PT_VM_UNARY(tanh_f64, double, vd, WD, ldd, std_, PT_VM_SD(tanh)(x))
+PT_VM_UNARY(sigmoid_f64, double, vd, WD, ldd, std_, sigmoid_vd(x))
+PT_VM_UNARY(sin_f64, double, vd, WD, ldd, std_, PT_VM_SD(sin)(x))
+PT_VM_UNARY(cos_f64, double, vd, WD, ldd, std_, PT_VM_SD(cos)(x))
+
+/* sa and sb are 0 or 1: a broadcast operand is splat once. */
+#define PT_VM_POW(NAME, T, V, W, LD, ST, SPLAT, FN)                                            \
+    static void NAME(int64_t n, T *o, const T *a, int64_t sa, const T *b, int64_t sb) {       \
+        int64_t i = 0;                                                                        \
+        const V xs = SPLAT(a[0]), ys = SPLAT(b[0]);                                           \
+        for (; i + W <= n; i += W) {                                                          \
+            V x = sa ? LD(a + i) : xs, y = sb ? LD(b + i) : ys;                               \
+            ST(o + i, FN(x, y));                                                              \
+        }                                                                                     \
+        if (i < n) {                                                                          \
+            T bx[W], by[W];                                                                   \
+            for (int64_t k = 0; k < W; ++k) {                                                 \
+                bx[k] = i + k < n ? a[(i + k) * sa] : (T)1;                                   \
+                by[k] = i + k < n ? b[(i + k) * sb] : (T)1;                                   \
+            }                                                                                 \
+            ST(bx, FN(LD(bx), LD(by)));                                                       \
+            memcpy(o + i, bx, (size_t)(n - i) * sizeof(T));                                   \
+        }                                                                                     \
+    }
+
+PT_VM_POW(pow_f32, float, vf, WF, ldf, stf, splatf, PT_VM_SF(pow))
+PT_VM_POW(pow_f64, double, vd, WD, ldd, std_, splatd, PT_VM_SD(pow))
+
+void PT_VM_LEVEL(pt_cpu_vecmath *vm) {
+    vm->isa = PT_VM_NAME;
+    vm->f32[PT_CPU_VM_EXP] = exp_f32;
+    vm->f32[PT_CPU_VM_LOG] = log_f32;
+    vm->f32[PT_CPU_VM_TANH] = tanh_f32;
+    vm->f32[PT_CPU_VM_SIGMOID] = sigmoid_f32;
+    vm->f32[PT_CPU_VM_SIN] = sin_f32;
+    vm->f32[PT_CPU_VM_COS] = cos_f32;
+    vm->f64[PT_CPU_VM_EXP] = exp_f64;
+    vm->f64[PT_CPU_VM_LOG] = log_f64;
+    vm->f64[PT_CPU_VM_TANH] = tanh_f64;
+    vm->f64[PT_CPU_VM_SIGMOID] = sigmoid_f64;
+    vm->f64[PT_CPU_VM_SIN] = sin_f64;
+    vm->f64[PT_CPU_VM_COS] = cos_f64;
+    vm->pow_f32 = pow_f32;
+    vm->pow_f64 = pow_f64;
+}
