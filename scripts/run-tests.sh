@@ -58,7 +58,12 @@ if command -v clang >/dev/null 2>&1; then
   for target in safetensors calls; do
     mkdir -p "build-fuzz/fuzz-corpus/$target" build-fuzz/fuzz-found
     echo "fuzzing $target for ${fuzz_seconds}s"
+    # A 1 GiB ceiling per allocation, returned as NULL: the library's
+    # out-of-memory paths run (a valid but huge result, e.g. the sum of a
+    # [2, 2^40, 0] tensor, must come back as PT_ERR_OUT_OF_MEMORY) instead of
+    # libFuzzer's malloc limit ending the run.
     PORTABLE_BACKEND=cpu PORTABLE_PLUGIN_PATH="$PWD/build-fuzz/lib" TMPDIR="$PWD/build-fuzz" \
+    ASAN_OPTIONS=allocator_may_return_null=1:max_allocation_size_mb=1024 \
     UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1 \
       "build-fuzz/tests/fuzz/fuzz_$target" -max_total_time="$fuzz_seconds" -timeout=10 -rss_limit_mb=2048 \
         -print_final_stats=1 -artifact_prefix="build-fuzz/fuzz-found/$target-" \
