@@ -415,18 +415,22 @@ pt__block *pt__alloc(pt_device *d, size_t bytes, const char *fn) {
 void pt__free(pt_device *d, pt__block *b) {
     if (!b) return;
     pt__allocator *a = &d->alloc;
-    pt__block *dead = NULL;
-    pt__spin_lock(&a->lock);
-    a->in_use -= (int64_t)b->size;
-    a->cached += (int64_t)b->size;
-    if (!b->large) {
+    if (!b->large) { /* the tiny-op path: into the fast bin, unmerged */
+        pt__spin_lock(&a->lock);
+        a->in_use -= (int64_t)b->size;
+        a->cached += (int64_t)b->size;
         b->state = BLOCK_FAST;
         b->fnext = a->fast[b->size / PT__SMALL_CLASS];
         a->fast[b->size / PT__SMALL_CLASS] = b;
         a->fast_count++;
-    } else {
-        merge_free(a, b, &dead);
+        pt__spin_unlock(&a->lock);
+        return;
     }
+    pt__block *dead = NULL;
+    pt__spin_lock(&a->lock);
+    a->in_use -= (int64_t)b->size;
+    a->cached += (int64_t)b->size;
+    merge_free(a, b, &dead);
     pt__spin_unlock(&a->lock);
     free_records(dead);
 }
