@@ -59,12 +59,17 @@ typedef struct pt__backend {
     _Atomic bool loaded;
 } pt__backend;
 
-/* Blocks up to 1 MiB come in 512-byte classes with one exact-size bin each;
- * larger ones sit in one list sorted by size and are reused best-fit when
- * they waste at most a quarter of the block. */
+/* Blocks are carved from driver allocations (segments) in 512-byte units.
+ * Requests up to 1 MiB come from 2 MiB segments (the small pool), larger ones
+ * from 20 MiB segments, or one of their own rounded to 2 MiB from 10 MiB up
+ * (the large pool); the pools never share a segment, so small blocks do not
+ * pin large segments. See allocator.c. */
 #define PT__SMALL_CLASS 512
 #define PT__SMALL_LIMIT (1u << 20)
 #define PT__SMALL_BINS (PT__SMALL_LIMIT / PT__SMALL_CLASS)
+#define PT__SMALL_SEGMENT (2u << 20)
+#define PT__SEGMENT_BINS (PT__SMALL_SEGMENT / PT__SMALL_CLASS)
+#define PT__SEGMENT_WORDS (PT__SEGMENT_BINS / 64 + 1)
 
 /* A short lock for the allocator's lists and counters: held for a few
  * pointer moves, never across a driver call, so spinning beats a mutex's
@@ -77,9 +82,19 @@ void pt__spin_unlock(pt__spinlock *l);
 
 struct pt__allocator {
     pt__spinlock lock;
-    struct pt__block *small[PT__SMALL_BINS + 1]; /* bin i: blocks of i * 512 bytes */
-    struct pt__block *large;     /* cached blocks over 1 MiB, ascending size */
-    int64_t in_use, cached, peak;
+    /* Freed small blocks of exact class i, not yet merged with their
+     * neighbours: the tiny-op path pops and pushes here. */
+    struct pt__block *fast[PT__SMALL_BINS + 1];
+    int64_t fast_count;
+    /* Merged free blocks of the small pool by class (up to a whole 2 MiB
+     * segment), with a bitmap of the non-empty bins for a best-fit search. */
+    struct pt__block *small_free[PT__SEGMENT_BINS + 1];
+    uint64_t small_map[PT__SEGMENT_WORDS];
+    struct pt__block *large_free; /* merged free blocks of the large pool, ascending size */
+    uint64_t clock;               /* stamps segments as they become wholly free */
+    double gc_ratio;              /* valid when gc_set (pt_set_memory_gc), else the env default */
+    bool gc_set;
+    int64_t in_use, cached, peak; /* in_use: blocks held by tensors; cached: the rest of the segments */
 };
 
 struct pt_device {
@@ -108,11 +123,20 @@ pt__backend *pt__backend_load(pt__backend *b);
 
 /* ---- Caching allocator (allocator.c) ---- */
 
-/* A block of device memory: buf is the backend handle. */
+/* A block of device memory: bytes [offset, offset + size) of the segment
+ * whose backend handle is buf (handles are opaque, a cl_mem say, so the
+ * offset travels beside them into pt_operand.offset). prev/next are the
+ * segment's blocks in address order (both NULL: the block is the whole
+ * segment); fprev/fnext link free lists. */
 typedef struct pt__block {
     void *buf;
-    size_t size;                 /* rounded size class actually allocated */
-    struct pt__block *next;
+    size_t offset;
+    size_t size;                 /* multiple of 512 */
+    struct pt__block *prev, *next;
+    struct pt__block *fprev, *fnext;
+    uint64_t stamp;              /* when the segment became wholly free */
+    unsigned char state;         /* used, cached in a fast bin, or merged free */
+    unsigned char large;         /* pool: segments of the large pool */
 } pt__block;
 
 /* Returns a block of at least bytes, from the cache or the backend; on
@@ -122,6 +146,7 @@ typedef struct pt__block {
 pt__block *pt__alloc(pt_device *d, size_t bytes, const char *fn);
 /* Returns the block to d's cache (the memory stays with the driver). */
 void pt__free(pt_device *d, pt__block *b);
+
 
 /* ---- Op descriptors (descriptor.c) ---- */
 

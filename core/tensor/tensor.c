@@ -192,7 +192,8 @@ pt_tensor *pt__tensor_new(const char *fn, pt_device *d, pt_dtype t, int ndim,
     st->record = both;
     int64_t strides[PT_MAX_DIMS];
     pt__contiguous_strides(ndim, shape, strides);
-    init_handle(&both->tensor, st, t, ndim, shape, strides, 0);
+    /* the block is a slice of a driver segment: its offset starts the tensor's */
+    init_handle(&both->tensor, st, t, ndim, shape, strides, st->block->offset);
     return &both->tensor;
 }
 

@@ -73,9 +73,15 @@ PT_API pt_status pt_device_synchronize(pt_device *d);
 /* The caching allocator's counters for d. PT_ERR_INVALID_ARGUMENT for a
  * NULL d or out; never fails otherwise. */
 PT_API pt_status pt_memory_stats(pt_device *d, pt_memory_usage *out);
-/* Gives every cached (unused) block of d back to the driver. Waits for d:
+/* Gives every cached (unused) segment of d back to the driver. Waits for d.
+ * Free space inside segments that still hold a live tensor stays cached.
  * PT_ERR_INVALID_ARGUMENT for NULL, else pt_device_synchronize's errors. */
 PT_API pt_status pt_empty_cache(pt_device *d);
+/* The caching allocator's garbage collection on d: before a new driver
+ * allocation would make reserved exceed ratio x peak (pt_memory_stats), wholly
+ * free cached segments go back to the driver, oldest first (after waiting for
+ * d). 0 turns it off; otherwise ratio >= 1. Default: PORTABLE_ALLOC_GC, else 1.5. */
+PT_API pt_status pt_set_memory_gc(pt_device *d, double ratio);
 /* Whether d's backend runs op kind `kind` (a row of op_table.h) in dtype t:
  * PT_OK, or PT_ERR_UNSUPPORTED with the backend's reason as the last error
  * (PT_ERR_DTYPE when the core itself never sends that pair, naming the
