@@ -37,11 +37,10 @@
 /* Tile edge, in elements, for transposed walks. */
 #define PT_CPU_TILE_EDGE 64
 
-/* Cores in this process's affinity mask, looked up once (0: not yet). */
-static _Atomic int cpu_cores;
-
 int pt_cpu_max_threads(void) {
 #ifdef _OPENMP
+    /* Cores in this process's affinity mask, looked up once (0: not yet). */
+    static _Atomic int cpu_cores;
     int cores = atomic_load_explicit(&cpu_cores, memory_order_relaxed);
     if (cores == 0) {
         cpu_set_t set;
