@@ -84,6 +84,10 @@ static void ocl_describe(ocl_device *d) {
         d->max_work_group == 0)
         d->max_work_group = 1;
     d->fp64 = ocl_has_extension(d->id, "cl_khr_fp64");
+    /* PORTABLE_OPENCL_FP64=0 treats every device as lacking fp64, as many
+     * consumer and mobile GPUs do: how CI tests that path on PoCL. */
+    const char *fp64_env = getenv("PORTABLE_OPENCL_FP64");
+    if (fp64_env && strcmp(fp64_env, "0") == 0) d->fp64 = false;
     cl_device_fp_config scfg = 0;
     d->fp32_correct_div_sqrt =
         clGetDeviceInfo(d->id, CL_DEVICE_SINGLE_FP_CONFIG, sizeof scfg, &scfg, NULL) ==

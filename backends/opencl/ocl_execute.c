@@ -200,21 +200,47 @@ static pt_status ocl_run_compare(ocl_device *d, const pt_op *op) {
                          0, NULL);
 }
 
+/* The program whose type moves t's bytes: on a device without fp64, f64
+ * data is moved by the i64 program (same 8 bytes, no double arithmetic), so
+ * f64 tensors can be filled, copied, selected and gathered there. */
+static pt_dtype ocl_storage_dtype(const ocl_device *d, pt_dtype t) {
+    return (t == PT_F64 && !d->fp64) ? PT_I64 : t;
+}
+
+/* Ops that only move elements: they run on a device without fp64 (in the
+ * i64 program) when every f64 operand stays f64. */
+static bool ocl_moves_bits_only(const pt_op *op) {
+    switch (op->kind) {
+    case PT_OP_FILL: case PT_OP_WHERE: case PT_OP_GATHER: return true;
+    case PT_OP_COPY: return op->in[0].dtype == op->out.dtype;
+    default: return false;
+    }
+}
+
 static pt_status ocl_run_where(ocl_device *d, const pt_op *op) {
     const pt_operand *in[3] = {&op->in[0], &op->in[1], &op->in[2]};
-    return ocl_pointwise(d, op->out.dtype, OCL_K_EW_WHERE, &op->out, 3, in, 0, NULL);
+    return ocl_pointwise(d, ocl_storage_dtype(d, op->out.dtype), OCL_K_EW_WHERE, &op->out, 3, in,
+                         0, NULL);
 }
 
 static pt_status ocl_run_copy(ocl_device *d, const pt_op *op) {
     const pt_operand *in[1] = {&op->in[0]};
-    return ocl_pointwise(d, op->in[0].dtype, (ocl_kernel_id)(OCL_K_COPY_TO_F32 + op->out.dtype),
-                         &op->out, 1, in, 0, NULL);
+    const pt_dtype from = ocl_storage_dtype(d, op->in[0].dtype);
+    const pt_dtype to = ocl_storage_dtype(d, op->out.dtype);
+    return ocl_pointwise(d, from, (ocl_kernel_id)(OCL_K_COPY_TO_F32 + to), &op->out, 1, in, 0,
+                         NULL);
 }
 
 static pt_status ocl_run_fill(ocl_device *d, const pt_op *op) {
+    const pt_dtype t = ocl_storage_dtype(d, op->out.dtype);
     ocl_scalar sc = ocl_make_scalar(op->out.dtype, op->scalar);
+    if (t != op->out.dtype) { /* f64 through the i64 program: the double's bits */
+        const double v = op->scalar;
+        memcpy(&sc.v.i64, &v, sizeof v);
+        sc.size = sizeof(cl_long);
+    }
     ocl_arg extra[1] = {{sc.size, &sc.v}};
-    return ocl_pointwise(d, op->out.dtype, OCL_K_FILL, &op->out, 0, NULL, 1, extra);
+    return ocl_pointwise(d, t, OCL_K_FILL, &op->out, 0, NULL, 1, extra);
 }
 
 static bool ocl_is_int64_value(double v) {
@@ -413,7 +439,7 @@ static pt_status ocl_run_gather(ocl_device *d, const pt_op *op) {
     const pt_operand *x = &op->in[0], *ix = &op->in[1];
     cl_kernel k;
     size_t wg;
-    pt_status s = ocl_kernel(d, x->dtype, OCL_K_GATHER, &k, &wg);
+    pt_status s = ocl_kernel(d, ocl_storage_dtype(d, x->dtype), OCL_K_GATHER, &k, &wg);
     if (s != PT_OK) return s;
     cl_long oo = 0, xo = 0, ixo = 0;
     if ((s = ocl_elem_offset(&op->out, &oo)) != PT_OK || (s = ocl_elem_offset(x, &xo)) != PT_OK ||
@@ -468,7 +494,7 @@ pt_status ocl_supports(int dev, const pt_op *op) {
         if (ops[i]->dtype < 0 || ops[i]->dtype >= PT__DTYPE_COUNT)
             return ocl_fail(PT_ERR_UNSUPPORTED, "%s: unknown dtype %d", pt_op_name(op->kind),
                             (int)ops[i]->dtype);
-        if (ops[i]->dtype == PT_F64 && !d->fp64)
+        if (ops[i]->dtype == PT_F64 && !d->fp64 && !ocl_moves_bits_only(op))
             return ocl_fail(PT_ERR_UNSUPPORTED,
                             "%s on f64: %s (%s) lacks cl_khr_fp64, so OpenCL f64 is unavailable "
                             "there; use f32",
