@@ -156,9 +156,7 @@ pt_tensor *pt__unary_raw(const char *fn, pt_op_kind kind, pt_tensor *x) {
 
 static pt_tensor *unary(const char *fn, pt_op_kind kind, pt__grad_op g, pt_tensor *x) {
     if (!x) return NULL;
-    pt_tensor *out = unary_scalar_raw(fn, kind, x, 0.0);
-    if (out && pt__grad_wanted(1, &x)) pt__grad_record(out, g, 1, &x, &pt__no_grad_args);
-    return pt__ret(out);
+    return pt__ret(pt__record(unary_scalar_raw(fn, kind, x, 0.0), g, 1, &x, &pt__no_grad_args));
 }
 
 pt_tensor *pt_neg(pt_tensor *x) { return unary("pt_neg", PT_OP_NEG, PT__G_NEG, x); }
@@ -179,13 +177,9 @@ static pt_tensor *scalar_op(const char *fn, pt_op_kind kind, pt__grad_op g, pt_t
     double v;
     if (!dtype_allowed(fn, kind, x->dtype) || pt__scalar_for_dtype(fn, "scalar", s, x->dtype, &v))
         return NULL;
-    pt_tensor *out = unary_scalar_raw(fn, kind, x, v);
-    if (out && pt__grad_wanted(1, &x)) {
-        pt__grad_args args = pt__no_grad_args;
-        args.scalar = v;
-        pt__grad_record(out, g, 1, &x, &args);
-    }
-    return pt__ret(out);
+    pt__grad_args args = pt__no_grad_args;
+    args.scalar = v;
+    return pt__ret(pt__record(unary_scalar_raw(fn, kind, x, v), g, 1, &x, &args));
 }
 
 pt_tensor *pt_add_scalar(pt_tensor *x, double s) {
@@ -220,14 +214,11 @@ pt_tensor *pt_clamp(pt_tensor *x, double lo, double hi) {
     if (!x) return NULL;
     if (!dtype_allowed(fn, PT_OP_CLAMP, x->dtype) || clamp_bounds(fn, x->dtype, &lo, &hi))
         return NULL;
+    pt__grad_args args = pt__no_grad_args;
+    args.scalar = lo;
+    args.scalar2 = hi;
     pt_tensor *out = unary_scalars_raw(fn, PT_OP_CLAMP, x, lo, hi);
-    if (out && pt__grad_wanted(1, &x)) {
-        pt__grad_args args = pt__no_grad_args;
-        args.scalar = lo;
-        args.scalar2 = hi;
-        pt__grad_record(out, PT__G_CLAMP, 1, &x, &args);
-    }
-    return pt__ret(out);
+    return pt__ret(pt__record(out, PT__G_CLAMP, 1, &x, &args));
 }
 
 /* ---- where ---- */
@@ -256,8 +247,7 @@ pt_tensor *pt_where(pt_tensor *cond, pt_tensor *a, pt_tensor *b) {
         const pt_dtype dts[3] = {PT_U8, t, t};
         out = run_inputs(fn, &op, out, 3, in, dts);
     }
-    if (out && pt__grad_wanted(3, in)) pt__grad_record(out, PT__G_WHERE, 3, in, &pt__no_grad_args);
-    return pt__ret(out);
+    return pt__ret(pt__record(out, PT__G_WHERE, 3, in, &pt__no_grad_args));
 }
 
 pt_status pt__check_op_dtype(const char *fn, pt_op_kind kind, pt_dtype t) {

@@ -202,6 +202,5 @@ pt_tensor *pt_matmul(pt_tensor *a, pt_tensor *b) {
     if (!a || !b) return NULL;
     pt_tensor *out = matmul_raw("pt_matmul", a, b);
     pt_tensor *in[2] = {a, b};
-    if (out && pt__grad_wanted(2, in)) pt__grad_record(out, PT__G_MATMUL, 2, in, &pt__no_grad_args);
-    return pt__ret(out);
+    return pt__ret(pt__record(out, PT__G_MATMUL, 2, in, &pt__no_grad_args));
 }

@@ -27,6 +27,14 @@ pt_status pt__layout3(const char *fn, pt_tensor *x, int d, pt_operand *o, pt_ten
  * f32 for float-only kinds and i32 otherwise. */
 pt_status pt__check_op_dtype(const char *fn, pt_op_kind kind, pt_dtype t);
 
+/* Records out = g(inputs, args) on the tape when out exists and an input
+ * needs a gradient; returns out. The one way a public op records itself. */
+static inline pt_tensor *pt__record(pt_tensor *out, pt__grad_op g, int n, pt_tensor *const *in,
+                                    const pt__grad_args *args) {
+    if (out && pt__grad_wanted(n, in)) pt__grad_record(out, g, n, in, args);
+    return out;
+}
+
 /* out when s is PT_OK, else releases out and returns NULL: the last step of
  * an op that ran into a fresh result. */
 static inline pt_tensor *pt__result_or_release(pt_status s, pt_tensor *out) {

@@ -273,12 +273,9 @@ static pt_tensor *softmax(const char *fn, pt_op_kind kind, pt__grad_op g, pt_ten
         pt_release(copy);
         if (!pt__result_or_release(s, out)) return NULL;
     }
-    if (pt__grad_wanted(1, &x)) {
-        pt__grad_args args = pt__no_grad_args;
-        args.dim = d == PT_ALL ? 0 : d;
-        pt__grad_record(out, g, 1, &x, &args);
-    }
-    return pt__ret(out);
+    pt__grad_args args = pt__no_grad_args;
+    args.dim = d == PT_ALL ? 0 : d;
+    return pt__ret(pt__record(out, g, 1, &x, &args));
 }
 
 pt_tensor *pt_softmax(pt_tensor *x, int dim) {

@@ -7,17 +7,12 @@
 
 const pt__grad_args pt__no_grad_args;
 
-static pt_tensor *record1(pt_tensor *out, pt__grad_op g, pt_tensor *x, const pt__grad_args *args) {
-    if (out && pt__grad_wanted(1, &x)) pt__grad_record(out, g, 1, &x, args);
-    return out;
-}
-
 /* ---- Copies ---- */
 
 static pt_tensor *contiguous(const char *fn, pt_tensor *x) {
     if (pt__is_contiguous(x)) return pt__ret(pt_retain(x));
     pt_tensor *out = pt__copy_new(fn, x, x->dtype, x->ndim, x->shape);
-    return pt__ret(record1(out, PT__G_CONTIGUOUS, x, &pt__no_grad_args));
+    return pt__ret(pt__record(out, PT__G_CONTIGUOUS, 1, &x, &pt__no_grad_args));
 }
 
 pt_tensor *pt_contiguous(pt_tensor *x) {
@@ -31,7 +26,7 @@ pt_tensor *pt_cast(pt_tensor *x, pt_dtype t) {
     if (pt__check_dtype(fn, t)) return NULL;
     if (x->dtype == t) return contiguous(fn, x);
     pt_tensor *out = pt__copy_new(fn, x, t, x->ndim, x->shape);
-    return pt__ret(record1(out, PT__G_CAST, x, &pt__no_grad_args));
+    return pt__ret(pt__record(out, PT__G_CAST, 1, &x, &pt__no_grad_args));
 }
 
 /* ---- Views ---- */
@@ -103,7 +98,7 @@ pt_tensor *pt_reshape(pt_tensor *x, int ndim, const int64_t *shape) {
         out = pt__tensor_view(c, ndim, dims, strides, c->offset);
         pt_release(c); /* the view keeps the storage */
     }
-    return pt__ret(record1(out, PT__G_RESHAPE, x, &pt__no_grad_args));
+    return pt__ret(pt__record(out, PT__G_RESHAPE, 1, &x, &pt__no_grad_args));
 }
 
 pt_tensor *pt_transpose(pt_tensor *x, int d0, int d1) {
@@ -123,7 +118,7 @@ pt_tensor *pt_transpose(pt_tensor *x, int d0, int d1) {
     pt__grad_args args = pt__no_grad_args;
     args.dim = a;
     args.dim2 = b;
-    return pt__ret(record1(out, PT__G_TRANSPOSE, x, &args));
+    return pt__ret(pt__record(out, PT__G_TRANSPOSE, 1, &x, &args));
 }
 
 pt_tensor *pt_permute(pt_tensor *x, const int *perm) {
@@ -153,7 +148,7 @@ pt_tensor *pt_permute(pt_tensor *x, const int *perm) {
         strides[i] = x->strides[d];
     }
     pt_tensor *out = pt__tensor_view(x, nd, shape, strides, x->offset);
-    return pt__ret(record1(out, PT__G_PERMUTE, x, &args));
+    return pt__ret(pt__record(out, PT__G_PERMUTE, 1, &x, &args));
 }
 
 pt_tensor *pt_narrow(pt_tensor *x, int dim, int64_t start, int64_t length) {
@@ -179,7 +174,7 @@ pt_tensor *pt_narrow(pt_tensor *x, int dim, int64_t start, int64_t length) {
     args.dim = d;
     args.start = s;
     args.length = length;
-    return pt__ret(record1(out, PT__G_NARROW, x, &args));
+    return pt__ret(pt__record(out, PT__G_NARROW, 1, &x, &args));
 }
 
 pt_tensor *pt_expand(pt_tensor *x, int ndim, const int64_t *shape) {
@@ -232,7 +227,7 @@ pt_tensor *pt_expand(pt_tensor *x, int ndim, const int64_t *shape) {
         return NULL;
     }
     pt_tensor *out = pt__tensor_view(x, ndim, dims, strides, x->offset);
-    return pt__ret(record1(out, PT__G_EXPAND, x, &pt__no_grad_args));
+    return pt__ret(pt__record(out, PT__G_EXPAND, 1, &x, &pt__no_grad_args));
 }
 
 /* ---- Joining ---- */
