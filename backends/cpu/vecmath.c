@@ -54,31 +54,9 @@ static void pow_f64(int64_t n, double *o, const double *a, int64_t sa, const dou
     for (int64_t i = 0; i < n; ++i) o[i] = pow(a[i * sa], b[i * sb]);
 }
 
-void pt_cpu_vecmath_scalar(pt_cpu_vecmath *vm) {
-    vm->isa = "scalar";
-    vm->f32[PT_CPU_VM_EXP] = exp_f32;
-    vm->f32[PT_CPU_VM_LOG] = log_f32;
-    vm->f32[PT_CPU_VM_TANH] = tanh_f32;
-    vm->f32[PT_CPU_VM_SIGMOID] = sigmoid_f32;
-    vm->f32[PT_CPU_VM_SIN] = sin_f32;
-    vm->f32[PT_CPU_VM_COS] = cos_f32;
-    vm->f64[PT_CPU_VM_EXP] = exp_f64;
-    vm->f64[PT_CPU_VM_LOG] = log_f64;
-    vm->f64[PT_CPU_VM_TANH] = tanh_f64;
-    vm->f64[PT_CPU_VM_SIGMOID] = sigmoid_f64;
-    vm->f64[PT_CPU_VM_SIN] = sin_f64;
-    vm->f64[PT_CPU_VM_COS] = cos_f64;
-    vm->pow_f32 = pow_f32;
-    vm->pow_f64 = pow_f64;
-}
+void pt_cpu_vecmath_scalar(pt_cpu_vecmath *vm) { *vm = (pt_cpu_vecmath)PT_CPU_VM_TABLE("scalar"); }
 
-pt_cpu_vecmath pt_cpu_vm = {
-    .isa = "scalar",
-    .f32 = {exp_f32, log_f32, tanh_f32, sigmoid_f32, sin_f32, cos_f32},
-    .f64 = {exp_f64, log_f64, tanh_f64, sigmoid_f64, sin_f64, cos_f64},
-    .pow_f32 = pow_f32,
-    .pow_f64 = pow_f64,
-};
+pt_cpu_vecmath pt_cpu_vm = PT_CPU_VM_TABLE("scalar");
 
 static void vecmath_init_once(void) {
     pt_cpu_vecmath vm;

@@ -16,7 +16,7 @@ typedef enum pt_cpu_vm_op {
     PT_CPU_VM_EXP,
     PT_CPU_VM_LOG,
     PT_CPU_VM_TANH,
-    PT_CPU_VM_SIGMOID, /* 1/(1+exp(-x)) for x >= 0, e/(1+e) with e = exp(x) below: never overflows */
+    PT_CPU_VM_SIGMOID, /* 1/(1+exp(-x)); exp's overflow to +inf gives the limit 0 */
     PT_CPU_VM_SIN,
     PT_CPU_VM_COS,
     PT_CPU_VM__COUNT
@@ -38,6 +38,20 @@ typedef struct pt_cpu_vecmath {
     pt_cpu_vm_pow_f32_fn pow_f32;
     pt_cpu_vm_pow_f64_fn pow_f64;
 } pt_cpu_vecmath;
+
+/* The table of a level whose file defines exp_f32 ... cos_f64, pow_f32 and
+ * pow_f64 (one name per entry, so no level can list them differently). */
+#define PT_CPU_VM_TABLE(ISA)                                                                   \
+    {                                                                                          \
+        .isa = (ISA),                                                                          \
+        .f32 = {[PT_CPU_VM_EXP] = exp_f32, [PT_CPU_VM_LOG] = log_f32,                         \
+                [PT_CPU_VM_TANH] = tanh_f32, [PT_CPU_VM_SIGMOID] = sigmoid_f32,              \
+                [PT_CPU_VM_SIN] = sin_f32, [PT_CPU_VM_COS] = cos_f32},                        \
+        .f64 = {[PT_CPU_VM_EXP] = exp_f64, [PT_CPU_VM_LOG] = log_f64,                         \
+                [PT_CPU_VM_TANH] = tanh_f64, [PT_CPU_VM_SIGMOID] = sigmoid_f64,              \
+                [PT_CPU_VM_SIN] = sin_f64, [PT_CPU_VM_COS] = cos_f64},                        \
+        .pow_f32 = pow_f32, .pow_f64 = pow_f64,                                                \
+    }
 
 /* The level in use: the scalar one until pt_cpu_vecmath_init has run. */
 extern pt_cpu_vecmath pt_cpu_vm;

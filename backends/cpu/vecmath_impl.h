@@ -95,20 +95,4 @@ PT_VM_UNARY(cos_f64, double, vd, WD, ldd, std_, PT_VM_SD(cos)(x))
 PT_VM_POW(pow_f32, float, vf, WF, ldf, stf, splatf, PT_VM_SF(pow))
 PT_VM_POW(pow_f64, double, vd, WD, ldd, std_, splatd, PT_VM_SD(pow))
 
-void PT_VM_LEVEL(pt_cpu_vecmath *vm) {
-    vm->isa = PT_VM_NAME;
-    vm->f32[PT_CPU_VM_EXP] = exp_f32;
-    vm->f32[PT_CPU_VM_LOG] = log_f32;
-    vm->f32[PT_CPU_VM_TANH] = tanh_f32;
-    vm->f32[PT_CPU_VM_SIGMOID] = sigmoid_f32;
-    vm->f32[PT_CPU_VM_SIN] = sin_f32;
-    vm->f32[PT_CPU_VM_COS] = cos_f32;
-    vm->f64[PT_CPU_VM_EXP] = exp_f64;
-    vm->f64[PT_CPU_VM_LOG] = log_f64;
-    vm->f64[PT_CPU_VM_TANH] = tanh_f64;
-    vm->f64[PT_CPU_VM_SIGMOID] = sigmoid_f64;
-    vm->f64[PT_CPU_VM_SIN] = sin_f64;
-    vm->f64[PT_CPU_VM_COS] = cos_f64;
-    vm->pow_f32 = pow_f32;
-    vm->pow_f64 = pow_f64;
-}
+void PT_VM_LEVEL(pt_cpu_vecmath *vm) { *vm = (pt_cpu_vecmath)PT_CPU_VM_TABLE(PT_VM_NAME); }
