@@ -11,7 +11,9 @@
  * succeeds or fails with PT_ERR_IO (PT_ERR_OUT_OF_MEMORY for a huge claim)
  * and a message that starts with "pt_load: <path>"; a failed load leaves
  * the module as it was; a successful one gives parameters of the shapes
- * above that survive pt_save and a second load bit for bit. */
+ * above that survive pt_save and a second load bit for bit. A lazy linear
+ * takes its input size from the file, any size >= 1 (torch's LazyLinear
+ * loads the same way): only its output size is the module's. */
 #include <fcntl.h>
 #include <stdint.h>
 #include <stdio.h>
@@ -93,7 +95,8 @@ static void load_one(pt_module *m, bool lazy, bool map_cpu) {
     for (int i = 0; i < N_PARAMS; ++i) {
         int nd = want[i][1] ? 2 : 1;
         const int64_t *sh = ts[i] ? pt_tensor_shape(ts[i]) : NULL;
-        if (!sh || pt_tensor_ndim(ts[i]) != nd || sh[0] != want[i][0] || (nd == 2 && sh[1] != want[i][1]))
+        bool in_ok = nd == 1 || (lazy ? sh && sh[1] >= 1 : sh && sh[1] == want[i][1]);
+        if (!sh || pt_tensor_ndim(ts[i]) != nd || sh[0] != want[i][0] || !in_ok)
             die("a loaded parameter has another shape than the module's", NULL);
         pt_dtype t = pt_tensor_dtype(ts[i]);
         if (t != PT_F32 && (!lazy || t != PT_F64)) die("a loaded parameter has a dtype the module cannot have", NULL);

@@ -83,6 +83,9 @@ def safetensors_corpus():
 
     damaged("truncated_data", lambda x: None, good[:80])
     damaged("wrong_shape", lambda x: x["0.weight"].update(shape=[4, 3]))
+    # A lazy linear takes any input size from the file (as torch's
+    # LazyLinear does); the sized net must refuse [3, 2]. Found by libFuzzer.
+    damaged("lazy_input_size", lambda x: x["0.weight"].update(shape=[3, 2], data_offsets=[0, 24]))
     damaged("unknown_dtype", lambda x: x["0.bias"].update(dtype="Q7"))
     damaged("bf16", lambda x: x["0.weight"].update(dtype="BF16", data_offsets=[0, 24]))
     damaged("overlap", lambda x: x["0.bias"].update(data_offsets=[40, 52]))
