@@ -49,6 +49,14 @@ TSAN_OPTIONS=halt_on_error=1:second_deadlock_stack=1 \
 # (replay one with: build-fuzz/tests/fuzz/fuzz_<target> FILE).
 if command -v clang >/dev/null 2>&1; then
   fuzz_seconds=${PT_FUZZ_SECONDS:-60}
+  # CI replays one fixed mutation sequence (the seed below, checked here for
+  # three times CI's budget) so a red run is a change's fault and repeats;
+  # elsewhere each run draws a new seed and explores further. Set
+  # PT_FUZZ_SEED to pin or vary it.
+  fuzz_seed=${PT_FUZZ_SEED:-}
+  if [ -z "$fuzz_seed" ] && [ -n "${CI:-}" ]; then fuzz_seed=20261123; fi
+  fuzz_seed_arg=()
+  if [ -n "$fuzz_seed" ]; then fuzz_seed_arg=(-seed="$fuzz_seed"); fi
   # clang: no -Wformat-truncation to turn off, and sanitizers can keep a
   # requested loop from vectorising; neither is an error here.
   CC=clang cmake -S . -B build-fuzz -DCMAKE_BUILD_TYPE=RelWithDebInfo -DPT_SANITIZE=ON -DPT_FUZZ=ON \
@@ -57,7 +65,7 @@ if command -v clang >/dev/null 2>&1; then
   cmake --build build-fuzz -j"$jobs" --target fuzz_safetensors fuzz_calls portable-cpu
   for target in safetensors calls; do
     mkdir -p "build-fuzz/fuzz-corpus/$target" build-fuzz/fuzz-found
-    echo "fuzzing $target for ${fuzz_seconds}s"
+    echo "fuzzing $target for ${fuzz_seconds}s${fuzz_seed:+ (seed $fuzz_seed)}"
     # A 1 GiB ceiling per allocation, returned as NULL: the library's
     # out-of-memory paths run (a valid but huge result, e.g. the sum of a
     # [2, 2^40, 0] tensor, must come back as PT_ERR_OUT_OF_MEMORY) instead of
@@ -65,7 +73,7 @@ if command -v clang >/dev/null 2>&1; then
     PORTABLE_BACKEND=cpu PORTABLE_PLUGIN_PATH="$PWD/build-fuzz/lib" TMPDIR="$PWD/build-fuzz" \
     ASAN_OPTIONS=allocator_may_return_null=1:max_allocation_size_mb=1024 \
     UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1 \
-      "build-fuzz/tests/fuzz/fuzz_$target" -max_total_time="$fuzz_seconds" -timeout=10 -rss_limit_mb=2048 \
+      "build-fuzz/tests/fuzz/fuzz_$target" -max_total_time="$fuzz_seconds" "${fuzz_seed_arg[@]}" -timeout=10 -rss_limit_mb=2048 \
         -print_final_stats=1 -artifact_prefix="build-fuzz/fuzz-found/$target-" \
         "build-fuzz/fuzz-corpus/$target" "tests/fuzz/corpus/$target" 2>&1 | grep -v -E '^#[0-9]+\s+(NEW|REDUCE|pulse)'
   done
