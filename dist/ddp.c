@@ -156,29 +156,39 @@ static pt_status make_buckets(pt_ddp *d, size_t cap) {
         b->numel += q->numel;
         b->count++;
     }
-    for (int i = 0; i < d->nb; ++i) {
+    /* The buffers are the wrapper's own: made in a scope of ours and
+     * retained, so a scope of the caller's does not release them. */
+    pt_scope scope = pt_scope_begin();
+    pt_status s = PT_OK;
+    for (int i = 0; !s && i < d->nb; ++i) {
         bucket *b = &d->b[i];
-        if (b->numel > PT__MPI_MAX_COUNT)
-            return pt_set_error(PT_ERR_UNSUPPORTED, fn, "a parameter of %lld elements is more than one MPI call takes",
-                                (long long)b->numel);
-        int64_t shape[1] = {b->numel};
-        b->flat = pt_zeros(b->dev, b->t, 1, shape);
-        if (!b->flat) return pt_last_status();
-        if (pt__host_device(b->dev)) {
-            void *buf;
-            size_t off;
-            pt_tensor_storage(b->flat, &buf, &off);
-            b->host = (char *)buf + off;
-        } else {
-            b->host_t = pt_to_async(b->flat, pt_cpu()); /* a pinned block of the bucket's size */
-            if (!b->host_t || pt_device_synchronize(b->dev)) return pt_last_status();
-            void *buf;
-            size_t off;
-            pt_tensor_storage(b->host_t, &buf, &off);
-            b->host = (char *)buf + off;
+        if (b->numel > PT__MPI_MAX_COUNT) {
+            s = pt_set_error(PT_ERR_UNSUPPORTED, fn, "bucket %d has %lld elements, more than one MPI call takes", i,
+                             (long long)b->numel);
+            break;
         }
+        int64_t shape[1] = {b->numel};
+        b->flat = pt_retain(pt_zeros(b->dev, b->t, 1, shape));
+        if (!b->flat) {
+            s = pt_last_status();
+            break;
+        }
+        pt_tensor *host_side = b->flat;
+        if (!pt__host_device(b->dev)) {
+            b->host_t = pt_retain(pt_to_async(b->flat, pt_cpu())); /* a pinned block of the bucket's size */
+            if (!b->host_t || pt_device_synchronize(b->dev)) {
+                s = pt_last_status();
+                break;
+            }
+            host_side = b->host_t;
+        }
+        void *buf;
+        size_t off;
+        s = pt_tensor_storage(host_side, &buf, &off);
+        b->host = (char *)buf + off;
     }
-    return PT_OK;
+    pt_scope_end(scope);
+    return s;
 }
 
 pt_ddp *pt_ddp_new(pt_dist *g, pt_module *m, size_t bucket_bytes) {

@@ -23,7 +23,7 @@ pt_tensor *pt__stage(pt_dist *g, pt_device *dev, pt_dtype t, int64_t n, void **h
         /* The contents copied here are garbage; what matters is the pinned
          * landing block pt_to_async makes. */
         pt_tensor *h = pt_to_async(pt_empty(dev, t, 1, shape), pt_cpu());
-        if (h && pt_device_synchronize(dev) == PT_OK) g->stage[t] = pt_keep(h);
+        if (h && pt_device_synchronize(dev) == PT_OK) g->stage[t] = pt_retain(h); /* outlives the scope */
         pt_scope_end(s);
         if (!g->stage[t]) return NULL;
         g->stage_elems[t] = n;
@@ -38,7 +38,7 @@ pt_tensor *pt__stage(pt_dist *g, pt_device *dev, pt_dtype t, int64_t n, void **h
 static int64_t chunk_bytes(void) {
     const char *v = getenv("PORTABLE_DIST_CHUNK_BYTES");
     long long b = v ? atoll(v) : 0;
-    return b >= 1024 ? b : 4 << 20;
+    return b >= 16 ? b : 4 << 20; /* tiny chunks only for tests of the pipeline */
 }
 
 typedef struct pipeline {
