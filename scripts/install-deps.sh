@@ -9,6 +9,8 @@ packages=(build-essential cmake pkg-config zlib1g-dev libcjson-dev libopenblas-d
 # clang and its sanitizer and libFuzzer runtimes: the ThreadSanitizer build and the fuzz
 # targets (tests/fuzz) in scripts/run-tests.sh
 packages+=(clang libclang-rt-14-dev)
+# Open MPI: libportable-dist (dist/) and its tests under mpirun
+packages+=(libopenmpi-dev openmpi-bin)
 if [[ "${1:-}" == "--bench" ]]; then packages+=(python3-torch); fi
 
 missing=()

@@ -55,6 +55,13 @@ struct pt__grad_meta {
     bool requires_grad;         /* a leaf the user marked */
     pt__grad_node *node;        /* the op that made this tensor (retained), or NULL */
     pt_tensor *grad;            /* accumulated gradient of a leaf (owned), or NULL */
+    /* pt_set_grad_ready_hook: called when a backward has sent this leaf its
+     * last gradient. ready_walk/ready_pending are that walk's scratch: the
+     * edges into this leaf that have not delivered yet. */
+    pt_grad_ready_fn *ready_hook;
+    void *ready_user;
+    uint64_t ready_walk;
+    int ready_pending;
 };
 
 /* ---- record.c ---- */

@@ -60,6 +60,28 @@ static void release_walked(walked *all) {
     }
 }
 
+/* Counts, for a leaf with a gradient-ready hook, the edges of this walk
+ * that will send it a gradient, so run_node knows which one is the last. */
+static void count_leaf_edge(const pt__grad_edge *e, uint64_t walk) {
+    if (!e->needs_grad || e->node || !e->leaf) return;
+    struct pt__grad_meta *m = e->leaf->grad;
+    if (!m || !m->ready_hook) return;
+    if (m->ready_walk != walk) {
+        m->ready_walk = walk;
+        m->ready_pending = 0;
+    }
+    ++m->ready_pending;
+}
+
+/* Adds g into leaf's .grad and, when that was the last gradient this walk
+ * sends it, runs its gradient-ready hook. */
+static pt_status deliver_to_leaf(pt_tensor *leaf, pt_tensor *g, uint64_t walk) {
+    pt_status s = pt__grad_accumulate_leaf(leaf, g);
+    struct pt__grad_meta *m = leaf->grad;
+    if (s || !m->ready_hook || m->ready_walk != walk || --m->ready_pending != 0) return s;
+    return m->ready_hook(leaf, m->ready_user);
+}
+
 /* Collects every node reachable from root into *all and counts, for each,
  * the edges that point at it from nodes of this walk. */
 static pt_status collect(pt__grad_node *root, uint64_t walk, walked *all) {
@@ -74,6 +96,7 @@ static pt_status collect(pt__grad_node *root, uint64_t walk, walked *all) {
                              "forward pass can be differentiated once; run the forward pass again)");
         }
         for (int i = 0; i < node->n; ++i) {
+            count_leaf_edge(&node->edges[i], walk);
             pt__grad_node *in = node->edges[i].node;
             if (!in) continue;
             if (in->walk != walk) reach(in, walk, all, &todo);
@@ -97,7 +120,7 @@ static pt_status add_to_node(pt__grad_node *node, pt_tensor *g) {
 }
 
 /* Runs node's derivative and hands the results to its inputs. */
-static pt_status run_node(pt__grad_node *node, pt__grad_node **ready) {
+static pt_status run_node(pt__grad_node *node, pt__grad_node **ready, uint64_t walk) {
     pt_tensor *stack_out[4];
     pt_tensor **out = node->n <= 4 ? stack_out : calloc((size_t)node->n, sizeof *out);
     if (!out) return pt__error(PT_ERR_OUT_OF_MEMORY, "pt_backward", "out of host memory");
@@ -110,7 +133,7 @@ static pt_status run_node(pt__grad_node *node, pt__grad_node **ready) {
             s = add_to_node(e->node, out[i]);
             if (!s && --e->node->pending == 0) push_todo(ready, e->node);
         } else if (e->leaf) {
-            s = pt__grad_accumulate_leaf(e->leaf, out[i]);
+            s = deliver_to_leaf(e->leaf, out[i], walk);
         }
     }
     pt_scope_end(scope); /* the derivative's temporaries and out[] */
@@ -125,6 +148,8 @@ static pt_status backward_from_leaf(pt_tensor *leaf) {
     if (!one) return pt_last_status();
     pt_status s = pt__grad_accumulate_leaf(leaf, one);
     pt_release(one);
+    struct pt__grad_meta *m = leaf->grad;
+    if (!s && m->ready_hook) s = m->ready_hook(leaf, m->ready_user);
     return s;
 }
 
@@ -175,7 +200,7 @@ pt_status pt_backward(pt_tensor *loss) {
     if (!seed) s = pt_last_status();
     else root->grad = pt__own(seed);
     if (!s) push_todo(&ready, root);
-    while (!s && ready) s = run_node(pop_todo(&ready), &ready);
+    while (!s && ready) s = run_node(pop_todo(&ready), &ready, walk);
     while (ready) pop_todo(&ready);
 
     /* Free the graph: saved values and edges of every node walked, whether

@@ -253,6 +253,21 @@ pt_status pt_set_requires_grad(pt_tensor *x, bool requires) {
     return PT_OK;
 }
 
+pt_status pt_set_grad_ready_hook(pt_tensor *leaf, pt_grad_ready_fn *fn, void *user) {
+    static const char fn_name[] = "pt_set_grad_ready_hook";
+    if (!leaf) return pt__error(PT_ERR_INVALID_ARGUMENT, fn_name, "tensor is NULL");
+    if (leaf->grad && leaf->grad->node)
+        return pt__error(PT_ERR_INVALID_ARGUMENT, fn_name,
+                         "the tensor is the result of an op, not a leaf: only leaves accumulate a .grad");
+    if (!fn && !leaf->grad) return PT_OK;
+    struct pt__grad_meta *m = pt__grad_meta_of(leaf, fn_name);
+    if (!m) return PT_ERR_OUT_OF_MEMORY;
+    m->ready_hook = fn;
+    m->ready_user = fn ? user : NULL;
+    m->ready_walk = 0;
+    return PT_OK;
+}
+
 bool pt_requires_grad(const pt_tensor *x) { return pt__grad_tracked(x); }
 
 pt_tensor *pt_grad(pt_tensor *x) {

@@ -105,6 +105,15 @@ pt_status pt__error(pt_status s, const char *fn, const char *fmt, ...) {
     return s;
 }
 
+pt_status pt_set_error(pt_status s, const char *fn, const char *fmt, ...) {
+    char detail[PT__MESSAGE_CAP];
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(detail, sizeof detail, fmt, ap);
+    va_end(ap);
+    return pt__error(s, fn ? fn : "?", "%s", detail);
+}
+
 pt_status pt__backend_failed(pt_status s, const char *fn, const pt_device *d) {
     error_state *e = errors;
     const char *why = backend_status != PT_OK && e && e->backend_message[0] ? e->backend_message

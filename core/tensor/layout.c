@@ -180,3 +180,13 @@ void pt__operand_packed(const pt_tensor *x, int ndim, const int64_t *shape, pt_o
     for (int i = 0; i < ndim; ++i) o->shape[i] = shape[i];
     pt__contiguous_strides(ndim, shape, o->strides);
 }
+
+pt_status pt_tensor_storage(const pt_tensor *x, void **buffer, size_t *offset_bytes) {
+    static const char fn[] = "pt_tensor_storage";
+    if (!x) return pt__error(PT_ERR_INVALID_ARGUMENT, fn, "tensor is NULL");
+    if (!buffer || !offset_bytes)
+        return pt__error(PT_ERR_INVALID_ARGUMENT, fn, "buffer and offset_bytes must both be non-NULL");
+    *buffer = x->st->buf;
+    *offset_bytes = x->offset;
+    return PT_OK;
+}

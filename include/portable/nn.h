@@ -57,6 +57,20 @@ PT_API pt_tensor *pt_grad(pt_tensor *x);
 /* Drops x's accumulated gradient (pt_grad then gives NULL, like PyTorch's
  * set_to_none). PT_ERR_INVALID_ARGUMENT for NULL. */
 PT_API pt_status pt_zero_grad(pt_tensor *x);
+/* Gradient-ready hook (what data-parallel training needs to start
+ * averaging a gradient while the backward pass is still running, like
+ * PyTorch's register_post_accumulate_grad_hook). fn(leaf, user) is called
+ * by pt_backward, on its thread and with grad mode off, right after the
+ * last gradient that backward sends to leaf has been added into leaf's
+ * .grad: pt_grad(leaf) is then final for this backward (queued on the
+ * device, not waited for). A leaf the loss does not depend on is not
+ * called. A non-OK status from fn stops the backward and is returned by
+ * it (fn sets the error). One hook per leaf; fn NULL removes it. The hook
+ * stays with the tensor: a module moved with pt_module_to has new
+ * parameter tensors without hooks. Errors: PT_ERR_INVALID_ARGUMENT (NULL
+ * leaf, or leaf is an op's result), PT_ERR_OUT_OF_MEMORY. */
+typedef pt_status pt_grad_ready_fn(pt_tensor *leaf, void *user);
+PT_API pt_status pt_set_grad_ready_hook(pt_tensor *leaf, pt_grad_ready_fn *fn, void *user);
 /* Turns recording off on this thread until the matching pt_no_grad_end;
  * pairs nest. For evaluation and parameter updates. */
 PT_API void pt_no_grad_begin(void);

@@ -50,6 +50,10 @@ PT_API pt_status pt_last_status(void);
 PT_API const char *pt_last_error(void);
 /* Forget the last error on this thread. */
 PT_API void pt_clear_error(void);
+/* Sets this thread's last error to s with the message "fn: <formatted>" and
+ * returns s. For companion libraries built on the public API (libportable-dist)
+ * so that their failures read like the core's: one last error per thread. */
+PT_API pt_status pt_set_error(pt_status s, const char *fn, const char *fmt, ...) PT_PRINTF(3, 4);
 
 #ifdef __cplusplus
 }

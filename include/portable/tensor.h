@@ -93,6 +93,20 @@ PT_API bool pt_tensor_shares_storage(const pt_tensor *a, const pt_tensor *b);
 /* Writes "f32[2, 3] on cpu:0" into buf (always NUL-terminated); returns buf. */
 PT_API char *pt_tensor_describe(const pt_tensor *x, char *buf, size_t cap);
 
+/* ---- Interop (for libraries that hand tensor memory to others: MPI, NCCL) ----
+ *
+ * The backend's handle of x's storage and x's offset in it, in bytes:
+ * a host pointer for a host-visible device (cpu; x's first element is at
+ * (char *)*buffer + *offset), a CUDA device pointer for cuda, a cl_mem for
+ * opencl (buffers there have no pointer arithmetic, hence the offset). The
+ * handle is valid while x (or a view of its storage) lives. Does not wait:
+ * call pt_device_synchronize(pt_tensor_device(x)) before reading or writing
+ * the memory behind it outside the library, and mind x's strides
+ * (pt_tensor_is_contiguous). Errors: PT_ERR_INVALID_ARGUMENT for NULL x or
+ * outputs. A cpu tensor made by pt_to_async from an accelerator is written by
+ * that accelerator: synchronize the accelerator too. */
+PT_API pt_status pt_tensor_storage(const pt_tensor *x, void **buffer, size_t *offset_bytes);
+
 /* ---- Lifetime ---- */
 
 /* Adds a reference (the caller releases it). */
