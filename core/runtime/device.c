@@ -258,17 +258,17 @@ pt_status pt_device_supports(pt_device *d, pt_op_kind kind, pt_dtype t) {
     static const char fn[] = "pt_device_supports";
     pt_status s = check_device(fn, d);
     if (s) return s;
-    if ((unsigned)kind >= (unsigned)PT__OP_COUNT)
+    if ((unsigned)kind >= (unsigned)PT_OP_COUNT)
         return pt__error(PT_ERR_INVALID_ARGUMENT, fn,
                          "op kind %d is outside the op table (0..%d); use a PT_OP_* value",
-                         (int)kind, PT__OP_COUNT - 1);
-    if ((unsigned)t >= (unsigned)PT__DTYPE_COUNT)
+                         (int)kind, PT_OP_COUNT - 1);
+    if ((unsigned)t >= (unsigned)PT_DTYPE_COUNT)
         return pt__error(PT_ERR_INVALID_ARGUMENT, fn, "dtype %d is not a pt_dtype (0..%d)", (int)t,
-                         PT__DTYPE_COUNT - 1);
+                         PT_DTYPE_COUNT - 1);
     if (!pt_op_takes_dtype(kind, t)) {
         char takes[64] = "";
         size_t used = 0;
-        for (int u = 0; u < PT__DTYPE_COUNT; ++u)
+        for (int u = 0; u < PT_DTYPE_COUNT; ++u)
             if (pt_op_takes_dtype(kind, (pt_dtype)u))
                 used += (size_t)snprintf(takes + used, sizeof takes - used, "%s%s",
                                          used ? ", " : "", pt_dtype_name((pt_dtype)u));
