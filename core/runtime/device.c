@@ -113,8 +113,17 @@ static bool is_gpu(pt_device *d) {
 /* Resolves PORTABLE_BACKEND: auto prefers a CUDA device, then an OpenCL GPU,
  * then the cpu, loading each plugin in that order only as far as needed; an
  * explicit name loads that plugin alone and never falls back. */
+/* Set by pt_set_default_device; NULL: PORTABLE_BACKEND decides. */
+static _Atomic(pt_device *) chosen_by_program;
+
 static chosen_backend choose_backend(const char *fn) {
     chosen_backend c = {NULL, 0};
+    pt_device *set = atomic_load(&chosen_by_program);
+    if (set) {
+        c.backend = set->backend;
+        c.index = set->index;
+        return c;
+    }
     const char *env = getenv("PORTABLE_BACKEND");
     if (!env || !*env || strcmp(env, "auto") == 0) {
         pt__backend *cuda = pt__backend_load(pt__backend_find("cuda"));
@@ -149,6 +158,29 @@ static chosen_backend choose_backend(const char *fn) {
         c.backend = NULL;
     }
     return c;
+}
+
+/* Whether d is one of the devices the registry handed out (a pt_device * is
+ * only ever &backend->devices[i]). */
+static bool known_device(const pt_device *d) {
+    for (int i = 0; i < pt__backend_total(); ++i) {
+        pt__backend *b = pt__backend_at(i);
+        /* only a loaded backend has devices; the acquire pairs with its admission */
+        if (b && atomic_load_explicit(&b->loaded, memory_order_acquire) && b->devices &&
+            d >= b->devices && d < b->devices + b->ndev)
+            return true;
+    }
+    return false;
+}
+
+pt_status pt_set_default_device(pt_device *d) {
+    if (d && !known_device(d))
+        return pt__error(PT_ERR_INVALID_ARGUMENT, "pt_set_default_device",
+                         "%p is not a device of this library; pass one from pt_device_get, "
+                         "pt_cpu or pt_backend_device (or NULL to follow PORTABLE_BACKEND again)",
+                         (void *)d);
+    atomic_store(&chosen_by_program, d);
+    return PT_OK;
 }
 
 pt_device *pt_default_device(void) {
