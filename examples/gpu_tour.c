@@ -8,6 +8,7 @@
  * SEEDS.md: hardware, names, tensors, copies, nets, parameters, large vs
  * small work, logging, two devices, asynchrony, overlap, freeing memory); the timings end up in
  * one table at the end. */
+#include <getopt.h>
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -69,8 +70,36 @@ static double time_matmul(pt_device *d, int64_t n, int reps) {
 
 static void section(const char *title) { printf("\n== %s\n", title); }
 
+static void usage(FILE *f, const char *prog) {
+    fprintf(f,
+            "usage: %s [--quick]\n"
+            "  --quick      smaller sizes, for tests\n"
+            "  -h, --help   this text\n"
+            "The device is PORTABLE_BACKEND's (auto, cpu, cuda, opencl, optionally :N).\n",
+            prog);
+}
+
 int main(int argc, char **argv) {
-    bool quick = argc > 1 && strcmp(argv[1], "--quick") == 0;
+    bool quick = false;
+    static const struct option options[] = {{"quick", no_argument, NULL, 'q'},
+                                            {"help", no_argument, NULL, 'h'},
+                                            {NULL, 0, NULL, 0}};
+    int opt;
+    while ((opt = getopt_long(argc, argv, "h", options, NULL)) != -1) {
+        if (opt == 'q') quick = true;
+        else if (opt == 'h') {
+            usage(stdout, argv[0]);
+            return 0;
+        } else {
+            usage(stderr, argv[0]);
+            return 2;
+        }
+    }
+    if (optind < argc) {
+        fprintf(stderr, "%s: unexpected argument '%s'\n", argv[0], argv[optind]);
+        usage(stderr, argv[0]);
+        return 2;
+    }
     int64_t big = quick ? 512 : 2048, small = 50;
     int n_log = quick ? 100 : 1000;
 

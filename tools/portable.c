@@ -5,8 +5,13 @@
  *                      and clinfo together
  *   portable bench     a quick f32 matmul and add on every device, timed
  *                      with a synchronise before reading the clock
- *   portable version   library version
+ *   portable version   library version (pt_version: the loaded library's)
+ *
+ * Arguments are parsed with getopt_long: -h/--help anywhere, anything
+ * unknown is an error with the usage text (exit status 2).
  */
+#include <getopt.h>
+#include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -30,7 +35,7 @@ static void print_rule(void) {
 
 static int list_devices(void) {
     int nb = pt_backend_count();
-    printf("libportable %d.%d.%d\n\n", PT_VERSION_MAJOR, PT_VERSION_MINOR, PT_VERSION_PATCH);
+    printf("libportable %s\n\n", pt_version()->string);
     printf("Backends\n");
     for (int i = 0; i < nb; ++i) {
         const char *reason = NULL;
@@ -134,24 +139,78 @@ static int bench_devices(void) {
 }
 
 static void usage(FILE *f) {
-    fprintf(f, "usage: portable <command>\n"
-               "  devices   list backends (with why one is missing) and devices\n"
+    fprintf(f, "usage: portable [-h|--help] [-V|--version] [<command>]\n"
+               "  devices   list backends (with why one is missing) and devices (the default)\n"
                "  bench     time a matmul and an add on every device\n"
-               "  version   print the library version\n");
+               "  version   print the library's version (of the loaded libportable.so)\n"
+               "Each command takes -h/--help. Environment: PORTABLE_BACKEND picks the default\n"
+               "device (auto, cpu, cuda, opencl, optionally :N), PORTABLE_PLUGIN_PATH adds plugin\n"
+               "folders (searched before <folder of libportable.so> and its portable/ subfolder),\n"
+               "PORTABLE_LOG=debug shows the plugins' diagnostics.\n");
+}
+
+static int print_version(void) {
+    const pt_version_info *v = pt_version();
+    printf("libportable %s", v->string);
+    if (v->number != PT_VERSION_NUMBER) printf(" (this tool was built with %s)", PT_VERSION_STRING);
+    printf("\n");
+    return 0;
+}
+
+/* A command's own arguments: only -h/--help; anything else is an error. */
+static int command_args(const char *command, int argc, char **argv, bool *help) {
+    static const struct option options[] = {{"help", no_argument, NULL, 'h'}, {NULL, 0, NULL, 0}};
+    *help = false;
+    optind = 1;
+    int opt;
+    while ((opt = getopt_long(argc, argv, "h", options, NULL)) != -1) {
+        if (opt == 'h') *help = true;
+        else {
+            usage(stderr);
+            return 2;
+        }
+    }
+    if (optind < argc) {
+        fprintf(stderr, "portable %s: unexpected argument '%s'\n", command, argv[optind]);
+        usage(stderr);
+        return 2;
+    }
+    return 0;
 }
 
 int main(int argc, char **argv) {
-    if (argc < 2 || strcmp(argv[1], "devices") == 0) return list_devices();
-    if (strcmp(argv[1], "bench") == 0) return bench_devices();
-    if (strcmp(argv[1], "version") == 0) {
-        printf("libportable %d.%d.%d\n", PT_VERSION_MAJOR, PT_VERSION_MINOR, PT_VERSION_PATCH);
-        return 0;
+    static const struct option options[] = {{"help", no_argument, NULL, 'h'},
+                                            {"version", no_argument, NULL, 'V'},
+                                            {NULL, 0, NULL, 0}};
+    int opt;
+    /* "+": options before the command only; the command parses its own */
+    while ((opt = getopt_long(argc, argv, "+hV", options, NULL)) != -1) {
+        if (opt == 'h') {
+            usage(stdout);
+            return 0;
+        }
+        if (opt == 'V') return print_version();
+        usage(stderr);
+        return 2;
     }
-    if (strcmp(argv[1], "-h") == 0 || strcmp(argv[1], "--help") == 0) {
+    const char *command = optind < argc ? argv[optind] : "devices";
+    int sub_argc = optind < argc ? argc - optind : 1;
+    char **sub_argv = optind < argc ? argv + optind : argv;
+    int (*run)(void) = NULL;
+    if (strcmp(command, "devices") == 0) run = list_devices;
+    else if (strcmp(command, "bench") == 0) run = bench_devices;
+    else if (strcmp(command, "version") == 0) run = print_version;
+    else {
+        fprintf(stderr, "portable: unknown command '%s'\n", command);
+        usage(stderr);
+        return 2;
+    }
+    bool help = false;
+    int bad = command_args(command, sub_argc, sub_argv, &help);
+    if (bad) return bad;
+    if (help) {
         usage(stdout);
         return 0;
     }
-    fprintf(stderr, "portable: unknown command '%s'\n", argv[1]);
-    usage(stderr);
-    return 2;
+    return run();
 }

@@ -98,7 +98,7 @@ PT_CPU_CONVERT_FROM(u8, uint8_t)
      [PT_U8] = copy_##FROM##_u8_row}
 
 /* [from][to]; the diagonal is replaced by bit copies below. */
-static const pt_cpu_row_fn convert_rows[PT__DTYPE_COUNT][PT__DTYPE_COUNT] = {
+static const pt_cpu_row_fn convert_rows[PT_DTYPE_COUNT][PT_DTYPE_COUNT] = {
     [PT_F32] = PT_CPU_TO_ALL(f32), [PT_F64] = PT_CPU_TO_ALL(f64), [PT_I32] = PT_CPU_TO_ALL(i32),
     [PT_I64] = PT_CPU_TO_ALL(i64), [PT_U8] = PT_CPU_TO_ALL(u8),
 };
@@ -111,8 +111,8 @@ pt_status pt_cpu_copy(const pt_op *op, bool run) {
         if (in->shape[d] != op->out.shape[d])
             return pt_cpu_bad_op(op, "input shape differs from output's");
     const pt_dtype from = in->dtype, to = op->out.dtype;
-    if ((unsigned)from >= PT__DTYPE_COUNT) return pt_cpu_unsupported(op, from);
-    if ((unsigned)to >= PT__DTYPE_COUNT) return pt_cpu_unsupported(op, to);
+    if ((unsigned)from >= PT_DTYPE_COUNT) return pt_cpu_unsupported(op, from);
+    if ((unsigned)to >= PT_DTYPE_COUNT) return pt_cpu_unsupported(op, to);
     pt_cpu_row_fn fn = convert_rows[from][to];
     if (from == to) {
         size_t es = pt_dtype_table_size(from);

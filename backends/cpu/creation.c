@@ -28,14 +28,14 @@ PT_CPU_FILL_ROW(i32, int32_t)
 PT_CPU_FILL_ROW(i64, int64_t)
 PT_CPU_FILL_ROW(u8, uint8_t)
 
-static const pt_cpu_row_fn fill_rows[PT__DTYPE_COUNT] = {
+static const pt_cpu_row_fn fill_rows[PT_DTYPE_COUNT] = {
     [PT_F32] = fill_f32_row, [PT_F64] = fill_f64_row, [PT_I32] = fill_i32_row,
     [PT_I64] = fill_i64_row, [PT_U8] = fill_u8_row,
 };
 
 static pt_status fill(const pt_op *op, bool run) {
     const pt_dtype t = op->out.dtype;
-    if ((unsigned)t >= PT__DTYPE_COUNT) return pt_cpu_unsupported(op, t);
+    if ((unsigned)t >= PT_DTYPE_COUNT) return pt_cpu_unsupported(op, t);
     if (op->out.ndim < 0 || op->out.ndim > PT_MAX_DIMS) return pt_cpu_bad_op(op, "bad ndim");
     if (!run) return PT_OK;
     pt_cpu_scalar sc;
@@ -95,7 +95,7 @@ static void arange_range(void *ctx, int64_t begin, int64_t end) {
 
 static pt_status arange(const pt_op *op, bool run) {
     const pt_dtype t = op->out.dtype;
-    if ((unsigned)t >= PT__DTYPE_COUNT) return pt_cpu_unsupported(op, t);
+    if ((unsigned)t >= PT_DTYPE_COUNT) return pt_cpu_unsupported(op, t);
     if (op->out.ndim != 1) return pt_cpu_bad_op(op, "arange output must be 1-D");
     if (!run) return PT_OK;
     arange_ctx ctx = {t, pt_cpu_base(&op->out), op->out.strides[0], op->scalar, op->scalar2};

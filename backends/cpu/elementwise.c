@@ -252,7 +252,7 @@ PT_CPU_WHERE_ROW(where_8_row, uint64_t)
      [PT_I64] = OP##_i64_row, [PT_U8] = OP##_u8_row}
 #define PT_CPU_FLOAT_DTYPES(OP) {[PT_F32] = OP##_f32_row, [PT_F64] = OP##_f64_row}
 
-static const pt_cpu_row_fn ew_rows[PT__OP_COUNT][PT__DTYPE_COUNT] = {
+static const pt_cpu_row_fn ew_rows[PT_OP_COUNT][PT_DTYPE_COUNT] = {
     [PT_OP_ADD] = PT_CPU_ALL_DTYPES(add),
     [PT_OP_SUB] = PT_CPU_ALL_DTYPES(sub),
     [PT_OP_MUL] = PT_CPU_ALL_DTYPES(mul),
@@ -322,7 +322,7 @@ pt_status pt_cpu_elementwise(const pt_op *op, bool run) {
     }
 
     pt_cpu_row_fn fn = NULL;
-    if ((unsigned)t < PT__DTYPE_COUNT) {
+    if ((unsigned)t < PT_DTYPE_COUNT) {
         if (k == PT_OP_WHERE) {
             size_t es = pt_dtype_table_size(t);
             fn = es == 1 ? where_1_row : es == 4 ? where_4_row : where_8_row;

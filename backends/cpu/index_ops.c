@@ -52,7 +52,7 @@ static pt_status gather(const pt_op *op, bool run) {
         ix->shape[1] != out->shape[1] || x->shape[2] != out->shape[2] ||
         ix->shape[2] != out->shape[2])
         return pt_cpu_bad_op(op, "operand shapes do not match");
-    if ((unsigned)t >= PT__DTYPE_COUNT) return pt_cpu_unsupported(op, t);
+    if ((unsigned)t >= PT_DTYPE_COUNT) return pt_cpu_unsupported(op, t);
     if (x->dtype != t || out->dtype != t) return pt_cpu_bad_op(op, "value dtype differs");
     if (ix->dtype != PT_I32 && ix->dtype != PT_I64)
         return pt_cpu_fail(PT_ERR_UNSUPPORTED, "gather not implemented for index dtype %s",
@@ -121,7 +121,7 @@ static pt_status one_hot(const pt_op *op, bool run) {
     if (lab->ndim != 1 || out->ndim != 2) return pt_cpu_bad_op(op, "expected [n] -> [n, count]");
     if (op->count < 1 || out->shape[0] != lab->shape[0] || out->shape[1] != op->count)
         return pt_cpu_bad_op(op, "output shape is not [n, count]");
-    if ((unsigned)t >= PT__DTYPE_COUNT) return pt_cpu_unsupported(op, t);
+    if ((unsigned)t >= PT_DTYPE_COUNT) return pt_cpu_unsupported(op, t);
     if (out->dtype != t) return pt_cpu_bad_op(op, "output dtype differs from the op's");
     if (lab->dtype != PT_I32 && lab->dtype != PT_I64)
         return pt_cpu_fail(PT_ERR_UNSUPPORTED, "one_hot not implemented for label dtype %s",

@@ -266,7 +266,7 @@ static void argmax_store(const red_acc *a, char *out, int64_t r) {
     {[PT_F32] = SET(f32), [PT_F64] = SET(f64), [PT_I32] = SET(i32), [PT_I64] = SET(i64),       \
      [PT_U8] = SET(u8)}
 
-static const red_kernels red_table[4][PT__DTYPE_COUNT] = {
+static const red_kernels red_table[4][PT_DTYPE_COUNT] = {
     [0] = PT_CPU_RED_ALL(PT_CPU_SUM_SET),
     [1] = {[PT_F32] = PT_CPU_MEAN_SET(f32), [PT_F64] = PT_CPU_MEAN_SET(f64)},
     [2] = PT_CPU_RED_ALL(PT_CPU_MAX_SET),
@@ -405,7 +405,7 @@ pt_status pt_cpu_reduce(const pt_op *op, bool run) {
         return pt_cpu_bad_op(op, "output dtype does not match the op");
     if (op->out.shape[0] != in->shape[0] || op->out.shape[1] != in->shape[2])
         return pt_cpu_bad_op(op, "output shape is not [outer, inner]");
-    if ((unsigned)t >= PT__DTYPE_COUNT || !red_table[which][t].seg)
+    if ((unsigned)t >= PT_DTYPE_COUNT || !red_table[which][t].seg)
         return pt_cpu_unsupported(op, t);
     if (!run) return PT_OK;
     red_job jb = {

@@ -19,7 +19,7 @@ static bool is_int(pt_dtype t) { return t == PT_I32 || t == PT_I64; }
 static bool is_numeric(pt_dtype t) { return is_float(t) || is_int(t); }
 static bool is_any(pt_dtype t) { return is_numeric(t) || t == PT_U8; }
 
-_Static_assert(PT__OP_COUNT == 42, "a pt_op_kind was added: decide its dtypes below");
+_Static_assert(PT_OP_COUNT == 42, "a pt_op_kind was added: decide its dtypes below");
 
 static bool dtypes_ok(const pt_op *op) {
     const pt_dtype o = op->out.dtype;

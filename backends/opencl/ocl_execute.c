@@ -171,14 +171,14 @@ static pt_status ocl_pointwise(ocl_device *d, pt_dtype prog, ocl_kernel_id kid,
 /* ---- Op families ---- */
 
 /* PT_OP_<KIND> -> 1 + its ew_ kernel (OCL_EW_KINDS); 0: the kind has none. */
-static const int ocl_ew_kernels[PT__OP_COUNT] = {
+static const int ocl_ew_kernels[PT_OP_COUNT] = {
 #define OCL_EW_KERNEL_OF(kind, name) [PT_OP_##kind] = 1 + OCL_K_EW_##kind,
     OCL_EW_KINDS(OCL_EW_KERNEL_OF)
 #undef OCL_EW_KERNEL_OF
 };
 
 static bool ocl_has_ew_kernel(pt_op_kind k) {
-    return (unsigned)k < (unsigned)PT__OP_COUNT && ocl_ew_kernels[k] != 0;
+    return (unsigned)k < (unsigned)PT_OP_COUNT && ocl_ew_kernels[k] != 0;
 }
 
 static ocl_kernel_id ocl_elementwise_kernel(pt_op_kind k) {
@@ -491,7 +491,7 @@ pt_status ocl_supports(int dev, const pt_op *op) {
     const pt_operand *ops[1 + PT_OP_MAX_INPUTS] = {&op->out, &op->in[0], &op->in[1], &op->in[2]};
     int n = 1 + (op->n_inputs < PT_OP_MAX_INPUTS ? op->n_inputs : PT_OP_MAX_INPUTS);
     for (int i = 0; i < n; ++i) {
-        if (ops[i]->dtype < 0 || ops[i]->dtype >= PT__DTYPE_COUNT)
+        if (ops[i]->dtype < 0 || ops[i]->dtype >= PT_DTYPE_COUNT)
             return ocl_fail(PT_ERR_UNSUPPORTED, "%s: unknown dtype %d", pt_op_name(op->kind),
                             (int)ops[i]->dtype);
         if (ops[i]->dtype == PT_F64 && !d->fp64 && !ocl_moves_bits_only(op))

@@ -82,9 +82,9 @@ typedef struct ocl_device {
     bool ready;
     cl_context ctx;
     cl_command_queue queue;
-    cl_program programs[PT__DTYPE_COUNT];
-    cl_kernel kernels[PT__DTYPE_COUNT][OCL_K__COUNT];
-    size_t kernel_wg[PT__DTYPE_COUNT][OCL_K__COUNT]; /* CL_KERNEL_WORK_GROUP_SIZE */
+    cl_program programs[PT_DTYPE_COUNT];
+    cl_kernel kernels[PT_DTYPE_COUNT][OCL_K__COUNT];
+    size_t kernel_wg[PT_DTYPE_COUNT][OCL_K__COUNT]; /* CL_KERNEL_WORK_GROUP_SIZE */
     cl_mem scratch; /* two-pass reduction partials; grown on demand */
     size_t scratch_bytes;
     /* Bytes of device buffers (alloc and scratch) this process holds: what

@@ -199,7 +199,7 @@ pt_status ocl_kernel(ocl_device *d, pt_dtype t, ocl_kernel_id k, cl_kernel *out,
 }
 
 void ocl_programs_release(ocl_device *d) {
-    for (int t = 0; t < PT__DTYPE_COUNT; ++t) {
+    for (int t = 0; t < PT_DTYPE_COUNT; ++t) {
         for (int k = 0; k < OCL_K__COUNT; ++k)
             if (d->kernels[t][k]) clReleaseKernel(d->kernels[t][k]);
         if (d->programs[t]) clReleaseProgram(d->programs[t]);

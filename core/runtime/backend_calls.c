@@ -147,10 +147,10 @@ void pt__host_free(pt_device *d, void *ptr) {
 /* ---- Execution ---- */
 
 /* Every kind and dtype that reached any backend (pt_op_dtypes_reached). */
-static _Atomic unsigned reached[PT__OP_COUNT];
+static _Atomic unsigned reached[PT_OP_COUNT];
 
 unsigned pt_op_dtypes_reached(pt_op_kind kind) {
-    if ((unsigned)kind >= (unsigned)PT__OP_COUNT) return 0;
+    if ((unsigned)kind >= (unsigned)PT_OP_COUNT) return 0;
     return atomic_load_explicit(&reached[kind], memory_order_relaxed);
 }
 

@@ -113,8 +113,17 @@ static bool is_gpu(pt_device *d) {
 /* Resolves PORTABLE_BACKEND: auto prefers a CUDA device, then an OpenCL GPU,
  * then the cpu, loading each plugin in that order only as far as needed; an
  * explicit name loads that plugin alone and never falls back. */
+/* Set by pt_set_default_device; NULL: PORTABLE_BACKEND decides. */
+static _Atomic(pt_device *) chosen_by_program;
+
 static chosen_backend choose_backend(const char *fn) {
     chosen_backend c = {NULL, 0};
+    pt_device *set = atomic_load(&chosen_by_program);
+    if (set) {
+        c.backend = set->backend;
+        c.index = set->index;
+        return c;
+    }
     const char *env = getenv("PORTABLE_BACKEND");
     if (!env || !*env || strcmp(env, "auto") == 0) {
         pt__backend *cuda = pt__backend_load(pt__backend_find("cuda"));
@@ -149,6 +158,29 @@ static chosen_backend choose_backend(const char *fn) {
         c.backend = NULL;
     }
     return c;
+}
+
+/* Whether d is one of the devices the registry handed out (a pt_device * is
+ * only ever &backend->devices[i]). */
+static bool known_device(const pt_device *d) {
+    for (int i = 0; i < pt__backend_total(); ++i) {
+        pt__backend *b = pt__backend_at(i);
+        /* only a loaded backend has devices; the acquire pairs with its admission */
+        if (b && atomic_load_explicit(&b->loaded, memory_order_acquire) && b->devices &&
+            d >= b->devices && d < b->devices + b->ndev)
+            return true;
+    }
+    return false;
+}
+
+pt_status pt_set_default_device(pt_device *d) {
+    if (d && !known_device(d))
+        return pt__error(PT_ERR_INVALID_ARGUMENT, "pt_set_default_device",
+                         "%p is not a device of this library; pass one from pt_device_get, "
+                         "pt_cpu or pt_backend_device (or NULL to follow PORTABLE_BACKEND again)",
+                         (void *)d);
+    atomic_store(&chosen_by_program, d);
+    return PT_OK;
 }
 
 pt_device *pt_default_device(void) {
@@ -258,17 +290,17 @@ pt_status pt_device_supports(pt_device *d, pt_op_kind kind, pt_dtype t) {
     static const char fn[] = "pt_device_supports";
     pt_status s = check_device(fn, d);
     if (s) return s;
-    if ((unsigned)kind >= (unsigned)PT__OP_COUNT)
+    if ((unsigned)kind >= (unsigned)PT_OP_COUNT)
         return pt__error(PT_ERR_INVALID_ARGUMENT, fn,
                          "op kind %d is outside the op table (0..%d); use a PT_OP_* value",
-                         (int)kind, PT__OP_COUNT - 1);
-    if ((unsigned)t >= (unsigned)PT__DTYPE_COUNT)
+                         (int)kind, PT_OP_COUNT - 1);
+    if ((unsigned)t >= (unsigned)PT_DTYPE_COUNT)
         return pt__error(PT_ERR_INVALID_ARGUMENT, fn, "dtype %d is not a pt_dtype (0..%d)", (int)t,
-                         PT__DTYPE_COUNT - 1);
+                         PT_DTYPE_COUNT - 1);
     if (!pt_op_takes_dtype(kind, t)) {
         char takes[64] = "";
         size_t used = 0;
-        for (int u = 0; u < PT__DTYPE_COUNT; ++u)
+        for (int u = 0; u < PT_DTYPE_COUNT; ++u)
             if (pt_op_takes_dtype(kind, (pt_dtype)u))
                 used += (size_t)snprintf(takes + used, sizeof takes - used, "%s%s",
                                          used ? ", " : "", pt_dtype_name((pt_dtype)u));

@@ -17,7 +17,11 @@
  *
  * Search order: each directory of PORTABLE_PLUGIN_PATH (colon-separated,
  * read with secure_getenv, so a setuid program ignores it), the directory
- * libportable.so was loaded from, the install directory. Every one is
+ * libportable.so was loaded from (the build tree keeps plugins there), and
+ * its subfolder PT_PLUGIN_SUBDIR ("portable": an installed copy keeps them
+ * in <libdir>/portable). No absolute install path is compiled in: the
+ * plugins are found relative to the real location of libportable.so, so an
+ * installed prefix still works after it is moved. Every one is
  * resolved with realpath: a libportable found through a relative
  * LD_LIBRARY_PATH never makes the loader look relative to the working
  * directory. The first regular file found for a name wins; a FIFO, folder
@@ -95,7 +99,11 @@ static void collect_search_dirs(void) {
         env = colon ? colon + 1 : NULL;
     }
     add_search_dir(self_dir, strlen(self_dir));
-    add_search_dir(PT_PLUGIN_INSTALL_DIR, strlen(PT_PLUGIN_INSTALL_DIR));
+    if (self_dir[0]) {
+        char installed[PATH_MAX];
+        int n = snprintf(installed, sizeof installed, "%s/%s", self_dir, PT_PLUGIN_SUBDIR);
+        if (n > 0 && (size_t)n < sizeof installed) add_search_dir(installed, (size_t)n);
+    }
 }
 
 static pt__backend *find_slot(const char *name) {

@@ -104,7 +104,7 @@ struct pt_device {
     pt__allocator alloc;
     /* Per op kind, the dtypes (bit t) the plugin's supports accepted on this
      * device; asked once per pair. */
-    _Atomic unsigned supported[PT__OP_COUNT];
+    _Atomic unsigned supported[PT_OP_COUNT];
 };
 
 /* Scans the plugin folders once (thread-safe): backend names and files,

@@ -34,7 +34,7 @@ bool pt__is_contiguous(const pt_tensor *x) {
 }
 
 pt_status pt__check_dtype(const char *fn, pt_dtype t) {
-    if ((unsigned)t >= PT__DTYPE_COUNT)
+    if ((unsigned)t >= PT_DTYPE_COUNT)
         return pt__error(PT_ERR_DTYPE, fn, "dtype %d is not a pt_dtype (PT_F32, PT_F64, PT_I32, PT_I64, PT_U8)",
                          (int)t);
     return PT_OK;
@@ -148,6 +148,11 @@ static void storage_release(pt__storage *st) {
     if (atomic_fetch_sub(&st->refs, 1) != 1) return;
     if (st->kind == PT__STORAGE_DEVICE) {
         pt__free(st->dev, st->block);
+    } else if (st->kind == PT__STORAGE_EXTERNAL) {
+        /* ops queued on the memory must finish before its owner may reuse it;
+         * a failed wait (device lost) leaves nothing to wait for */
+        (void)pt__synchronize("pt_release", st->dev);
+        st->release(st->release_ctx);
     } else {
         pt__host_free(st->pinned_owner, st->buf);
     }
@@ -228,6 +233,29 @@ pt_tensor *pt__tensor_pinned(const char *fn, pt_device *cpu, pt_device *owner, p
     pt__contiguous_strides(ndim, shape, strides);
     pt_tensor *x = new_handle(fn, st, t, ndim, shape, strides, 0);
     if (!x) storage_release(st);
+    return x;
+}
+
+pt_tensor *pt__tensor_external(const char *fn, pt_device *d, pt_dtype t, int ndim,
+                               const int64_t *shape, const int64_t *strides, size_t offset,
+                               void *buf, size_t bytes, void (*release)(void *ctx), void *ctx) {
+    pt__storage *st = malloc(sizeof *st);
+    if (!st) {
+        pt__error(PT_ERR_OUT_OF_MEMORY, fn, "out of host memory for a storage record");
+        return NULL;
+    }
+    atomic_init(&st->refs, 1);
+    st->dev = d;
+    st->kind = PT__STORAGE_EXTERNAL;
+    st->block = NULL;
+    st->buf = buf;
+    st->bytes = bytes;
+    st->pinned_owner = NULL;
+    st->record = st;
+    st->release = release;
+    st->release_ctx = ctx;
+    pt_tensor *x = new_handle(fn, st, t, ndim, shape, strides, offset);
+    if (!x) free(st); /* the memory stays the caller's */
     return x;
 }
 

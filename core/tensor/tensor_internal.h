@@ -11,7 +11,9 @@
 
 typedef enum pt__storage_kind {
     PT__STORAGE_DEVICE,          /* from the device's caching allocator */
-    PT__STORAGE_PINNED           /* host memory from pinned_owner's host_alloc (cpu tensors) */
+    PT__STORAGE_PINNED,          /* host memory from pinned_owner's host_alloc (cpu tensors) */
+    PT__STORAGE_EXTERNAL         /* somebody else's memory (a DLPack import): release(ctx)
+                                    gives it back */
 } pt__storage_kind;
 
 typedef struct pt__storage {
@@ -24,6 +26,9 @@ typedef struct pt__storage {
     pt_device *pinned_owner;     /* PT__STORAGE_PINNED: whose host_free to call */
     void *record;                /* the allocation holding this record: itself, or the
                                     handle it was born with (one malloc per new tensor) */
+    void (*release)(void *ctx);  /* PT__STORAGE_EXTERNAL: called once, after the device
+                                    finished with the memory */
+    void *release_ctx;
 } pt__storage;
 
 struct pt__grad_meta;            /* autograd state, owned by core/autograd/ */
@@ -58,6 +63,15 @@ pt_tensor *pt__tensor_view(pt_tensor *x, int ndim, const int64_t *shape, const i
 /* A tensor over pinned host memory owned by owner (for pt_to_async to cpu). */
 pt_tensor *pt__tensor_pinned(const char *fn, pt_device *cpu, pt_device *owner, pt_dtype t,
                              int ndim, const int64_t *shape);
+/* A tensor over memory the library does not own (a DLPack import): buf is
+ * what the backend takes as a buffer handle (a host pointer on the cpu),
+ * bytes its extent, offset/strides the view inside it. release(ctx) runs
+ * once, when the last view of it is gone. NULL on failure (out of host
+ * memory), and then release is not called: the memory is still the
+ * caller's. */
+pt_tensor *pt__tensor_external(const char *fn, pt_device *d, pt_dtype t, int ndim,
+                               const int64_t *shape, const int64_t *strides, size_t offset,
+                               void *buf, size_t bytes, void (*release)(void *ctx), void *ctx);
 /* Registers a reference being returned to the user in the innermost scope of
  * this thread (if any). Every public function returning a new reference ends
  * with `return pt__ret(x);`. NULL passes through. */

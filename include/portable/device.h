@@ -46,6 +46,12 @@ PT_API pt_device *pt_cpu(void);
  * - PT_ERR_BACKEND_LOAD: the backend's plugin was not found or failed to
  *   load (for "auto": the cpu plugin). */
 PT_API pt_device *pt_default_device(void);
+/* Makes d the device pt_default_device returns from now on, in every
+ * thread, overriding PORTABLE_BACKEND (as torch.set_default_device does);
+ * pt_try_device and pt_all_devices then pick from d's backend. NULL goes
+ * back to PORTABLE_BACKEND. PT_ERR_INVALID_ARGUMENT when d is not a device
+ * this library handed out (pt_device_get, pt_cpu, pt_backend_device, ...). */
+PT_API pt_status pt_set_default_device(pt_device *d);
 /* Accelerator i of the chosen backend, else the CPU (like d2l's try_gpu).
  * With PORTABLE_BACKEND=cpu, device i of the cpu backend, else cpu:0.
  * NULL with pt_default_device's errors when PORTABLE_BACKEND cannot be

@@ -39,7 +39,7 @@ extern "C" {
  * op with history) as needing a gradient, or unmarks it. Errors:
  * PT_ERR_INVALID_ARGUMENT (NULL, or x is an op's result), PT_ERR_DTYPE
  * (integer x). */
-PT_API pt_status pt_set_requires_grad(pt_tensor *x, bool requires);
+PT_API pt_status pt_set_requires_grad(pt_tensor *x, bool needs_grad);
 /* Whether x is a marked leaf or an op result with history. false for NULL. */
 PT_API bool pt_requires_grad(const pt_tensor *x);
 /* Computes d loss / d leaf for every leaf loss depends on and adds it to the

@@ -92,10 +92,10 @@ typedef enum pt_op_result {
 } pt_op_result;
 
 typedef enum pt_op_kind {
-#define PT__OP_ENUM(kind, name, family, arity, dtypes, result, grad) PT_OP_##kind,
-    PT_OP_TABLE(PT__OP_ENUM)
-#undef PT__OP_ENUM
-        PT__OP_COUNT
+#define PT_OP_ENUM_ENTRY(kind, name, family, arity, dtypes, result, grad) PT_OP_##kind,
+    PT_OP_TABLE(PT_OP_ENUM_ENTRY)
+#undef PT_OP_ENUM_ENTRY
+        PT_OP_COUNT
 } pt_op_kind;
 
 /* One row of the table as data. */
@@ -112,12 +112,12 @@ typedef struct pt_op_info {
  * only, so plugins and tests read the same facts without linking the core. */
 static inline const pt_op_info *pt_op_info_of(pt_op_kind k) {
     static const pt_op_info rows[] = {
-#define PT__OP_ROW(kind, name, family, arity, dtypes, result, grad)                          \
+#define PT_OP_INFO_ROW(kind, name, family, arity, dtypes, result, grad)                      \
     {name, PT_OP_FAMILY_##family, arity, PT_DTYPES_##dtypes, PT_OP_RESULT_##result, grad != 0},
-        PT_OP_TABLE(PT__OP_ROW)
-#undef PT__OP_ROW
+        PT_OP_TABLE(PT_OP_INFO_ROW)
+#undef PT_OP_INFO_ROW
     };
-    return (unsigned)k < (unsigned)PT__OP_COUNT ? &rows[k] : (const pt_op_info *)0;
+    return (unsigned)k < (unsigned)PT_OP_COUNT ? &rows[k] : (const pt_op_info *)0;
 }
 
 /* "add", ...; "?" outside the enum. */
@@ -129,7 +129,7 @@ static inline const char *pt_op_name(pt_op_kind k) {
 /* Whether the core may send kind k with compute dtype t. */
 static inline bool pt_op_takes_dtype(pt_op_kind k, pt_dtype t) {
     const pt_op_info *i = pt_op_info_of(k);
-    return i && (unsigned)t < (unsigned)PT__DTYPE_COUNT && (i->dtypes & PT_DTYPE_BIT(t));
+    return i && (unsigned)t < (unsigned)PT_DTYPE_COUNT && (i->dtypes & PT_DTYPE_BIT(t));
 }
 
 /* The output dtype of kind k computed in t (CAST: the caller's choice). */

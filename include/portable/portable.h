@@ -8,9 +8,6 @@
 #include "status.h"
 #include "tensor.h"
 #include "types.h"
-
-#define PT_VERSION_MAJOR 0
-#define PT_VERSION_MINOR 1
-#define PT_VERSION_PATCH 0
+#include "version.h"
 
 #endif

@@ -32,10 +32,10 @@ extern "C" {
     X(PT_ERR_INTERNAL, "internal error")
 
 typedef enum pt_status {
-#define PT__STATUS_ENUM(name, message) name,
-    PT_STATUS_TABLE(PT__STATUS_ENUM)
-#undef PT__STATUS_ENUM
-        PT__STATUS_COUNT
+#define PT_STATUS_ENUM_ENTRY(name, message) name,
+    PT_STATUS_TABLE(PT_STATUS_ENUM_ENTRY)
+#undef PT_STATUS_ENUM_ENTRY
+        PT_STATUS_COUNT
 } pt_status;
 
 /* "PT_ERR_SHAPE" etc.; "PT_UNKNOWN_STATUS" for values outside the table. */

@@ -28,10 +28,10 @@ extern "C" {
     X(U8, "u8", 1, UNSIGNED, 0)
 
 typedef enum pt_dtype {
-#define PT__DTYPE_ENUM(suffix, name, bytes, kind, rank) PT_##suffix,
-    PT_DTYPE_TABLE(PT__DTYPE_ENUM)
-#undef PT__DTYPE_ENUM
-        PT__DTYPE_COUNT
+#define PT_DTYPE_ENUM_ENTRY(suffix, name, bytes, kind, rank) PT_##suffix,
+    PT_DTYPE_TABLE(PT_DTYPE_ENUM_ENTRY)
+#undef PT_DTYPE_ENUM_ENTRY
+        PT_DTYPE_COUNT
 } pt_dtype;
 
 enum { PT_DTYPE_KIND_FLOAT, PT_DTYPE_KIND_SIGNED, PT_DTYPE_KIND_UNSIGNED };
@@ -46,28 +46,28 @@ enum { PT_DTYPE_KIND_FLOAT, PT_DTYPE_KIND_SIGNED, PT_DTYPE_KIND_UNSIGNED };
  * "?" / 0 / false outside the enum. */
 static inline const char *pt_dtype_table_name(pt_dtype t) {
     switch (t) {
-#define PT__DTYPE_NAME(suffix, name, bytes, kind, rank) case PT_##suffix: return name;
-        PT_DTYPE_TABLE(PT__DTYPE_NAME)
-#undef PT__DTYPE_NAME
+#define PT_DTYPE_NAME_CASE(suffix, name, bytes, kind, rank) case PT_##suffix: return name;
+        PT_DTYPE_TABLE(PT_DTYPE_NAME_CASE)
+#undef PT_DTYPE_NAME_CASE
     default: return "?";
     }
 }
 static inline size_t pt_dtype_table_size(pt_dtype t) {
     switch (t) {
-#define PT__DTYPE_SIZE(suffix, name, bytes, kind, rank) case PT_##suffix: return bytes;
-        PT_DTYPE_TABLE(PT__DTYPE_SIZE)
-#undef PT__DTYPE_SIZE
+#define PT_DTYPE_SIZE_CASE(suffix, name, bytes, kind, rank) case PT_##suffix: return bytes;
+        PT_DTYPE_TABLE(PT_DTYPE_SIZE_CASE)
+#undef PT_DTYPE_SIZE_CASE
     default: return 0;
     }
 }
 static inline bool pt_dtype_is_float(pt_dtype t) {
-    return ((unsigned)t < (unsigned)PT__DTYPE_COUNT) && (PT_DTYPE_BIT(t) & PT_DTYPES_FLOAT);
+    return ((unsigned)t < (unsigned)PT_DTYPE_COUNT) && (PT_DTYPE_BIT(t) & PT_DTYPES_FLOAT);
 }
 static inline int pt_dtype_promotion_rank(pt_dtype t) {
     switch (t) {
-#define PT__DTYPE_RANK(suffix, name, bytes, kind, rank) case PT_##suffix: return rank;
-        PT_DTYPE_TABLE(PT__DTYPE_RANK)
-#undef PT__DTYPE_RANK
+#define PT_DTYPE_RANK_CASE(suffix, name, bytes, kind, rank) case PT_##suffix: return rank;
+        PT_DTYPE_TABLE(PT_DTYPE_RANK_CASE)
+#undef PT_DTYPE_RANK_CASE
     default: return -1;
     }
 }

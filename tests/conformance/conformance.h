@@ -37,7 +37,7 @@
  * (f32, f64, i32, i64, u8), so a new row is run without editing the suite.
  * The body runs for each dtype t in mask. */
 #define FOR_EACH_DTYPE_IN(t, mask)                                                          \
-    for (pt_dtype t = (pt_dtype)0; t < PT__DTYPE_COUNT; t = (pt_dtype)(t + 1))            \
+    for (pt_dtype t = (pt_dtype)0; t < PT_DTYPE_COUNT; t = (pt_dtype)(t + 1))            \
         if (!(PT_DTYPE_BIT(t) & (mask))) {                                                 \
         } else
 

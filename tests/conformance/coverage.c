@@ -12,7 +12,7 @@
 
 void check_op_coverage(void) {
     int missing = 0;
-    for (pt_op_kind k = (pt_op_kind)0; k < PT__OP_COUNT; k = (pt_op_kind)(k + 1)) {
+    for (pt_op_kind k = (pt_op_kind)0; k < PT_OP_COUNT; k = (pt_op_kind)(k + 1)) {
         unsigned takes = pt_op_info_of(k)->dtypes, reached = pt_op_dtypes_reached(k);
         FOR_EACH_DTYPE_IN(t, takes & ~reached) {
             report_fail("coverage", "op kind '%s' in %s was reached by no case", pt_op_name(k),

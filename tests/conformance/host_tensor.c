@@ -236,7 +236,7 @@ ht *ht_download(pt_tensor *t, char *err, size_t cap) {
     int nd = pt_tensor_ndim(t);
     const int64_t *shape = pt_tensor_shape(t);
     pt_dtype dt = pt_tensor_dtype(t);
-    if (nd < 0 || nd > PT_MAX_DIMS || (nd > 0 && !shape) || (int)dt < 0 || dt >= PT__DTYPE_COUNT) {
+    if (nd < 0 || nd > PT_MAX_DIMS || (nd > 0 && !shape) || (int)dt < 0 || dt >= PT_DTYPE_COUNT) {
         snprintf(err, cap, "result has a bad ndim %d or dtype %d", nd, (int)dt);
         return NULL;
     }

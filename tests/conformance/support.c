@@ -17,7 +17,7 @@ int print_support_grid(pt_device *d) {
     printf("\n");
     int problems = 0;
     char first[512] = "";
-    for (pt_op_kind k = (pt_op_kind)0; k < PT__OP_COUNT; k = (pt_op_kind)(k + 1)) {
+    for (pt_op_kind k = (pt_op_kind)0; k < PT_OP_COUNT; k = (pt_op_kind)(k + 1)) {
         printf("| %s |", pt_op_name(k));
         FOR_EACH_DTYPE_IN(t, PT_DTYPES_ANY) {
             pt_clear_error();

@@ -233,7 +233,7 @@ int main(int argc, char **argv) {
         pt_dist_finalize(g);
         return 77;
     }
-    for (int t = 0; t < PT__DTYPE_COUNT; ++t) {
+    for (int t = 0; t < PT_DTYPE_COUNT; ++t) {
         if (pt_device_supports(dev, PT_OP_COPY, (pt_dtype)t) != PT_OK) continue; /* fp64 on some OpenCL devices */
         test_dtype(dev, (pt_dtype)t, false);
         test_dtype(dev, (pt_dtype)t, true);

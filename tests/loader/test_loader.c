@@ -1,7 +1,7 @@
 /* The plugin loader against fake plugins (tests/loader/fake_plugin.c) in
  * FAKE_PLUGIN_DIR. The loader's contract (docs/plugins.md, DESIGN.md):
  * it looks for libportable-*.so in each PORTABLE_PLUGIN_PATH directory,
- * then next to libportable.so, then in the install directory; backend names
+ * then next to libportable.so, then in its portable/ subfolder; backend names
  * come from file names; cpu, cuda and opencl are always listed; every
  * failure (dlopen text, missing entry symbol, ABI mismatch, bad table, init
  * failure, zero devices) is recorded as the backend's reason and named in

@@ -12,8 +12,8 @@ static void test_status_table(void) {
     PT_STATUS_TABLE(X)
 #undef X
     CHECK_INT(PT_OK, 0);
-    CHECK_INT(PT_ERR_INTERNAL, PT__STATUS_COUNT - 1);
-    CHECK_STR(pt_status_name(PT__STATUS_COUNT), "PT_UNKNOWN_STATUS");
+    CHECK_INT(PT_ERR_INTERNAL, PT_STATUS_COUNT - 1);
+    CHECK_STR(pt_status_name(PT_STATUS_COUNT), "PT_UNKNOWN_STATUS");
     CHECK_STR(pt_status_name((pt_status)-1), "PT_UNKNOWN_STATUS");
     CHECK_STR(pt_status_name((pt_status)1000), "PT_UNKNOWN_STATUS");
     CHECK(pt_status_message((pt_status)1000) != NULL);

@@ -5,7 +5,7 @@
 #include "check.h"
 
 static void table_rows(void) {
-    for (int k = 0; k < PT__OP_COUNT; ++k) {
+    for (int k = 0; k < PT_OP_COUNT; ++k) {
         const pt_op_info *i = pt_op_info_of((pt_op_kind)k);
         CHECK_NOT_NULL(i);
         if (!i) continue;
@@ -13,14 +13,14 @@ static void table_rows(void) {
         CHECK(i->arity >= 0 && i->arity <= 3);
         CHECK(i->dtypes != 0 && (i->dtypes & ~(unsigned)PT_DTYPES_ANY) == 0);
     }
-    CHECK(pt_op_info_of(PT__OP_COUNT) == NULL);
+    CHECK(pt_op_info_of(PT_OP_COUNT) == NULL);
     CHECK_STR(pt_op_name(PT_OP_LOG_SOFTMAX), "log_softmax");
     CHECK_STR(pt_op_name((pt_op_kind)-1), "?");
     CHECK_INT(pt_op_result_dtype(PT_OP_LT, PT_F64), PT_U8);
     CHECK_INT(pt_op_result_dtype(PT_OP_ARGMAX, PT_I32), PT_I64);
     CHECK(pt_op_takes_dtype(PT_OP_ADD, PT_I64));
     CHECK(!pt_op_takes_dtype(PT_OP_EXP, PT_I32));
-    for (int t = 0; t < PT__DTYPE_COUNT; ++t) {
+    for (int t = 0; t < PT_DTYPE_COUNT; ++t) {
         CHECK_STR(pt_dtype_name((pt_dtype)t), pt_dtype_table_name((pt_dtype)t));
         CHECK_INT(pt_dtype_size((pt_dtype)t), pt_dtype_table_size((pt_dtype)t));
     }
@@ -30,8 +30,8 @@ static void supports(void) {
     pt_device *cpu = pt_cpu();
     CHECK_NOT_NULL(cpu);
     /* Every pair the core sends: the cpu backend has them all. */
-    for (int k = 0; k < PT__OP_COUNT; ++k)
-        for (int t = 0; t < PT__DTYPE_COUNT; ++t)
+    for (int k = 0; k < PT_OP_COUNT; ++k)
+        for (int t = 0; t < PT_DTYPE_COUNT; ++t)
             if (pt_op_takes_dtype((pt_op_kind)k, (pt_dtype)t)) {
                 pt_status s = pt_device_supports(cpu, (pt_op_kind)k, (pt_dtype)t);
                 if (s != PT_OK)
@@ -41,7 +41,7 @@ static void supports(void) {
             }
     CHECK_INT(pt_device_supports(cpu, PT_OP_EXP, PT_I32), PT_ERR_DTYPE);
     CHECK_HAS(pt_last_error(), "pt_device_supports: the core never sends exp in i32 (it sends f32, f64)");
-    CHECK_INT(pt_device_supports(cpu, PT__OP_COUNT, PT_F32), PT_ERR_INVALID_ARGUMENT);
+    CHECK_INT(pt_device_supports(cpu, PT_OP_COUNT, PT_F32), PT_ERR_INVALID_ARGUMENT);
     CHECK_HAS(pt_last_error(), "outside the op table");
     CHECK_INT(pt_device_supports(cpu, PT_OP_ADD, (pt_dtype)99), PT_ERR_INVALID_ARGUMENT);
     CHECK_HAS(pt_last_error(), "dtype 99");
@@ -50,7 +50,7 @@ static void supports(void) {
 }
 
 static void reached(void) {
-    CHECK_INT(pt_op_dtypes_reached(PT__OP_COUNT), 0);
+    CHECK_INT(pt_op_dtypes_reached(PT_OP_COUNT), 0);
     CHECK_INT(pt_op_dtypes_reached(PT_OP_TANH) & PT_DTYPE_BIT(PT_F64), 0);
     int64_t shape[1] = {3};
     pt_tensor *x = pt_ones(pt_cpu(), PT_F64, 1, shape);
