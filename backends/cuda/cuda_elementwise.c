@@ -22,7 +22,8 @@ static pt_status run(ptcu_device *d, const pt_op *op, int arity) {
     l.scalar2 = op->scalar2;
     l.seed = op->seed;
     l.counter = op->counter;
-    l.max_blocks = 16 * (d->sm_count > 0 ? d->sm_count : 1);
+    l.max_blocks = 0; /* one full wave: SMs x resident blocks per SM (occupancy API) */
+    l.sm_count = d->sm_count;
 
     /* A same-dtype contiguous copy is a plain device-to-device memcpy. */
     if (op->kind == PT_OP_COPY && l.contiguous && op->in[0].dtype == op->out.dtype &&

@@ -30,6 +30,14 @@ extern "C" {
 
 typedef struct ptcu_device {
     int ordinal;                  /* CUDA device number */
+    /* Brought up on first use (ptcu_select): the primary context, the kernel
+     * image check, the stream, the occupancy figures. A process using one
+     * GPU of eight creates one context, not eight. 0: not tried, 1: up,
+     * -1: failed (why says why; every later call fails the same way).
+     * Read and written with __atomic builtins (this header is C and C++). */
+    int up;
+    pthread_mutex_t up_lock;
+    char why[512];
     cudaStream_t stream;          /* non-blocking: every op and copy of this device */
     int sm_count;
     int cc_major, cc_minor;
@@ -40,10 +48,18 @@ typedef struct ptcu_device {
      * peer-access flags. Element-wise launches touch none of them. */
     pthread_mutex_t lock;
     cublasHandle_t blas;          /* NULL until the first MATMUL */
+    bool tf32;                    /* PORTABLE_CUDA_TF32, read when the handle is made */
+    void *workspace;              /* cuBLAS's workspace (cublasSetWorkspace) */
+    void *workspace_block;        /* its block in the core's caching allocator */
     void *scratch;                /* reduction partials, matmul operand copies */
+    void *scratch_block;          /* its block in the core's caching allocator (NULL: cudaMalloc) */
     size_t scratch_bytes;
     bool peer_tried[PTCU_MAX_DEVICES];
 } ptcu_device;
+
+/* cuBLAS's workspace per device (cublasSetWorkspace): NVIDIA's figure for
+ * Hopper, enough for every GEMM algorithm cuBLAS picks there. */
+#define PTCU_CUBLAS_WORKSPACE ((size_t)32 << 20)
 
 /* The host API the core gave us at entry. */
 extern const pt_host_api *ptcu_host;
@@ -53,8 +69,16 @@ int ptcu_device_total(void);
  * another index. */
 ptcu_device *ptcu_dev(int dev);
 
-/* Makes d current on this thread (cudaSetDevice only when it is not). */
-pt_status ptcu_select(const ptcu_device *d, const char *what);
+/* Makes d current on this thread (cudaSetDevice only when it is not),
+ * bringing d up first if this is its first use; what names the caller in
+ * the error. The vtable entries (cuda_plugin.c) put the caller's current
+ * device back when they return. */
+pt_status ptcu_select(ptcu_device *d, const char *what);
+
+/* Whether the kernels compiled for codes (CMake CUDA_ARCHITECTURES words,
+ * "80-real 90-real 90-virtual") run on compute capability major.minor;
+ * true for lists it cannot judge ("native"). Pure C (cuda_arch.c). */
+bool ptcu_architecture_fits(const char *codes, int major, int minor);
 
 /* ---- Errors (cuda_errors.c) ---- */
 
@@ -72,14 +96,16 @@ pt_status ptcu_unsupported(const pt_op *op);
 pt_status ptcu_launch_error(cudaError_t e, const pt_op *op);
 
 /* Device scratch of at least bytes, valid for work queued on d's stream
- * until the next call (callers hold d->lock). Growing waits for the stream
- * before freeing the old buffer. */
+ * until the next call (callers hold d->lock), from the core's caching
+ * allocator: growing hands the old block back without waiting (the
+ * allocator reuses it only for work queued later on the same stream). */
 pt_status ptcu_scratch(ptcu_device *d, size_t bytes, void **out);
 
-/* The cuBLAS handle of d, created on first use and bound to d's stream
- * (callers hold d->lock and have selected d). for_what names the product
- * in the error when the handle cannot be made. */
-pt_status ptcu_blas(ptcu_device *d, cublasHandle_t *out, const char *for_what);
+/* The cuBLAS handle of d, created on first use, bound to d's stream, with
+ * a PTCU_CUBLAS_WORKSPACE workspace from the caching allocator (callers
+ * hold d->lock and have selected d). product (a MATMUL) is described in the
+ * error when the handle cannot be made. */
+pt_status ptcu_blas(ptcu_device *d, cublasHandle_t *out, const pt_op *product);
 
 /* ---- Element-wise geometry (cuda_geometry.c, pure C) ---- */
 
@@ -148,6 +174,9 @@ pt_status ptcu_vt_copy_d2d(int dev, void *dst, size_t dst_offset, const void *sr
 pt_status ptcu_vt_copy_peer(int dst_dev, void *dst, size_t dst_offset, int src_dev, const void *src,
                             size_t src_offset, size_t bytes);
 pt_status ptcu_vt_synchronize(int dev);
+pt_status ptcu_vt_marker_record(int dev, void **marker);
+bool ptcu_vt_marker_passed(int dev, void *marker);
+void ptcu_vt_marker_release(int dev, void *marker);
 pt_status ptcu_vt_supports(int dev, const pt_op *op);
 pt_status ptcu_vt_execute(int dev, const pt_op *op);
 

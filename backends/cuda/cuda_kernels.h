@@ -44,7 +44,8 @@ typedef struct ptcu_ew_launch {
     ptcu_geometry geo;
     double scalar, scalar2;               /* as in pt_op */
     uint64_t seed, counter;               /* RAND_* */
-    int max_blocks;                       /* grid cap for grid-stride loops */
+    int max_blocks;                       /* grid cap for grid-stride loops; 0: one full wave */
+    int sm_count;                         /* multiprocessors, for the full wave */
 } ptcu_ew_launch;
 
 /* ADD SUB MUL DIV POW MAXIMUM MINIMUM AXPY (k_binary.cu). */
@@ -139,6 +140,9 @@ cudaError_t ptcu_launch_one_hot(const ptcu_one_hot_launch *l, cudaStream_t strea
 cudaError_t ptcu_probe_kernels(void);
 /* The architectures the kernels were compiled for, e.g. "sm_80 sm_90 compute_90". */
 const char *ptcu_compiled_architectures(void);
+/* The same as CMake CUDA_ARCHITECTURES words ("80-real 90-real 90-virtual"),
+ * for admission without a context (ptcu_architecture_fits). */
+const char *ptcu_compiled_architecture_codes(void);
 
 #ifdef __cplusplus
 }

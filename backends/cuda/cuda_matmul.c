@@ -83,10 +83,7 @@ static pt_status matmul_locked(ptcu_device *d, const pt_op *op) {
     const ptcu_gemm_args g = ptcu_gemm_args_for(M, N, K, la, lb);
 
     cublasHandle_t h;
-    char product[128];
-    snprintf(product, sizeof product, "MATMUL [%lld x %lld] @ [%lld x %lld] x %lld batches (%s)", (long long)M,
-             (long long)K, (long long)K, (long long)N, (long long)batch, f64 ? "f64" : "f32");
-    if ((s = ptcu_blas(d, &h, product)) != PT_OK) return s;
+    if ((s = ptcu_blas(d, &h, op)) != PT_OK) return s;
     const cublasOperation_t ta = g.trans_first ? CUBLAS_OP_T : CUBLAS_OP_N;
     const cublasOperation_t tb = g.trans_second ? CUBLAS_OP_T : CUBLAS_OP_N;
     const cudaDataType_t dt = f64 ? CUDA_R_64F : CUDA_R_32F;

@@ -8,6 +8,7 @@
  * Copies between two GPUs wait for both devices' queued work (events), go
  * peer-to-peer when the hardware allows (peer access is enabled on first
  * use), and make the destination's later work wait for them. */
+#include <stddef.h>
 #include <stdio.h>
 
 #include "cuda_internal.h"
@@ -116,7 +117,7 @@ pt_status ptcu_vt_copy_d2d(int dev, void *dst, size_t dst_offset, const void *sr
 
 /* Lets src's context reach dst's memory directly, once per pair. Failure
  * only costs speed: cudaMemcpyPeerAsync stages through the host then. */
-static void enable_peer_access(ptcu_device *src, const ptcu_device *dst, int dst_dev) {
+static void enable_peer_access(ptcu_device *src, ptcu_device *dst, int dst_dev) {
     pthread_mutex_lock(&src->lock);
     if (!src->peer_tried[dst_dev]) {
         src->peer_tried[dst_dev] = true;
@@ -135,7 +136,7 @@ static void enable_peer_access(ptcu_device *src, const ptcu_device *dst, int dst
 /* Makes the work queued on `to` from now on wait for the work queued on
  * `from` so far (an event recorded on from's stream). Leaves `to` selected.
  * copy names the copy in errors; the roles name the two streams. */
-static pt_status order_streams(const ptcu_device *from, const char *from_role, const ptcu_device *to,
+static pt_status order_streams(ptcu_device *from, const char *from_role, ptcu_device *to,
                                const char *to_role, const char *copy) {
     cudaEvent_t ev = NULL;
     char step[64] = "cudaEventCreateWithFlags";
@@ -184,37 +185,111 @@ pt_status ptcu_vt_synchronize(int dev) {
     return PT_OK;
 }
 
+/* Device memory from the core's caching allocator (pt_host_api's
+ * device_alloc), so scratch space is reused without cudaMalloc, shows in
+ * pt_memory_stats, and gives way to tensors on out-of-memory. */
+static bool core_allocator(void) {
+    return ptcu_host->struct_size >= offsetof(pt_host_api, device_free) + sizeof ptcu_host->device_free &&
+           ptcu_host->device_alloc && ptcu_host->device_free;
+}
+
+static int index_of(const ptcu_device *d) {
+    for (int i = 0; i < ptcu_device_total(); ++i)
+        if (ptcu_dev(i) == d) return i;
+    return -1;
+}
+
+/* bytes of d's memory for the plugin's own use; *block NULL when it came
+ * from cudaMalloc (a core without device_alloc). */
+static pt_status device_scratch_alloc(ptcu_device *d, size_t bytes, void **ptr, void **block) {
+    *block = NULL;
+    if (core_allocator()) {
+        void *buf = NULL;
+        size_t offset = 0;
+        pt_status s = ptcu_host->device_alloc("cuda", index_of(d), bytes, &buf, &offset, block);
+        if (s != PT_OK) return s;
+        *ptr = (char *)buf + offset;
+        return PT_OK;
+    }
+    cudaError_t e = cudaMalloc(ptr, bytes);
+    if (e != cudaSuccess) return ptcu_cuda_error(e, "cudaMalloc(%zu bytes) for scratch space", bytes);
+    return PT_OK;
+}
+
+/* Work queued before this call may still use p: the caching allocator hands
+ * it out again only to work queued after (one in-order stream per device),
+ * and cudaFree waits for the device. */
+static void device_scratch_free(ptcu_device *d, void *p, void *block) {
+    if (block) ptcu_host->device_free("cuda", index_of(d), block);
+    else if (p) cudaFree(p);
+}
+
 pt_status ptcu_scratch(ptcu_device *d, size_t bytes, void **out) {
     if (bytes <= d->scratch_bytes && d->scratch) {
         *out = d->scratch;
         return PT_OK;
     }
-    size_t want = (size_t)1 << 20;
+    /* From 10 MiB up the caching allocator gives a block its own segment,
+     * so the scratch never pins a shared segment that pt_empty_cache could
+     * otherwise return. */
+    size_t want = (size_t)10 << 20;
     while (want < bytes) want <<= 1;
-    if (d->scratch) {
-        /* Work already queued may still read the old buffer. */
-        cudaError_t e = cudaStreamSynchronize(d->stream);
-        if (e != cudaSuccess) return ptcu_cuda_error(e, "growing the scratch buffer: cudaStreamSynchronize");
-        cudaFree(d->scratch);
-        d->scratch = NULL;
-        d->scratch_bytes = 0;
-    }
-    void *p = NULL;
-    cudaError_t e = cudaMalloc(&p, want);
-    if (e == cudaErrorMemoryAllocation && want > bytes) {
-        (void)cudaGetLastError();
+    device_scratch_free(d, d->scratch, d->scratch_block);
+    d->scratch = d->scratch_block = NULL;
+    d->scratch_bytes = 0;
+    void *p = NULL, *block = NULL;
+    pt_status s = device_scratch_alloc(d, want, &p, &block);
+    if (s == PT_ERR_OUT_OF_MEMORY && want > bytes) {
         want = bytes;
-        e = cudaMalloc(&p, want);
+        s = device_scratch_alloc(d, want, &p, &block);
     }
-    if (e != cudaSuccess) return ptcu_cuda_error(e, "cudaMalloc(%zu bytes) for scratch space", want);
+    if (s != PT_OK) return s;
     d->scratch = p;
+    d->scratch_block = block;
     d->scratch_bytes = want;
     *out = p;
     return PT_OK;
 }
 
-pt_status ptcu_blas(ptcu_device *d, cublasHandle_t *out, const char *for_what) {
+/* ---- Queue markers (the core's pinned host-block cache) ---- */
+
+pt_status ptcu_vt_marker_record(int dev, void **marker) {
+    ptcu_device *d = ptcu_dev(dev);
+    pt_status s = ptcu_select(d, "marker_record");
+    if (s != PT_OK) return s;
+    cudaEvent_t ev = NULL;
+    cudaError_t e = cudaEventCreateWithFlags(&ev, cudaEventDisableTiming);
+    if (e == cudaSuccess) e = cudaEventRecord(ev, d->stream);
+    if (e != cudaSuccess) {
+        if (ev) cudaEventDestroy(ev);
+        return ptcu_cuda_error(e, "marker_record: cudaEventRecord on CUDA device %d", d->ordinal);
+    }
+    *marker = ev;
+    return PT_OK;
+}
+
+bool ptcu_vt_marker_passed(int dev, void *marker) {
+    (void)dev;
+    /* cudaEventQuery needs no current device and never waits. */
+    cudaError_t e = cudaEventQuery((cudaEvent_t)marker);
+    if (e == cudaSuccess) return true;
+    (void)cudaGetLastError(); /* cudaErrorNotReady, or an earlier failure: not reusable yet */
+    return false;
+}
+
+void ptcu_vt_marker_release(int dev, void *marker) {
+    (void)dev;
+    if (marker && cudaEventDestroy((cudaEvent_t)marker) != cudaSuccess) (void)cudaGetLastError();
+}
+
+pt_status ptcu_blas(ptcu_device *d, cublasHandle_t *out, const pt_op *product) {
     if (!d->blas) {
+        /* Only here (once per device, and in errors) is the product described. */
+        char for_what[128];
+        const pt_operand *C = &product->out;
+        snprintf(for_what, sizeof for_what, "MATMUL [%lld x %lld] @ [%lld x %lld] x %lld batches (%s)",
+                 (long long)C->shape[1], (long long)product->in[0].shape[2], (long long)product->in[0].shape[2],
+                 (long long)C->shape[2], (long long)C->shape[0], pt_dtype_table_name(C->dtype));
         cublasHandle_t h = NULL;
         cublasStatus_t st = cublasCreate(&h);
         if (st == CUBLAS_STATUS_ALLOC_FAILED) {
@@ -229,6 +304,23 @@ pt_status ptcu_blas(ptcu_device *d, cublasHandle_t *out, const char *for_what) {
         if (st != CUBLAS_STATUS_SUCCESS) {
             cublasDestroy(h);
             return ptcu_blas_error(st, "cublasSetStream");
+        }
+        /* cuBLAS's own workspace, from the caching allocator: NVIDIA
+         * recommends 32 MiB on Hopper (4 MiB is its default elsewhere), and
+         * without one it allocates behind our back. Failing to get it only
+         * costs speed: cuBLAS falls back to its default. */
+        void *ws = NULL, *ws_block = NULL;
+        if (device_scratch_alloc(d, PTCU_CUBLAS_WORKSPACE, &ws, &ws_block) == PT_OK) {
+            st = cublasSetWorkspace(h, ws, PTCU_CUBLAS_WORKSPACE);
+            if (st == CUBLAS_STATUS_SUCCESS) {
+                d->workspace = ws;
+                d->workspace_block = ws_block;
+            } else {
+                ptcu_host->log(PT_LOG_INFO, "cuda: cublasSetWorkspace: %s", cublasGetStatusName(st));
+                device_scratch_free(d, ws, ws_block);
+            }
+        } else {
+            ptcu_host->log(PT_LOG_INFO, "cuda: no device memory for cuBLAS's workspace; using its default");
         }
         d->blas = h;
     }

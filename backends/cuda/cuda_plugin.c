@@ -11,9 +11,15 @@
  *                           and cudaGetDeviceCount's error;
  *   - a driver, no device:  cudaGetDeviceCount's error or 0 devices, with
  *                           CUDA_VISIBLE_DEVICES;
- *   - a device that fails:  it is skipped and its error recorded (context
- *                           creation, no kernel image for its architecture,
- *                           stream creation). */
+ *   - a GPU the build has no kernels for (its compute capability against
+ *                           the compiled architectures): it is skipped and
+ *                           the reason recorded.
+ * Admission reads device properties only, which needs no CUDA context: a
+ * device's context, stream and kernel check are made on its first use
+ * (ptcu_select), so a process that uses one GPU of eight pays for one; a
+ * device whose bring-up fails then fails every call with that reason.
+ * Every vtable entry puts the calling thread's current CUDA device back as
+ * it found it, so the plugin never moves a program's own CUDA work. */
 #include <dlfcn.h>
 #include <stdarg.h>
 #include <stdio.h>
@@ -38,12 +44,85 @@ ptcu_device *ptcu_dev(int dev) { return &g_cuda.devices[dev]; }
 
 /* ---- Devices ---- */
 
-pt_status ptcu_select(const ptcu_device *d, const char *what) {
+/* Context, kernel check, stream, occupancy: d's first use (caller holds
+ * up_lock). On failure writes why and leaves nothing allocated. */
+static bool bring_up(ptcu_device *d, char *why, size_t cap) {
+    cudaError_t e = cudaSetDevice(d->ordinal);
+    if (e == cudaSuccess) e = cudaFree(NULL); /* creates the primary context now */
+    if (e != cudaSuccess) {
+        snprintf(why, cap, "%s: context creation failed: %s (%s)", d->name, cudaGetErrorName(e),
+                 cudaGetErrorString(e));
+        (void)cudaGetLastError();
+        return false;
+    }
+    e = ptcu_probe_kernels();
+    if (e != cudaSuccess) {
+        snprintf(why, cap,
+                 "%s: compute capability %d.%d cannot run this build's kernels (built for %s): %s "
+                 "(%s); rebuild with -DPT_CUDA_ARCHITECTURES=%d%d-real",
+                 d->name, d->cc_major, d->cc_minor, ptcu_compiled_architectures(), cudaGetErrorName(e),
+                 cudaGetErrorString(e), d->cc_major, d->cc_minor);
+        return false;
+    }
+    e = cudaStreamCreateWithFlags(&d->stream, cudaStreamNonBlocking);
+    if (e != cudaSuccess) {
+        snprintf(why, cap, "%s: cudaStreamCreateWithFlags: %s (%s)", d->name, cudaGetErrorName(e),
+                 cudaGetErrorString(e));
+        (void)cudaGetLastError();
+        d->stream = NULL;
+        return false;
+    }
+    return true;
+}
+
+pt_status ptcu_select(ptcu_device *d, const char *what) {
+    int state = __atomic_load_n(&d->up, __ATOMIC_ACQUIRE);
+    if (state == 0) {
+        pthread_mutex_lock(&d->up_lock);
+        state = __atomic_load_n(&d->up, __ATOMIC_RELAXED);
+        if (state == 0) {
+            state = bring_up(d, d->why, sizeof d->why) ? 1 : -1;
+            if (state < 0) ptcu_host->log(PT_LOG_WARN, "cuda: CUDA device %d: %s", d->ordinal, d->why);
+            __atomic_store_n(&d->up, state, __ATOMIC_RELEASE);
+        }
+        pthread_mutex_unlock(&d->up_lock);
+    }
+    if (state < 0)
+        return ptcu_fail(PT_ERR_BACKEND, "%s: CUDA device %d could not be brought up: %s", what, d->ordinal,
+                         d->why);
     int cur = -1;
     if (cudaGetDevice(&cur) == cudaSuccess && cur == d->ordinal) return PT_OK;
     cudaError_t e = cudaSetDevice(d->ordinal);
     if (e != cudaSuccess) return ptcu_cuda_error(e, "%s: cudaSetDevice(%d)", what, d->ordinal);
     return PT_OK;
+}
+
+/* ---- The caller's current device ----
+ *
+ * cudaSetDevice is per thread and programs rely on it (their own kernels, a
+ * second library): an entry that had to switch switches back. Only to a
+ * device whose context exists already: on a thread that never chose one,
+ * cudaGetDevice says 0, and switching "back" there would create device 0's
+ * context for nothing (this plugin brings contexts up lazily). */
+typedef struct caller_device {
+    int ordinal;
+    bool known;
+} caller_device;
+
+static caller_device caller_device_now(void) {
+    caller_device c = {-1, false};
+    if (cudaGetDevice(&c.ordinal) == cudaSuccess) c.known = true;
+    else (void)cudaGetLastError();
+    return c;
+}
+
+static bool context_exists(int ordinal);
+
+static void restore_caller_device(caller_device c) {
+    int cur = -1;
+    if (!c.known || cudaGetDevice(&cur) != cudaSuccess || cur == c.ordinal) return;
+    if (!context_exists(c.ordinal)) return;
+    if (cudaSetDevice(c.ordinal) != cudaSuccess) (void)cudaGetLastError();
 }
 
 /* ---- Admission ---- */
@@ -90,8 +169,9 @@ static void read_driver_version(void) {
         snprintf(g_cuda.driver_version, sizeof g_cuda.driver_version, "CUDA %s", cuda_str);
 }
 
-/* Brings up one CUDA device: context, kernel image check, stream. On failure
- * writes why into why (and leaves nothing allocated). */
+/* Admits one CUDA device from its properties alone (no context): its
+ * compute capability must suit the compiled architectures. On failure
+ * writes why into why. */
 static bool admit_device(int ordinal, ptcu_device *d, char *why, size_t cap) {
     memset(d, 0, sizeof *d);
     d->ordinal = ordinal;
@@ -108,37 +188,27 @@ static bool admit_device(int ordinal, ptcu_device *d, char *why, size_t cap) {
     d->cc_major = prop.major;
     d->cc_minor = prop.minor;
     d->total_memory = (int64_t)prop.totalGlobalMem;
-
-    e = cudaSetDevice(ordinal);
-    if (e == cudaSuccess) e = cudaFree(NULL); /* creates the primary context now, not at first use */
-    if (e != cudaSuccess) {
-        snprintf(why, cap, "%s: context creation failed: %s (%s)", d->name, cudaGetErrorName(e),
-                 cudaGetErrorString(e));
-        (void)cudaGetLastError();
-        return false;
-    }
-    e = ptcu_probe_kernels();
-    if (e != cudaSuccess) {
+    if (!ptcu_architecture_fits(ptcu_compiled_architecture_codes(), d->cc_major, d->cc_minor)) {
         snprintf(why, cap,
                  "%s: compute capability %d.%d cannot run this build's kernels (built for %s): %s "
                  "(%s); rebuild with -DPT_CUDA_ARCHITECTURES=%d%d-real",
-                 d->name, d->cc_major, d->cc_minor, ptcu_compiled_architectures(), cudaGetErrorName(e),
-                 cudaGetErrorString(e), d->cc_major, d->cc_minor);
+                 d->name, d->cc_major, d->cc_minor, ptcu_compiled_architectures(),
+                 cudaGetErrorName(cudaErrorNoKernelImageForDevice),
+                 cudaGetErrorString(cudaErrorNoKernelImageForDevice), d->cc_major, d->cc_minor);
         return false;
     }
-    e = cudaStreamCreateWithFlags(&d->stream, cudaStreamNonBlocking);
-    if (e != cudaSuccess) {
-        snprintf(why, cap, "%s: cudaStreamCreateWithFlags: %s (%s)", d->name, cudaGetErrorName(e),
-                 cudaGetErrorString(e));
-        (void)cudaGetLastError();
-        return false;
-    }
-    if (pthread_mutex_init(&d->lock, NULL) != 0) {
+    if (pthread_mutex_init(&d->lock, NULL) != 0 || pthread_mutex_init(&d->up_lock, NULL) != 0) {
         snprintf(why, cap, "%s: pthread_mutex_init failed", d->name);
-        cudaStreamDestroy(d->stream);
         return false;
     }
     return true;
+}
+
+static bool context_exists(int ordinal) {
+    for (int i = 0; i < g_cuda.ndev; ++i)
+        if (g_cuda.devices[i].ordinal == ordinal)
+            return __atomic_load_n(&g_cuda.devices[i].up, __ATOMIC_ACQUIRE) == 1;
+    return true; /* not one of ours: the caller chose it, so it has its context */
 }
 
 static pt_status cuda_init(void) {
@@ -219,13 +289,16 @@ static void cuda_shutdown(void) {
      * pull memory from under other users of CUDA in this process). */
     for (int i = 0; i < g_cuda.ndev; ++i) {
         ptcu_device *d = &g_cuda.devices[i];
-        if (cudaSetDevice(d->ordinal) == cudaSuccess) {
+        /* Devices never used have no context: nothing to tear down. Blocks
+         * of the core's allocator (scratch, workspace) are the core's. */
+        if (__atomic_load_n(&d->up, __ATOMIC_ACQUIRE) == 1 && cudaSetDevice(d->ordinal) == cudaSuccess) {
             if (d->blas) cublasDestroy(d->blas);
             if (d->stream) cudaStreamSynchronize(d->stream);
-            if (d->scratch) cudaFree(d->scratch);
+            if (d->scratch && !d->scratch_block) cudaFree(d->scratch);
             if (d->stream) cudaStreamDestroy(d->stream);
         }
         pthread_mutex_destroy(&d->lock);
+        pthread_mutex_destroy(&d->up_lock);
         memset(d, 0, sizeof *d);
     }
     g_cuda.ndev = 0;
@@ -239,7 +312,7 @@ static const char *cuda_unavailable_reason(void) {
 }
 
 static pt_status cuda_device_info(int dev, pt_device_props *out) {
-    const ptcu_device *d = ptcu_dev(dev);
+    ptcu_device *d = ptcu_dev(dev);
     memset(out, 0, sizeof *out);
     snprintf(out->name, sizeof out->name, "%s", d->name);
     snprintf(out->backend, sizeof out->backend, "cuda");
@@ -262,6 +335,49 @@ static pt_status cuda_device_info(int dev, pt_device_props *out) {
     return PT_OK;
 }
 
+/* ---- Entries that keep the caller's current device ---- */
+
+#define PTCU_KEEP_DEVICE(call)                      \
+    do {                                            \
+        const caller_device caller_ = caller_device_now(); \
+        pt_status s_ = (call);                      \
+        restore_caller_device(caller_);             \
+        return s_;                                  \
+    } while (0)
+
+static pt_status entry_device_info(int dev, pt_device_props *out) { PTCU_KEEP_DEVICE(cuda_device_info(dev, out)); }
+static pt_status entry_alloc(int dev, size_t bytes, void **buf) { PTCU_KEEP_DEVICE(ptcu_vt_alloc(dev, bytes, buf)); }
+static void entry_free(int dev, void *buf) {
+    const caller_device c = caller_device_now();
+    ptcu_vt_free(dev, buf);
+    restore_caller_device(c);
+}
+static pt_status entry_memory_info(int dev, int64_t *free_bytes, int64_t *total_bytes) {
+    PTCU_KEEP_DEVICE(ptcu_vt_memory_info(dev, free_bytes, total_bytes));
+}
+static pt_status entry_host_alloc(int dev, size_t bytes, void **ptr) {
+    PTCU_KEEP_DEVICE(ptcu_vt_host_alloc(dev, bytes, ptr));
+}
+static pt_status entry_copy_h2d(int dev, void *dst, size_t dst_offset, const void *src, size_t bytes, bool async) {
+    PTCU_KEEP_DEVICE(ptcu_vt_copy_h2d(dev, dst, dst_offset, src, bytes, async));
+}
+static pt_status entry_copy_d2h(int dev, void *dst, const void *src, size_t src_offset, size_t bytes, bool async) {
+    PTCU_KEEP_DEVICE(ptcu_vt_copy_d2h(dev, dst, src, src_offset, bytes, async));
+}
+static pt_status entry_copy_d2d(int dev, void *dst, size_t dst_offset, const void *src, size_t src_offset,
+                                size_t bytes) {
+    PTCU_KEEP_DEVICE(ptcu_vt_copy_d2d(dev, dst, dst_offset, src, src_offset, bytes));
+}
+static pt_status entry_copy_peer(int dst_dev, void *dst, size_t dst_offset, int src_dev, const void *src,
+                                 size_t src_offset, size_t bytes) {
+    PTCU_KEEP_DEVICE(ptcu_vt_copy_peer(dst_dev, dst, dst_offset, src_dev, src, src_offset, bytes));
+}
+static pt_status entry_execute(int dev, const pt_op *op) { PTCU_KEEP_DEVICE(ptcu_vt_execute(dev, op)); }
+static pt_status entry_synchronize(int dev) { PTCU_KEEP_DEVICE(ptcu_vt_synchronize(dev)); }
+static pt_status entry_marker_record(int dev, void **marker) {
+    PTCU_KEEP_DEVICE(ptcu_vt_marker_record(dev, marker));
+}
+
 static const pt_backend_vtable g_vtable = {
     .struct_size = sizeof(pt_backend_vtable),
     .abi_version = PT_BACKEND_ABI_VERSION,
@@ -271,19 +387,22 @@ static const pt_backend_vtable g_vtable = {
     .shutdown = cuda_shutdown,
     .device_count = cuda_device_count,
     .unavailable_reason = cuda_unavailable_reason,
-    .device_info = cuda_device_info,
-    .alloc = ptcu_vt_alloc,
-    .free = ptcu_vt_free,
-    .memory_info = ptcu_vt_memory_info,
-    .host_alloc = ptcu_vt_host_alloc,
+    .device_info = entry_device_info,
+    .alloc = entry_alloc,
+    .free = entry_free,
+    .memory_info = entry_memory_info,
+    .host_alloc = entry_host_alloc,
     .host_free = ptcu_vt_host_free,
-    .copy_h2d = ptcu_vt_copy_h2d,
-    .copy_d2h = ptcu_vt_copy_d2h,
-    .copy_d2d = ptcu_vt_copy_d2d,
-    .copy_peer = ptcu_vt_copy_peer,
+    .copy_h2d = entry_copy_h2d,
+    .copy_d2h = entry_copy_d2h,
+    .copy_d2d = entry_copy_d2d,
+    .copy_peer = entry_copy_peer,
     .supports = ptcu_vt_supports,
-    .execute = ptcu_vt_execute,
-    .synchronize = ptcu_vt_synchronize,
+    .execute = entry_execute,
+    .synchronize = entry_synchronize,
+    .marker_record = entry_marker_record,
+    .marker_passed = ptcu_vt_marker_passed,
+    .marker_release = ptcu_vt_marker_release,
 };
 
 PT_PLUGIN_API const pt_backend_vtable *pt_backend_entry(const pt_host_api *host, uint32_t host_abi) {

@@ -9,6 +9,7 @@
 #include <math.h>
 #include <stdint.h>
 
+#include <atomic>
 #include <type_traits>
 
 #include "cuda_kernels.h"
@@ -181,6 +182,28 @@ static inline int64_t blocks_per_sms(int sm_count, int per_sm) {
     return (int64_t)per_sm * (sm_count > 0 ? sm_count : 1);
 }
 
+/* How many blocks of kThreads threads of kernel fit on one multiprocessor at
+ * once (cudaOccupancyMaxActiveBlocksPerMultiprocessor: registers, shared
+ * memory and thread limits of the current device), asked once per kernel
+ * instantiation; 1 when the runtime cannot say. A grid of SMs x this keeps
+ * every SM full with one wave. The first device asked answers for all: a
+ * process mixing GPU generations gets grids sized for one of them, which
+ * changes speed, never results. */
+template <class... P> static int resident_blocks_per_sm(void (*kernel)(P...)) {
+    static std::atomic<int> cached{0};
+    int n = cached.load(std::memory_order_relaxed);
+    if (n > 0) return n;
+    if (cudaOccupancyMaxActiveBlocksPerMultiprocessor(&n, kernel, kThreads, 0) != cudaSuccess || n < 1) {
+        (void)cudaGetLastError();
+        n = 1;
+    }
+    cached.store(n, std::memory_order_relaxed);
+    return n;
+}
+/* A grid cap of one full wave of kernel: sm_count x resident blocks. */
+template <class... P> static int64_t full_wave(void (*kernel)(P...), int sm_count) {
+    return blocks_per_sms(sm_count, resident_blocks_per_sm(kernel));
+}
 /* Queues kernel over grid blocks of kThreads threads on stream and returns
  * the launch's error: the one way every launcher starts a kernel. */
 template <class... P, class... Args>
@@ -370,7 +393,12 @@ template <class F> cudaError_t launch_ew(const ptcu_ew_launch *l, cudaStream_t s
                              (const C *)l->ptr[3]};
     const int64_t n = l->numel;
     if (n <= 0) return cudaSuccess;
-    if (!l->contiguous) return launch_kernel(ew_strided_kernel<F>, grid_for(n, l->max_blocks), stream, p, l->geo, n, f);
+    /* Grid-stride loops over one full wave (SMs x resident blocks per SM)
+     * unless the caller capped the grid itself. */
+    if (!l->contiguous) {
+        const int64_t cap = l->max_blocks > 0 ? l->max_blocks : full_wave(ew_strided_kernel<F>, l->sm_count);
+        return launch_kernel(ew_strided_kernel<F>, grid_for(n, cap), stream, p, l->geo, n, f);
+    }
     unsigned bcast = 0;
     for (int k = 0; k < F::kArity; ++k)
         if (l->geo.strides[k + 1][0] == 0) bcast |= 1u << k;
@@ -378,7 +406,8 @@ template <class F> cudaError_t launch_ew(const ptcu_ew_launch *l, cudaStream_t s
     if (F::kArity >= 1 && !(bcast & 1u)) vec = vec && aligned_to(p.a, sizeof(A) * V);
     if (F::kArity >= 2 && !(bcast & 2u)) vec = vec && aligned_to(p.b, sizeof(B) * V);
     if (F::kArity >= 3 && !(bcast & 4u)) vec = vec && aligned_to(p.c, sizeof(C) * V);
-    return launch_kernel(ew_contig_kernel<F>, grid_for(vec ? n / V : n, l->max_blocks), stream, p, bcast, n, vec, f);
+    const int64_t cap = l->max_blocks > 0 ? l->max_blocks : full_wave(ew_contig_kernel<F>, l->sm_count);
+    return launch_kernel(ew_contig_kernel<F>, grid_for(vec ? n / V : n, cap), stream, p, bcast, n, vec, f);
 }
 
 } /* namespace ptcu */

@@ -24,3 +24,9 @@ extern "C" cudaError_t ptcu_probe_kernels(void) {
 }
 
 extern "C" const char *ptcu_compiled_architectures(void) { return PTCU_ARCHITECTURES; }
+
+#ifndef PTCU_ARCHITECTURE_CODES
+#define PTCU_ARCHITECTURE_CODES "unknown"
+#endif
+
+extern "C" const char *ptcu_compiled_architecture_codes(void) { return PTCU_ARCHITECTURE_CODES; }

@@ -10,9 +10,11 @@
  * One block of 256 threads = bx x by: bx outputs side by side along inner
  * (coalesced when inner has stride 1), by threads splitting r. Rows with
  * inner == 1 use bx = 1 and reduce a row with warp shuffles. When there are
- * too few outputs to fill the GPU, r is split into G chunks (grid.y); the
+ * too few outputs to fill the GPU (one full wave: SMs x resident blocks per
+ * SM from the occupancy API), r is split into G chunks (grid.y); the
  * chunks write partial accumulators to scratch [outer, G, inner] and a
- * second launch reduces those. */
+ * second launch reduces those. Each thread keeps two accumulators, and a
+ * contiguous row is read as 16-byte vectors (reduce_span). */
 #include "k_common.cuh"
 
 namespace ptcu {
@@ -99,6 +101,65 @@ __device__ __forceinline__ void store_as(void *out, pt_dtype dt, int64_t k, ArgA
     ((int64_t *)out)[k] = v.i; /* ARGMAX writes PT_I64 */
 }
 
+/* An input element as the accumulator: lifted (with its index along r)
+ * in the first pass, as it is when reducing partials. */
+template <class R, class In> __device__ __forceinline__ typename R::Acc lift_in(In v, int64_t j) {
+    if constexpr (std::is_same<In, typename R::Acc>::value) {
+        (void)j;
+        return v;
+    } else {
+        return R::lift(v, j);
+    }
+}
+
+/* This thread's share of base[j * s_r] for j in [j0, j1), every by-th
+ * element from j0 + ty, in two accumulators (two independent chains of
+ * loads and combines in flight instead of one). A contiguous span
+ * (s_r == 1) moves as 16-byte vectors from its first 16-byte-aligned
+ * element on, with the unaligned head and the tail element by element.
+ * Every combine used here is order-independent (ARGMAX breaks ties by
+ * index), so the split changes no result beyond float rounding of sums. */
+template <class R, class In>
+__device__ __forceinline__ typename R::Acc reduce_span(const In *base, int64_t j0, int64_t j1, int64_t s_r, int ty,
+                                                       int by) {
+    typedef typename R::Acc Acc;
+    Acc a0 = R::identity(), a1 = R::identity();
+    constexpr int V = (int)(16 / sizeof(In));
+    if constexpr (V > 1 && sizeof(In) * V == 16) {
+        const uintptr_t addr = (uintptr_t)(base + j0);
+        if (s_r == 1 && addr % sizeof(In) == 0) {
+            int64_t head = (int64_t)(((16 - addr % 16) % 16) / sizeof(In));
+            if (head > j1 - j0) head = j1 - j0;
+            const int64_t jv = j0 + head, nv = (j1 - jv) / V;
+            for (int64_t k = j0 + ty; k < jv; k += by) a1 = R::combine(a1, lift_in<R, In>(base[k], k));
+            const Vec<In, V> *vp = (const Vec<In, V> *)(base + jv);
+            int64_t v = ty;
+            for (; v + by < nv; v += 2 * (int64_t)by) {
+                const Vec<In, V> x0 = vp[v], x1 = vp[v + by];
+#pragma unroll
+                for (int k = 0; k < V; ++k) {
+                    a0 = R::combine(a0, lift_in<R, In>(x0.v[k], jv + v * V + k));
+                    a1 = R::combine(a1, lift_in<R, In>(x1.v[k], jv + (v + by) * V + k));
+                }
+            }
+            if (v < nv) {
+                const Vec<In, V> x0 = vp[v];
+#pragma unroll
+                for (int k = 0; k < V; ++k) a0 = R::combine(a0, lift_in<R, In>(x0.v[k], jv + v * V + k));
+            }
+            for (int64_t k = jv + nv * V + ty; k < j1; k += by) a1 = R::combine(a1, lift_in<R, In>(base[k], k));
+            return R::combine(a0, a1);
+        }
+    }
+    int64_t j = j0 + ty;
+    for (; j + by < j1; j += 2 * (int64_t)by) {
+        a0 = R::combine(a0, lift_in<R, In>(base[j * s_r], j));
+        a1 = R::combine(a1, lift_in<R, In>(base[(j + by) * s_r], j + by));
+    }
+    if (j < j1) a0 = R::combine(a0, lift_in<R, In>(base[j * s_r], j));
+    return R::combine(a0, a1);
+}
+
 struct ReducePlan {
     int64_t outer, r, inner;
     int64_t s_outer, s_r, s_inner;
@@ -125,13 +186,7 @@ __global__ void __launch_bounds__(kThreads)
         const int64_t o = t / p.tiles;
         const int64_t i = (t % p.tiles) * p.bx + tx;
         Acc acc = R::identity();
-        if (i < p.inner) {
-            const In *base = x + o * p.s_outer + i * p.s_inner;
-            for (int64_t j = j0 + ty; j < j1; j += p.by) {
-                if constexpr (std::is_same<In, Acc>::value) acc = R::combine(acc, base[j * p.s_r]);
-                else acc = R::combine(acc, R::lift(base[j * p.s_r], j));
-            }
-        }
+        if (i < p.inner) acc = reduce_span<R, In>(x + o * p.s_outer + i * p.s_inner, j0, j1, p.s_r, ty, p.by);
         /* Threads of a warp with the same tx sit bx lanes apart: fold them
          * onto lanes [0, bx). With bx >= 32 every lane is its own output. */
         for (int off = 16; off >= p.bx; off >>= 1) acc = R::combine(acc, shfl_down(acc, off));
@@ -170,8 +225,10 @@ static int64_t next_pow2(int64_t v) {
 }
 
 /* Chooses the block shape and the split of r. allow_split false for the
- * second pass over partials. */
-static ReducePlan make_plan(const ptcu_axis_view &x, int sm_count, bool allow_split) {
+ * second pass over partials. per_sm: resident blocks of the kernel per
+ * multiprocessor (occupancy API): too few outputs to give sm_count x per_sm
+ * blocks (one full wave) work get r split into chunks. */
+static ReducePlan make_plan(const ptcu_axis_view &x, int sm_count, int per_sm, bool allow_split) {
     ReducePlan p;
     int64_t outer = x.outer, r = x.r, inner = x.inner;
     int64_t s_outer = x.s_outer, s_r = x.s_r, s_inner = x.s_inner;
@@ -203,7 +260,7 @@ static ReducePlan make_plan(const ptcu_axis_view &x, int sm_count, bool allow_sp
     p.tiles = (inner + bx - 1) / bx;
     p.chunks = 1;
     const int64_t blocks = outer * p.tiles;
-    const int64_t target = 4 * (int64_t)(sm_count > 0 ? sm_count : 1);
+    const int64_t target = blocks_per_sms(sm_count, per_sm);
     if (allow_split && blocks < target) {
         int64_t want = (target + blocks - 1) / blocks;
         const int64_t by_work = r / ((int64_t)p.by * 16); /* >= 16 elements per thread */
@@ -221,16 +278,20 @@ static unsigned grid_x(const ReducePlan &p) {
     return (unsigned)(blocks < (1 << 30) ? blocks : (1 << 30));
 }
 
+template <class R, class T> static ReducePlan first_plan(const ptcu_reduce_launch *l) {
+    return make_plan(l->x, l->sm_count, resident_blocks_per_sm(reduce_kernel<R, T>), true);
+}
+
 template <class R, class T>
 static size_t scratch_typed(const ptcu_reduce_launch *l) {
-    const ReducePlan p = make_plan(l->x, l->sm_count, true);
+    const ReducePlan p = first_plan<R, T>(l);
     if (p.chunks <= 1) return 0;
     return (size_t)(p.outer * p.chunks * p.inner) * sizeof(typename R::Acc);
 }
 
 template <class R, class T> static cudaError_t reduce_typed(const ptcu_reduce_launch *l, cudaStream_t s) {
     typedef typename R::Acc Acc;
-    const ReducePlan p = make_plan(l->x, l->sm_count, true);
+    const ReducePlan p = first_plan<R, T>(l);
     const bool mean = l->kind == PT_OP_MEAN;
     if (p.chunks <= 1)
         return launch_kernel(reduce_kernel<R, T>, dim3(grid_x(p), 1), s, (const T *)l->in, p, l->out,
@@ -243,7 +304,7 @@ template <class R, class T> static cudaError_t reduce_typed(const ptcu_reduce_la
     /* The partials are [outer', chunks, inner'] contiguous in the plan's
      * (possibly transposed) view, whose outputs map to out identically. */
     const ptcu_axis_view partials = {p.outer, p.chunks, p.inner, p.chunks * p.inner, p.inner, 1};
-    const ReducePlan p2 = make_plan(partials, l->sm_count, false);
+    const ReducePlan p2 = make_plan(partials, l->sm_count, 1, false);
     return launch_kernel(reduce_kernel<R, Acc>, dim3(grid_x(p2), 1), s, (const Acc *)partial, p2, l->out,
                          l->out_dtype, mean, l->x.r, (Acc *)nullptr);
 }

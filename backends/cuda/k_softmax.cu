@@ -5,8 +5,9 @@
  * Three passes per row: the maximum (NaN propagates, so a row holding a NaN
  * becomes NaN), the sum of exp(x - max), then the outputs exp(x - max) / sum
  * or (x - max) - log(sum). Rows (inner == 1) get a warp each (a block of 256
- * when r > 1024) and reduce with shuffles; columns (inner > 1) get a thread
- * each, adjacent threads on adjacent columns. */
+ * when r > 1024) and reduce with shuffles; columns (inner > 1) get up to 32
+ * threads each along r, adjacent threads on adjacent columns, meeting in
+ * shared memory. Grids are one full wave (SMs x resident blocks per SM). */
 #include "k_common.cuh"
 
 namespace ptcu {
@@ -65,39 +66,84 @@ __global__ void __launch_bounds__(kThreads)
     }
 }
 
+/* Columns (inner > 1): a block takes bx adjacent columns of one outer
+ * index (adjacent threads on adjacent columns, so loads coalesce when
+ * s_inner == 1) and by threads along r for each, by * bx == kThreads. The
+ * by partial maxima and sums of a column meet in shared memory. */
 template <class T>
 __global__ void __launch_bounds__(kThreads)
-    softmax_cols_kernel(const T *x, T *out, ptcu_axis_view g, bool log_out) {
-    const int64_t n = g.outer * g.inner;
-    PTCU_GRID_STRIDE(t, 0, n) {
-        const int64_t o = t / g.inner, i = t % g.inner;
-        const T *xc = x + o * g.s_outer + i * g.s_inner;
+    softmax_cols_kernel(const T *x, T *out, ptcu_axis_view g, int bx, bool log_out) {
+    __shared__ T part[kThreads];
+    __shared__ T total[2 * kThreads]; /* maxima, then sums at bx.. */
+    const int by = kThreads / bx;
+    const int tx = threadIdx.x % bx, ty = threadIdx.x / bx;
+    const int64_t tiles = (g.inner + bx - 1) / bx;
+    for (int64_t t = blockIdx.x; t < g.outer * tiles; t += gridDim.x) {
+        const int64_t o = t / tiles, i = (t % tiles) * bx + tx;
+        const bool active = i < g.inner;
+        const T *xc = x + o * g.s_outer + (active ? i : 0) * g.s_inner;
         T *oc = out + o * g.r * g.inner + i;
         T m = (T)-INFINITY;
-        for (int64_t j = 0; j < g.r; ++j) m = max_nan<T>(m, xc[j * g.s_r]);
+        if (active)
+            for (int64_t j = ty; j < g.r; j += by) m = max_nan<T>(m, xc[j * g.s_r]);
+        __syncthreads(); /* the previous tile's readers of total are done */
+        part[threadIdx.x] = m;
+        __syncthreads();
+        if (ty == 0) {
+            T r = part[tx];
+            for (int k = 1; k < by; ++k) r = max_nan<T>(r, part[k * bx + tx]);
+            total[tx] = r;
+        }
+        __syncthreads();
+        m = total[tx];
         T sum = (T)0;
-        for (int64_t j = 0; j < g.r; ++j) sum += exp_t<T>(xc[j * g.s_r] - m);
-        if (log_out) {
-            const T ls = log_t<T>(sum);
-            for (int64_t j = 0; j < g.r; ++j) oc[j * g.inner] = (xc[j * g.s_r] - m) - ls;
-        } else {
-            const T inv = (T)1 / sum;
-            for (int64_t j = 0; j < g.r; ++j) oc[j * g.inner] = exp_t<T>(xc[j * g.s_r] - m) * inv;
+        if (active)
+            for (int64_t j = ty; j < g.r; j += by) sum += exp_t<T>(xc[j * g.s_r] - m);
+        __syncthreads();
+        part[threadIdx.x] = sum;
+        __syncthreads();
+        if (ty == 0) {
+            T r = part[tx];
+            for (int k = 1; k < by; ++k) r += part[k * bx + tx];
+            total[bx + tx] = r;
+        }
+        __syncthreads();
+        sum = total[bx + tx];
+        if (active) {
+            if (log_out) {
+                const T ls = log_t<T>(sum);
+                for (int64_t j = ty; j < g.r; j += by) oc[j * g.inner] = (xc[j * g.s_r] - m) - ls;
+            } else {
+                const T inv = (T)1 / sum;
+                for (int64_t j = ty; j < g.r; j += by) oc[j * g.inner] = exp_t<T>(xc[j * g.s_r] - m) * inv;
+            }
         }
     }
 }
 
+static int pow2_at_least(int64_t v, int cap) {
+    int p = 1;
+    while (p < v && p < cap) p <<= 1;
+    return p;
+}
+
 template <class T> static cudaError_t softmax_typed(const ptcu_softmax_launch *l, cudaStream_t s) {
     const ptcu_axis_view &g = l->x;
-    const int64_t cap = blocks_per_sms(l->sm_count, 32);
     if (g.inner == 1) {
+        const int64_t cap = full_wave(softmax_rows_kernel<T>, l->sm_count);
         /* A group of tpr threads per row: kThreads / tpr rows a block. */
         const int tpr = g.r > 1024 ? kThreads : 32;
         return launch_kernel(softmax_rows_kernel<T>, grid_for(g.outer * tpr, cap), s, (const T *)l->in,
                              (T *)l->out, g, tpr, l->log);
     }
-    return launch_kernel(softmax_cols_kernel<T>, grid_for(g.outer * g.inner, cap), s, (const T *)l->in,
-                         (T *)l->out, g, l->log);
+    /* Up to 32 threads along r (fewer for short columns, whose threads then
+     * go to more columns), at least 8 columns a block. */
+    const int by = pow2_at_least(g.r, 32);
+    const int bx = kThreads / by;
+    const int64_t tiles = g.outer * ((g.inner + bx - 1) / bx);
+    const int64_t wave = full_wave(softmax_cols_kernel<T>, l->sm_count);
+    return launch_kernel(softmax_cols_kernel<T>, (unsigned)(tiles < wave ? tiles : wave), s, (const T *)l->in,
+                         (T *)l->out, g, bx, l->log);
 }
 
 } /* namespace ptcu */

@@ -23,8 +23,8 @@
  * finds no free block that fits, before a new segment is asked for, so the
  * memory is as compact as with eager merging whenever it would grow.
  *
- * Cached memory goes back to the driver (a) on out-of-memory, after which the
- * request is retried once (then with the exact size if a rounded segment was
+ * Cached memory goes back to the driver (a) on out-of-memory, after waiting
+ * for the device, and the request is retried once (then with the exact size if a rounded segment was
  * asked for), (b) on pt_empty_cache, and (c) by garbage collection: before a
  * new segment would make reserved (in_use + cached) exceed gc_ratio x the
  * peak of in_use, wholly free segments are released, oldest first
@@ -321,6 +321,11 @@ static void *driver_alloc(pt_device *d, size_t size, size_t *seg, const char *fn
     pt_status s = pt__alloc_call(d, *seg, &buf);
     if (s == PT_ERR_OUT_OF_MEMORY) {
         pt__take_backend_message();
+        /* A cached block's last user may still be queued (freeing is not
+         * synchronous everywhere: clReleaseMemObject, cudaFreeAsync): wait
+         * for the device before the cache goes back to the driver. */
+        pt_status w = pt__synchronize(fn, d);
+        if (w) return NULL;
         release_cached(d);
         s = pt__alloc_call(d, *seg, &buf);
         if (s == PT_ERR_OUT_OF_MEMORY && *seg > size) {
@@ -442,5 +447,6 @@ pt_status pt_empty_cache(pt_device *d) {
     pt_status s = pt__synchronize("pt_empty_cache", d);
     if (s) return s;
     release_cached(d);
+    pt__pinned_release_cached(d);
     return PT_OK;
 }

@@ -125,7 +125,7 @@ void pt__free_call(pt_device *d, void *buf) {
     if (!d->backend->shut_down) vt_of(d)->free(d->index, buf);
 }
 
-pt_status pt__host_alloc(const char *fn, pt_device *d, size_t bytes, void **ptr) {
+pt_status pt__host_alloc_call(const char *fn, pt_device *d, size_t bytes, void **ptr) {
     const pt_backend_vtable *vt = vt_of(d);
     if (vt->host_alloc && vt->host_free) return checked(vt->host_alloc(d->index, bytes, ptr), fn, d);
     /* host_alloc/host_free (optional) default: malloc/free */
@@ -135,13 +135,38 @@ pt_status pt__host_alloc(const char *fn, pt_device *d, size_t bytes, void **ptr)
     return PT_OK;
 }
 
-void pt__host_free(pt_device *d, void *ptr) {
+void pt__host_free_call(pt_device *d, void *ptr) {
     const pt_backend_vtable *vt = vt_of(d);
     if (vt->host_alloc && vt->host_free) {
         if (!d->backend->shut_down) vt->host_free(d->index, ptr);
     } else {
         free(ptr);
     }
+}
+
+/* Appended members exist only in tables at least that large. */
+#define PT__HAS_MEMBER(vt, member) \
+    ((vt)->struct_size >= offsetof(pt_backend_vtable, member) + sizeof(vt)->member && (vt)->member)
+
+bool pt__marker_supported(const pt_device *d) {
+    const pt_backend_vtable *vt = vt_of(d);
+    /* marker_* (optional, all or none) default: the cache counts synchronize calls */
+    return PT__HAS_MEMBER(vt, marker_record) && PT__HAS_MEMBER(vt, marker_passed) &&
+           PT__HAS_MEMBER(vt, marker_release);
+}
+
+pt_status pt__marker_record(pt_device *d, void **marker) {
+    *marker = NULL;
+    if (d->backend->shut_down || !pt__marker_supported(d)) return PT_ERR_UNSUPPORTED;
+    return vt_of(d)->marker_record(d->index, marker);
+}
+
+bool pt__marker_passed(pt_device *d, void *marker) {
+    return !d->backend->shut_down && vt_of(d)->marker_passed(d->index, marker);
+}
+
+void pt__marker_release(pt_device *d, void *marker) {
+    if (!d->backend->shut_down) vt_of(d)->marker_release(d->index, marker);
 }
 
 /* ---- Execution ---- */
@@ -188,7 +213,15 @@ pt_status pt__supports_call(const char *fn, pt_device *d, const pt_op *op) {
 
 pt_status pt__synchronize(const char *fn, pt_device *d) {
     if (d->backend->shut_down) return after_shutdown(fn, d);
-    return checked(vt_of(d)->synchronize(d->index), fn, d);
+    /* Tickets for the pinned cache: a completed synchronize that began after
+     * a block's release proves the queue is past it. */
+    const uint64_t ticket = atomic_fetch_add(&d->pinned.sync_started, 1) + 1;
+    pt_status s = vt_of(d)->synchronize(d->index);
+    if (s == PT_OK) {
+        uint64_t done = atomic_load(&d->pinned.sync_done);
+        while (done < ticket && !atomic_compare_exchange_weak(&d->pinned.sync_done, &done, ticket)) {}
+    }
+    return checked(s, fn, d);
 }
 
 /* ---- Transfers ---- */

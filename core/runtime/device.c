@@ -250,6 +250,7 @@ pt_status pt_memory_stats(pt_device *d, pt_memory_usage *out) {
     out->peak = d->alloc.peak;
     out->reserved = d->alloc.in_use + d->alloc.cached;
     pt__spin_unlock(&d->alloc.lock);
+    pt__pinned_stats(d, &out->pinned_cached, &out->pinned_allocs, &out->pinned_reuses);
     return PT_OK;
 }
 

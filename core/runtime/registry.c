@@ -255,6 +255,7 @@ static void admit(pt__backend *b) {
         d->index = i;
         snprintf(d->name, sizeof d->name, "%s:%d", b->name, i);
         atomic_flag_clear(&d->alloc.lock.flag);
+        pthread_mutex_init(&d->pinned.lock, NULL);
     }
     b->ndev = n;
     b->available = true;

@@ -97,11 +97,32 @@ struct pt__allocator {
     int64_t in_use, cached, peak; /* in_use: blocks held by tensors; cached: the rest of the segments */
 };
 
+/* Pinned host blocks a device owns, kept for reuse (pinned_cache.c). */
+typedef struct pt__pinned_block {
+    void *ptr;
+    size_t size;                 /* what host_alloc was asked for: the block's class */
+    void *marker;                /* queue marker recorded at release (NULL: use sync_ticket) */
+    uint64_t sync_ticket;        /* no marker: reusable once sync_done reaches this */
+    struct pt__pinned_block *next;
+} pt__pinned_block;
+
+typedef struct pt__pinned_cache {
+    pthread_mutex_t lock;        /* never held across a host_alloc/host_free call */
+    pt__pinned_block *live;      /* handed out */
+    pt__pinned_block *released;  /* cached, newest first */
+    int64_t cached_bytes, allocs, reuses;
+    /* Synchronize calls of the device begun and completed (ticket numbers):
+     * the fallback "the queue has passed this point" for plugins without
+     * queue markers. */
+    _Atomic uint64_t sync_started, sync_done;
+} pt__pinned_cache;
+
 struct pt_device {
     pt__backend *backend;
     int index;                   /* inside the backend */
     char name[48];               /* "cuda:0" */
     pt__allocator alloc;
+    pt__pinned_cache pinned;
     /* Per op kind, the dtypes (bit t) the plugin's supports accepted on this
      * device; asked once per pair. */
     _Atomic unsigned supported[PT_OP_COUNT];
@@ -148,6 +169,25 @@ pt__block *pt__alloc(pt_device *d, size_t bytes, const char *fn);
 void pt__free(pt_device *d, pt__block *b);
 
 
+/* ---- Pinned host-block cache (pinned_cache.c) ----
+ *
+ * Pinned memory owned by device d (its host_alloc: cudaHostAlloc, a mapped
+ * OpenCL buffer) for asynchronous copies. A released block is cached and
+ * handed out again, to a request of the same size class, once d's queue has
+ * passed a marker recorded at its release (or a synchronize of d began after
+ * it); pt_empty_cache(d) frees the cached ones. */
+pt_status pt__host_alloc(const char *fn, pt_device *d, size_t bytes, void **ptr);
+void pt__host_free(pt_device *d, void *ptr);
+/* The host API's device_alloc/device_free (plugin_memory.c): a plugin's
+ * scratch space from the caching allocator. */
+pt_status pt__plugin_device_alloc(const char *backend, int dev, size_t bytes, void **buf,
+                                  size_t *offset, void **block);
+void pt__plugin_device_free(const char *backend, int dev, void *block);
+/* Frees every cached block (the caller has synchronised d). */
+void pt__pinned_release_cached(pt_device *d);
+/* Counts for pt_memory_stats. */
+void pt__pinned_stats(pt_device *d, int64_t *cached_bytes, int64_t *allocs, int64_t *reuses);
+
 /* ---- Op descriptors (descriptor.c) ---- */
 
 /* Rewrites an element-wise op's operands (out and in[0..n_inputs-1], which
@@ -183,9 +223,16 @@ pt_status pt__memory_info_call(const pt_device *d, int64_t *free_bytes, int64_t 
 
 pt_status pt__alloc_call(pt_device *d, size_t bytes, void **buf);
 void pt__free_call(pt_device *d, void *buf);
-/* Pinned host memory for asynchronous copies (default: malloc/free). */
-pt_status pt__host_alloc(const char *fn, pt_device *d, size_t bytes, void **ptr);
-void pt__host_free(pt_device *d, void *ptr);
+/* Pinned host memory for asynchronous copies straight from the plugin
+ * (default: malloc/free); the rest of the core goes through the cache below. */
+pt_status pt__host_alloc_call(const char *fn, pt_device *d, size_t bytes, void **ptr);
+void pt__host_free_call(pt_device *d, void *ptr);
+/* Queue markers (backend.h): false from pt__marker_supported when the plugin
+ * has none, and then the cache counts synchronize calls instead. */
+bool pt__marker_supported(const pt_device *d);
+pt_status pt__marker_record(pt_device *d, void **marker);
+bool pt__marker_passed(pt_device *d, void *marker);
+void pt__marker_release(pt_device *d, void *marker);
 
 /* Queues op on d; on failure sets the error (naming fn and d) and returns it.
  * ELEMENTWISE and CREATION ops are coalesced first. The first time d sees a kind in a

@@ -176,6 +176,8 @@ const pt_host_api *pt__host_api(void) {
         .abi_version = PT_BACKEND_ABI_VERSION,
         .set_error = host_set_error,
         .log = host_log,
+        .device_alloc = pt__plugin_device_alloc,
+        .device_free = pt__plugin_device_free,
     };
     return &api;
 }

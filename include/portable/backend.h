@@ -117,6 +117,17 @@ typedef struct pt_host_api {
     void (*set_error)(pt_status s, const char *fmt, ...) PT_PRINTF(2, 3);
     /* Diagnostics, shown when PORTABLE_LOG=debug|info|warn allows (stderr). */
     void (*log)(pt_log_level level, const char *fmt, ...) PT_PRINTF(2, 3);
+    /* Appended members go below this line (check struct_size before use). */
+    /* Device memory for a plugin's own use (scratch space, a BLAS workspace)
+     * from the core's caching allocator of device dev of backend `backend`
+     * (the plugin's name): bytes [*offset, *offset + bytes) of the handle
+     * *buf; *block is what device_free takes back. Work queued on dev's
+     * queue before the free may still use it (the allocator reuses it in
+     * queue order). On failure the status (PT_ERR_OUT_OF_MEMORY after the
+     * cache was emptied) with its reason already recorded. */
+    pt_status (*device_alloc)(const char *backend, int dev, size_t bytes, void **buf, size_t *offset,
+                              void **block);
+    void (*device_free)(const char *backend, int dev, void *block);
 } pt_host_api;
 
 /* ---- What a plugin offers the core ---- */
@@ -172,6 +183,17 @@ typedef struct pt_backend_vtable {
     pt_status (*synchronize)(int dev);
 
     /* Appended members go below this line. */
+    /* Queue markers (optional, all three or none), for the core's pinned
+     * host-block cache: a pinned block released while queued copies may still
+     * read or write it is handed out again only once dev's queue has passed a
+     * marker recorded at its release. marker_record puts a marker at the end
+     * of dev's queue (a CUDA event, say); marker_passed returns true once all
+     * work queued before it is complete (it never waits); marker_release frees
+     * it. Default: a released block is reused only after a synchronize of dev
+     * that began after the release. */
+    pt_status (*marker_record)(int dev, void **marker);
+    bool (*marker_passed)(int dev, void *marker);
+    void (*marker_release)(int dev, void *marker);
 } pt_backend_vtable;
 
 typedef const pt_backend_vtable *(*pt_backend_entry_fn)(const pt_host_api *host, uint32_t host_abi);

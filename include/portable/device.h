@@ -79,7 +79,8 @@ PT_API pt_status pt_device_synchronize(pt_device *d);
 /* The caching allocator's counters for d. PT_ERR_INVALID_ARGUMENT for a
  * NULL d or out; never fails otherwise. */
 PT_API pt_status pt_memory_stats(pt_device *d, pt_memory_usage *out);
-/* Gives every cached (unused) segment of d back to the driver. Waits for d.
+/* Gives every cached (unused) segment of d back to the driver, and the pinned
+ * host blocks d owns that are cached for reuse. Waits for d.
  * Free space inside segments that still hold a live tensor stays cached.
  * PT_ERR_INVALID_ARGUMENT for NULL, else pt_device_synchronize's errors. */
 PT_API pt_status pt_empty_cache(pt_device *d);

@@ -106,6 +106,12 @@ typedef struct pt_memory_usage {
     int64_t cached;     /* freed by tensors, kept for reuse, still taken from the driver */
     int64_t peak;       /* largest in_use since start */
     int64_t reserved;   /* in_use + cached: what the driver sees as taken by us */
+    /* Pinned host blocks this device owns (pt_to_async to the cpu, staged
+     * copies): bytes cached for reuse, driver allocations made, and requests
+     * served from the cache instead. pt_empty_cache frees the cached ones. */
+    int64_t pinned_cached;
+    int64_t pinned_allocs;
+    int64_t pinned_reuses;
 } pt_memory_usage;
 
 #ifdef __cplusplus

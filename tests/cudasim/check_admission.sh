@@ -42,11 +42,32 @@ fi
 scenario "a driver, no device" \
   "unavailable: 0 devices: cudaGetDeviceCount returned cudaErrorNoDevice" \
   LD_LIBRARY_PATH="$driver_dir" PTCU_SIM_DEVICES=0
-scenario "one of two devices fails to initialise" \
-  "ok, 1 device " \
+# Contexts are made on a device's first use, not at admission: a device
+# whose context fails is listed, and every call on it (device_info first of
+# all, which `portable devices` makes) fails with the reason.
+scenario_rows() {
+  local title=$1 want=$2
+  shift 2
+  local out rc
+  out=$(env -u LD_LIBRARY_PATH "$@" PORTABLE_BACKEND=cuda "$tool" devices 2>&1)
+  rc=$?
+  if [[ $rc -lt 128 ]] && grep -qE -- "$want" <<<"$out"; then
+    echo "PASS: $title: $(grep -E -- "$want" <<<"$out" | head -1)"
+  else
+    echo "FAIL: $title (exit $rc): expected /$want/"; echo "$out"; failed=1
+  fi
+}
+scenario "one of two devices fails to initialise: both listed" \
+  "ok, 2 devices " \
   LD_LIBRARY_PATH="$driver_dir" PTCU_SIM_DEVICES=2 PTCU_SIM_FAIL_CONTEXT=1
-scenario "every device fails to initialise" \
-  "unavailable: 0 devices: 2 CUDA devices found but none could be used: CUDA device 0: .*context creation failed: cudaErrorDevicesUnavailable.*CUDA device 1: " \
+scenario_rows "one of two devices fails to initialise: its first use says why" \
+  "^\| cuda:1 +\| error: pt_device_info: cuda:1: .*CUDA device 1 could not be brought up: .*context creation failed: cudaErrorDevicesUnavailable" \
+  LD_LIBRARY_PATH="$driver_dir" PTCU_SIM_DEVICES=2 PTCU_SIM_FAIL_CONTEXT=1
+scenario_rows "one of two devices fails to initialise: the other works" \
+  "^\| cuda:0 +\| libportable CUDA simulator" \
+  LD_LIBRARY_PATH="$driver_dir" PTCU_SIM_DEVICES=2 PTCU_SIM_FAIL_CONTEXT=1
+scenario_rows "every device fails to initialise" \
+  "^\| cuda:0 +\| error: .*CUDA device 0 could not be brought up: .*context creation failed: cudaErrorDevicesUnavailable" \
   LD_LIBRARY_PATH="$driver_dir" PTCU_SIM_DEVICES=2 PTCU_SIM_FAIL_CONTEXT=0,1
 scenario "a GPU too old for the compiled kernels" \
   "unavailable: 0 devices: 1 CUDA device found but none could be used: .*compute capability 7.5 .*cudaErrorNoKernelImageForDevice.*rebuild with -DPT_CUDA_ARCHITECTURES=75-real" \

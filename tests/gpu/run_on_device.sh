@@ -7,7 +7,7 @@
 #   - run from the repository root; $OUT names a folder for the results
 #     (default $TMPDIR/portable-gpu-results); everything it writes goes there:
 #       results.md       GPU, driver, date, test summary, all tables + ratios
-#       build.log ctest.log tour.log bench.log   full logs
+#       build.log ctest.log tour.log bench.log large.log   full logs
 #       bench_cuda.json bench_torch.json           raw figures
 #   - an NVIDIA GPU with its driver (nvidia-smi), the CUDA toolkit (nvcc;
 #     /usr/local/cuda/bin is added to PATH), CMake >= 3.20, a C compiler,
@@ -162,6 +162,24 @@ if [ "${SKIP_TESTS:-0}" != 1 ] && [ $build_ok = 1 ]; then
   rc=$?
   section "## Tests (ctest, PORTABLE_BACKEND=cuda), exit status $rc"
   { echo '```'; grep -E "tests passed|tests failed|Test +#|\*\*\*|Skipped|Not Run" "$OUT/ctest.log" | tail -60; echo '```'; } >>"$RESULTS"
+fi
+
+# ---- The plugin's RUNPATH, the pinned cache, tensors above 2^32 elements ----
+if [ -e "$BUILD_DIR/lib/libportable-cuda.so" ]; then
+  section "## libportable-cuda.so dynamic section (RUNPATH to the CUDA toolkit)"
+  { echo '```'; readelf -d "$BUILD_DIR/lib/libportable-cuda.so" | grep -E "RUNPATH|RPATH|NEEDED"; echo '```'; } >>"$RESULTS"
+fi
+if [ -s "$OUT/ctest.log" ] && grep -q -- "-- pinned cache:" "$OUT/ctest.log"; then
+  section "## Pinned host-block cache (cuda_runtime test)"
+  { echo '```'; grep -- "-- pinned cache:" "$OUT/ctest.log"; echo '```'; } >>"$RESULTS"
+fi
+LARGE=$(find_exe "$BUILD_DIR/tests/test_large_tensors" "$BUILD_DIR/bin/test_large_tensors")
+if [ "${SKIP_TESTS:-0}" != 1 ] && [ -n "$LARGE" ]; then
+  note "tensors above 2^32 elements on cuda:0"
+  run_env timeout 300 "$LARGE" cuda:0 >"$OUT/large.log" 2>&1
+  rc=$?
+  section "## Tensors above 2^32 elements (u8, ~4.3 GB, cuda:0), exit status $rc (77: skipped)"
+  { echo '```'; cat "$OUT/large.log"; echo '```'; } >>"$RESULTS"
 fi
 
 # ---- GPU tour ----

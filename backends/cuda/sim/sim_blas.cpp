@@ -21,6 +21,7 @@
 struct cublasContext {
     cudaStream_t stream = nullptr;
     int device = 0;
+    size_t workspace_bytes = 0; /* cublasSetWorkspace */
 };
 
 namespace {
@@ -158,6 +159,18 @@ cublasStatus_t cublasDestroy(cublasHandle_t handle) {
 cublasStatus_t cublasSetStream(cublasHandle_t handle, cudaStream_t stream) {
     if (!handle) return CUBLAS_STATUS_NOT_INITIALIZED;
     handle->stream = stream;
+    return CUBLAS_STATUS_SUCCESS;
+}
+
+/* cuBLAS's checks: device memory of the handle's device, 256-byte aligned
+ * (the simulated GEMMs need no workspace, so it is only checked). */
+cublasStatus_t cublasSetWorkspace_v2(cublasHandle_t handle, void *workspace, size_t bytes) {
+    if (!handle) return CUBLAS_STATUS_NOT_INITIALIZED;
+    if (bytes == 0) return CUBLAS_STATUS_SUCCESS;
+    if (!workspace || (uintptr_t)workspace % 256 != 0 ||
+        !ptcu_sim_device_range(handle->device, workspace, bytes))
+        return CUBLAS_STATUS_INVALID_VALUE;
+    handle->workspace_bytes = bytes;
     return CUBLAS_STATUS_SUCCESS;
 }
 

@@ -29,6 +29,7 @@
 #include <cuda_runtime_api.h>
 #include <dlfcn.h>
 
+#include <atomic>
 #include <chrono>
 #include <condition_variable>
 #include <cstdint>
@@ -67,6 +68,7 @@ struct SimDevice {
     int64_t memory_bytes = 0;
     int64_t used_bytes = 0;
     bool peer_enabled[kMaxSimDevices] = {};
+    std::atomic<bool> context_made{false}; /* cudaSetDevice succeeded once */
 };
 
 struct Work {
@@ -291,6 +293,7 @@ cudaError_t cudaSetDevice(int device) {
     if (!valid_device(device)) return fail(cudaErrorInvalidDevice);
     /* Since CUDA 12 cudaSetDevice creates the primary context: where that fails. */
     if (sim().dev[device].fail_context) return fail(cudaErrorDevicesUnavailable);
+    sim().dev[device].context_made = true;
     tl_device = device;
     return cudaSuccess;
 }
@@ -306,6 +309,16 @@ cudaError_t cudaFuncGetAttributes(struct cudaFuncAttributes *attr, const void *f
     if (sim().dev[tl_device].compute_capability < 80) return fail(cudaErrorNoKernelImageForDevice);
     memset(attr, 0, sizeof *attr);
     attr->maxThreadsPerBlock = 1024;
+    return cudaSuccess;
+}
+
+/* 2048 resident threads per multiprocessor, as on sm_80/sm_90 with few
+ * registers: the kernels' grids are sized from this. */
+cudaError_t cudaOccupancyMaxActiveBlocksPerMultiprocessor(int *blocks, const void *func, int block_size,
+                                                          size_t smem) {
+    (void)smem;
+    if (!blocks || !func || block_size <= 0 || block_size > 1024) return fail(cudaErrorInvalidValue);
+    *blocks = 2048 / block_size;
     return cudaSuccess;
 }
 
@@ -483,8 +496,29 @@ cudaError_t cudaStreamWaitEvent(cudaStream_t stream, cudaEvent_t event, unsigned
     return cudaSuccess;
 }
 
+cudaError_t cudaEventQuery(cudaEvent_t event) {
+    if (!event) return fail(cudaErrorInvalidResourceHandle);
+    std::lock_guard<std::mutex> lk(sim().mu);
+    /* Not an error for the last-error state, as in CUDA. */
+    return sim().done_seq >= event->seq ? cudaSuccess : cudaErrorNotReady;
+}
+
 cudaError_t cudaEventDestroy(cudaEvent_t event) {
     if (!event) return fail(cudaErrorInvalidResourceHandle);
     delete event;
     return cudaSuccess;
+}
+
+/* ---- Test hooks (exported, unlike the rest, for tests that dlopen the
+ * simulator's plugin: the calling thread's current device, and whether a
+ * device's context was ever made) ---- */
+
+extern "C" __attribute__((visibility("default"))) int ptcu_sim_thread_device(void) { return tl_device; }
+
+extern "C" __attribute__((visibility("default"))) int ptcu_sim_context_made(int device) {
+    return valid_device(device) && sim().dev[device].context_made.load() ? 1 : 0;
+}
+
+extern "C" __attribute__((visibility("default"))) void ptcu_sim_set_thread_device(int device) {
+    if (cudaSetDevice(device) != cudaSuccess) tl_last_error = cudaSuccess;
 }

@@ -3,3 +3,9 @@
 #include "kernel_emulation.h"
 
 void ptcu_emu::submit(cudaStream_t, std::function<void()> work) { work(); }
+
+/* An sm_90-like answer: 2048 resident threads per multiprocessor. */
+cudaError_t cudaOccupancyMaxActiveBlocksPerMultiprocessor(int *blocks, const void *, int block_size, size_t) {
+    *blocks = block_size > 0 ? 2048 / block_size : 0;
+    return cudaSuccess;
+}

@@ -121,6 +121,11 @@ template <class T> cudaError_t cudaFuncGetAttributes(cudaFuncAttributes *attr, T
     return ::cudaFuncGetAttributes(attr, (const void *)entry);
 }
 
+template <class T>
+cudaError_t cudaOccupancyMaxActiveBlocksPerMultiprocessor(int *blocks, T *entry, int block_size, size_t smem) {
+    return ::cudaOccupancyMaxActiveBlocksPerMultiprocessor(blocks, (const void *)entry, block_size, smem);
+}
+
 /* Launch errors surface at launch under CUDA; the emulation has none. */
 #define cudaGetLastError() cudaSuccess
 

@@ -179,9 +179,28 @@ static void test_gemm(void) {
     }
 }
 
+/* Admission without a context: which GPUs the default build's kernels run on. */
+static void test_architectures(void) {
+    const char *dflt = "80-real 90-real 90-virtual";
+    CHECK(ptcu_architecture_fits(dflt, 8, 0));   /* A100: sm_80 SASS */
+    CHECK(ptcu_architecture_fits(dflt, 8, 6));   /* RTX 30xx: sm_80 SASS runs on 8.6 */
+    CHECK(ptcu_architecture_fits(dflt, 8, 9));   /* L4, RTX 40xx */
+    CHECK(ptcu_architecture_fits(dflt, 9, 0));   /* H100/H200 */
+    CHECK(ptcu_architecture_fits(dflt, 10, 0));  /* B200: compute_90 PTX, JIT-compiled */
+    CHECK(ptcu_architecture_fits(dflt, 12, 0));
+    CHECK(!ptcu_architecture_fits(dflt, 7, 5));  /* Turing: no code for it */
+    CHECK(!ptcu_architecture_fits("80-real;90-real", 10, 0)); /* SASS only: no newer major */
+    CHECK(!ptcu_architecture_fits("90-real", 8, 9));
+    CHECK(ptcu_architecture_fits("75", 7, 5) && ptcu_architecture_fits("75", 8, 0));
+    CHECK(!ptcu_architecture_fits("80-virtual", 7, 5));
+    CHECK(ptcu_architecture_fits("native", 7, 5)); /* cannot judge: the probe at first use decides */
+    CHECK(ptcu_architecture_fits("all-major", 5, 0));
+}
+
 int main(void) {
     test_geometry();
     test_gemm();
+    test_architectures();
     printf("%d checks; %d passed, %d failed\n", checks, checks - failures, failures);
     return failures ? 1 : 0;
 }

@@ -108,6 +108,60 @@ static void check_supports(const pt_backend_vtable *vt) {
     }
 }
 
+/* Contexts come up per device on first use, every entry puts the thread's
+ * current device back (where that device has a context), and queue markers
+ * pass once the queue has. The simulator exports hooks to look at contexts
+ * and the thread's device; with the real runtime cudaGetDevice is found
+ * through the plugin's own dependencies. */
+static void check_contexts_and_markers(const pt_backend_vtable *vt, void *h, int n) {
+    int (*context_made)(int) = (int (*)(int))dlsym(h, "ptcu_sim_context_made");
+    int (*thread_device)(void) = (int (*)(void))dlsym(h, "ptcu_sim_thread_device");
+    int (*get_device)(int *) = (int (*)(int *))dlsym(h, "cudaGetDevice");
+    int cur = -1;
+    if (context_made) CHECK(!context_made(0) && (n < 2 || !context_made(1))); /* init made none */
+    void *buf = NULL;
+    if (n >= 2) {
+        CHECK(vt->alloc(1, 256, &buf) == PT_OK);
+        if (context_made) CHECK(context_made(1) && !context_made(0)); /* only the device used */
+        vt->free(1, buf);
+    }
+    CHECK(vt->alloc(0, 256, &buf) == PT_OK);
+    if (context_made) CHECK(context_made(0));
+    /* Both devices have contexts now: whichever device the thread is on, an
+     * entry working on the other one switches back before returning. (The
+     * first alloc above left the thread on device 1: its device 0 had no
+     * context, and switching "back" would have made one.) */
+    for (int round = 0; n >= 2 && round < 2; ++round) {
+        int before = thread_device ? thread_device() : (get_device && get_device(&before) == 0 ? before : -2);
+        const int other_dev = before == 0 ? 1 : 0;
+        void *other = NULL;
+        CHECK(vt->alloc(other_dev, 256, &other) == PT_OK);
+        cur = thread_device ? thread_device() : (get_device && get_device(&cur) == 0 ? cur : -1);
+        CHECK(cur == before);
+        CHECK(vt->synchronize(other_dev) == PT_OK);
+        cur = thread_device ? thread_device() : (get_device && get_device(&cur) == 0 ? cur : -1);
+        CHECK(cur == before);
+        vt->free(other_dev, other);
+        /* The next round starts from the other device (an entry that does
+         * not switch back: a plain cudaSetDevice through the plugin is not
+         * exported, so use the device the thread is not on via alloc). */
+        if (thread_device && round == 0) {
+            int (*set_device)(int) = (int (*)(int))dlsym(h, "ptcu_sim_set_thread_device");
+            if (set_device) set_device(other_dev);
+        }
+    }
+    /* A marker behind a copy: passed once the queue is done with it. */
+    CHECK(vt->marker_record && vt->marker_passed && vt->marker_release);
+    static float host[4096];
+    void *marker = NULL;
+    CHECK(vt->copy_h2d(0, buf, 0, host, 256, true) == PT_OK);
+    CHECK(vt->marker_record(0, &marker) == PT_OK && marker != NULL);
+    CHECK(vt->synchronize(0) == PT_OK);
+    CHECK(vt->marker_passed(0, marker));
+    vt->marker_release(0, marker);
+    vt->free(0, buf);
+}
+
 /* On a GPU: memory, copies and a few ops with known results. */
 static void check_device(const pt_backend_vtable *vt) {
     pt_device_props p;
@@ -236,7 +290,8 @@ int main(int argc, char **argv) {
     pt_backend_entry_fn entry = (pt_backend_entry_fn)dlsym(h, PT_BACKEND_ENTRY_SYMBOL);
     CHECK(entry != NULL);
     if (!entry) return 1;
-    pt_host_api host = {sizeof(pt_host_api), PT_BACKEND_ABI_VERSION, set_error, logger};
+    /* No device_alloc: the plugin falls back to cudaMalloc for its scratch. */
+    pt_host_api host = {sizeof(pt_host_api), PT_BACKEND_ABI_VERSION, set_error, logger, NULL, NULL};
     CHECK(entry(&host, PT_BACKEND_ABI_VERSION + 1) == NULL);
     const pt_backend_vtable *vt = entry(&host, PT_BACKEND_ABI_VERSION);
     CHECK(vt != NULL);
@@ -261,6 +316,7 @@ int main(int argc, char **argv) {
             dlclose(driver);
         }
     } else {
+        check_contexts_and_markers(vt, h, n);
         check_device(vt);
     }
     check_supports(vt);

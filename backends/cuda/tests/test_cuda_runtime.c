@@ -1,7 +1,9 @@
 /* libportable CUDA backend — what the cuda backend promises beyond the
  * op-by-op conformance suite, checked through the public API:
  *   - pt_to_async to the cpu lands in pinned memory and is right after a
- *     synchronize, also when the device lags far behind the host;
+ *     synchronize, also when the device lags far behind the host; pinned
+ *     blocks are cached and reused (pt_memory_stats counts), freed by
+ *     pt_empty_cache;
  *   - tensors move cuda:0 <-> cuda:1 (peer copies) and cpu <-> cuda with
  *     their values, and ops on the destination see the copied data;
  *   - pt_device_info reports the device's free memory (cudaMemGetInfo) and
@@ -49,6 +51,55 @@ static void check_async_to_pinned(pt_device *gpu) {
     CHECK(check_read(host2, got, N_MAX));
     for (int64_t i = 0; i < shape[0]; ++i) want[i] = 2.0 * ((double)i + 20);
     CHECK_DBL(max_rel_diff(got, want, 1000), 0, 0);
+    pt_scope_end(sc);
+}
+
+/* The pinned host-block cache: a pt_to_async buffer released once its copy
+ * is done serves the next one of its size class without a new pinned
+ * allocation; one released while its copy is still queued (the device lags
+ * behind under PTCU_SIM_DELAY_US) is never handed out under that copy, so
+ * every value still lands right; pt_empty_cache gives the cached blocks back. */
+static void check_pinned_cache(pt_device *gpu) {
+    static double got[N_MAX];
+    pt_scope sc = pt_scope_begin();
+    CHECK_OK(pt_empty_cache(gpu));
+    pt_memory_usage u0, u1, u2, u3;
+    CHECK_OK(pt_memory_stats(gpu, &u0));
+    CHECK(u0.pinned_cached == 0);
+    pt_tensor *x = pt_arange(gpu, PT_F32, 0, 1000, 1);
+    REQUIRE(x);
+    for (int i = 0; i < 5; ++i) {
+        pt_tensor *h = pt_to_async(x, pt_cpu());
+        REQUIRE(h);
+        CHECK_OK(pt_device_synchronize(gpu));
+        CHECK(check_read(h, got, N_MAX) && got[0] == 0 && got[999] == 999);
+        pt_release(h);
+    }
+    CHECK_OK(pt_memory_stats(gpu, &u1));
+    printf("-- pinned cache: %lld allocations, %lld reuses, %lld bytes cached\n",
+           (long long)(u1.pinned_allocs - u0.pinned_allocs), (long long)(u1.pinned_reuses - u0.pinned_reuses),
+           (long long)u1.pinned_cached);
+    CHECK(u1.pinned_allocs - u0.pinned_allocs == 1);
+    CHECK(u1.pinned_reuses - u0.pinned_reuses == 4);
+    CHECK(u1.pinned_cached >= 4000);
+    /* Released with its copy still queued behind slow work, then a new copy
+     * at once: whether that one got the block or a fresh one, both copies
+     * deliver their own values. */
+    pt_tensor *y = x;
+    for (int i = 0; i < 30; ++i) y = pt_add_scalar(y, 1.0);
+    pt_tensor *early = pt_to_async(y, pt_cpu());
+    REQUIRE(early);
+    pt_release(early);
+    pt_tensor *late = pt_to_async(pt_mul_scalar(x, 3.0), pt_cpu());
+    REQUIRE(late);
+    CHECK_OK(pt_device_synchronize(gpu));
+    CHECK(check_read(late, got, N_MAX) && got[1] == 3 && got[999] == 2997);
+    pt_release(late);
+    CHECK_OK(pt_memory_stats(gpu, &u2));
+    CHECK(u2.pinned_allocs + u2.pinned_reuses - u1.pinned_allocs - u1.pinned_reuses == 2);
+    CHECK_OK(pt_empty_cache(gpu));
+    CHECK_OK(pt_memory_stats(gpu, &u3));
+    CHECK(u3.pinned_cached == 0);
     pt_scope_end(sc);
 }
 
@@ -191,6 +242,7 @@ int main(int argc, char **argv) {
     pt_device_props p;
     if (pt_device_info(gpu, &p) == PT_OK) printf("-- cuda:0 is %s (%s)\n", p.name, p.platform);
     check_async_to_pinned(gpu);
+    check_pinned_cache(gpu);
     check_two_devices(gpu);
     check_memory_info(gpu);
     check_out_of_memory(gpu);
