@@ -110,7 +110,10 @@ pt_status pt__execute_widened(const char *fn, pt_device *d, const pt_op *op) {
     if (!s && op->kind == PT_OP_FILL)
         w.scalar = t == PT_F16 ? (double)pt_f16_bits_to_f32(pt_f64_to_f16_bits(op->scalar))
                                : (double)pt_bf16_bits_to_f32(pt_f64_to_bf16_bits(op->scalar));
-    if (!s) s = pt__execute(fn, d, &w);
+    if (!s) {
+        pt_op run = w; /* pt__execute merges dims in place; w.out keeps op's layout */
+        s = pt__execute(fn, d, &run);
+    }
     if (!s && narrow_out) s = convert(fn, d, &w.out, &op->out, op->out.shape);
     for (int i = 0; i < nblocks; ++i) pt__free(d, blocks[i]);
     return s;
