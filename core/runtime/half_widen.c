@@ -114,6 +114,19 @@ pt_status pt__execute_widened(const char *fn, pt_device *d, const pt_op *op) {
         pt_op run = w; /* pt__execute merges dims in place; w.out keeps op's layout */
         s = pt__execute(fn, d, &run);
     }
+    /* Uniform draws in [1 - u/2, 1) would round up to 1: they take the
+     * largest 16-bit value below 1 instead, so [0, 1) holds. */
+    if (!s && op->kind == PT_OP_RAND_UNIFORM) {
+        pt_op c;
+        memset(&c, 0, sizeof c);
+        c.kind = PT_OP_CLAMP;
+        c.dtype = PT_F32;
+        c.n_inputs = 1;
+        c.out = c.in[0] = w.out;
+        c.scalar = 0.0;
+        c.scalar2 = 1.0 - (t == PT_F16 ? 1.0 / 2048.0 : 1.0 / 256.0);
+        s = pt__execute(fn, d, &c);
+    }
     if (!s && narrow_out) s = convert(fn, d, &w.out, &op->out, op->out.shape);
     for (int i = 0; i < nblocks; ++i) pt__free(d, blocks[i]);
     return s;

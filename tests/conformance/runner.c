@@ -76,7 +76,7 @@ bool compare_result(const ht *got, const expect *e, tol_id tol, char *msg, size_
     double racc = isf ? (is32 ? t->racc32 : t->racc64) : 0;
     double atol = isf ? (is32 ? t->atol32 : t->atol64) : 0;
     if (half && tol != TOL_EXACT) {
-        rtol += u;
+        rtol += (tol == TOL_NORM ? 3 : 1) * u; /* norm: x*x, the sum and sqrt each round */
         atol = atol > sub_half ? atol : sub_half;
     }
     if (t->sqrtk) racc *= sqrt(e->K > 1 ? e->K : 1);
