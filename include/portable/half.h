@@ -72,8 +72,8 @@ PT_HALF_FN pt_h_u16 pt_f32_to_f16_bits(float f) {
     const pt_h_u32 e = x >> 23, m = (x & 0x7fffffu) | 0x800000u;
     const pt_h_u32 shift = 126u - e; /* 14 .. 24 */
     pt_h_u32 r = m >> shift;
-    const pt_h_u32 rem = m & ((1u << shift) - 1u), half = 1u << (shift - 1u);
-    if (rem > half || (rem == half && (r & 1u))) ++r; /* may carry into the smallest normal */
+    const pt_h_u32 rem = m & ((1u << shift) - 1u), halfway = 1u << (shift - 1u);
+    if (rem > halfway || (rem == halfway && (r & 1u))) ++r; /* may carry into the smallest normal */
     return (pt_h_u16)(sign | r);
 }
 
