@@ -7,6 +7,7 @@
 #include <string.h>
 
 #include "cpu_internal.h"
+#include "portable/half.h"
 
 /* ---- Conversions: cv_<from>_<to>(x) ---- */
 
@@ -33,6 +34,32 @@ PT_CPU_CV(u8, uint8_t, f32, float, (float)x)
 PT_CPU_CV(u8, uint8_t, f64, double, (double)x)
 PT_CPU_CV(u8, uint8_t, i32, int32_t, (int32_t)x)
 PT_CPU_CV(u8, uint8_t, i64, int64_t, (int64_t)x)
+
+/* 16-bit storage (portable/half.h): from 16 bits exactly to float, then as
+ * from f32; to 16 bits rounded once to nearest even (doubles and integers
+ * through the double routine, which rounds to odd first). */
+PT_CPU_CV(f16, uint16_t, f32, float, pt_f16_bits_to_f32(x))
+PT_CPU_CV(f16, uint16_t, f64, double, (double)pt_f16_bits_to_f32(x))
+PT_CPU_CV(f16, uint16_t, i32, int32_t, pt_sat_i32_f32(pt_f16_bits_to_f32(x)))
+PT_CPU_CV(f16, uint16_t, i64, int64_t, pt_sat_i64_f32(pt_f16_bits_to_f32(x)))
+PT_CPU_CV(f16, uint16_t, u8, uint8_t, pt_wrap_u8_f32(pt_f16_bits_to_f32(x)))
+PT_CPU_CV(f16, uint16_t, bf16, uint16_t, pt_f32_to_bf16_bits(pt_f16_bits_to_f32(x)))
+PT_CPU_CV(bf16, uint16_t, f32, float, pt_bf16_bits_to_f32(x))
+PT_CPU_CV(bf16, uint16_t, f64, double, (double)pt_bf16_bits_to_f32(x))
+PT_CPU_CV(bf16, uint16_t, i32, int32_t, pt_sat_i32_f32(pt_bf16_bits_to_f32(x)))
+PT_CPU_CV(bf16, uint16_t, i64, int64_t, pt_sat_i64_f32(pt_bf16_bits_to_f32(x)))
+PT_CPU_CV(bf16, uint16_t, u8, uint8_t, pt_wrap_u8_f32(pt_bf16_bits_to_f32(x)))
+PT_CPU_CV(bf16, uint16_t, f16, uint16_t, pt_f32_to_f16_bits(pt_bf16_bits_to_f32(x)))
+PT_CPU_CV(f32, float, f16, uint16_t, pt_f32_to_f16_bits(x))
+PT_CPU_CV(f32, float, bf16, uint16_t, pt_f32_to_bf16_bits(x))
+PT_CPU_CV(f64, double, f16, uint16_t, pt_f64_to_f16_bits(x))
+PT_CPU_CV(f64, double, bf16, uint16_t, pt_f64_to_bf16_bits(x))
+PT_CPU_CV(i32, int32_t, f16, uint16_t, pt_f64_to_f16_bits((double)x))
+PT_CPU_CV(i32, int32_t, bf16, uint16_t, pt_f64_to_bf16_bits((double)x))
+PT_CPU_CV(i64, int64_t, f16, uint16_t, pt_f64_to_f16_bits((double)x))
+PT_CPU_CV(i64, int64_t, bf16, uint16_t, pt_f64_to_bf16_bits((double)x))
+PT_CPU_CV(u8, uint8_t, f16, uint16_t, pt_f32_to_f16_bits((float)x))
+PT_CPU_CV(u8, uint8_t, bf16, uint16_t, pt_f32_to_bf16_bits((float)x))
 
 /* ---- Row kernels ---- */
 
@@ -68,6 +95,7 @@ PT_CPU_CV(u8, uint8_t, i64, int64_t, (int64_t)x)
     }
 
 PT_CPU_BITS_ROW(copy_bits1_row, uint8_t)
+PT_CPU_BITS_ROW(copy_bits2_row, uint16_t)
 PT_CPU_BITS_ROW(copy_bits4_row, uint32_t)
 PT_CPU_BITS_ROW(copy_bits8_row, uint64_t)
 
@@ -76,7 +104,9 @@ PT_CPU_BITS_ROW(copy_bits8_row, uint64_t)
     PT_CPU_CONVERT_ROW(FROM, TF, f64, double)                                                 \
     PT_CPU_CONVERT_ROW(FROM, TF, i32, int32_t)                                                \
     PT_CPU_CONVERT_ROW(FROM, TF, i64, int64_t)                                                \
-    PT_CPU_CONVERT_ROW(FROM, TF, u8, uint8_t)
+    PT_CPU_CONVERT_ROW(FROM, TF, u8, uint8_t)                                                 \
+    PT_CPU_CONVERT_ROW(FROM, TF, f16, uint16_t)                                               \
+    PT_CPU_CONVERT_ROW(FROM, TF, bf16, uint16_t)
 
 /* The same-dtype rows these generate are unused (bit copies serve them) but
  * keep the macro uniform; the identity conversions they need: */
@@ -85,22 +115,28 @@ static inline double cv_f64_f64(double x) { return x; }
 static inline int32_t cv_i32_i32(int32_t x) { return x; }
 static inline int64_t cv_i64_i64(int64_t x) { return x; }
 static inline uint8_t cv_u8_u8(uint8_t x) { return x; }
+static inline uint16_t cv_f16_f16(uint16_t x) { return x; }
+static inline uint16_t cv_bf16_bf16(uint16_t x) { return x; }
 
 PT_CPU_CONVERT_FROM(f32, float)
 PT_CPU_CONVERT_FROM(f64, double)
 PT_CPU_CONVERT_FROM(i32, int32_t)
 PT_CPU_CONVERT_FROM(i64, int64_t)
 PT_CPU_CONVERT_FROM(u8, uint8_t)
+PT_CPU_CONVERT_FROM(f16, uint16_t)
+PT_CPU_CONVERT_FROM(bf16, uint16_t)
 
 #define PT_CPU_TO_ALL(FROM)                                                                    \
     {[PT_F32] = copy_##FROM##_f32_row, [PT_F64] = copy_##FROM##_f64_row,                       \
      [PT_I32] = copy_##FROM##_i32_row, [PT_I64] = copy_##FROM##_i64_row,                       \
-     [PT_U8] = copy_##FROM##_u8_row}
+     [PT_U8] = copy_##FROM##_u8_row, [PT_F16] = copy_##FROM##_f16_row,                         \
+     [PT_BF16] = copy_##FROM##_bf16_row}
 
 /* [from][to]; the diagonal is replaced by bit copies below. */
 static const pt_cpu_row_fn convert_rows[PT_DTYPE_COUNT][PT_DTYPE_COUNT] = {
     [PT_F32] = PT_CPU_TO_ALL(f32), [PT_F64] = PT_CPU_TO_ALL(f64), [PT_I32] = PT_CPU_TO_ALL(i32),
-    [PT_I64] = PT_CPU_TO_ALL(i64), [PT_U8] = PT_CPU_TO_ALL(u8),
+    [PT_I64] = PT_CPU_TO_ALL(i64), [PT_U8] = PT_CPU_TO_ALL(u8), [PT_F16] = PT_CPU_TO_ALL(f16),
+    [PT_BF16] = PT_CPU_TO_ALL(bf16),
 };
 
 pt_status pt_cpu_copy(const pt_op *op, bool run) {
@@ -116,7 +152,7 @@ pt_status pt_cpu_copy(const pt_op *op, bool run) {
     pt_cpu_row_fn fn = convert_rows[from][to];
     if (from == to) {
         size_t es = pt_dtype_table_size(from);
-        fn = es == 1 ? copy_bits1_row : es == 4 ? copy_bits4_row : copy_bits8_row;
+        fn = es == 1 ? copy_bits1_row : es == 2 ? copy_bits2_row : es == 4 ? copy_bits4_row : copy_bits8_row;
     }
     if (!run) return PT_OK;
     pt_cpu_iter it;

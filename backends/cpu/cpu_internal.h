@@ -89,6 +89,7 @@ typedef struct pt_cpu_scalar {
     int32_t i32;
     int64_t i64;
     uint8_t u8;
+    uint16_t f16, bf16; /* bit patterns, rounded once from the double */
 } pt_cpu_scalar;
 
 void pt_cpu_scalar_from_double(double v, pt_cpu_scalar *out);

@@ -8,6 +8,7 @@
 #include <math.h>
 
 #include "cpu_internal.h"
+#include "portable/half.h"
 
 #define PT_CPU_FILL_ROW(S, T)                                                                  \
     static void fill_##S##_row(int64_t n, char *const *p, const int64_t *st,                   \
@@ -27,15 +28,18 @@ PT_CPU_FILL_ROW(f64, double)
 PT_CPU_FILL_ROW(i32, int32_t)
 PT_CPU_FILL_ROW(i64, int64_t)
 PT_CPU_FILL_ROW(u8, uint8_t)
+PT_CPU_FILL_ROW(f16, uint16_t)
+PT_CPU_FILL_ROW(bf16, uint16_t)
 
 static const pt_cpu_row_fn fill_rows[PT_DTYPE_COUNT] = {
     [PT_F32] = fill_f32_row, [PT_F64] = fill_f64_row, [PT_I32] = fill_i32_row,
-    [PT_I64] = fill_i64_row, [PT_U8] = fill_u8_row,
+    [PT_I64] = fill_i64_row, [PT_U8] = fill_u8_row, [PT_F16] = fill_f16_row,
+    [PT_BF16] = fill_bf16_row,
 };
 
 static pt_status fill(const pt_op *op, bool run) {
     const pt_dtype t = op->out.dtype;
-    if ((unsigned)t >= PT_DTYPE_COUNT) return pt_cpu_unsupported(op, t);
+    if ((unsigned)t >= PT_DTYPE_COUNT || !fill_rows[t]) return pt_cpu_unsupported(op, t);
     if (op->out.ndim < 0 || op->out.ndim > PT_MAX_DIMS) return pt_cpu_bad_op(op, "bad ndim");
     if (!run) return PT_OK;
     pt_cpu_scalar sc;
@@ -64,6 +68,10 @@ static bool is_int64_value(double v) {
             ((T *)o)[i * so] = CONV(start + (double)(begin + i) * step);                      \
     }
 
+/* 16-bit storage: the double value rounded once. */
+#define PT_CPU_ARANGE_HALF(CONV)                                                               \
+    for (int64_t i = 0; i < n; ++i) ((uint16_t *)o)[i * so] = CONV(start + (double)(begin + i) * step);
+
 /* Writes elements [begin, begin + n) of the range. */
 static void arange_piece(pt_dtype t, char *o, int64_t so, int64_t begin, int64_t n, double start,
                          double step) {
@@ -77,6 +85,8 @@ static void arange_piece(pt_dtype t, char *o, int64_t so, int64_t begin, int64_t
     case PT_I32: PT_CPU_ARANGE_INT(int32_t, pt_sat_i32_f64) break;
     case PT_I64: PT_CPU_ARANGE_INT(int64_t, pt_sat_i64_f64) break;
     case PT_U8: PT_CPU_ARANGE_INT(uint8_t, pt_wrap_u8_f64) break;
+    case PT_F16: PT_CPU_ARANGE_HALF(pt_f64_to_f16_bits) break;
+    case PT_BF16: PT_CPU_ARANGE_HALF(pt_f64_to_bf16_bits) break;
     default: break;
     }
 }

@@ -244,6 +244,7 @@ PT_CPU_COMMON(u8, uint8_t)
 PT_CPU_FLOAT_ONLY(f32, float)
 PT_CPU_FLOAT_ONLY(f64, double)
 PT_CPU_WHERE_ROW(where_1_row, uint8_t)
+PT_CPU_WHERE_ROW(where_2_row, uint16_t)
 PT_CPU_WHERE_ROW(where_4_row, uint32_t)
 PT_CPU_WHERE_ROW(where_8_row, uint64_t)
 
@@ -325,7 +326,7 @@ pt_status pt_cpu_elementwise(const pt_op *op, bool run) {
     if ((unsigned)t < PT_DTYPE_COUNT) {
         if (k == PT_OP_WHERE) {
             size_t es = pt_dtype_table_size(t);
-            fn = es == 1 ? where_1_row : es == 4 ? where_4_row : where_8_row;
+            fn = es == 1 ? where_1_row : es == 2 ? where_2_row : es == 4 ? where_4_row : where_8_row;
         } else {
             fn = ew_rows[k][t];
         }

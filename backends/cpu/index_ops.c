@@ -36,6 +36,8 @@ typedef void (*gather_rows_fn)(const gather_job *g, int64_t row0, int64_t row1);
     }
 
 PT_CPU_GATHER(gather_1_i32, uint8_t, int32_t)
+PT_CPU_GATHER(gather_2_i32, uint16_t, int32_t)
+PT_CPU_GATHER(gather_2_i64, uint16_t, int64_t)
 PT_CPU_GATHER(gather_4_i32, uint32_t, int32_t)
 PT_CPU_GATHER(gather_8_i32, uint64_t, int32_t)
 PT_CPU_GATHER(gather_1_i64, uint8_t, int64_t)
@@ -62,6 +64,7 @@ static pt_status gather(const pt_op *op, bool run) {
     const size_t es = pt_dtype_table_size(t);
     const bool i64 = ix->dtype == PT_I64;
     gather_rows_fn fn = es == 1   ? (i64 ? gather_1_i64 : gather_1_i32)
+                        : es == 2 ? (i64 ? gather_2_i64 : gather_2_i32)
                         : es == 4 ? (i64 ? gather_4_i64 : gather_4_i32)
                                   : (i64 ? gather_8_i64 : gather_8_i32);
     const gather_job g = {
@@ -109,6 +112,8 @@ static void one_hot_rows(const pt_op *op, int64_t r0, int64_t r1) {
         case PT_I32: *(int32_t *)p = 1; break;
         case PT_I64: *(int64_t *)p = 1; break;
         case PT_U8: *(uint8_t *)p = 1; break;
+        case PT_F16: *(uint16_t *)p = 0x3c00u; break;  /* 1.0 */
+        case PT_BF16: *(uint16_t *)p = 0x3f80u; break; /* 1.0 */
         default: break;
         }
     }

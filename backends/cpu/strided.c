@@ -28,6 +28,7 @@
 #endif
 
 #include "cpu_internal.h"
+#include "portable/half.h"
 
 /* Outputs at least this large are written with streaming stores. Smaller
  * ones are likely to be read again while still in cache. */
@@ -62,6 +63,8 @@ void pt_cpu_scalar_from_double(double v, pt_cpu_scalar *out) {
     out->i32 = pt_sat_i32_f64(v);
     out->i64 = pt_sat_i64_f64(v);
     out->u8 = pt_wrap_u8_f64(v);
+    out->f16 = pt_f64_to_f16_bits(v);
+    out->bf16 = pt_f64_to_bf16_bits(v);
 }
 
 void pt_cpu_iter_init(pt_cpu_iter *it, const pt_operand *out, int nin, const pt_operand *in) {

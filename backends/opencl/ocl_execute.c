@@ -9,6 +9,7 @@
 #include <string.h>
 
 #include "ocl_internal.h"
+#include "portable/half.h"
 #include "portable/numeric_rules.h"
 
 pt_status ocl_elem_offset(const pt_operand *x, cl_long *out) {
@@ -45,6 +46,7 @@ typedef struct ocl_scalar {
         cl_int i32;
         cl_long i64;
         cl_uchar u8;
+        cl_ushort u16; /* f16 / bf16 bits */
     } v;
     size_t size;
 } ocl_scalar;
@@ -58,6 +60,8 @@ static ocl_scalar ocl_make_scalar(pt_dtype t, double v) {
     case PT_F64: s.v.f64 = v; s.size = sizeof(cl_double); break;
     case PT_I32: s.v.i32 = pt_sat_i32_f64(v); s.size = sizeof(cl_int); break;
     case PT_I64: s.v.i64 = pt_sat_i64_f64(v); s.size = sizeof(cl_long); break;
+    case PT_F16: s.v.u16 = pt_f64_to_f16_bits(v); s.size = sizeof(cl_ushort); break;
+    case PT_BF16: s.v.u16 = pt_f64_to_bf16_bits(v); s.size = sizeof(cl_ushort); break;
     default: s.v.u8 = pt_wrap_u8_f64(v); s.size = sizeof(cl_uchar); break;
     }
     return s;
@@ -500,6 +504,16 @@ pt_status ocl_supports(int dev, const pt_op *op) {
                             "there; use f32",
                             pt_op_name(op->kind), d->name, d->platform_name);
     }
+    /* f16/bf16: the programs of those types move and convert bits; any
+     * arithmetic is refused here and the core runs it in f32 through these
+     * conversions (types.h). */
+    for (int i = 0; i < n; ++i)
+        if (pt_dtype_is_half(ops[i]->dtype) && !ocl_moves_bits_only(op) && op->kind != PT_OP_COPY &&
+            op->kind != PT_OP_ONE_HOT)
+            return ocl_fail(PT_ERR_UNSUPPORTED,
+                            "%s on %s: this plugin stores 16-bit floats but computes them in f32 "
+                            "(the core converts)",
+                            pt_op_name(op->kind), pt_dtype_table_name(ops[i]->dtype));
     /* The dtype the op computes in (creation ops: the output's). */
     pt_dtype t = (info->family == PT_OP_FAMILY_CREATION || op->kind == PT_OP_WHERE ||
                   op->kind == PT_OP_ONE_HOT)

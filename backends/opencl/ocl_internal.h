@@ -32,7 +32,8 @@
 #define OCL_KERNELS(X)                                                                           \
     X(EW_WHERE, "ew_where") X(FILL, "fill") X(COPY_TO_F32, "copy_to_f32")                        \
     X(COPY_TO_F64, "copy_to_f64") X(COPY_TO_I32, "copy_to_i32") X(COPY_TO_I64, "copy_to_i64")    \
-    X(COPY_TO_U8, "copy_to_u8") X(ARANGE, "arange") X(RAND_UNIFORM, "rand_uniform")              \
+    X(COPY_TO_U8, "copy_to_u8") X(COPY_TO_F16, "copy_to_f16") X(COPY_TO_BF16, "copy_to_bf16")    \
+    X(ARANGE, "arange") X(RAND_UNIFORM, "rand_uniform")              \
     X(RAND_NORMAL, "rand_normal") X(REDUCE, "reduce") X(SOFTMAX, "softmax")                      \
     X(GATHER, "gather") X(ONE_HOT, "one_hot")
 

@@ -15,7 +15,8 @@
 #include "ocl_internal.h"
 
 _Static_assert(PT_K_F32 == PT_F32 && PT_K_F64 == PT_F64 && PT_K_I32 == PT_I32 &&
-                   PT_K_I64 == PT_I64 && PT_K_U8 == PT_U8,
+                   PT_K_I64 == PT_I64 && PT_K_U8 == PT_U8 && PT_K_F16 == PT_F16 &&
+                   PT_K_BF16 == PT_BF16,
                "kernel_abi.h dtype codes must equal pt_dtype");
 _Static_assert(PT_K_MAX_DIMS == PT_MAX_DIMS, "kernel_abi.h PT_K_MAX_DIMS must equal PT_MAX_DIMS");
 

@@ -33,7 +33,7 @@ bool pt_grad_enabled(void) { return pt__grad_enabled(); }
 
 /* ---- Small helpers ---- */
 
-bool pt__grad_float(pt_dtype t) { return t == PT_F32 || t == PT_F64; }
+bool pt__grad_float(pt_dtype t) { return pt_dtype_is_float(t); }
 
 bool pt__grad_tracked(const pt_tensor *x) {
     return x && x->grad && (x->grad->requires_grad || x->grad->node);

@@ -31,10 +31,11 @@
 static const struct {
     const char *name;
     pt_dtype dtype;
-} known_dtypes[] = {{"F32", PT_F32}, {"F64", PT_F64}, {"I32", PT_I32}, {"I64", PT_I64}, {"U8", PT_U8}};
+} known_dtypes[] = {{"F32", PT_F32}, {"F64", PT_F64}, {"I32", PT_I32}, {"I64", PT_I64},
+                    {"U8", PT_U8},   {"F16", PT_F16}, {"BF16", PT_BF16}};
 
 /* Valid safetensors dtypes this library has no tensor type for. */
-static const char *const unsupported_dtypes[] = {"F16", "BF16", "F8_E4M3", "F8_E5M2", "F8_E8M0",
+static const char *const unsupported_dtypes[] = {"F8_E4M3", "F8_E5M2", "F8_E8M0",
                                                  "F4", "F6_E2M3", "F6_E3M2", "I8", "I16", "U16",
                                                  "U32", "U64", "BOOL", "C64"};
 
@@ -376,7 +377,7 @@ static pt_status parse_dtype(const load_ctx *c, const char *name, const cJSON *i
         }
     for (size_t i = 0; i < sizeof unsupported_dtypes / sizeof unsupported_dtypes[0]; ++i)
         if (strcmp(item->valuestring, unsupported_dtypes[i]) == 0)
-            return bad(c, name, "unsupported dtype %s (libportable reads F32, F64, I32, I64, U8)", item->valuestring);
+            return bad(c, name, "unsupported dtype %s (libportable reads F32, F64, I32, I64, U8, F16, BF16)", item->valuestring);
     return bad(c, name, "unknown dtype \"%.40s\"", item->valuestring);
 }
 
@@ -483,7 +484,7 @@ static pt_status parse_entries(load_ctx *c) {
     return s;
 }
 
-static bool float_dtype(pt_dtype t) { return t == PT_F32 || t == PT_F64; }
+static bool float_dtype(pt_dtype t) { return pt_dtype_is_float(t); }
 
 /* Matches the file's tensors with the module's parameters one to one. */
 static pt_status match_params(load_ctx *c, pt__param *ps, int n) {
@@ -510,7 +511,7 @@ static pt_status match_params(load_ctx *c, pt__param *ps, int n) {
             return bad(c, e->name, "dtype %s does not match the module's parameter (%s)", dtype_tag(e->dtype),
                        dtype_tag(cur->dtype));
         if (!cur && !float_dtype(e->dtype))
-            return bad(c, e->name, "dtype %s cannot be a linear layer's parameter (F32 or F64)", dtype_tag(e->dtype));
+            return bad(c, e->name, "dtype %s cannot be a linear layer's parameter (F32, F64, F16 or BF16)", dtype_tag(e->dtype));
     }
     for (int j = 0; j < c->n_entries; ++j)
         if (c->entries[j].param < 0)

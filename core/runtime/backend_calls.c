@@ -200,6 +200,12 @@ pt_status pt__execute(const char *fn, pt_device *d, pt_op *op) {
         atomic_fetch_or_explicit(&reached[op->kind], bit, memory_order_relaxed);
     if (!(atomic_load_explicit(&d->supported[op->kind], memory_order_relaxed) & bit)) {
         pt_status s = check_supported(d, op, bit);
+        if (s == PT_ERR_UNSUPPORTED && pt_dtype_is_half(op->dtype) && op->kind != PT_OP_COPY) {
+            /* No 16-bit kernel: the same op in f32 through the plugin's own
+             * conversions (half_widen.c). */
+            (void)pt__take_backend_message();
+            return pt__execute_widened(fn, d, op);
+        }
         if (s != PT_OK) return pt__backend_failed(s, fn, d);
     }
     return checked(vt_of(d)->execute(d->index, op), fn, d);

@@ -310,5 +310,25 @@ pt_status pt_device_supports(pt_device *d, pt_op_kind kind, pt_dtype t) {
     }
     pt_op op;
     pt__probe_op(kind, t, &op);
-    return pt__supports_call(fn, d, &op);
+    s = pt__supports_call(fn, d, &op);
+    if (s != PT_ERR_UNSUPPORTED || !pt_dtype_is_half(t) || kind == PT_OP_COPY) return s;
+    /* A 16-bit kind the plugin refuses still runs when the core can compute
+     * it in f32 (half_widen.c): the kind in f32 and COPY both ways. */
+    const char *why = pt_last_error();
+    char refused[512];
+    snprintf(refused, sizeof refused, "%s", why);
+    pt_op f32, to32, from32;
+    pt__probe_op(kind, PT_F32, &f32);
+    pt__probe_op(PT_OP_COPY, t, &to32);
+    to32.out.dtype = PT_F32;
+    pt__probe_op(PT_OP_COPY, PT_F32, &from32);
+    from32.out.dtype = t;
+    if (pt__supports_call(fn, d, &f32) == PT_OK && pt__supports_call(fn, d, &to32) == PT_OK &&
+        pt__supports_call(fn, d, &from32) == PT_OK) {
+        pt_clear_error();
+        return PT_OK;
+    }
+    const size_t pre = strlen(fn);
+    const char *reason = strncmp(refused, fn, pre) == 0 && refused[pre] == ':' ? refused + pre + 2 : refused;
+    return pt__error(PT_ERR_UNSUPPORTED, fn, "%s", reason);
 }

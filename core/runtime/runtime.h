@@ -239,6 +239,10 @@ void pt__marker_release(pt_device *d, void *marker);
  * dtype, the plugin's supports (default: none, execute decides) is asked, so
  * an op the backend lacks fails with its reason before anything is queued. */
 pt_status pt__execute(const char *fn, pt_device *d, pt_op *op);
+/* op (compute dtype PT_F16 or PT_BF16, refused by the plugin) run in f32 on
+ * d: 16-bit inputs converted into f32 temporaries by the plugin's COPY, the
+ * op in f32, the result rounded into op->out by COPY. half_widen.c */
+pt_status pt__execute_widened(const char *fn, pt_device *d, const pt_op *op);
 pt_status pt__synchronize(const char *fn, pt_device *d);
 /* The plugin's verdict on op (supports; default PT_OK: execute decides). */
 pt_status pt__supports_call(const char *fn, pt_device *d, const pt_op *op);

@@ -103,7 +103,7 @@ pt_tensor *pt_arange(pt_device *d, pt_dtype t, double start, double stop, double
         return NULL;
     }
     int64_t count = span > 0.0 ? (int64_t)span : 0;
-    if (count > 0 && t != PT_F32 && t != PT_F64) {
+    if (count > 0 && !pt__is_float(t)) {
         /* Integer dtypes: both ends must be representable. */
         double v;
         if (pt__scalar_for_dtype(fn, "start", start, t, &v) ||

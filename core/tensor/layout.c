@@ -14,6 +14,9 @@ size_t pt_dtype_size(pt_dtype t) { return pt_dtype_table_size(t); }
 const char *pt_dtype_name(pt_dtype t) { return pt_dtype_table_name(t); }
 
 pt_dtype pt__promote(pt_dtype a, pt_dtype b) {
+    /* f16 and bf16 each lack values of the other (range, precision): f32
+     * holds both exactly. */
+    if (a != b && pt_dtype_is_half(a) && pt_dtype_is_half(b)) return PT_F32;
     return pt_dtype_promotion_rank(a) >= pt_dtype_promotion_rank(b) ? a : b;
 }
 

@@ -35,7 +35,7 @@ bool pt__is_contiguous(const pt_tensor *x) {
 
 pt_status pt__check_dtype(const char *fn, pt_dtype t) {
     if ((unsigned)t >= PT_DTYPE_COUNT)
-        return pt__error(PT_ERR_DTYPE, fn, "dtype %d is not a pt_dtype (PT_F32, PT_F64, PT_I32, PT_I64, PT_U8)",
+        return pt__error(PT_ERR_DTYPE, fn, "dtype %d is not a pt_dtype (PT_F32, PT_F64, PT_I32, PT_I64, PT_U8, PT_F16, PT_BF16)",
                          (int)t);
     return PT_OK;
 }

@@ -131,7 +131,7 @@ uint64_t pt__rng_take(uint64_t n, uint64_t *seed);
 #define PT__SHAPE_STR_CAP 200
 
 static inline pt_device *pt__dev(const pt_tensor *x) { return x->st->dev; }
-static inline bool pt__is_float(pt_dtype t) { return t == PT_F32 || t == PT_F64; }
+static inline bool pt__is_float(pt_dtype t) { return pt_dtype_is_float(t); }
 static inline int64_t pt__tensor_numel(const pt_tensor *x) { return pt__numel(x->ndim, x->shape); }
 static inline bool pt__host_visible(const pt_device *d) { return d->backend->host_visible; }
 

@@ -8,6 +8,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "portable/half.h"
 #include "tensor/tensor_internal.h"
 
 static size_t tensor_bytes(const pt_tensor *x) {
@@ -97,6 +98,7 @@ double pt_item(const pt_tensor *x) {
         int32_t i32;
         int64_t i64;
         uint8_t u8;
+        uint16_t h16; /* f16 / bf16 bits */
     } v;
     if (read_contiguous(fn, x, &v)) return NAN; /* one element is always contiguous */
     switch (x->dtype) {
@@ -105,6 +107,8 @@ double pt_item(const pt_tensor *x) {
     case PT_I32: return v.i32;
     case PT_I64: return (double)v.i64;
     case PT_U8: return v.u8;
+    case PT_F16: return pt_f16_bits_to_f32(v.h16);
+    case PT_BF16: return pt_bf16_bits_to_f32(v.h16);
     default: break;
     }
     pt__error(PT_ERR_DTYPE, fn, "unknown dtype %d", (int)x->dtype);

@@ -94,7 +94,9 @@ PT_API pt_status pt_set_memory_gc(pt_device *d, double ratio);
  * (PT_ERR_DTYPE when the core itself never sends that pair, naming the
  * dtypes it does; PT_ERR_INVALID_ARGUMENT for a NULL d, or a kind or dtype
  * outside the tables; PT_ERR_BACKEND once the backend was shut down). Asks the plugin's supports member with a one-element
- * descriptor of the kind's family; queues nothing. */
+ * descriptor of the kind's family; queues nothing. f16/bf16 kinds the plugin
+ * refuses count as supported when the core can compute them in f32 there
+ * (the kind in f32 and COPY to and from f32 supported). */
 PT_API pt_status pt_device_supports(pt_device *d, pt_op_kind kind, pt_dtype t);
 /* The dtypes (bit t = dtype t) in which descriptors of `kind` have been
  * handed to a backend by this process so far, on any device, whether the

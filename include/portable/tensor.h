@@ -54,13 +54,23 @@ PT_API pt_tensor *pt_randn(pt_device *d, pt_dtype t, int ndim, const int64_t *sh
 /* Resets the generator: seed and counter (process-wide). */
 PT_API void pt_manual_seed(uint64_t seed);
 /* Copies numel * dtype-size bytes of C-ordered host data onto d (waits until
- * data may be reused). */
+ * data may be reused). PT_F16 / PT_BF16 data are uint16_t bit patterns:
+ * convert floats with pt_f32_to_f16 / pt_f32_to_bf16 below. */
 PT_API pt_tensor *pt_from_data(pt_device *d, pt_dtype t, int ndim, const int64_t *shape,
                                const void *data);
 
+/* Host buffers to and from 16-bit storage (n elements; src and dst must not
+ * overlap). To 16 bits rounds to nearest even, overflows to +-inf and keeps
+ * NaN; from 16 bits is exact. Per element: portable/half.h. */
+PT_API void pt_f32_to_f16(const float *src, uint16_t *dst, size_t n);
+PT_API void pt_f16_to_f32(const uint16_t *src, float *dst, size_t n);
+PT_API void pt_f32_to_bf16(const float *src, uint16_t *dst, size_t n);
+PT_API void pt_bf16_to_f32(const uint16_t *src, float *dst, size_t n);
+
 /* ---- Reading back ---- */
 
-/* Waits for x's device and copies x (C order, contiguous) into dst.
+/* Waits for x's device and copies x (C order, contiguous) into dst (f16 and
+ * bf16 as uint16_t bits; pt_item converts them to double).
  * PT_ERR_INVALID_ARGUMENT if dst_bytes < numel * dtype size. */
 PT_API pt_status pt_to_host(const pt_tensor *x, void *dst, size_t dst_bytes);
 /* The single element of x (any shape with numel 1) as a double; waits.

@@ -19,13 +19,19 @@ extern "C" {
  * enum, pt_dtype_name/pt_dtype_size, the plugins' messages and the
  * conformance suite's dtype loop all expand from it. Append only: the enum
  * values are part of the plugin ABI. kind is one of PT_DTYPE_KIND_*; the
- * promotion order of mixed operands is u8 < i32 < i64 < f32 < f64. */
+ * promotion order of mixed operands is u8 < i32 < i64 < f16 < bf16 < f32 <
+ * f64, except that f16 with bf16 gives f32 (neither holds the other), as in
+ * PyTorch. F16 is IEEE binary16, BF16 bfloat16 (the top half of an f32):
+ * both are storage types whose ops compute in f32 and round the result once
+ * (portable/half.h has the conversions and the host-side helpers). */
 #define PT_DTYPE_TABLE(X)                                                                  \
-    X(F32, "f32", 4, FLOAT, 3)                                                             \
-    X(F64, "f64", 8, FLOAT, 4)                                                             \
+    X(F32, "f32", 4, FLOAT, 5)                                                             \
+    X(F64, "f64", 8, FLOAT, 6)                                                             \
     X(I32, "i32", 4, SIGNED, 1)                                                            \
     X(I64, "i64", 8, SIGNED, 2)                                                            \
-    X(U8, "u8", 1, UNSIGNED, 0)
+    X(U8, "u8", 1, UNSIGNED, 0)                                                            \
+    X(F16, "f16", 2, FLOAT, 3)                                                             \
+    X(BF16, "bf16", 2, FLOAT, 4)
 
 typedef enum pt_dtype {
 #define PT_DTYPE_ENUM_ENTRY(suffix, name, bytes, kind, rank) PT_##suffix,
@@ -38,7 +44,12 @@ enum { PT_DTYPE_KIND_FLOAT, PT_DTYPE_KIND_SIGNED, PT_DTYPE_KIND_UNSIGNED };
 
 /* Sets of dtypes as bit masks (bit t is dtype t): which dtypes an op takes. */
 #define PT_DTYPE_BIT(t) (1u << (unsigned)(t))
-#define PT_DTYPES_FLOAT (PT_DTYPE_BIT(PT_F32) | PT_DTYPE_BIT(PT_F64))
+/* FLOAT includes the 16-bit types, so every op row that takes floats takes
+ * them: a plugin either computes them (in f32, rounding the result) or
+ * refuses the kind in that dtype, and then the core computes it in f32
+ * through the plugin's own conversions (backend.h, "16-bit dtypes"). */
+#define PT_DTYPES_HALF (PT_DTYPE_BIT(PT_F16) | PT_DTYPE_BIT(PT_BF16))
+#define PT_DTYPES_FLOAT (PT_DTYPE_BIT(PT_F32) | PT_DTYPE_BIT(PT_F64) | PT_DTYPES_HALF)
 #define PT_DTYPES_NUMERIC (PT_DTYPES_FLOAT | PT_DTYPE_BIT(PT_I32) | PT_DTYPE_BIT(PT_I64))
 #define PT_DTYPES_ANY (PT_DTYPES_NUMERIC | PT_DTYPE_BIT(PT_U8))
 
@@ -63,6 +74,10 @@ static inline size_t pt_dtype_table_size(pt_dtype t) {
 static inline bool pt_dtype_is_float(pt_dtype t) {
     return ((unsigned)t < (unsigned)PT_DTYPE_COUNT) && (PT_DTYPE_BIT(t) & PT_DTYPES_FLOAT);
 }
+/* f16 and bf16: 2-byte storage, f32 arithmetic. */
+static inline bool pt_dtype_is_half(pt_dtype t) {
+    return ((unsigned)t < (unsigned)PT_DTYPE_COUNT) && (PT_DTYPE_BIT(t) & PT_DTYPES_HALF);
+}
 static inline int pt_dtype_promotion_rank(pt_dtype t) {
     switch (t) {
 #define PT_DTYPE_RANK_CASE(suffix, name, bytes, kind, rank) case PT_##suffix: return rank;
@@ -74,7 +89,7 @@ static inline int pt_dtype_promotion_rank(pt_dtype t) {
 
 /* Bytes per element (0 for values outside the enum). */
 PT_API size_t pt_dtype_size(pt_dtype t);
-/* "f32", "f64", "i32", "i64", "u8"; "?" for values outside the enum. */
+/* "f32", "f64", "i32", "i64", "u8", "f16", "bf16"; "?" outside the enum. */
 PT_API const char *pt_dtype_name(pt_dtype t);
 
 typedef enum pt_device_type {

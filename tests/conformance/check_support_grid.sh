@@ -13,7 +13,7 @@ if [ "$rc" -ne 0 ]; then
   echo "check_support_grid: conformance --support exited $rc" >&2
   exit 1
 fi
-header='| op kind | f32 | f64 | i32 | i64 | u8 |'
+header='| op kind | f32 | f64 | i32 | i64 | u8 | f16 | bf16 |'
 if ! grep -qxF -- "$header" <<<"$out"; then
   echo "check_support_grid: no grid header '$header'" >&2
   exit 1

@@ -4,6 +4,8 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include <portable/half.h>
+
 #include "conformance.h"
 
 ht *ht_new(pt_dtype t, int ndim, const int64_t *shape) {
@@ -71,6 +73,8 @@ double quantize(pt_dtype t, double v) {
     case PT_I32: return (double)(int32_t)trunc(v);
     case PT_I64: return (double)(int64_t)trunc(v);
     case PT_U8: return (double)(uint8_t)(int)trunc(v);
+    case PT_F16: return (double)pt_f16_bits_to_f32(pt_f64_to_f16_bits(v));
+    case PT_BF16: return (double)pt_bf16_bits_to_f32(pt_f64_to_bf16_bits(v));
     default: return v;
     }
 }
@@ -82,6 +86,8 @@ void to_raw(pt_dtype t, double v, void *dst, int64_t i) {
     case PT_I32: ((int32_t *)dst)[i] = (int32_t)v; break;
     case PT_I64: ((int64_t *)dst)[i] = (int64_t)v; break;
     case PT_U8: ((uint8_t *)dst)[i] = (uint8_t)v; break;
+    case PT_F16: ((uint16_t *)dst)[i] = pt_f64_to_f16_bits(v); break;
+    case PT_BF16: ((uint16_t *)dst)[i] = pt_f64_to_bf16_bits(v); break;
     default: break;
     }
 }
@@ -93,6 +99,8 @@ double from_raw(pt_dtype t, const void *src, int64_t i) {
     case PT_I32: return ((const int32_t *)src)[i];
     case PT_I64: return (double)((const int64_t *)src)[i];
     case PT_U8: return ((const uint8_t *)src)[i];
+    case PT_F16: return pt_f16_bits_to_f32(((const uint16_t *)src)[i]);
+    case PT_BF16: return pt_bf16_bits_to_f32(((const uint16_t *)src)[i]);
     default: return NAN;
     }
 }
@@ -142,7 +150,9 @@ void ht_fill(ht *h, domain d, lcg *g) {
 static double gap_value(pt_dtype t) {
     switch (t) {
     case PT_F32:
-    case PT_F64: return NAN;
+    case PT_F64:
+    case PT_F16:
+    case PT_BF16: return NAN;
     case PT_I32: return 0x7B7B7B7B;
     case PT_I64: return 0x7B7B7B7B7B7Bll;
     default: return 0x7B;

@@ -9,19 +9,25 @@
 
 #include "conformance.h"
 
-/* ---- dtype promotion: u8 < i32 < i64 < f32 < f64 ---- */
+/* ---- dtype promotion: u8 < i32 < i64 < f16 < bf16 < f32 < f64, and f16
+ * with bf16 gives f32 (neither holds the other) ---- */
 
 static int rank(pt_dtype t) {
     switch (t) {
     case PT_U8: return 0;
     case PT_I32: return 1;
     case PT_I64: return 2;
-    case PT_F32: return 3;
-    default: return 4;
+    case PT_F16: return 3;
+    case PT_BF16: return 4;
+    case PT_F32: return 5;
+    default: return 6;
     }
 }
 
-pt_dtype promote(pt_dtype a, pt_dtype b) { return rank(a) >= rank(b) ? a : b; }
+pt_dtype promote(pt_dtype a, pt_dtype b) {
+    if ((a == PT_F16 && b == PT_BF16) || (a == PT_BF16 && b == PT_F16)) return PT_F32;
+    return rank(a) >= rank(b) ? a : b;
+}
 
 bool broadcast_shape(int na, const int64_t *sa, int nb, const int64_t *sb, int *nout,
                      int64_t *out) {
@@ -175,7 +181,9 @@ static void reduce_geometry(const ht *x, int dim, bool keepdim, int64_t *outer, 
  * (integer-valued data with a small total): then summation order does not
  * matter and the result must be exact. */
 static bool sums_exact(pt_dtype t, double abs_total, bool integral) {
-    double limit = (t == PT_F32) ? 16777216.0 : 9007199254740992.0;
+    /* 16-bit dtypes accumulate in f32 and round the result once: the
+     * rounding is the tolerance's unit-roundoff term (runner.c). */
+    double limit = (t == PT_F32 || t == PT_F16 || t == PT_BF16) ? 16777216.0 : 9007199254740992.0;
     return !pt_dtype_is_float(t) || (integral && abs_total < limit);
 }
 

@@ -36,7 +36,7 @@ static pt_tensor *call_rng(pt_tensor **in, const void *p) {
 /* The Box-Muller radius of element i: the scale of randn's rounding error
  * (cos/sin of an argument rounded to the dtype). */
 static double normal_radius(const rng_call *c, uint64_t counter, uint64_t i) {
-    if (c->t == PT_F32) {
+    if (c->t == PT_F32 || c->t == PT_F16 || c->t == PT_BF16) {
         pt_philox_block b = pt_philox4x32_10(c->seed, counter + i / 4);
         unsigned p = (unsigned)((i % 4) / 2) * 2;
         double u1 = (double)((b.w[p] >> 8) + 1) / 16777216.0;
@@ -57,8 +57,20 @@ static void rng_case(const char *label, const rng_call *c) {
     for (int i = 0; i < c->n_before; ++i) counter += (uint64_t)c->before[i];
     expect e = {.val = ht_new(c->t, c->ndim, c->shape), .K = 1};
     e.acc = calloc((size_t)e.val->numel + 1, sizeof(double));
+    /* f16/bf16 draw the f32 values and round them once; uniform values at
+     * the top that would round up to 1 take the largest value below 1, so
+     * [0, 1) holds in every dtype. */
+    const bool half = c->t == PT_F16 || c->t == PT_BF16;
+    const double below1 = 1.0 - ldexp(1.0, c->t == PT_F16 ? -11 : -8);
     for (int64_t i = 0; i < e.val->numel; ++i) {
         uint64_t u = (uint64_t)i;
+        if (half) {
+            double v = c->normal ? (double)pt_philox_normal_f32(c->seed, counter, u)
+                                 : fmin((double)pt_philox_uniform_f32(c->seed, counter, u), below1);
+            e.val->v[i] = quantize(c->t, v);
+            if (c->normal) e.acc[i] = fmax(1.0, normal_radius(c, counter, u));
+            continue;
+        }
         if (!c->normal) {
             e.val->v[i] = c->t == PT_F32 ? (double)pt_philox_uniform_f32(c->seed, counter, u)
                                          : pt_philox_uniform_f64(c->seed, counter, u);

@@ -64,10 +64,21 @@ bool compare_result(const ht *got, const expect *e, tol_id tol, char *msg, size_
         return false;
     }
     const tolerance *t = &tolerances[tol];
-    bool is32 = exp->dtype == PT_F32, isf = pt_dtype_is_float(exp->dtype);
+    /* f16 and bf16 compute in f32 and round the result once: the f32
+     * tolerance plus one unit roundoff u of the storage type (2^-11, 2^-8)
+     * relative, and half the smallest subnormal absolute (where rounding
+     * error stops being relative). Exact cases stay exact. */
+    const bool half = exp->dtype == PT_F16 || exp->dtype == PT_BF16;
+    const double u = exp->dtype == PT_F16 ? ldexp(1.0, -11) : exp->dtype == PT_BF16 ? ldexp(1.0, -8) : 0;
+    const double sub_half = exp->dtype == PT_F16 ? ldexp(1.0, -25) : ldexp(1.0, -134);
+    bool is32 = exp->dtype == PT_F32 || half, isf = pt_dtype_is_float(exp->dtype);
     double rtol = isf ? (is32 ? t->rtol32 : t->rtol64) : 0;
     double racc = isf ? (is32 ? t->racc32 : t->racc64) : 0;
     double atol = isf ? (is32 ? t->atol32 : t->atol64) : 0;
+    if (half && tol != TOL_EXACT) {
+        rtol += (tol == TOL_NORM ? 3 : 1) * u; /* norm: x*x, the sum and sqrt each round */
+        atol = atol > sub_half ? atol : sub_half;
+    }
     if (t->sqrtk) racc *= sqrt(e->K > 1 ? e->K : 1);
     int64_t bad = 0, first = -1;
     double first_tol = 0;

@@ -86,6 +86,7 @@ static void arange_cases(void) {
         {PT_F64, -2, 3, 0.25},  {PT_F64, 1, 0, -0.125}, {PT_I32, 0, 10, 3}, {PT_I32, 7, -8, -2},
         {PT_I64, -5, 5, 2},     {PT_I64, 0, 1000, 1},  {PT_U8, 0, 20, 1},  {PT_U8, 250, 200, -7},
         {PT_F32, 0, (double)BIG_N, 1},
+        {PT_F16, 0, 10, 0.5},   {PT_F16, 1, -3, -0.375}, {PT_BF16, -2, 3, 0.25}, {PT_BF16, 5, 0, -1.5},
     };
     for (size_t i = 0; i < sizeof cases / sizeof cases[0]; ++i) {
         char name[256];
@@ -338,6 +339,7 @@ static void cast_cases(void) {
                 if (dst == PT_U8 || src == PT_U8) d = (domain){pt_dtype_is_float(src) ? DOM_UNIFORM : DOM_INT, 0, 255};
                 else if (!pt_dtype_is_float(dst) || !pt_dtype_is_float(src))
                     d = (domain){pt_dtype_is_float(src) ? DOM_UNIFORM : DOM_INT, -100000, 100000};
+                if (src == PT_F16 && d.lo < -60000) d = (domain){DOM_UNIFORM, -60000, 60000}; /* finite in f16 */
                 else d = (domain){DOM_UNIFORM, -1000, 1000};
                 ht *x = ht_new(src, tmp.ndim, tmp.shape);
                 ht_fill(x, d, &g);

@@ -91,6 +91,70 @@ static void write_st(const char *path, const char *header, size_t data_len, uint
     free(buf);
 }
 
+/* F16 and BF16 entries load as 16-bit parameters (the same bits), compute,
+ * and save back as the same dtype and bits. */
+static void test_half_round_trip(const char *tag, pt_dtype t) {
+    const float w[8] = {0.5f, -1.25f, 2.0f, 0.1f, -3.0f, 7.5f, 0.25f, -0.5f}; /* weight [2, 3], bias [2] */
+    uint16_t bits[8];
+    if (t == PT_F16) pt_f32_to_f16(w, bits, 8);
+    else pt_f32_to_bf16(w, bits, 8);
+    char header[256];
+    snprintf(header, sizeof header,
+             "{\"0.weight\":{\"dtype\":\"%s\",\"shape\":[2,3],\"data_offsets\":[0,12]},"
+             "\"0.bias\":{\"dtype\":\"%s\",\"shape\":[2],\"data_offsets\":[12,16]}}",
+             tag, tag);
+    size_t h = strlen(header);
+    unsigned char buf[512];
+    for (int i = 0; i < 8; ++i) buf[i] = (unsigned char)((uint64_t)h >> (8 * i));
+    memcpy(buf + 8, header, h);
+    memcpy(buf + 8 + h, bits, sizeof bits); /* little-endian host, as the format */
+    char in_path[4096], out_path[4096];
+    snprintf(in_path, sizeof in_path, "%s", scratch_path(t == PT_F16 ? "f16_in.safetensors" : "bf16_in.safetensors"));
+    snprintf(out_path, sizeof out_path, "%s", scratch_path(t == PT_F16 ? "f16_out.safetensors" : "bf16_out.safetensors"));
+    write_file(in_path, buf, 8 + h + sizeof bits);
+
+    pt_module *layers[1] = {pt_linear(2)};
+    pt_module *m = pt_sequential(1, layers);
+    NN_CHECK(pt_load(m, in_path, pt_cpu()) == PT_OK, "%s file loads: %s", tag, pt_last_error());
+    pt_tensor *pw = pt_module_parameter(m, "0.weight");
+    uint16_t got[6] = {0};
+    NN_CHECK(pw && pt_tensor_dtype(pw) == t && pt_to_host(pw, got, sizeof got) == PT_OK &&
+                 memcmp(got, bits, sizeof got) == 0,
+             "%s weight loads as %s with the file's bits", tag, pt_dtype_name(t));
+    /* forward: x [1, 3] of ones -> row sums of w plus b, rounded once per op */
+    int64_t xs[2] = {1, 3};
+    pt_tensor *x = pt_ones(pt_cpu(), t, 2, xs);
+    pt_tensor *y = pt_module_forward(m, x);
+    pt_tensor *y64 = pt_cast(y, PT_F64);
+    double yv[2] = {0};
+    NN_CHECK(y64 && pt_tensor_dtype(y) == t && pt_to_host(y64, yv, sizeof yv) == PT_OK &&
+                 fabs(yv[0] - (1.25 + 0.25)) < 0.02 && fabs(yv[1] - (4.6 - 0.5)) < 0.05,
+             "%s forward: %g %g (want about 1.5 and 4.1): %s", tag, yv[0], yv[1], pt_last_error());
+    NN_CHECK(pt_save(m, out_path) == PT_OK, "%s save: %s", tag, pt_last_error());
+    pt_module *layers2[1] = {pt_linear(2)};
+    pt_module *back = pt_sequential(1, layers2);
+    NN_CHECK(pt_load(back, out_path, pt_cpu()) == PT_OK, "%s saved file loads: %s", tag, pt_last_error());
+    pt_tensor *bb = pt_module_parameter(back, "0.bias");
+    uint16_t gb[2] = {0};
+    NN_CHECK(bb && pt_tensor_dtype(bb) == t && pt_to_host(bb, gb, sizeof gb) == PT_OK && memcmp(gb, bits + 6, 4) == 0,
+             "%s bias survives save and load bit for bit", tag);
+    FILE *f = fopen(out_path, "rb");
+    char text[512] = {0};
+    if (f) {
+        size_t n = fread(text, 1, sizeof text - 1, f);
+        (void)n;
+        fclose(f);
+    }
+    char want[32];
+    snprintf(want, sizeof want, "\"dtype\":\"%s\"", tag);
+    NN_CHECK(strstr(text + 8, want) != NULL, "%s saved header names dtype %s", tag, tag);
+    pt_release(y64);
+    pt_release(y);
+    pt_release(x);
+    pt_module_free(m);
+    pt_module_free(back);
+}
+
 static void test_round_trip(void) {
     pt_module *a = net(true, 1);
     const char *p = scratch_path("round_trip.safetensors");
@@ -207,8 +271,8 @@ static void test_corrupt(void) {
     expect_rejected("unknown dtype", file, "0.bias", "unknown dtype");
 
     CASE("bf16.safetensors");
-    write_st(file, "{" ENTRY("0.weight", "BF16", "[3,4]", 0, 24) "," B0 "," W2 "," B2 "}", 92, 0);
-    expect_rejected("BF16", file, "0.weight", "unsupported dtype BF16");
+    write_st(file, "{" ENTRY("0.weight", "I16", "[3,4]", 0, 24) "," B0 "," W2 "," B2 "}", 92, 0);
+    expect_rejected("I16", file, "0.weight", "unsupported dtype I16");
 
     CASE("overlap.safetensors");
     write_st(file, "{" W0 "," ENTRY("0.bias", "F32", "[3]", 40, 52) "," W2 "," B2 "}", 92, 0);
@@ -609,6 +673,8 @@ int main(int argc, char **argv) {
         return nn_finish();
     }
     test_round_trip();
+    test_half_round_trip("F16", PT_F16);
+    test_half_round_trip("BF16", PT_BF16);
     test_corrupt();
     test_nul_in_strings();
     test_save_symlink();

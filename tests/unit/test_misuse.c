@@ -57,7 +57,7 @@ static char tmp_garbage[256];
     P(INV, "pt_from_data", pt_from_data(NULL, PT_F32, 1, sh3, host))                               \
     P(DTY, "pt_empty", pt_empty(c0, (pt_dtype)99, 2, sh23))                                        \
     P(DTY, "pt_empty", pt_empty(c0, (pt_dtype)-1, 2, sh23))                                        \
-    P(DTY, "pt_zeros", pt_zeros(c0, (pt_dtype)5, 2, sh23))                                         \
+    P(DTY, "pt_zeros", pt_zeros(c0, PT_DTYPE_COUNT, 2, sh23))                                       \
     P(DTY, "pt_ones", pt_ones(c0, (pt_dtype)7, 2, sh23))                                           \
     P(DTY, "pt_full", pt_full(c0, (pt_dtype)42, 2, sh23, 0))                                       \
     P(DTY, "pt_rand", pt_rand(c0, PT_I32, 2, sh23))                                                \

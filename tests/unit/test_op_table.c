@@ -40,7 +40,7 @@ static void supports(void) {
                 CHECK_INT(s, PT_OK);
             }
     CHECK_INT(pt_device_supports(cpu, PT_OP_EXP, PT_I32), PT_ERR_DTYPE);
-    CHECK_HAS(pt_last_error(), "pt_device_supports: the core never sends exp in i32 (it sends f32, f64)");
+    CHECK_HAS(pt_last_error(), "pt_device_supports: the core never sends exp in i32 (it sends f32, f64, f16, bf16)");
     CHECK_INT(pt_device_supports(cpu, PT_OP_COUNT, PT_F32), PT_ERR_INVALID_ARGUMENT);
     CHECK_HAS(pt_last_error(), "outside the op table");
     CHECK_INT(pt_device_supports(cpu, PT_OP_ADD, (pt_dtype)99), PT_ERR_INVALID_ARGUMENT);

@@ -34,6 +34,17 @@ typedef long ACC;
 #define PT_IS_SIGNED 1
 #define PT_T_MIN LONG_MIN
 #define PT_ACC_LOWEST LONG_MIN
+#elif PT_DTYPE == PT_K_F16 || PT_DTYPE == PT_K_BF16
+/* 16-bit storage: the program moves bit patterns (fill, copy, where,
+ * gather, one_hot) and converts them (copy_to_<dst>); the plugin sends it
+ * no arithmetic, which the core runs in f32 (half_widen.c). */
+typedef ushort T;
+typedef ushort UT;
+typedef long ACC;
+#define PT_IS_FLOAT 0
+#define PT_IS_SIGNED 0
+#define PT_IS_HALF 1
+#define PT_ACC_LOWEST LONG_MIN
 #elif PT_DTYPE == PT_K_U8
 typedef uchar T;
 typedef uchar UT;

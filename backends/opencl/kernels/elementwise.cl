@@ -140,7 +140,18 @@ __kernel void fill(__global T *out, long oo, long n, T value, PT_LAYOUT_PARAMS) 
  * Integer to narrower integer wraps (modulo), integer or float to float rounds
  * to nearest, float to integer follows portable/numeric_rules.h (common.cl's
  * PT_SAT_I32/PT_SAT_I64/PT_WRAP_U8). */
-#if PT_IS_FLOAT
+#if defined(PT_IS_HALF)
+/* 16-bit programs: every conversion goes through the exact float value
+ * (vload_half for f16, the top half of a float for bf16). */
+#if PT_DTYPE == PT_K_F16
+#define PT_LOAD(p, k) vload_half((size_t)(k), (__global const half *)(p))
+#else
+#define PT_LOAD(p, k) as_float((uint)(p)[k] << 16)
+#endif
+#define PT_TO_I32(x) pt_sat_i32_f32(x)
+#define PT_TO_I64(x) pt_sat_i64_f32(x)
+#define PT_TO_U8(x) pt_wrap_u8_f32(x)
+#elif PT_IS_FLOAT
 #define PT_TO_I32(x) PT_SAT_I32(x)
 #define PT_TO_I64(x) PT_SAT_I64(x)
 #define PT_TO_U8(x) PT_WRAP_U8(x)
@@ -152,14 +163,58 @@ __kernel void fill(__global T *out, long oo, long n, T value, PT_LAYOUT_PARAMS) 
 #define PT_TO_F32(x) ((float)(x))
 #define PT_TO_F64(x) ((double)(x))
 
+#ifndef PT_LOAD
+#define PT_LOAD(p, k) (p)[k]
+#endif
+
 #define PT_DEFINE_COPY(name, U, CONVERT)                                                         \
     __kernel void name(__global U *out, long oo, __global const T *a, long ao, long n,           \
                        PT_LAYOUT_PARAMS) {                                                       \
         PT_FOR_EACH(i, n) {                                                                      \
             PT_POSITION(i)                                                                       \
-            out[oo + p.o] = CONVERT(a[ao + p.a]);                                                \
+            out[oo + p.o] = CONVERT(PT_LOAD(a, ao + p.a));                                       \
         }                                                                                        \
     }
+
+/* To 16 bits: one rounding to nearest even from this program's value. The
+ * value is first made a float "rounded to odd" (exact for f32, f16, bf16
+ * and u8; truncated with the last bit set otherwise), which makes the
+ * second rounding the same as a direct one (portable/half.h). */
+#if PT_DTYPE == PT_K_F32 || PT_DTYPE == PT_K_F16 || PT_DTYPE == PT_K_BF16 || PT_DTYPE == PT_K_U8
+#define PT_AS_F32_ODD(x) ((float)(x))
+#elif PT_DTYPE == PT_K_F64
+#define PT_AS_F32_ODD(x) pt_f64_to_f32_odd(x)
+#else
+static inline float pt_int_to_f32_odd(long v) {
+    float f = convert_float_rtz(v);
+    return (long)f == v ? f : as_float(as_uint(f) | 1u);
+}
+#define PT_AS_F32_ODD(x) pt_int_to_f32_odd((long)(x))
+#endif
+
+__kernel void copy_to_f16(__global ushort *out, long oo, __global const T *a, long ao, long n,
+                          PT_LAYOUT_PARAMS) {
+    PT_FOR_EACH(i, n) {
+        PT_POSITION(i)
+#if PT_DTYPE == PT_K_F16
+        out[oo + p.o] = a[ao + p.a];
+#else
+        vstore_half_rte(PT_AS_F32_ODD(PT_LOAD(a, ao + p.a)), (size_t)(oo + p.o), (__global half *)out);
+#endif
+    }
+}
+
+__kernel void copy_to_bf16(__global ushort *out, long oo, __global const T *a, long ao, long n,
+                           PT_LAYOUT_PARAMS) {
+    PT_FOR_EACH(i, n) {
+        PT_POSITION(i)
+#if PT_DTYPE == PT_K_BF16
+        out[oo + p.o] = a[ao + p.a];
+#else
+        out[oo + p.o] = pt_f32_to_bf16_bits(PT_AS_F32_ODD(PT_LOAD(a, ao + p.a)));
+#endif
+    }
+}
 
 PT_DEFINE_COPY(copy_to_f32, float, PT_TO_F32)
 PT_DEFINE_COPY(copy_to_i32, int, PT_TO_I32)

@@ -29,6 +29,13 @@ __kernel void one_hot(__global T *out, long oo, __global const uchar *labels, lo
     PT_FOR_EACH(e, n) {
         long row = e / count;
         long c = e - row * count;
-        out[oo + e] = pt_load_index(labels, lo + row * ls, lab_i64) == c ? (T)1 : (T)0;
+#if PT_DTYPE == PT_K_F16
+        const T one = (T)0x3c00; /* 1.0 */
+#elif PT_DTYPE == PT_K_BF16
+        const T one = (T)0x3f80;
+#else
+        const T one = (T)1;
+#endif
+        out[oo + e] = pt_load_index(labels, lo + row * ls, lab_i64) == c ? one : (T)0;
     }
 }

@@ -15,6 +15,8 @@
 #define PT_K_I32 2
 #define PT_K_I64 3
 #define PT_K_U8 4
+#define PT_K_F16 5
+#define PT_K_BF16 6
 
 /* reduce */
 #define PT_K_SUM 0

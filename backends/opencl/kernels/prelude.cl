@@ -18,6 +18,7 @@
 #endif
 #define PT_PHILOX_OPENCL
 #define PT_NUMERIC_OPENCL
+#define PT_HALF_OPENCL
 #define sqrtf sqrt
 #define logf log
 #define cosf cos

@@ -1,0 +1,21 @@
+/* The public host-buffer conversions to and from 16-bit storage: loops over
+ * the one per-element definition in portable/half.h (the cpu plugin has its
+ * own F16C path for tensors; these are for users' buffers). */
+#include "portable/half.h"
+#include "tensor/tensor_internal.h"
+
+void pt_f32_to_f16(const float *src, uint16_t *dst, size_t n) {
+    for (size_t i = 0; i < n; ++i) dst[i] = pt_f32_to_f16_bits(src[i]);
+}
+
+void pt_f16_to_f32(const uint16_t *src, float *dst, size_t n) {
+    for (size_t i = 0; i < n; ++i) dst[i] = pt_f16_bits_to_f32(src[i]);
+}
+
+void pt_f32_to_bf16(const float *src, uint16_t *dst, size_t n) {
+    for (size_t i = 0; i < n; ++i) dst[i] = pt_f32_to_bf16_bits(src[i]);
+}
+
+void pt_bf16_to_f32(const uint16_t *src, float *dst, size_t n) {
+    for (size_t i = 0; i < n; ++i) dst[i] = pt_bf16_bits_to_f32(src[i]);
+}

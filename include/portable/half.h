@@ -1,0 +1,125 @@
+/* libportable — 16-bit float storage: IEEE binary16 (PT_F16) and bfloat16
+ * (PT_BF16), written once for every language the library compiles.
+ *
+ * Plain C usable from C (the core, the cpu plugin, users' host code), CUDA
+ * (functions become __host__ __device__; device code uses the toolkit's own
+ * __half / __nv_bfloat16 conversions where k_common.cuh says so) and OpenCL C
+ * (define PT_HALF_OPENCL first, and PT_FP64 where the device has doubles),
+ * as numeric_rules.h is. 16-bit values travel as their bit patterns in a
+ * uint16_t: pt_from_data with PT_F16 / PT_BF16 takes uint16_t bits, and
+ * pt_to_host gives them back.
+ *
+ * Rules (what torch, NumPy and the hardware conversions do):
+ *   to 16 bits:   round to nearest, ties to even; values past the largest
+ *                 finite value (65504 for f16) round to +-inf as IEEE says;
+ *                 results below the smallest normal become subnormals (f16)
+ *                 and then +-0; NaN stays NaN (sign and the top payload
+ *                 bits kept, quiet bit set); +-inf stays +-inf.
+ *   from 16 bits: exact (every f16 and bf16 value is a float).
+ *   from double:  rounded once, to the nearest 16-bit value: the double is
+ *                 first rounded to float "to odd", which makes the second
+ *                 rounding exact (Boldo and Melquiond, 2008).
+ * The conformance suite and tests/unit/test_half.c check these cases. */
+#ifndef PORTABLE_HALF_H
+#define PORTABLE_HALF_H
+
+#if defined(PT_HALF_OPENCL)
+typedef ushort pt_h_u16;
+typedef uint pt_h_u32;
+#define PT_HALF_FN static inline
+#define PT_H_AS_U32(f) as_uint(f)
+#define PT_H_AS_F32(u) as_float(u)
+#else
+#include <stdint.h>
+typedef uint16_t pt_h_u16;
+typedef uint32_t pt_h_u32;
+#if defined(__CUDACC__)
+#define PT_HALF_FN static __host__ __device__ __forceinline__
+#else
+#define PT_HALF_FN static inline
+#endif
+PT_HALF_FN pt_h_u32 pt_h_as_u32(float f) {
+    union { float f; pt_h_u32 u; } v;
+    v.f = f;
+    return v.u;
+}
+PT_HALF_FN float pt_h_as_f32(pt_h_u32 u) {
+    union { float f; pt_h_u32 u; } v;
+    v.u = u;
+    return v.f;
+}
+#define PT_H_AS_U32(f) pt_h_as_u32(f)
+#define PT_H_AS_F32(u) pt_h_as_f32(u)
+#endif
+
+/* float -> f16 bits. Integer arithmetic only, so it is exact whatever the
+ * floating-point environment (flush-to-zero included). */
+PT_HALF_FN pt_h_u16 pt_f32_to_f16_bits(float f) {
+    pt_h_u32 x = PT_H_AS_U32(f);
+    const pt_h_u32 sign = (x >> 16) & 0x8000u;
+    x &= 0x7fffffffu;
+    if (x > 0x7f800000u) /* NaN: quiet, keep the top 9 payload bits */
+        return (pt_h_u16)(sign | 0x7e00u | ((x >> 13) & 0x1ffu));
+    if (x >= 0x47800000u) /* >= 65536 (and inf): inf; [65520, 65536) rounds there below */
+        return (pt_h_u16)(sign | 0x7c00u);
+    if (x >= 0x38800000u) { /* normal in f16: rebias, round the 13 dropped bits to even */
+        const pt_h_u32 odd = (x >> 13) & 1u;
+        x += 0xc8000fffu + odd; /* (15 - 127) << 23, plus the rounding increment */
+        return (pt_h_u16)(sign | (x >> 13));
+    }
+    if (x <= 0x33000000u) return (pt_h_u16)sign; /* <= 2^-25: ties to 0 */
+    /* Subnormal: value = m * 2^(e - 150); in units of 2^-24 that is m >> (126 - e). */
+    const pt_h_u32 e = x >> 23, m = (x & 0x7fffffu) | 0x800000u;
+    const pt_h_u32 shift = 126u - e; /* 14 .. 24 */
+    pt_h_u32 r = m >> shift;
+    const pt_h_u32 rem = m & ((1u << shift) - 1u), halfway = 1u << (shift - 1u);
+    if (rem > halfway || (rem == halfway && (r & 1u))) ++r; /* may carry into the smallest normal */
+    return (pt_h_u16)(sign | r);
+}
+
+/* f16 bits -> float (exact). */
+PT_HALF_FN float pt_f16_bits_to_f32(pt_h_u16 h) {
+    const pt_h_u32 sign = ((pt_h_u32)h & 0x8000u) << 16;
+    const pt_h_u32 e = ((pt_h_u32)h >> 10) & 0x1fu, m = (pt_h_u32)h & 0x3ffu;
+    if (e == 0x1fu) return PT_H_AS_F32(sign | 0x7f800000u | (m << 13)); /* inf, NaN */
+    if (e != 0u) return PT_H_AS_F32(sign | ((e + 112u) << 23) | (m << 13));
+    if (m == 0u) return PT_H_AS_F32(sign);
+    /* Subnormal m * 2^-24: normalise with integer shifts (no FP arithmetic,
+     * so a flush-to-zero mode cannot touch it). */
+    pt_h_u32 mm = m, ee = 113u;
+    while (!(mm & 0x400u)) {
+        mm <<= 1;
+        --ee;
+    }
+    return PT_H_AS_F32(sign | (ee << 23) | ((mm & 0x3ffu) << 13));
+}
+
+/* float -> bf16 bits: the top half, rounded to nearest even. */
+PT_HALF_FN pt_h_u16 pt_f32_to_bf16_bits(float f) {
+    const pt_h_u32 x = PT_H_AS_U32(f);
+    if ((x & 0x7fffffffu) > 0x7f800000u) return (pt_h_u16)((x >> 16) | 0x40u); /* quiet NaN */
+    return (pt_h_u16)((x + 0x7fffu + ((x >> 16) & 1u)) >> 16);
+}
+
+/* bf16 bits -> float (exact). */
+PT_HALF_FN float pt_bf16_bits_to_f32(pt_h_u16 h) { return PT_H_AS_F32((pt_h_u32)h << 16); }
+
+#if !defined(PT_HALF_OPENCL) || defined(PT_FP64)
+/* double -> float rounded to odd: truncated, with the last bit set when
+ * anything was dropped. A later rounding to 16 bits is then the same as
+ * rounding the double directly. */
+PT_HALF_FN float pt_f64_to_f32_odd(double d) {
+    float f = (float)d;
+    if (d == d && (double)f != d) {
+        pt_h_u32 b = PT_H_AS_U32(f);
+        const double af = f < 0.0f ? -(double)f : (double)f, ad = d < 0.0 ? -d : d;
+        if (af > ad) --b; /* rounded away from zero: step back (inf becomes the largest float) */
+        f = PT_H_AS_F32(b | 1u);
+    }
+    return f;
+}
+PT_HALF_FN pt_h_u16 pt_f64_to_f16_bits(double d) { return pt_f32_to_f16_bits(pt_f64_to_f32_odd(d)); }
+PT_HALF_FN pt_h_u16 pt_f64_to_bf16_bits(double d) { return pt_f32_to_bf16_bits(pt_f64_to_f32_odd(d)); }
+#endif
+
+#endif
