@@ -169,6 +169,10 @@ pt_tensor *pt_sigmoid(pt_tensor *x) { return unary("pt_sigmoid", PT_OP_SIGMOID, 
 pt_tensor *pt_tanh(pt_tensor *x) { return unary("pt_tanh", PT_OP_TANH, PT__G_TANH, x); }
 pt_tensor *pt_sin(pt_tensor *x) { return unary("pt_sin", PT_OP_SIN, PT__G_SIN, x); }
 pt_tensor *pt_cos(pt_tensor *x) { return unary("pt_cos", PT_OP_COS, PT__G_COS, x); }
+pt_tensor *pt_gelu(pt_tensor *x) { return unary("pt_gelu", PT_OP_GELU, PT__G_GELU, x); }
+pt_tensor *pt__gelu_grad(pt_tensor *x) {
+    return x ? pt__ret(pt__unary_raw("pt_backward (gelu)", PT_OP_GELU_GRAD, x)) : NULL;
+}
 
 /* Integer tensors keep their dtype: the scalar is converted to it (truncated),
  * and one that does not fit is an error rather than a silent wrap. */
