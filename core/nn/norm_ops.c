@@ -66,12 +66,12 @@ pt_tensor *pt_f_batch_norm(pt_tensor *x, pt_tensor *running_mean, pt_tensor *run
         return NULL;
     }
     pt_scope scope = pt_scope_begin();
-    pt_tensor *x3 = pt_reshape(x, 3, (int64_t[]){n, c, l}), *mean, *var;
+    pt_tensor *x3 = pt_reshape(x, 3, (int64_t[]){n, c, l}), *mean, *var, *d;
     if (training) {
         /* mean over N and the spatial dims: equal-sized groups, so the mean
          * of the per-image means is the mean */
         mean = pt_mean(pt_mean(x3, 2, true), 0, true);
-        pt_tensor *d = pt_sub(x3, mean);
+        d = pt_sub(x3, mean);
         var = pt_mean(pt_mean(pt_mul(d, d), 2, true), 0, true);
         if (running_mean && var) {
             const double unbias = (double)(n * l) / (double)(n * l - 1);
@@ -85,9 +85,15 @@ pt_tensor *pt_f_batch_norm(pt_tensor *x, pt_tensor *running_mean, pt_tensor *run
     } else {
         mean = pt_reshape(running_mean, 3, (int64_t[]){1, c, 1});
         var = pt_reshape(running_var, 3, (int64_t[]){1, c, 1});
+        d = pt_sub(x3, mean);
     }
-    pt_tensor *y = pt_div(pt_sub(x3, mean), pt_sqrt(pt_add_scalar(var, eps)));
-    if (weight) y = pt_mul(y, pt_reshape(weight, 3, (int64_t[]){1, c, 1}));
+    /* y = d * (weight / sqrt(var + eps)) + bias: the per-channel factor is
+     * made on [1, C, 1], so the full-size work is one multiply and one add
+     * (and their gradients), not a division */
+    pt_tensor *one = pt_ones(pt_tensor_device(x), x->dtype, 0, NULL);
+    pt_tensor *scale = pt_div(one, pt_sqrt(pt_add_scalar(var, eps)));
+    if (weight) scale = pt_mul(scale, pt_reshape(weight, 3, (int64_t[]){1, c, 1}));
+    pt_tensor *y = pt_mul(d, scale);
     if (bias) y = pt_add(y, pt_reshape(bias, 3, (int64_t[]){1, c, 1}));
     y = pt_keep(pt_reshape(y, x->ndim, x->shape));
     pt_scope_end(scope);
