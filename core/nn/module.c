@@ -31,7 +31,7 @@ pt__module_param *pt__module_add_param(pt_module *m, const char *local_name, int
     p->local_name = local_name;
     snprintf(p->name, sizeof p->name, "%s%s", m->prefix, local_name);
     p->ndim = ndim;
-    memcpy(p->shape, shape, (size_t)ndim * sizeof *shape);
+    if (ndim > 0) memcpy(p->shape, shape, (size_t)ndim * sizeof *shape); /* 0-D: shape may be NULL */
     return p;
 }
 

@@ -89,7 +89,7 @@ static void test_buffers_optimizer_and_files(void) {
     int64_t n = 6;
     static const int64_t lab[6] = {0, 1, 2, 0, 1, 2};
     pt_tensor *labels = pt_from_data(dev, PT_I64, 1, &n, lab);
-    pt_tensor *loss = pt_cross_entropy(pt_module_forward(net, x), labels);
+    pt_tensor *logits = pt_module_forward(net, x), *loss = pt_cross_entropy(logits, labels);
     double rv[4], rv_after[4], w0[4], w1[4];
     pt_tensor *rvt = pt_module_parameter(net, "1.running_var"), *w = pt_module_parameter(net, "1.weight");
     NN_CHECK(nn_to_doubles(rvt, rv, 4) == 0 && nn_to_doubles(w, w0, 4) == 0, "read buffers");
@@ -117,6 +117,7 @@ static void test_buffers_optimizer_and_files(void) {
     pt_release(a);
     pt_release(b);
     pt_release(loss);
+    pt_release(logits);
     pt_release(labels);
     pt_release(x);
     pt_optimizer_free(opt);
