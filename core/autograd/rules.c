@@ -290,7 +290,7 @@ static void backward_cos(pt__grad_node *node, pt_tensor *g, pt_tensor **out) {
 }
 
 static void backward_gelu(pt__grad_node *node, pt_tensor *g, pt_tensor **out) {
-    out[0] = to_input(pt_mul(g, pt__gelu_grad(node->edges[0].saved)), node->edges); /* Phi + x phi */
+    out[0] = to_input(pt_mul(g, pt_gelu_grad(node->edges[0].saved)), node->edges); /* Phi + x phi */
 }
 
 /* im2col and col2im are each other's adjoints. */

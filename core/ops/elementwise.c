@@ -170,8 +170,11 @@ pt_tensor *pt_tanh(pt_tensor *x) { return unary("pt_tanh", PT_OP_TANH, PT__G_TAN
 pt_tensor *pt_sin(pt_tensor *x) { return unary("pt_sin", PT_OP_SIN, PT__G_SIN, x); }
 pt_tensor *pt_cos(pt_tensor *x) { return unary("pt_cos", PT_OP_COS, PT__G_COS, x); }
 pt_tensor *pt_gelu(pt_tensor *x) { return unary("pt_gelu", PT_OP_GELU, PT__G_GELU, x); }
-pt_tensor *pt__gelu_grad(pt_tensor *x) {
-    return x ? pt__ret(pt__unary_raw("pt_backward (gelu)", PT_OP_GELU_GRAD, x)) : NULL;
+/* Not recorded: the op table says GELU_GRAD has no gradient of its own. */
+pt_tensor *pt_gelu_grad(pt_tensor *x) {
+    if (!x) return NULL;
+    if (!dtype_allowed("pt_gelu_grad", PT_OP_GELU_GRAD, x->dtype)) return NULL;
+    return pt__ret(pt__unary_raw("pt_gelu_grad", PT_OP_GELU_GRAD, x));
 }
 
 /* Integer tensors keep their dtype: the scalar is converted to it (truncated),

@@ -49,9 +49,6 @@ void pt__grad_record(pt_tensor *out, pt__grad_op op, int n, pt_tensor *const *in
 /* The window of an im2col/col2im record (args.ints: stride, padding,
  * dilation, each h then w) with kernel kh x kw. window.c */
 void pt__window_from_args(const pt__grad_args *a, int64_t kh, int64_t kw, pt_window2d *w);
-/* d gelu(x) / dx (GELU_GRAD), registered in the current scope, not recorded:
- * the gelu rule's local derivative. elementwise.c */
-pt_tensor *pt__gelu_grad(pt_tensor *x);
 
 /* Shared by every op without extra autograd arguments. */
 extern const pt__grad_args pt__no_grad_args;

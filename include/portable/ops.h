@@ -151,6 +151,9 @@ PT_API pt_tensor *pt_f_avg_pool2d(pt_tensor *x, const pt_pool2d_opts *opts);
 PT_API pt_tensor *pt_adaptive_avg_pool2d(pt_tensor *x, int64_t out_h, int64_t out_w);
 /* x Phi(x), Phi the standard normal CDF (the erf form, torch's default). */
 PT_API pt_tensor *pt_gelu(pt_tensor *x);
+/* Its derivative Phi(x) + x phi(x), element-wise (what pt_gelu's gradient
+ * multiplies by); not itself differentiable. */
+PT_API pt_tensor *pt_gelu_grad(pt_tensor *x);
 /* Dims start_dim..end_dim (negative: from the end) merged into one, like
  * torch.flatten; a view when x is contiguous. */
 PT_API pt_tensor *pt_f_flatten(pt_tensor *x, int start_dim, int end_dim);

@@ -170,6 +170,11 @@ static pt_tensor *call_gelu(pt_tensor **in, const void *p) {
     return pt_gelu(in[0]);
 }
 
+static pt_tensor *call_gelu_derivative(pt_tensor **in, const void *p) {
+    (void)p;
+    return pt_gelu_grad(in[0]);
+}
+
 /* d sum(gelu(x)) / dx: GELU_GRAD through the autograd rule. */
 static pt_tensor *call_gelu_grad(pt_tensor **in, const void *p) {
     (void)p;
@@ -297,6 +302,12 @@ static void gelu_cases(pt_dtype t) {
         snprintf(name, sizeof name, "gelu %s x=%s", pt_dtype_name(t), xs);
         run_case(name, 1, &x, &fams[k].lay, call_gelu, NULL, &e, TOL_TRANSC, 0);
         expect_free(&e);
+        {
+            expect ed = {.val = ref_map1(x, gelu_grad_ref, t, t)};
+            snprintf(name, sizeof name, "gelu_grad %s x=%s", pt_dtype_name(t), xs);
+            run_case(name, 1, &x, &fams[k].lay, call_gelu_derivative, NULL, &ed, TOL_TRANSC, 0);
+            expect_free(&ed);
+        }
         if (x->numel > 0) { /* backward: the seed is all ones, so the gradient is gelu' */
             expect eg = {.val = ref_map1(x, gelu_grad_ref, t, t)};
             snprintf(name, sizeof name, "gelu backward (gelu_grad) %s x=%s", pt_dtype_name(t), xs);

@@ -179,6 +179,8 @@ void run_error_cases(void) {
                 "[7, 13]", "[7, 12]");
     EXPECT_NULL("error exp i32 is a dtype error", pt_exp(ai), ST(PT_ERR_DTYPE), "pt_exp", "i32", NULL);
     EXPECT_NULL("error gelu i32 is a dtype error", pt_gelu(ai), ST(PT_ERR_DTYPE), "pt_gelu", "i32", NULL);
+    EXPECT_NULL("error gelu_grad i32 is a dtype error", pt_gelu_grad(ai), ST(PT_ERR_DTYPE), "pt_gelu_grad", "i32",
+                NULL);
     {
         int64_t xs[4] = {1, 4, 5, 5}, ws[4] = {3, 3, 3, 3}, x3[3] = {4, 5, 5};
         pt_tensor *x = pt_ones(g_dev, PT_F32, 4, xs), *w = pt_ones(g_dev, PT_F32, 4, ws);
