@@ -4,7 +4,8 @@
   bench_cnn_torch.py epoch --data digits.csv.gz   one cnn_digits training epoch
   bench_cnn_torch.py conv                         conv2d fwd+bwd, [32, 64, 32, 32], 64 3x3 filters
 
-One warm-up, then 5 timed repetitions; prints "seconds <median> min <min>".
+One warm-up, then 5 timed repetitions; prints "seconds <median wall> min <min wall>
+cpu <median process CPU seconds>".
 Threads: torch.set_num_threads(1) (bench_cnn.sh pins both sides to one core).
 """
 import gzip
@@ -40,7 +41,7 @@ def bench_epoch(path):
     times = []
     for r in range(REPS + 1):
         perm = np.random.RandomState(1000 + r).permutation(len(train))
-        t0 = time.perf_counter()
+        t0, c0 = time.perf_counter(), time.process_time()
         loss_sum = torch.zeros(())
         for first in range(0, len(train), 64):
             idx = torch.from_numpy(perm[first:first + 64])
@@ -52,7 +53,7 @@ def bench_epoch(path):
             with torch.no_grad():
                 loss_sum += loss * len(idx)
         loss_sum.item()
-        times.append(time.perf_counter() - t0)
+        times.append((time.perf_counter() - t0, time.process_time() - c0))
     return times[1:]
 
 
@@ -63,14 +64,15 @@ def bench_conv():
     b = torch.rand(64, requires_grad=True)
     times = []
     for r in range(REPS + 1):
-        t0 = time.perf_counter()
+        t0, c0 = time.perf_counter(), time.process_time()
         y = torch.nn.functional.conv2d(x, w, b, padding=1)
         y.sum().backward()
-        times.append(time.perf_counter() - t0)
+        times.append((time.perf_counter() - t0, time.process_time() - c0))
         x.grad = w.grad = b.grad = None
     return times[1:]
 
 
 if __name__ == "__main__":
     t = bench_conv() if sys.argv[1] == "conv" else bench_epoch(sys.argv[3])
-    print(f"seconds {statistics.median(t):.6f} min {min(t):.6f}")
+    wall, cpu = [a for a, _ in t], [b for _, b in t]
+    print(f"seconds {statistics.median(wall):.6f} min {min(wall):.6f} cpu {statistics.median(cpu):.6f}")

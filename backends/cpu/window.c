@@ -29,14 +29,14 @@ static void valid_range(int64_t w, int64_t ow, int64_t sw, int64_t off, int64_t 
     static void im2col_##S(void *ctx, int64_t p0, int64_t p1) {                                  \
         const window_job *j = ctx;                                                               \
         const pt_operand *x = &j->op->in[0];                                                     \
-        const T *xb = (const T *)pt_cpu_base(x);                                                 \
-        T *out = (T *)pt_cpu_base(&j->op->out);                                                  \
+        const T *restrict xb = (const T *)pt_cpu_base(x);                                        \
+        T *restrict out = (T *)pt_cpu_base(&j->op->out);                                         \
         const T pad = (T)j->op->scalar;                                                          \
         const int64_t xs2 = x->strides[2], xs3 = x->strides[3], plane = j->kh * j->kw * j->oh * j->ow; \
         for (int64_t p = p0; p < p1; ++p) {                                                      \
             const int64_t n = p / j->c, c = p % j->c;                                            \
-            const T *xp = xb + n * x->strides[0] + c * x->strides[1];                            \
-            T *o = out + p * plane;                                                              \
+            const T *restrict xp = xb + n * x->strides[0] + c * x->strides[1];                   \
+            T *restrict o = out + p * plane;                                                     \
             for (int64_t i = 0; i < j->kh; ++i)                                                  \
                 for (int64_t k = 0; k < j->kw; ++k) {                                            \
                     const int64_t offw = k * j->dw - j->pw;                                      \
@@ -48,10 +48,10 @@ static void valid_range(int64_t w, int64_t ow, int64_t sw, int64_t off, int64_t 
                             for (int64_t q = 0; q < j->ow; ++q) o[q] = pad;                      \
                             continue;                                                            \
                         }                                                                        \
-                        const T *row = xp + ih * xs2;                                            \
+                        const T *restrict row = xp + ih * xs2;                                   \
                         for (int64_t q = 0; q < lo; ++q) o[q] = pad;                             \
                         if (j->sw == 1 && xs3 == 1) {                                            \
-                            const T *src = row + offw;                                           \
+                            const T *restrict src = row + offw;                                  \
                             for (int64_t q = lo; q < hi; ++q) o[q] = src[q];                     \
                         } else {                                                                 \
                             for (int64_t q = lo; q < hi; ++q) o[q] = row[(q * j->sw + offw) * xs3]; \
@@ -65,13 +65,13 @@ static void valid_range(int64_t w, int64_t ow, int64_t sw, int64_t off, int64_t 
 #define PT_CPU_COL2IM(S, T)                                                                      \
     static void col2im_##S(void *ctx, int64_t p0, int64_t p1) {                                  \
         const window_job *j = ctx;                                                               \
-        const T *col = (const T *)pt_cpu_base(&j->op->in[0]);                                    \
-        T *out = (T *)pt_cpu_base(&j->op->out);                                                  \
+        const T *restrict col = (const T *)pt_cpu_base(&j->op->in[0]);                           \
+        T *restrict out = (T *)pt_cpu_base(&j->op->out);                                         \
         const int64_t plane = j->kh * j->kw * j->oh * j->ow;                                     \
         for (int64_t p = p0; p < p1; ++p) {                                                      \
-            T *img = out + p * j->h * j->w;                                                      \
+            T *restrict img = out + p * j->h * j->w;                                             \
             memset(img, 0, (size_t)(j->h * j->w) * sizeof(T));                                   \
-            const T *cp = col + p * plane;                                                       \
+            const T *restrict cp = col + p * plane;                                              \
             for (int64_t i = 0; i < j->kh; ++i)                                                  \
                 for (int64_t k = 0; k < j->kw; ++k) {                                            \
                     const int64_t offw = k * j->dw - j->pw;                                      \
@@ -80,7 +80,7 @@ static void valid_range(int64_t w, int64_t ow, int64_t sw, int64_t off, int64_t 
                     for (int64_t r = 0; r < j->oh; ++r, cp += j->ow) {                           \
                         const int64_t ih = r * j->sh - j->ph + i * j->dh;                        \
                         if (ih < 0 || ih >= j->h) continue;                                      \
-                        T *row = img + ih * j->w;                                                \
+                        T *restrict row = img + ih * j->w;                                       \
                         for (int64_t q = lo; q < hi; ++q) row[q * j->sw + offw] += cp[q];        \
                     }                                                                            \
                 }                                                                                \

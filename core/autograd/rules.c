@@ -56,12 +56,12 @@ static void backward_reduce(pt__grad_node *node, pt_tensor *g, pt_tensor **out, 
     pt__grad_edge *ex = &node->edges[0];
     int64_t keep[PT_MAX_DIMS];
     if (!pt__grad_keep_shape("pt_backward (sum/mean)", ex->ndim, ex->shape, node->args.dim, keep)) return;
-    pt_tensor *gx = pt_expand(pt_reshape(g, ex->ndim, keep), ex->ndim, ex->shape);
-    if (mean) {
+    pt_tensor *gk = pt_reshape(g, ex->ndim, keep);
+    if (mean) { /* scaled before the expand: on the reduced size, not the input's */
         int64_t reduced = pt__numel(ex->ndim, ex->shape) / (pt__numel(ex->ndim, keep) ? pt__numel(ex->ndim, keep) : 1);
-        gx = pt_mul_scalar(gx, reduced ? 1.0 / (double)reduced : 0.0);
+        gk = pt_mul_scalar(gk, reduced ? 1.0 / (double)reduced : 0.0);
     }
-    out[0] = to_input(gx, ex);
+    out[0] = to_input(pt_expand(gk, ex->ndim, ex->shape), ex);
 }
 
 /* max: the gradient goes to the first maximum (pt_argmax), like PyTorch's
