@@ -1,7 +1,7 @@
 /* The convolutional-net benchmarks, libportable's side (cpu backend):
  *
  *   bench_cnn epoch [--data digits.csv.gz]   one training epoch of examples/cnn_digits.c's
- *                                            net (batch 64, SGD lr 0.05 momentum 0.9)
+ *                                            net (batch 64, SGD lr 0.1 momentum 0.9)
  *   bench_cnn conv                           conv2d forward + backward (input, weight and
  *                                            bias gradients) of a [32, 64, 32, 32] input
  *                                            with 64 3x3 filters, padding 1
@@ -97,7 +97,7 @@ static int bench_epoch(const char *data_arg) {
     pt_device *dev = pt_cpu();
     pt_manual_seed(0);
     pt_module *net = make_net();
-    pt_optimizer *opt = net ? pt_sgd(net, 0.05, 0.9, 0.0) : NULL;
+    pt_optimizer *opt = net ? pt_sgd(net, 0.1, 0.9, 0.0) : NULL;
     int *order = malloc((size_t)train.n * sizeof *order);
     float *px = malloc((size_t)BATCH * DIGITS_FEATURES * sizeof *px);
     int64_t *lb = malloc(BATCH * sizeof *lb);

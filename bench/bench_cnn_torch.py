@@ -37,7 +37,7 @@ def bench_epoch(path):
     torch.manual_seed(0)
     model = net()
     model(x_all[:2])  # materialise the lazy layers
-    opt = torch.optim.SGD(model.parameters(), lr=0.05, momentum=0.9)
+    opt = torch.optim.SGD(model.parameters(), lr=0.1, momentum=0.9)
     times = []
     for r in range(REPS + 1):
         perm = np.random.RandomState(1000 + r).permutation(len(train))

@@ -34,8 +34,8 @@
 #define SPLIT_SEED 42      /* the 80/20 split */
 #define TRAIN_SEED 0       /* parameter initialisation (Philox: same on every backend) */
 #define BATCH 64
-#define EPOCHS 12
-#define LEARNING_RATE 0.05
+#define EPOCHS 8
+#define LEARNING_RATE 0.1
 #define MOMENTUM 0.9
 
 static double now_seconds(void) {
