@@ -116,7 +116,8 @@ PT_API pt_tensor *pt_module_forward(pt_module *m, pt_tensor *x);
  * longer the module's. Waits for the copies. On failure (PT_ERR_OUT_OF_MEMORY,
  * a backend error, PT_ERR_INVALID_ARGUMENT for NULL) the module is unchanged. */
 PT_API pt_status pt_module_to(pt_module *m, pt_device *d);
-/* Writes the parameters as a state dict: names[i] ("0.weight") and
+/* Writes the parameters as a state dict (with buffers such as batch norm's
+ * "1.running_mean", which never require grad): names[i] ("0.weight") and
  * tensors[i] for i < min(count, cap) (either array may be NULL), and returns
  * the count (-1 + error for a NULL module). Both are borrowed: valid until
  * the module is freed, moved (pt_module_to) or loaded (pt_load). A lazy
