@@ -8,7 +8,10 @@
  *    gradients alone, and forward+backward+pt_ddp_sync; hidden = the part of
  *    the all-reduce time that the DDP step does not add.
  *
- *   mpirun -np 2 ./build/bench/bench_dist [max_bytes] [hidden] */
+ *    Run once with the default 25 MB bucket cap and once with a small cap
+ *    (several buckets, launched during backward).
+ *
+ *   mpirun -np 2 ./build/bench/bench_dist [max_bytes] [hidden] [small_cap_bytes] */
 #include <mpi.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -74,38 +77,66 @@ static pt_status fwd_bwd(pt_module *m, pt_tensor *x, pt_tensor *y) {
     return st;
 }
 
-static void overlap_table(pt_dist *g, int64_t h) {
+static int cmp_double(const void *a, const void *b) {
+    double x = *(const double *)a, y = *(const double *)b;
+    return (x > y) - (x < y);
+}
+
+static double median(double *v, int n) {
+    qsort(v, (size_t)n, sizeof *v, cmp_double);
+    return n % 2 ? v[n / 2] : 0.5 * (v[n / 2 - 1] + v[n / 2]);
+}
+
+/* The three contenders alternate round by round; medians of the slowest
+ * rank's times. bucket_bytes 0: the 25 MB default. */
+static void overlap_table(pt_dist *g, int64_t h, size_t bucket_bytes) {
+    enum { ROUNDS = 15 };
     int rank = pt_dist_rank(g);
     pt_device *dev = pt_dist_device(g);
     pt_module *plain = mlp(h, dev), *wrapped = mlp(h, dev);
-    pt_ddp *ddp = pt_ddp_new(g, wrapped, 0);
+    pt_ddp *ddp = pt_ddp_new(g, wrapped, bucket_bytes);
+    if (!ddp) {
+        if (rank == 0) fprintf(stderr, "pt_ddp_new: %s\n", pt_last_error());
+        return;
+    }
     int64_t xs[2] = {64, 64}, ys[1] = {64};
     pt_tensor *x = pt_rand(dev, PT_F32, 2, xs);
     pt_tensor *y = pt_cast(pt_mul_scalar(pt_rand(dev, PT_F32, 1, ys), 9.99), PT_I64);
     int64_t params = 64 * h + h + h * h + h + h * 10 + 10;
     pt_tensor *flat = pt_zeros(dev, PT_F32, 1, &params);
-    double best[3] = {1e30, 1e30, 1e30};
-    for (int r = 0; r < 8; ++r) {
+    double t[3][ROUNDS], sync_part[ROUNDS];
+    fwd_bwd(wrapped, x, y), pt_ddp_sync(ddp); /* warm-up */
+    for (int r = 0; r < ROUNDS; ++r) {
         for (int k = 0; k < 3; ++k) {
             MPI_Barrier(MPI_COMM_WORLD);
-            double t0 = now();
+            double t0 = now(), t1 = t0;
             if (k == 0) fwd_bwd(plain, x, y), pt_device_synchronize(dev);
             if (k == 1) pt_dist_all_reduce(g, flat, PT_REDUCE_AVG);
-            if (k == 2) fwd_bwd(wrapped, x, y), pt_ddp_sync(ddp), pt_device_synchronize(dev);
-            double t = slowest(now() - t0);
-            if (t < best[k]) best[k] = t;
+            if (k == 2) fwd_bwd(wrapped, x, y), t1 = now(), pt_ddp_sync(ddp), pt_device_synchronize(dev);
+            double mine = now() - t0;
+            t[k][r] = slowest(mine);
+            if (k == 2) sync_part[r] = slowest(mine - (t1 - t0));
         }
     }
+    double m[3];
+    for (int k = 0; k < 3; ++k) m[k] = median(t[k], ROUNDS);
+    double ms = median(sync_part, ROUNDS);
     if (rank == 0) {
-        double hidden = best[0] + best[1] - best[2];
-        printf("MLP 64-%lld-%lld-10, %.1f MB of gradients, %d buckets, batch 64/rank on %s:\n", (long long)h,
-               (long long)h, params * 4 / 1e6, pt_ddp_bucket_count(ddp), pt_device_name(dev));
-        printf("  forward+backward alone %8.2f ms\n  all-reduce alone       %8.2f ms\n  DDP step (both)        %8.2f ms\n",
-               1e3 * best[0], 1e3 * best[1], 1e3 * best[2]);
-        printf("  communication hidden   %8.2f ms (%.0f%% of the all-reduce)\n", 1e3 * hidden,
-               100 * hidden / best[1]);
+        double hidden = m[0] + m[1] - m[2];
+        printf("MLP 64-%lld-%lld-10, %.1f MB of gradients, %d buckets (cap %.1f MB, %s), batch 64/rank on %s, "
+               "medians of %d rounds:\n",
+               (long long)h, (long long)h, params * 4 / 1e6, pt_ddp_bucket_count(ddp),
+               (bucket_bytes ? bucket_bytes : PT_DDP_DEFAULT_BUCKET_BYTES) / 1048576.0,
+               pt_ddp_threaded(ddp) ? "comm thread" : "MPI_Iallreduce", pt_device_name(dev), ROUNDS);
+        printf("  forward+backward alone %8.2f ms\n  all-reduce alone       %8.2f ms\n  sum                    %8.2f ms\n"
+               "  DDP step (both)        %8.2f ms (of which after backward: %.2f ms)\n",
+               1e3 * m[0], 1e3 * m[1], 1e3 * (m[0] + m[1]), 1e3 * m[2], 1e3 * ms);
+        printf("  communication hidden   %8.2f ms (%.0f%% of the all-reduce)\n", 1e3 * hidden, 100 * hidden / m[1]);
     }
     pt_ddp_free(ddp);
+    pt_release(x);
+    pt_release(y);
+    pt_release(flat);
     pt_module_free(plain);
     pt_module_free(wrapped);
 }
@@ -120,7 +151,9 @@ int main(int argc, char **argv) {
     int64_t h = argc > 2 ? atoll(argv[2]) : 1024;
     if (pt_dist_rank(g) == 0) printf("%d ranks\n", pt_dist_world_size(g));
     allreduce_table(g, max_bytes);
-    overlap_table(g, h);
+    overlap_table(g, h, 0);
+    size_t cap = argc > 3 ? (size_t)atoll(argv[3]) : (1u << 20);
+    overlap_table(g, h, cap);
     pt_dist_finalize(g);
     return 0;
 }
