@@ -21,6 +21,7 @@
  * order even if its hooks fire in another. pt_ddp_sync waits for them one
  * by one, unpacking each while the later ones are still on the wire. */
 #include <pthread.h>
+#include <time.h>
 
 #include "dist_internal.h"
 
@@ -68,9 +69,27 @@ struct pt_ddp {
     int queued;          /* buckets [0, queued) handed to the thread, under mu */
     int started;         /* how many the thread has taken, under mu */
     bool stop;
+    double overlap;      /* pt_ddp_overlap */
 };
 
 /* ---- the communication thread ---- */
+
+/* Waits, mostly asleep, until every rank has reached the same bucket: an
+ * MPI_Ibarrier tested with a growing nap in between. A rank that gets
+ * there first would otherwise spin inside MPI_Allreduce (Open MPI polls)
+ * on the core its own backward pass needs. */
+static int wait_for_peers(MPI_Comm comm) {
+    MPI_Request r;
+    int rc = MPI_Ibarrier(comm, &r), flag = 0;
+    long nap_ns = 5000;
+    while (rc == MPI_SUCCESS) {
+        rc = MPI_Test(&r, &flag, MPI_STATUS_IGNORE);
+        if (rc != MPI_SUCCESS || flag) break;
+        nanosleep(&(struct timespec){0, nap_ns}, NULL);
+        if (nap_ns < 200000) nap_ns *= 2;
+    }
+    return rc;
+}
 
 static void *comm_main(void *arg) {
     pt_ddp *d = arg;
@@ -80,7 +99,9 @@ static void *comm_main(void *arg) {
         if (d->started == d->queued) break; /* stop, and nothing left to move */
         bucket *b = &d->b[d->started++];
         pthread_mutex_unlock(&d->mu);
-        int rc = MPI_Allreduce(MPI_IN_PLACE, b->host, (int)b->numel, pt__mpi_type(b->t), MPI_SUM, d->comm);
+        int rc = wait_for_peers(d->comm);
+        if (rc == MPI_SUCCESS)
+            rc = MPI_Allreduce(MPI_IN_PLACE, b->host, (int)b->numel, pt__mpi_type(b->t), MPI_SUM, d->comm);
         if (rc == MPI_SUCCESS) pt__divide(b->host, b->t, b->numel, d->g->size); /* off the main thread */
         pthread_mutex_lock(&d->mu);
         b->rc = rc;
@@ -218,6 +239,25 @@ static pt_status unpack(pt_ddp *d, bucket *b) {
 
 pt_status pt_ddp_sync(pt_ddp *d) {
     if (!d) return pt_set_error(PT_ERR_INVALID_ARGUMENT, "pt_ddp_sync", "wrapper is NULL");
+    /* How much had crossed before backward ended (the rest is the wait
+     * backward did not hide). */
+    int64_t done = 0, total = 0;
+    for (int i = 0; i < d->nb; ++i) {
+        bucket *b = &d->b[i];
+        bool finished = false;
+        if (b->launched && d->thread_on) {
+            pthread_mutex_lock(&d->mu);
+            finished = b->done;
+            pthread_mutex_unlock(&d->mu);
+        } else if (b->launched && b->req != MPI_REQUEST_NULL) {
+            int flag = 0;
+            MPI_Request_get_status(b->req, &flag, MPI_STATUS_IGNORE);
+            finished = flag;
+        }
+        done += finished ? b->numel : 0;
+        total += b->numel;
+    }
+    d->overlap = total ? (double)done / (double)total : 0;
     start_ready(d, true);
     pt_status st = PT_OK;
     /* In start order: bucket i is unpacked while i+1.. are still moving. */
@@ -411,6 +451,7 @@ pt_ddp *pt_ddp_new(pt_dist *g, pt_module *m, size_t bucket_bytes) {
 int pt_ddp_bucket_count(const pt_ddp *d) { return d ? d->nb : -1; }
 int pt_ddp_bucket_size(const pt_ddp *d, int b) { return d && b >= 0 && b < d->nb ? d->b[b].count : -1; }
 bool pt_ddp_threaded(const pt_ddp *d) { return d && d->thread_on; }
+double pt_ddp_overlap(const pt_ddp *d) { return d ? d->overlap : -1; }
 
 void pt_ddp_free(pt_ddp *d) {
     if (!d) return;

@@ -142,6 +142,11 @@ PT_API pt_status pt_ddp_set_require_sync(pt_ddp *d, bool on);
 /* Whether the wrapper moves buckets on its own thread (false: the
  * MPI_Iallreduce fallback, or d NULL). */
 PT_API bool pt_ddp_threaded(const pt_ddp *d);
+/* The fraction (0..1) of the gradient elements whose all-reduce had
+ * already finished when the last pt_ddp_sync was called, i.e. the part of
+ * the communication that the backward pass hid (for tuning the bucket
+ * size; -1 for NULL). */
+PT_API double pt_ddp_overlap(const pt_ddp *d);
 /* Number of buckets, and the parameters in bucket b (for tests and tuning;
  * -1 out of range). */
 PT_API int pt_ddp_bucket_count(const pt_ddp *d);
