@@ -1,9 +1,28 @@
 /* Data-parallel training: rank 0's parameters broadcast at the start, then
  * each backward's gradients averaged over the ranks in size-capped buckets.
- * A bucket's MPI_Iallreduce starts from the gradient-ready hook (nn.h) of
- * the last of its parameters to finish, while backward goes on with the
- * layers below; pt_ddp_sync waits for them. Buckets are filled in reverse
- * parameter order, the order backward finishes gradients, as PyTorch does. */
+ * Buckets are filled in reverse parameter order, the order backward
+ * finishes gradients, as PyTorch does. When the last gradient of a bucket
+ * is final (the gradient-ready hook, nn.h), the hook packs the bucket into
+ * its flat buffer and hands it to the communication, while backward goes on
+ * with the layers below.
+ *
+ * The communication runs on a thread of the wrapper's own that makes
+ * blocking MPI_Allreduce calls on a communicator of its own, one bucket after
+ * another (what PyTorch's MPI process group and Horovod do): Open MPI has no
+ * progress thread, so a non-blocking MPI_Iallreduce only moves while the
+ * process is inside MPI, which the backward pass is not; Open MPI's
+ * non-blocking all-reduce is also about twice as slow as the blocking one
+ * for large buffers (libnbc against coll/tuned). That needs
+ * MPI_THREAD_MULTIPLE; with an MPI that lacks it, buckets go out as
+ * MPI_Iallreduce and each hook call pokes them with MPI_Test.
+ *
+ * Buckets are started strictly in index order (a ready bucket waits for the
+ * ones before it), so every rank issues the same collectives in the same
+ * order even if its hooks fire in another. pt_ddp_sync waits for them one
+ * by one, unpacking each while the later ones are still on the wire. */
+#include <pthread.h>
+#include <time.h>
+
 #include "dist_internal.h"
 
 typedef struct ddp_param {
@@ -11,6 +30,7 @@ typedef struct ddp_param {
     pt_tensor *p;        /* borrowed from the module */
     int bucket;
     int64_t offset, numel;
+    bool ready;          /* its hook fired since the last sync */
 } ddp_param;
 
 typedef struct bucket {
@@ -21,8 +41,13 @@ typedef struct bucket {
     pt_tensor *flat;     /* the bucket on the parameters' device */
     pt_tensor *host_t;   /* accelerators: pinned host copy (cpu: NULL, flat is host memory) */
     void *host;          /* what MPI reduces */
-    int ready;
+    int ready;           /* parameters whose gradient is final */
+    pt_status pack;      /* packing failed on this rank (it still takes part) */
     bool launched;
+    /* threaded: under d->mu */
+    bool done;
+    int rc;
+    /* fallback: the non-blocking request */
     MPI_Request req;
 } bucket;
 
@@ -32,10 +57,66 @@ struct pt_ddp {
     int n, nb;
     ddp_param *params;   /* in bucket order (reverse of the module's) */
     bucket *b;
+    int next_launch;     /* buckets [0, next_launch) have been handed to MPI */
+    bool require_sync;   /* pt_ddp_set_require_sync */
+    bool hooks_fired;    /* some hook fired since the last sync */
+    /* The communication thread (NULL thread_on: the MPI_Iallreduce fallback). */
+    bool thread_on;
+    MPI_Comm comm;       /* the thread's own: its collectives never meet the caller's */
+    pthread_t thread;
+    pthread_mutex_t mu;
+    pthread_cond_t work, finished;
+    int queued;          /* buckets [0, queued) handed to the thread, under mu */
+    int started;         /* how many the thread has taken, under mu */
+    bool stop;
+    double overlap;      /* pt_ddp_overlap */
 };
 
-static pt_status launch(pt_ddp *d, bucket *b) {
-    static const char fn[] = "pt_ddp (bucket launch)";
+/* ---- the communication thread ---- */
+
+/* Waits, mostly asleep, until every rank has reached the same bucket: an
+ * MPI_Ibarrier tested with a growing nap in between. A rank that gets
+ * there first would otherwise spin inside MPI_Allreduce (Open MPI polls)
+ * on the core its own backward pass needs. */
+static int wait_for_peers(MPI_Comm comm) {
+    MPI_Request r;
+    int rc = MPI_Ibarrier(comm, &r), flag = 0;
+    long nap_ns = 5000;
+    while (rc == MPI_SUCCESS) {
+        rc = MPI_Test(&r, &flag, MPI_STATUS_IGNORE);
+        if (rc != MPI_SUCCESS || flag) break;
+        nanosleep(&(struct timespec){0, nap_ns}, NULL);
+        if (nap_ns < 200000) nap_ns *= 2;
+    }
+    return rc;
+}
+
+static void *comm_main(void *arg) {
+    pt_ddp *d = arg;
+    pthread_mutex_lock(&d->mu);
+    for (;;) {
+        while (!d->stop && d->started == d->queued) pthread_cond_wait(&d->work, &d->mu);
+        if (d->started == d->queued) break; /* stop, and nothing left to move */
+        bucket *b = &d->b[d->started++];
+        pthread_mutex_unlock(&d->mu);
+        int rc = wait_for_peers(d->comm);
+        if (rc == MPI_SUCCESS)
+            rc = MPI_Allreduce(MPI_IN_PLACE, b->host, (int)b->numel, pt__mpi_type(b->t), pt__mpi_op(PT_REDUCE_SUM, b->t), d->comm);
+        if (rc == MPI_SUCCESS) pt__divide(b->host, b->t, b->numel, d->g->size); /* off the main thread */
+        pthread_mutex_lock(&d->mu);
+        b->rc = rc;
+        b->done = true;
+        pthread_cond_broadcast(&d->finished);
+    }
+    pthread_mutex_unlock(&d->mu);
+    return NULL;
+}
+
+/* ---- packing and starting buckets ---- */
+
+/* Copies the bucket's gradients into its flat buffer (zeros for a parameter
+ * without one) and, for accelerators, down into its pinned host block. */
+static pt_status pack(pt_ddp *d, bucket *b) {
     pt_scope s = pt_scope_begin();
     pt_status st = PT_OK;
     for (int i = b->first; !st && i < b->first + b->count; ++i) {
@@ -50,67 +131,152 @@ static pt_status launch(pt_ddp *d, bucket *b) {
         else st = pt_device_synchronize(b->dev);
     }
     pt_scope_end(s);
-    /* Launched even after a local failure: the other ranks' all-reduce
-     * needs this rank's part (its gradients are then wrong, and sync says so). */
-    int rc = MPI_Iallreduce(MPI_IN_PLACE, b->host, (int)b->numel, pt__mpi_type(b->t), pt__mpi_op(PT_REDUCE_SUM, b->t), d->g->comm, &b->req);
-    b->launched = true;
-    if (rc != MPI_SUCCESS && !st) st = pt__mpi_failed(fn, "MPI_Iallreduce", rc);
     return st;
 }
 
-/* Lets MPI move the buckets in flight (Open MPI progresses non-blocking
- * collectives inside MPI calls). */
-static void progress(pt_ddp *d) {
-    for (int i = 0; i < d->nb; ++i) {
+/* Hands bucket b to MPI. Started even after a local packing failure: the
+ * other ranks' all-reduce needs this rank's part (its gradients are then
+ * wrong, and sync says so). */
+static void start(pt_ddp *d, bucket *b) {
+    b->launched = true;
+    if (d->thread_on) {
+        pthread_mutex_lock(&d->mu);
+        b->done = false;
+        d->queued = (int)(b - d->b) + 1;
+        pthread_cond_signal(&d->work);
+        pthread_mutex_unlock(&d->mu);
+    } else {
+        b->rc = MPI_Iallreduce(MPI_IN_PLACE, b->host, (int)b->numel, pt__mpi_type(b->t), pt__mpi_op(PT_REDUCE_SUM, b->t), d->g->comm,
+                               &b->req);
+    }
+}
+
+/* Starts, in index order, every bucket from next_launch on whose
+ * gradients are all final (all of them when force). */
+static void start_ready(pt_ddp *d, bool force) {
+    while (d->next_launch < d->nb) {
+        bucket *b = &d->b[d->next_launch];
+        if (!force && b->ready < b->count) break;
+        if (force && b->ready < b->count) b->pack = pack(d, b); /* not packed by a hook */
+        start(d, b);
+        d->next_launch++;
+    }
+}
+
+/* Fallback only: lets MPI move the requests in flight (Open MPI progresses
+ * non-blocking collectives inside MPI calls only). */
+static void poke(pt_ddp *d) {
+    for (int i = 0; i < d->next_launch; ++i) {
         int done;
-        if (d->b[i].launched && d->b[i].req != MPI_REQUEST_NULL) MPI_Test(&d->b[i].req, &done, MPI_STATUS_IGNORE);
+        if (d->b[i].req != MPI_REQUEST_NULL) MPI_Test(&d->b[i].req, &done, MPI_STATUS_IGNORE);
     }
 }
 
 static pt_status grad_ready(pt_tensor *leaf, void *user) {
+    static const char fn[] = "pt_backward (pt_ddp hook)";
     (void)leaf;
     ddp_param *q = user;
     pt_ddp *d = q->d;
-    bucket *b = &d->b[q->bucket];
-    if (b->launched)
-        return pt_set_error(PT_ERR_INVALID_ARGUMENT, "pt_backward (pt_ddp hook)",
+    if (!d->require_sync) {
+        if (d->hooks_fired)
+            return pt_set_error(PT_ERR_INVALID_ARGUMENT, fn,
+                                "a backward without sync (pt_ddp_set_require_sync false) while the buckets of "
+                                "the last backward are still unsynced: call pt_ddp_sync first");
+        return PT_OK; /* gradients accumulate locally; the next synced backward averages the sum */
+    }
+    if (q->ready)
+        return pt_set_error(PT_ERR_INVALID_ARGUMENT, fn,
                             "a second backward before pt_ddp_sync: call pt_ddp_sync (or pt_ddp_step) after "
-                            "every backward; accumulating gradients over several backwards is not supported");
-    pt_status s = ++b->ready == b->count ? launch(d, b) : PT_OK;
-    progress(d);
+                            "every backward, or accumulate gradients over several backwards by running all "
+                            "but the last with pt_ddp_set_require_sync(d, false)");
+    q->ready = true;
+    d->hooks_fired = true;
+    bucket *b = &d->b[q->bucket];
+    pt_status s = PT_OK;
+    if (++b->ready == b->count) {
+        s = b->pack = pack(d, b);
+        start_ready(d, false);
+    }
+    if (!d->thread_on) poke(d);
     return s;
 }
 
-pt_status pt_ddp_sync(pt_ddp *d) {
+/* ---- waiting ---- */
+
+/* Waits for bucket b's all-reduce (averaged in place on the host side). */
+static pt_status wait_bucket(pt_ddp *d, bucket *b) {
     static const char fn[] = "pt_ddp_sync";
-    if (!d) return pt_set_error(PT_ERR_INVALID_ARGUMENT, fn, "wrapper is NULL");
+    int rc;
+    if (d->thread_on) {
+        pthread_mutex_lock(&d->mu);
+        while (!b->done) pthread_cond_wait(&d->finished, &d->mu);
+        rc = b->rc;
+        pthread_mutex_unlock(&d->mu);
+    } else {
+        rc = b->rc == MPI_SUCCESS ? MPI_Wait(&b->req, MPI_STATUS_IGNORE) : b->rc;
+        if (rc == MPI_SUCCESS) pt__divide(b->host, b->t, b->numel, d->g->size);
+    }
+    b->launched = false;
+    if (rc != MPI_SUCCESS) return pt__mpi_failed(fn, d->thread_on ? "MPI_Allreduce" : "MPI_Iallreduce", rc);
+    return b->pack;
+}
+
+/* Writes bucket b's averages into its parameters' gradients. */
+static pt_status unpack(pt_ddp *d, bucket *b) {
+    pt_scope s = pt_scope_begin();
     pt_status st = PT_OK;
-    for (int i = 0; i < d->nb; ++i) {
-        bucket *b = &d->b[i];
-        if (!b->launched) {
-            pt_status s = launch(d, b);
-            if (s && !st) st = s;
-        }
+    if (b->host_t) st = pt_copy_(b->flat, pt_narrow(b->host_t, 0, 0, b->numel));
+    for (int k = b->first; !st && k < b->first + b->count; ++k) {
+        ddp_param *q = &d->params[k];
+        pt_tensor *g = pt_grad(q->p);
+        if (g)
+            st = pt_copy_(g, pt_reshape(pt_narrow(b->flat, 0, q->offset, q->numel), pt_tensor_ndim(q->p),
+                                        pt_tensor_shape(q->p)));
     }
+    pt_scope_end(s);
+    return st;
+}
+
+pt_status pt_ddp_sync(pt_ddp *d) {
+    if (!d) return pt_set_error(PT_ERR_INVALID_ARGUMENT, "pt_ddp_sync", "wrapper is NULL");
+    /* How much had crossed before backward ended (the rest is the wait
+     * backward did not hide). */
+    int64_t done = 0, total = 0;
     for (int i = 0; i < d->nb; ++i) {
         bucket *b = &d->b[i];
-        int rc = MPI_Wait(&b->req, MPI_STATUS_IGNORE);
-        b->launched = false;
+        bool finished = false;
+        if (b->launched && d->thread_on) {
+            pthread_mutex_lock(&d->mu);
+            finished = b->done;
+            pthread_mutex_unlock(&d->mu);
+        } else if (b->launched && b->req != MPI_REQUEST_NULL) {
+            int flag = 0;
+            MPI_Request_get_status(b->req, &flag, MPI_STATUS_IGNORE);
+            finished = flag;
+        }
+        done += finished ? b->numel : 0;
+        total += b->numel;
+    }
+    d->overlap = total ? (double)done / (double)total : 0;
+    start_ready(d, true);
+    pt_status st = PT_OK;
+    /* In start order: bucket i is unpacked while i+1.. are still moving. */
+    for (int i = 0; i < d->nb; ++i) {
+        bucket *b = &d->b[i];
+        pt_status s = wait_bucket(d, b);
+        if (!s) s = unpack(d, b);
+        if (s && !st) st = s;
         b->ready = 0;
-        if (rc != MPI_SUCCESS && !st) st = pt__mpi_failed(fn, "MPI_Wait", rc);
-        if (st) continue;
-        pt__divide(b->host, b->t, b->numel, d->g->size);
-        pt_scope s = pt_scope_begin();
-        if (b->host_t) st = pt_copy_(b->flat, pt_narrow(b->host_t, 0, 0, b->numel));
-        for (int k = b->first; !st && k < b->first + b->count; ++k) {
-            ddp_param *q = &d->params[k];
-            pt_tensor *g = pt_grad(q->p);
-            if (g)
-                st = pt_copy_(g, pt_reshape(pt_narrow(b->flat, 0, q->offset, q->numel), pt_tensor_ndim(q->p),
-                                            pt_tensor_shape(q->p)));
-        }
-        pt_scope_end(s);
+        b->pack = PT_OK;
     }
+    for (int i = 0; i < d->n; ++i) d->params[i].ready = false;
+    d->next_launch = 0;
+    if (d->thread_on) { /* every bucket is done: the thread is idle */
+        pthread_mutex_lock(&d->mu);
+        d->queued = d->started = 0;
+        pthread_mutex_unlock(&d->mu);
+    }
+    d->hooks_fired = false;
     return st;
 }
 
@@ -118,6 +284,19 @@ pt_status pt_ddp_step(pt_ddp *d, pt_optimizer *opt) {
     pt_status s = pt_ddp_sync(d);
     return s ? s : pt_optimizer_step(opt);
 }
+
+pt_status pt_ddp_set_require_sync(pt_ddp *d, bool on) {
+    static const char fn[] = "pt_ddp_set_require_sync";
+    if (!d) return pt_set_error(PT_ERR_INVALID_ARGUMENT, fn, "wrapper is NULL");
+    if (!on && d->hooks_fired)
+        return pt_set_error(PT_ERR_INVALID_ARGUMENT, fn,
+                            "a synced backward ran and pt_ddp_sync has not: call pt_ddp_sync before turning "
+                            "sync off");
+    d->require_sync = on;
+    return PT_OK;
+}
+
+/* ---- set-up ---- */
 
 /* Broadcasts rank 0's parameters after checking every rank has as many
  * (each broadcast's header exchange checks shapes and dtypes). */
@@ -140,7 +319,7 @@ static pt_status broadcast_params(pt_dist *g, pt_tensor **ps, int n) {
  * their buffers. */
 static pt_status make_buckets(pt_ddp *d, size_t cap) {
     static const char fn[] = "pt_ddp_new";
-    d->b = calloc((size_t)d->n, sizeof *d->b);
+    d->b = calloc((size_t)d->n + 1, sizeof *d->b);
     if (!d->b) return pt_set_error(PT_ERR_OUT_OF_MEMORY, fn, "out of host memory");
     for (int i = 0; i < d->n; ++i) {
         ddp_param *q = &d->params[i];
@@ -191,6 +370,32 @@ static pt_status make_buckets(pt_ddp *d, size_t cap) {
     return s;
 }
 
+/* The communication thread, where MPI allows it (PORTABLE_DIST_DDP_THREAD=0
+ * forces the MPI_Iallreduce fallback, for its tests). Collective: every
+ * rank must agree, else their all-reduces would go on different
+ * communicators. */
+static pt_status start_thread(pt_ddp *d) {
+    static const char fn[] = "pt_ddp_new";
+    const char *env = getenv("PORTABLE_DIST_DDP_THREAD");
+    int want = d->g->thread_level == MPI_THREAD_MULTIPLE && !(env && strcmp(env, "0") == 0), all = 0;
+    int rc = MPI_Allreduce(&want, &all, 1, MPI_INT, MPI_MIN, d->g->comm);
+    if (rc != MPI_SUCCESS) return pt__mpi_failed(fn, "MPI_Allreduce", rc);
+    if (!all) return PT_OK;
+    rc = MPI_Comm_dup(d->g->comm, &d->comm);
+    if (rc != MPI_SUCCESS) return pt__mpi_failed(fn, "MPI_Comm_dup", rc);
+    MPI_Comm_set_errhandler(d->comm, MPI_ERRORS_RETURN);
+    pthread_mutex_init(&d->mu, NULL);
+    pthread_cond_init(&d->work, NULL);
+    pthread_cond_init(&d->finished, NULL);
+    int e = pthread_create(&d->thread, NULL, comm_main, d);
+    if (e) {
+        MPI_Comm_free(&d->comm);
+        return pt_set_error(PT_ERR_BACKEND, fn, "pthread_create failed for the communication thread (error %d)", e);
+    }
+    d->thread_on = true;
+    return PT_OK;
+}
+
 pt_ddp *pt_ddp_new(pt_dist *g, pt_module *m, size_t bucket_bytes) {
     static const char fn[] = "pt_ddp_new";
     if (!g || !m) {
@@ -209,6 +414,8 @@ pt_ddp *pt_ddp_new(pt_dist *g, pt_module *m, size_t bucket_bytes) {
         d->g = g;
         d->m = m;
         d->n = n;
+        d->require_sync = true;
+        d->comm = MPI_COMM_NULL;
         pt_module_parameters(m, names, ps, n);
         for (int i = 0; !s && i < n; ++i)
             if (!ps[i])
@@ -230,6 +437,7 @@ pt_ddp *pt_ddp_new(pt_dist *g, pt_module *m, size_t bucket_bytes) {
         q->numel = pt_tensor_numel(q->p);
     }
     if (!s) s = make_buckets(d, bucket_bytes);
+    if (!s) s = start_thread(d);
     for (int i = 0; !s && i < n; ++i) s = pt_set_grad_ready_hook(d->params[i].p, grad_ready, &d->params[i]);
     free(names);
     free(ps);
@@ -242,13 +450,28 @@ pt_ddp *pt_ddp_new(pt_dist *g, pt_module *m, size_t bucket_bytes) {
 
 int pt_ddp_bucket_count(const pt_ddp *d) { return d ? d->nb : -1; }
 int pt_ddp_bucket_size(const pt_ddp *d, int b) { return d && b >= 0 && b < d->nb ? d->b[b].count : -1; }
+bool pt_ddp_threaded(const pt_ddp *d) { return d && d->thread_on; }
+double pt_ddp_overlap(const pt_ddp *d) { return d ? d->overlap : -1; }
 
 void pt_ddp_free(pt_ddp *d) {
     if (!d) return;
     for (int i = 0; d->params && i < d->n; ++i)
         if (d->params[i].p) pt_set_grad_ready_hook(d->params[i].p, NULL, NULL);
+    if (d->thread_on) {
+        /* The thread finishes what was handed to it (the other ranks wait
+         * for this rank's part), then ends. */
+        pthread_mutex_lock(&d->mu);
+        d->stop = true;
+        pthread_cond_signal(&d->work);
+        pthread_mutex_unlock(&d->mu);
+        pthread_join(d->thread, NULL);
+        pthread_cond_destroy(&d->work);
+        pthread_cond_destroy(&d->finished);
+        pthread_mutex_destroy(&d->mu);
+        MPI_Comm_free(&d->comm);
+    }
     for (int i = 0; d->b && i < d->nb; ++i) {
-        if (d->b[i].launched) MPI_Wait(&d->b[i].req, MPI_STATUS_IGNORE);
+        if (!d->thread_on && d->b[i].req != MPI_REQUEST_NULL) MPI_Wait(&d->b[i].req, MPI_STATUS_IGNORE);
         pt_release(d->b[i].flat);
         pt_release(d->b[i].host_t);
     }

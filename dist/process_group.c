@@ -69,7 +69,9 @@ pt_dist *pt_dist_init(int *argc, char ***argv) {
     bool owns = false;
     if (!inited) {
         int provided = 0;
-        rc = MPI_Init_thread(argc, argv, MPI_THREAD_FUNNELED, &provided);
+        /* MULTIPLE where the MPI has it: pt_ddp's communication thread
+         * runs its all-reduces while this thread may call collectives. */
+        rc = MPI_Init_thread(argc, argv, MPI_THREAD_MULTIPLE, &provided);
         if (rc != MPI_SUCCESS) {
             pt_set_error(PT_ERR_BACKEND, fn, "MPI_Init_thread failed (code %d); start the program with mpirun or srun", rc);
             return NULL;
@@ -83,6 +85,7 @@ pt_dist *pt_dist_init(int *argc, char ***argv) {
         return NULL;
     }
     g->owns_mpi = owns;
+    MPI_Query_thread(&g->thread_level);
     snprintf(g->launcher, sizeof g->launcher, "%s", env.launcher);
     rc = MPI_Comm_dup(MPI_COMM_WORLD, &g->comm);
     if (rc != MPI_SUCCESS) {

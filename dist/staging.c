@@ -5,7 +5,8 @@
  * through a pipeline: a helper thread copies chunk i+1 down from the device
  * and chunk i-1 back up while this thread has MPI move chunk i, so the
  * device copies hide behind the transfer. Only this thread calls MPI
- * (MPI_THREAD_FUNNELED); only the helper touches the device tensor. */
+ * (pt_dist_init asks for MPI_THREAD_MULTIPLE for pt_ddp's own thread, which
+ * never touches these buffers); only the helper touches the device tensor. */
 #include <pthread.h>
 
 #include "dist_internal.h"

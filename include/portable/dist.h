@@ -103,11 +103,16 @@ PT_API pt_status pt_dist_barrier(pt_dist *g);
  * Like torch.nn.parallel.DistributedDataParallel: every rank holds the same
  * module; pt_ddp_new broadcasts rank 0's parameters to all ranks; during each
  * pt_backward the gradients are averaged over the ranks in buckets of at most
- * bucket_bytes, each bucket's non-blocking all-reduce (MPI_Iallreduce)
- * started by the gradient-ready hook (nn.h) as soon as the last gradient in
- * it is final; pt_ddp_step waits for the buckets, writes the averages into
- * the gradients and runs the optimizer. Buckets hold parameters in reverse
- * order (the order backward finishes them) and one dtype and device each. */
+ * bucket_bytes: the gradient-ready hook (nn.h) of a bucket's last parameter
+ * packs it and hands it to the communication while backward goes on, so
+ * the all-reduces hide behind the rest of the backward pass. The
+ * communication runs on a thread of the wrapper's own (blocking
+ * MPI_Allreduce on its own communicator) when MPI gives
+ * MPI_THREAD_MULTIPLE (pt_dist_init asks for it), else as MPI_Iallreduce
+ * poked by every hook call. pt_ddp_step waits for the buckets one by one,
+ * writes the averages into the gradients and runs the optimizer. Buckets
+ * hold parameters in reverse order (the order backward finishes them), one
+ * dtype and device each, and are started in that order on every rank. */
 typedef struct pt_ddp pt_ddp;
 
 #define PT_DDP_DEFAULT_BUCKET_BYTES (25u << 20)
@@ -118,15 +123,30 @@ typedef struct pt_ddp pt_ddp;
  * rank (PT_ERR_SHAPE naming both ranks otherwise). bucket_bytes 0 means
  * PT_DDP_DEFAULT_BUCKET_BYTES. Waits for the broadcast. NULL + error. */
 PT_API pt_ddp *pt_ddp_new(pt_dist *g, pt_module *m, size_t bucket_bytes);
-/* Waits for every bucket of the last backward (starting those whose
+/* Waits for every bucket of the last backward, in start order, and writes
+ * each one's rank average into its parameters' gradients as soon as it has
+ * arrived, while later buckets are still moving (it starts those whose
  * gradients never became ready: a parameter without a gradient contributes
- * zeros and is left without one) and writes the rank average into each
- * parameter's gradient. Call it after pt_backward, before the update.
- * Gradient accumulation over several backwards between two syncs is not
- * supported (the second backward's hook returns PT_ERR_INVALID_ARGUMENT). */
+ * zeros and is left without one). Call it after pt_backward, before the
+ * update. A second synced backward before pt_ddp_sync makes that backward
+ * return PT_ERR_INVALID_ARGUMENT: accumulate with pt_ddp_set_require_sync. */
 PT_API pt_status pt_ddp_sync(pt_ddp *d);
 /* pt_ddp_sync, then pt_optimizer_step(opt). */
 PT_API pt_status pt_ddp_step(pt_ddp *d, pt_optimizer *opt);
+/* Gradient accumulation (PyTorch's no_sync): with on false, backwards
+ * only add into the local gradients; the next backward with it true again
+ * averages the accumulated sums (turn it back on before the last backward
+ * of the group, then pt_ddp_sync). PT_ERR_INVALID_ARGUMENT for NULL, or
+ * for turning it off between a synced backward and its pt_ddp_sync. */
+PT_API pt_status pt_ddp_set_require_sync(pt_ddp *d, bool on);
+/* Whether the wrapper moves buckets on its own thread (false: the
+ * MPI_Iallreduce fallback, or d NULL). */
+PT_API bool pt_ddp_threaded(const pt_ddp *d);
+/* The fraction (0..1) of the gradient elements whose all-reduce had
+ * already finished when the last pt_ddp_sync was called, i.e. the part of
+ * the communication that the backward pass hid (for tuning the bucket
+ * size; -1 for NULL). */
+PT_API double pt_ddp_overlap(const pt_ddp *d);
 /* Number of buckets, and the parameters in bucket b (for tests and tuning;
  * -1 out of range). */
 PT_API int pt_ddp_bucket_count(const pt_ddp *d);

@@ -56,6 +56,100 @@ static double compare(pt_module *net, pt_module *ref, bool *same_as_rank0) {
     return worst;
 }
 
+/* Copies of net's gradients (host floats, one block per parameter). */
+static float **grads_of(pt_module *net, int *count) {
+    pt_tensor *p[8];
+    int n = pt_module_parameters(net, NULL, p, 8);
+    float **out = calloc(8, sizeof *out);
+    for (int i = 0; i < n; ++i) {
+        int64_t k = pt_tensor_numel(p[i]);
+        out[i] = calloc((size_t)k, 4);
+        pt_tensor *g = pt_grad(p[i]);
+        if (g) pt_to_host(g, out[i], (size_t)k * 4);
+    }
+    *count = n;
+    return out;
+}
+
+static void free_grads(float **g, int n) {
+    for (int i = 0; i < n; ++i) free(g[i]);
+    free(g);
+}
+
+/* Gradient accumulation and its errors, on batches a and b of this rank's
+ * shard:
+ * - two backwards, the first with sync off, then pt_ddp_sync: each gradient
+ *   is the rank average of the local sums, which is checked against doing
+ *   the same by hand (sync off for both, then pt_dist_all_reduce AVG);
+ * - a second synced backward before pt_ddp_sync fails with a message and
+ *   the wrapper works again after pt_ddp_sync;
+ * - turning sync off between a synced backward and its sync fails. */
+static void check_accumulation(pt_dist *g, pt_ddp *ddp, pt_module *net, pt_optimizer *opt, pt_device *dev,
+                               const digits *train, const int *shard, float *px, int64_t *lb) {
+    pt_scope s = pt_scope_begin();
+    int n;
+    /* By hand. */
+    pt_status st = pt_optimizer_zero_grad(opt);
+    if (!st) st = pt_ddp_set_require_sync(ddp, false);
+    if (!st) st = pt_backward(digits_batch_loss(dev, net, train, shard, 0, B, px, lb));
+    if (!st) st = pt_backward(digits_batch_loss(dev, net, train, shard, B, B, px, lb));
+    pt_tensor *p[8];
+    int np = pt_module_parameters(net, NULL, p, 8);
+    for (int i = 0; !st && i < np; ++i) st = pt_dist_all_reduce(g, pt_grad(p[i]), PT_REDUCE_AVG);
+    float **want = grads_of(net, &n);
+    /* Through the wrapper. */
+    if (!st) st = pt_optimizer_zero_grad(opt);
+    if (!st) st = pt_backward(digits_batch_loss(dev, net, train, shard, 0, B, px, lb));
+    if (!st) st = pt_ddp_set_require_sync(ddp, true);
+    if (!st) st = pt_backward(digits_batch_loss(dev, net, train, shard, B, B, px, lb));
+    if (!st) st = pt_ddp_sync(ddp);
+    if (st) {
+        fprintf(stderr, "rank %d: FAIL accumulation: %s\n", rank, pt_last_error());
+        ++failures;
+    }
+    float **got = grads_of(net, &n);
+    double worst = 0;
+    for (int i = 0; i < n; ++i)
+        for (int64_t j = 0; j < pt_tensor_numel(p[i]); ++j) worst = fmax(worst, fabs((double)got[i][j] - want[i][j]));
+    if (!(worst <= 1e-6)) {
+        fprintf(stderr, "rank %d: FAIL accumulated ddp gradients differ from the hand-made average by %g\n", rank,
+                worst);
+        ++failures;
+    }
+    free_grads(want, n);
+    free_grads(got, n);
+
+    /* Two synced backwards: the second one's first hook refuses. */
+    pt_optimizer_zero_grad(opt);
+    st = pt_backward(digits_batch_loss(dev, net, train, shard, 0, B, px, lb));
+    pt_status second = st ? st : pt_backward(digits_batch_loss(dev, net, train, shard, B, B, px, lb));
+    if (second != PT_ERR_INVALID_ARGUMENT || !strstr(pt_last_error(), "second backward before pt_ddp_sync") ||
+        !strstr(pt_last_error(), "pt_ddp_set_require_sync")) {
+        fprintf(stderr, "rank %d: FAIL second backward: status %d, '%s'\n", rank, (int)second, pt_last_error());
+        ++failures;
+    }
+    pt_status off = pt_ddp_set_require_sync(ddp, false);
+    if (off != PT_ERR_INVALID_ARGUMENT || !strstr(pt_last_error(), "pt_ddp_set_require_sync")) {
+        fprintf(stderr, "rank %d: FAIL sync off before pt_ddp_sync: status %d, '%s'\n", rank, (int)off,
+                pt_last_error());
+        ++failures;
+    }
+    if (pt_ddp_sync(ddp) || pt_ddp_set_require_sync(NULL, true) != PT_ERR_INVALID_ARGUMENT) {
+        fprintf(stderr, "rank %d: FAIL sync after the refused backward / NULL wrapper: %s\n", rank, pt_last_error());
+        ++failures;
+    }
+    /* The wrapper works again. */
+    pt_optimizer_zero_grad(opt);
+    st = pt_backward(digits_batch_loss(dev, net, train, shard, 0, B, px, lb));
+    if (!st) st = pt_ddp_sync(ddp);
+    if (st) {
+        fprintf(stderr, "rank %d: FAIL backward + sync after the errors: %s\n", rank, pt_last_error());
+        ++failures;
+    }
+    pt_optimizer_zero_grad(opt);
+    pt_scope_end(s);
+}
+
 static double accuracy(pt_module *net, const digits *d, pt_device *dev) {
     pt_scope s = pt_scope_begin();
     pt_no_grad_begin();
@@ -144,6 +238,7 @@ int main(int argc, char **argv) {
         }
     }
     double acc = accuracy(net, &test, dev);
+    if (!failures) check_accumulation(g, ddp, net, opt, dev, &train, shard, px, lb);
     if (!(acc >= 0.95)) {
         fprintf(stderr, "rank %d: FAIL accuracy %.4f < 0.95\n", rank, acc);
         ++failures;
@@ -151,9 +246,9 @@ int main(int argc, char **argv) {
     int total = 0;
     MPI_Allreduce(&failures, &total, 1, MPI_INT, MPI_SUM, MPI_COMM_WORLD);
     if (rank == 0)
-        printf("ddp on %s, %d ranks, batch %d each: %d steps, params bit-identical across ranks, max |ddp - "
+        printf("ddp on %s (%s), %d ranks, batch %d each: %d steps, params bit-identical across ranks, max |ddp - "
                "single-process batch %d| = %.3g, test accuracy %.2f%%: %s\n",
-               pt_device_name(dev), world, B, steps_done, B * world, worst, 100 * acc, total ? "FAILED" : "ok");
+               pt_device_name(dev), pt_ddp_threaded(ddp) ? "comm thread" : "MPI_Iallreduce", world, B, steps_done, B * world, worst, 100 * acc, total ? "FAILED" : "ok");
     pt_optimizer_free(opt);
     pt_optimizer_free(ref_opt);
     pt_ddp_free(ddp);
