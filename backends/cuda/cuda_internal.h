@@ -107,6 +107,11 @@ pt_status ptcu_scratch(ptcu_device *d, size_t bytes, void **out);
  * error when the handle cannot be made. */
 pt_status ptcu_blas(ptcu_device *d, cublasHandle_t *out, const pt_op *product);
 
+/* At shutdown, after the cuBLAS handle is destroyed and d's stream has
+ * drained: hands the scratch and the workspace back to whoever gave them
+ * (the core's caching allocator, or cudaFree). */
+void ptcu_scratch_release(ptcu_device *d);
+
 /* ---- Element-wise geometry (cuda_geometry.c, pure C) ---- */
 
 /* Builds l->geo, l->numel and l->contiguous from the operands' common shape

@@ -224,6 +224,13 @@ static void device_scratch_free(ptcu_device *d, void *p, void *block) {
     else if (p) cudaFree(p);
 }
 
+void ptcu_scratch_release(ptcu_device *d) {
+    device_scratch_free(d, d->scratch, d->scratch_block);
+    device_scratch_free(d, d->workspace, d->workspace_block);
+    d->scratch = d->scratch_block = d->workspace = d->workspace_block = NULL;
+    d->scratch_bytes = 0;
+}
+
 pt_status ptcu_scratch(ptcu_device *d, size_t bytes, void **out) {
     if (bytes <= d->scratch_bytes && d->scratch) {
         *out = d->scratch;

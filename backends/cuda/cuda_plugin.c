@@ -289,12 +289,13 @@ static void cuda_shutdown(void) {
      * pull memory from under other users of CUDA in this process). */
     for (int i = 0; i < g_cuda.ndev; ++i) {
         ptcu_device *d = &g_cuda.devices[i];
-        /* Devices never used have no context: nothing to tear down. Blocks
-         * of the core's allocator (scratch, workspace) are the core's. */
+        /* Devices never used have no context: nothing to tear down. The
+         * scratch and workspace go back to the core's allocator (the core
+         * outlives its plugins) before the handles to them are wiped. */
         if (__atomic_load_n(&d->up, __ATOMIC_ACQUIRE) == 1 && cudaSetDevice(d->ordinal) == cudaSuccess) {
             if (d->blas) cublasDestroy(d->blas);
             if (d->stream) cudaStreamSynchronize(d->stream);
-            if (d->scratch && !d->scratch_block) cudaFree(d->scratch);
+            ptcu_scratch_release(d);
             if (d->stream) cudaStreamDestroy(d->stream);
         }
         pthread_mutex_destroy(&d->lock);
