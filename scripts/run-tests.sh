@@ -25,8 +25,12 @@ ctest --test-dir build --output-on-failure -j"$jobs"
 cmake -S . -B build-asan -DCMAKE_BUILD_TYPE=Debug -DPT_SANITIZE=ON \
       -DPT_BUILD_OPENCL=OFF -DPT_BUILD_CUDA=OFF >/dev/null
 cmake --build build-asan -j"$jobs"
+# The CNN example on the CUDA simulator is left to build 1: instrumented, its
+# five epochs run past ctest's 10-minute limit, and the simulator's kernels
+# it uses (im2col, col2im, gelu, the GEMMs) run instrumented in
+# conformance_cudasim and gradcheck_cudasim here.
 ASAN_OPTIONS=detect_leaks=1:abort_on_error=1 UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1 \
-  ctest --test-dir build-asan --output-on-failure -j"$jobs" -LE "^(opencl|cuda)$"
+  ctest --test-dir build-asan --output-on-failure -j"$jobs" -LE "^(opencl|cuda)$" -E "^example_cnn_digits_cudasim$"
 
 # ThreadSanitizer: threads sharing read-only tensors, racing the first call,
 # using scopes (tests/threads). Only the targets those tests need are built.
