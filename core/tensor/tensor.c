@@ -167,6 +167,19 @@ typedef struct tensor_with_storage {
     pt__storage storage;
 } tensor_with_storage;
 
+/* A storage record of one reference holding bytes at buf on d; the kind's
+ * own fields (block, pinned_owner, release) start empty, and the record is
+ * its own allocation unless the caller says otherwise. */
+static void storage_init(pt__storage *st, pt_device *d, pt__storage_kind kind, void *buf, size_t bytes) {
+    memset(st, 0, sizeof *st);
+    atomic_init(&st->refs, 1);
+    st->dev = d;
+    st->kind = kind;
+    st->buf = buf;
+    st->bytes = bytes;
+    st->record = st;
+}
+
 pt_tensor *pt__tensor_new(const char *fn, pt_device *d, pt_dtype t, int ndim,
                           const int64_t *shape) {
     if (!d) {
@@ -183,17 +196,13 @@ pt_tensor *pt__tensor_new(const char *fn, pt_device *d, pt_dtype t, int ndim,
         return NULL;
     }
     pt__storage *st = &both->storage;
-    st->block = pt__alloc(d, bytes, fn);
-    if (!st->block) {
+    pt__block *block = pt__alloc(d, bytes, fn);
+    if (!block) {
         free(both);
         return NULL;
     }
-    atomic_init(&st->refs, 1);
-    st->dev = d;
-    st->kind = PT__STORAGE_DEVICE;
-    st->buf = st->block->buf;
-    st->bytes = bytes;
-    st->pinned_owner = NULL;
+    storage_init(st, d, PT__STORAGE_DEVICE, block->buf, bytes);
+    st->block = block;
     st->record = both;
     int64_t strides[PT_MAX_DIMS];
     pt__contiguous_strides(ndim, shape, strides);
@@ -221,14 +230,8 @@ pt_tensor *pt__tensor_pinned(const char *fn, pt_device *cpu, pt_device *owner, p
         pt__error(PT_ERR_OUT_OF_MEMORY, fn, "out of host memory for a storage record");
         return NULL;
     }
-    atomic_init(&st->refs, 1);
-    st->dev = cpu;
-    st->kind = PT__STORAGE_PINNED;
-    st->block = NULL;
-    st->buf = ptr;
-    st->bytes = bytes;
+    storage_init(st, cpu, PT__STORAGE_PINNED, ptr, bytes);
     st->pinned_owner = owner;
-    st->record = st;
     int64_t strides[PT_MAX_DIMS];
     pt__contiguous_strides(ndim, shape, strides);
     pt_tensor *x = new_handle(fn, st, t, ndim, shape, strides, 0);
@@ -244,14 +247,7 @@ pt_tensor *pt__tensor_external(const char *fn, pt_device *d, pt_dtype t, int ndi
         pt__error(PT_ERR_OUT_OF_MEMORY, fn, "out of host memory for a storage record");
         return NULL;
     }
-    atomic_init(&st->refs, 1);
-    st->dev = d;
-    st->kind = PT__STORAGE_EXTERNAL;
-    st->block = NULL;
-    st->buf = buf;
-    st->bytes = bytes;
-    st->pinned_owner = NULL;
-    st->record = st;
+    storage_init(st, d, PT__STORAGE_EXTERNAL, buf, bytes);
     st->release = release;
     st->release_ctx = ctx;
     pt_tensor *x = new_handle(fn, st, t, ndim, shape, strides, offset);
