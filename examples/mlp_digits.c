@@ -15,8 +15,6 @@
  * accuracy is >= 95% and the reloaded model agrees, 1 otherwise, 2 for bad
  * usage or missing data, 77 when the device PORTABLE_BACKEND names is not
  * available here (test harnesses count that as a skip). */
-#include <errno.h>
-#include <getopt.h>
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -24,6 +22,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "digits_cli.h"
 #include "digits_data.h"
 #include "portable/portable.h"
 
@@ -207,56 +206,16 @@ done:
     return status;
 }
 
-static void usage(FILE *f, const char *prog) {
-    fprintf(f,
-            "usage: %s [--data digits.csv.gz] [--save model.safetensors] [--epochs N]\n"
-            "  --data PATH    the digits CSV (default: examples/data/digits.csv.gz)\n"
-            "  --save PATH    where to save the trained parameters (safetensors)\n"
-            "  --epochs N     training epochs, a whole number >= 1 (default %d)\n"
-            "  -h, --help     this text\n"
-            "The device is PORTABLE_BACKEND's (auto, cpu, cuda, opencl, optionally :N).\n",
-            prog, EPOCHS);
-}
-
 int main(int argc, char **argv) {
-    const char *data_arg = NULL, *save_path = NULL;
-    int epochs = EPOCHS;
-    static const struct option options[] = {{"data", required_argument, NULL, 'd'},
-                                            {"save", required_argument, NULL, 's'},
-                                            {"epochs", required_argument, NULL, 'e'},
-                                            {"help", no_argument, NULL, 'h'},
-                                            {NULL, 0, NULL, 0}};
-    int opt;
-    while ((opt = getopt_long(argc, argv, "h", options, NULL)) != -1) {
-        char *end = NULL;
-        long n;
-        switch (opt) {
-        case 'd': data_arg = optarg; break;
-        case 's': save_path = optarg; break;
-        case 'e':
-            errno = 0;
-            n = strtol(optarg, &end, 10);
-            if (errno || end == optarg || *end || n < 1 || n > 100000) {
-                fprintf(stderr, "%s: --epochs '%s' is not a whole number from 1 to 100000\n",
-                        argv[0], optarg);
-                usage(stderr, argv[0]);
-                return 2;
-            }
-            epochs = (int)n;
-            break;
-        case 'h': usage(stdout, argv[0]); return 0;
-        default: usage(stderr, argv[0]); return 2; /* getopt_long said what was wrong */
-        }
-    }
-    if (optind < argc) {
-        fprintf(stderr, "%s: unexpected argument '%s'\n", argv[0], argv[optind]);
-        usage(stderr, argv[0]);
-        return 2;
-    }
+    static const digits_cli_spec spec = {"", "where to save the trained parameters (safetensors)",
+                                         "The device is PORTABLE_BACKEND's (auto, cpu, cuda, opencl, optionally :N)."};
+    digits_cli args = {.epochs = EPOCHS};
+    int parsed = digits_cli_parse(argc, argv, &spec, &args);
+    if (parsed) return parsed == 1 ? 0 : 2;
 
     /* ---- Data: host memory, split 80/20 with a fixed seed ---- */
     char path[4096], err[512];
-    if (digits_find(data_arg, path, sizeof path) != 0) {
+    if (digits_find(args.data, path, sizeof path) != 0) {
         fprintf(stderr, "mlp_digits: %s\n", path);
         return 2;
     }
@@ -273,7 +232,7 @@ int main(int argc, char **argv) {
     }
 
     pt_device *dev = pt_default_device();
-    int status = dev ? run(dev, &train, &test, epochs, save_path) : (fail("no device"), 77);
+    int status = dev ? run(dev, &train, &test, args.epochs, args.save) : (fail("no device"), 77);
     digits_free(&train);
     digits_free(&test);
     return status;

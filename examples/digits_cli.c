@@ -1,0 +1,62 @@
+/* The digits trainers' shared command line (digits_cli.h). */
+#include "digits_cli.h"
+
+#include <errno.h>
+#include <getopt.h>
+#include <stdio.h>
+#include <stdlib.h>
+
+static void usage(FILE *f, const char *prog, const digits_cli_spec *spec, int default_epochs) {
+    fprintf(f, "usage: %s%s [--data digits.csv.gz]%s [--epochs N]\n", spec->launcher, prog,
+            spec->save_what ? " [--save model.safetensors]" : "");
+    fprintf(f, "  --data PATH    the digits CSV (default: examples/data/digits.csv.gz)\n");
+    if (spec->save_what) fprintf(f, "  --save PATH    %s\n", spec->save_what);
+    fprintf(f,
+            "  --epochs N     training epochs, a whole number >= 1 (default %d)\n"
+            "  -h, --help     this text\n"
+            "%s\n",
+            default_epochs, spec->footer);
+}
+
+int digits_cli_parse(int argc, char **argv, const digits_cli_spec *spec, digits_cli *out) {
+    const int default_epochs = out->epochs;
+    static const struct option options[] = {{"data", required_argument, NULL, 'd'},
+                                            {"save", required_argument, NULL, 's'},
+                                            {"epochs", required_argument, NULL, 'e'},
+                                            {"help", no_argument, NULL, 'h'},
+                                            {NULL, 0, NULL, 0}};
+    int opt;
+    while ((opt = getopt_long(argc, argv, "h", options, NULL)) != -1) {
+        char *end = NULL;
+        long n;
+        switch (opt) {
+        case 'd': out->data = optarg; break;
+        case 's':
+            if (!spec->save_what) { /* this example saves nothing */
+                fprintf(stderr, "%s: unrecognized option '--save'\n", argv[0]);
+                usage(stderr, argv[0], spec, default_epochs);
+                return 2;
+            }
+            out->save = optarg;
+            break;
+        case 'e':
+            errno = 0;
+            n = strtol(optarg, &end, 10);
+            if (errno || end == optarg || *end || n < 1 || n > 100000) {
+                fprintf(stderr, "%s: --epochs '%s' is not a whole number from 1 to 100000\n", argv[0], optarg);
+                usage(stderr, argv[0], spec, default_epochs);
+                return 2;
+            }
+            out->epochs = (int)n;
+            break;
+        case 'h': usage(stdout, argv[0], spec, default_epochs); return 1;
+        default: usage(stderr, argv[0], spec, default_epochs); return 2; /* getopt_long said what was wrong */
+        }
+    }
+    if (optind < argc) {
+        fprintf(stderr, "%s: unexpected argument '%s'\n", argv[0], argv[optind]);
+        usage(stderr, argv[0], spec, default_epochs);
+        return 2;
+    }
+    return 0;
+}

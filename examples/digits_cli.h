@@ -1,0 +1,24 @@
+/* The command line of the digits trainers (mlp_digits, cnn_digits,
+ * ddp_digits): --data, --epochs, --help and, where the example saves,
+ * --save, parsed with getopt_long. Bad values stop the program before any
+ * work, with the usage line. */
+#ifndef PORTABLE_EXAMPLES_DIGITS_CLI_H
+#define PORTABLE_EXAMPLES_DIGITS_CLI_H
+
+typedef struct digits_cli_spec {
+    const char *launcher;  /* written before the program in the usage line ("" or "mpirun -np N ") */
+    const char *save_what; /* --save's help text; NULL: the example has no --save */
+    const char *footer;    /* the last line of --help: where the device comes from */
+} digits_cli_spec;
+
+typedef struct digits_cli {
+    const char *data; /* --data; NULL: the default file (digits_find) */
+    const char *save; /* --save; NULL: none */
+    int epochs;       /* --epochs; the caller sets the default before parsing */
+} digits_cli;
+
+/* Returns 0 to go on, 1 after --help (usage on stdout), 2 for bad usage
+ * (what was wrong and the usage on stderr). */
+int digits_cli_parse(int argc, char **argv, const digits_cli_spec *spec, digits_cli *out);
+
+#endif
