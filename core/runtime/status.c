@@ -93,25 +93,31 @@ void pt_clear_error(void) {
     if (errors) errors->last_message[0] = '\0';
 }
 
-pt_status pt__error(pt_status s, const char *fn, const char *fmt, ...) {
+/* Records s and "fn: <message>" as this thread's last error. */
+static pt_status set_error_v(pt_status s, const char *fn, const char *fmt, va_list ap) {
     char detail[PT__MESSAGE_CAP];
-    va_list ap;
-    va_start(ap, fmt);
     vsnprintf(detail, sizeof detail, fmt, ap);
-    va_end(ap);
     last_status = s;
     error_state *e = thread_errors();
     if (e) snprintf(e->last_message, sizeof e->last_message, "%s: %s", fn, detail);
     return s;
 }
 
-pt_status pt_set_error(pt_status s, const char *fn, const char *fmt, ...) {
-    char detail[PT__MESSAGE_CAP];
+pt_status pt__error(pt_status s, const char *fn, const char *fmt, ...) {
     va_list ap;
     va_start(ap, fmt);
-    vsnprintf(detail, sizeof detail, fmt, ap);
+    set_error_v(s, fn, fmt, ap);
     va_end(ap);
-    return pt__error(s, fn ? fn : "?", "%s", detail);
+    return s;
+}
+
+/* The public door to the same record, for code built on the library. */
+pt_status pt_set_error(pt_status s, const char *fn, const char *fmt, ...) {
+    va_list ap;
+    va_start(ap, fmt);
+    set_error_v(s, fn ? fn : "?", fmt, ap);
+    va_end(ap);
+    return s;
 }
 
 pt_status pt__backend_failed(pt_status s, const char *fn, const pt_device *d) {
