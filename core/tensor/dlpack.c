@@ -355,6 +355,30 @@ static pt_tensor *import_tensor(const char *fn, const DLTensor *t, import_owner 
     return pt__ret(x);
 }
 
+/* Flags beyond PT_DLPACK_READ_ONLY_OK are refused, naming them. */
+static bool flags_known(const char *fn, unsigned flags) {
+    if (!(flags & ~PT_DLPACK_READ_ONLY_OK)) return true;
+    pt__error(PT_ERR_INVALID_ARGUMENT, fn, "flags 0x%x: only PT_DLPACK_READ_ONLY_OK (0x%x) is defined", flags,
+              PT_DLPACK_READ_ONLY_OK);
+    return false;
+}
+
+/* Another producer's tensor t, held by an import record that calls the
+ * deleter of whichever of versioned / legacy it came in. */
+static pt_tensor *import_foreign(const char *fn, DLTensor *t, struct DLManagedTensorVersioned *versioned,
+                                 DLManagedTensor *legacy) {
+    import_owner *o = calloc(1, sizeof *o);
+    if (!o) {
+        pt__error(PT_ERR_OUT_OF_MEMORY, fn, "out of host memory for an import record");
+        return NULL;
+    }
+    o->versioned = versioned;
+    o->legacy = legacy;
+    pt_tensor *x = import_tensor(fn, t, o);
+    if (!x) free(o);
+    return x;
+}
+
 pt_tensor *pt_from_dlpack(struct DLManagedTensorVersioned *m, unsigned flags) {
     static const char fn[] = "pt_from_dlpack";
     if (!m) {
@@ -376,11 +400,7 @@ pt_tensor *pt_from_dlpack(struct DLManagedTensorVersioned *m, unsigned flags) {
                   "write it, or import a writable copy");
         return NULL;
     }
-    if (flags & ~PT_DLPACK_READ_ONLY_OK) {
-        pt__error(PT_ERR_INVALID_ARGUMENT, fn, "flags 0x%x: only PT_DLPACK_READ_ONLY_OK (0x%x) "
-                  "is defined", flags, PT_DLPACK_READ_ONLY_OK);
-        return NULL;
-    }
+    if (!flags_known(fn, flags)) return NULL;
     if (m->deleter == versioned_deleter) {
         /* our own export: share the storage, give the export back */
         pt_tensor *x = import_own(&((versioned_export *)m->manager_ctx)->hold);
@@ -388,15 +408,7 @@ pt_tensor *pt_from_dlpack(struct DLManagedTensorVersioned *m, unsigned flags) {
         versioned_deleter(m);
         return pt__ret(x);
     }
-    import_owner *o = calloc(1, sizeof *o);
-    if (!o) {
-        pt__error(PT_ERR_OUT_OF_MEMORY, fn, "out of host memory for an import record");
-        return NULL;
-    }
-    o->versioned = m;
-    pt_tensor *x = import_tensor(fn, &m->dl_tensor, o);
-    if (!x) free(o);
-    return x;
+    return import_foreign(fn, &m->dl_tensor, m, NULL);
 }
 
 pt_tensor *pt_from_dlpack_legacy(DLManagedTensor *m, unsigned flags) {
@@ -405,24 +417,12 @@ pt_tensor *pt_from_dlpack_legacy(DLManagedTensor *m, unsigned flags) {
         pt__error(PT_ERR_INVALID_ARGUMENT, fn, "the managed tensor is NULL");
         return NULL;
     }
-    if (flags & ~PT_DLPACK_READ_ONLY_OK) {
-        pt__error(PT_ERR_INVALID_ARGUMENT, fn, "flags 0x%x: only PT_DLPACK_READ_ONLY_OK (0x%x) "
-                  "is defined", flags, PT_DLPACK_READ_ONLY_OK);
-        return NULL;
-    }
+    if (!flags_known(fn, flags)) return NULL;
     if (m->deleter == legacy_deleter) {
         pt_tensor *x = import_own(&((legacy_export *)m->manager_ctx)->hold);
         if (!x) return NULL;
         legacy_deleter(m);
         return pt__ret(x);
     }
-    import_owner *o = calloc(1, sizeof *o);
-    if (!o) {
-        pt__error(PT_ERR_OUT_OF_MEMORY, fn, "out of host memory for an import record");
-        return NULL;
-    }
-    o->legacy = m;
-    pt_tensor *x = import_tensor(fn, &m->dl_tensor, o);
-    if (!x) free(o);
-    return x;
+    return import_foreign(fn, &m->dl_tensor, NULL, m);
 }
