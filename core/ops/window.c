@@ -49,25 +49,24 @@ static pt_status out_size(const char *fn, int64_t h, int64_t wd, const pt_window
     return PT_OK;
 }
 
+/* The six numbers after the kernel, in the order backend.h gives
+ * pt_op.window and the tape keeps them: stride h, w; pad h, w; dilation h, w. */
+static void window_six(const pt_window2d *w, int64_t six[6]) {
+    const int64_t v[6] = {w->stride[0], w->stride[1], w->padding[0], w->padding[1], w->dilation[0], w->dilation[1]};
+    memcpy(six, v, sizeof v);
+}
+
 static void window_args(const pt_window2d *w, pt__grad_args *a) {
+    int64_t six[6];
+    window_six(w, six);
     *a = pt__no_grad_args;
     a->n_ints = 6;
-    a->ints[0] = (int)w->stride[0];
-    a->ints[1] = (int)w->stride[1];
-    a->ints[2] = (int)w->padding[0];
-    a->ints[3] = (int)w->padding[1];
-    a->ints[4] = (int)w->dilation[0];
-    a->ints[5] = (int)w->dilation[1];
+    for (int i = 0; i < 6; ++i) a->ints[i] = (int)six[i]; /* in int range: check_int_range */
 }
 
 static void window_op(pt_op *op, pt_op_kind kind, pt_dtype t, const pt_window2d *w) {
     pt__op_init(op, kind, t, 1);
-    op->window[0] = w->stride[0];
-    op->window[1] = w->stride[1];
-    op->window[2] = w->padding[0];
-    op->window[3] = w->padding[1];
-    op->window[4] = w->dilation[0];
-    op->window[5] = w->dilation[1];
+    window_six(w, op->window);
 }
 
 /* Window parameters go through the tape as ints: refuse what does not fit. */
@@ -161,12 +160,8 @@ pt_tensor *pt_col2im(pt_tensor *col, const pt_window2d *w, int64_t height, int64
 }
 
 void pt__window_from_args(const pt__grad_args *a, int64_t kh, int64_t kw, pt_window2d *w) {
-    w->kernel[0] = kh;
-    w->kernel[1] = kw;
-    w->stride[0] = a->ints[0];
-    w->stride[1] = a->ints[1];
-    w->padding[0] = a->ints[2];
-    w->padding[1] = a->ints[3];
-    w->dilation[0] = a->ints[4];
-    w->dilation[1] = a->ints[5];
+    *w = (pt_window2d){.kernel = {kh, kw},
+                       .stride = {a->ints[0], a->ints[1]},
+                       .padding = {a->ints[2], a->ints[3]},
+                       .dilation = {a->ints[4], a->ints[5]}};
 }
