@@ -38,18 +38,17 @@ PT_CPU_CV(u8, uint8_t, i64, int64_t, (int64_t)x)
 /* 16-bit storage (portable/half.h): from 16 bits exactly to float, then as
  * from f32; to 16 bits rounded once to nearest even (doubles and integers
  * through the double routine, which rounds to odd first). */
-PT_CPU_CV(f16, uint16_t, f32, float, pt_f16_bits_to_f32(x))
-PT_CPU_CV(f16, uint16_t, f64, double, (double)pt_f16_bits_to_f32(x))
-PT_CPU_CV(f16, uint16_t, i32, int32_t, pt_sat_i32_f32(pt_f16_bits_to_f32(x)))
-PT_CPU_CV(f16, uint16_t, i64, int64_t, pt_sat_i64_f32(pt_f16_bits_to_f32(x)))
-PT_CPU_CV(f16, uint16_t, u8, uint8_t, pt_wrap_u8_f32(pt_f16_bits_to_f32(x)))
-PT_CPU_CV(f16, uint16_t, bf16, uint16_t, pt_f32_to_bf16_bits(pt_f16_bits_to_f32(x)))
-PT_CPU_CV(bf16, uint16_t, f32, float, pt_bf16_bits_to_f32(x))
-PT_CPU_CV(bf16, uint16_t, f64, double, (double)pt_bf16_bits_to_f32(x))
-PT_CPU_CV(bf16, uint16_t, i32, int32_t, pt_sat_i32_f32(pt_bf16_bits_to_f32(x)))
-PT_CPU_CV(bf16, uint16_t, i64, int64_t, pt_sat_i64_f32(pt_bf16_bits_to_f32(x)))
-PT_CPU_CV(bf16, uint16_t, u8, uint8_t, pt_wrap_u8_f32(pt_bf16_bits_to_f32(x)))
-PT_CPU_CV(bf16, uint16_t, f16, uint16_t, pt_f32_to_f16_bits(pt_bf16_bits_to_f32(x)))
+/* Every conversion out of one 16-bit type S (DECODE: its bits to float);
+ * OTHER is the other 16-bit type and ENCODE_OTHER rounds a float to it. */
+#define PT_CPU_CV_FROM_16(S, DECODE, OTHER, ENCODE_OTHER)                     \
+    PT_CPU_CV(S, uint16_t, f32, float, DECODE(x))                             \
+    PT_CPU_CV(S, uint16_t, f64, double, (double)DECODE(x))                    \
+    PT_CPU_CV(S, uint16_t, i32, int32_t, pt_sat_i32_f32(DECODE(x)))           \
+    PT_CPU_CV(S, uint16_t, i64, int64_t, pt_sat_i64_f32(DECODE(x)))           \
+    PT_CPU_CV(S, uint16_t, u8, uint8_t, pt_wrap_u8_f32(DECODE(x)))            \
+    PT_CPU_CV(S, uint16_t, OTHER, uint16_t, ENCODE_OTHER(DECODE(x)))
+PT_CPU_CV_FROM_16(f16, pt_f16_bits_to_f32, bf16, pt_f32_to_bf16_bits)
+PT_CPU_CV_FROM_16(bf16, pt_bf16_bits_to_f32, f16, pt_f32_to_f16_bits)
 PT_CPU_CV(f32, float, f16, uint16_t, pt_f32_to_f16_bits(x))
 PT_CPU_CV(f32, float, bf16, uint16_t, pt_f32_to_bf16_bits(x))
 PT_CPU_CV(f64, double, f16, uint16_t, pt_f64_to_f16_bits(x))
