@@ -40,14 +40,9 @@ static pt_status create_state(const char *fn, pt_module *m, pt_device *d, pt_dty
 static pt_tensor *batch_norm_forward(pt_module *m, pt_tensor *x) {
     static const char fn[] = "pt_module_forward";
     batch_norm *b = (batch_norm *)m;
-    char a[200];
-    if (pt_tensor_ndim(x) < 2 || !pt__grad_float(pt_tensor_dtype(x))) {
-        pt__error(PT_ERR_SHAPE, fn, "batch norm '%s' takes f32/f64 [N, C, ...] input, got %s", m->params[WEIGHT].name,
-                  pt_tensor_describe(x, a, sizeof a));
-        return NULL;
-    }
+    if (!pt__layer_input_ok(fn, m, x, 2, PT_MAX_DIMS, "batch norm", "[N, C, ...]")) return NULL;
     if (!m->params[WEIGHT].value &&
-        create_state(fn, m, m->device ? m->device : pt_tensor_device(x), pt_tensor_dtype(x), pt_tensor_shape(x)[1]))
+        create_state(fn, m, pt__layer_device(m, x), pt_tensor_dtype(x), pt_tensor_shape(x)[1]))
         return NULL;
     pt_tensor *y = pt_f_batch_norm(x, m->params[RUNNING_MEAN].value, m->params[RUNNING_VAR].value,
                                    m->params[WEIGHT].value, m->params[BIAS].value, !m->eval, b->momentum, b->eps);

@@ -47,14 +47,9 @@ static pt_status create_params(const char *fn, conv2d *c, pt_device *d, pt_dtype
 static pt_tensor *conv2d_forward(pt_module *m, pt_tensor *x) {
     static const char fn[] = "pt_module_forward";
     conv2d *c = (conv2d *)m;
-    char a[200];
-    if (pt_tensor_ndim(x) != 4 || !pt__grad_float(pt_tensor_dtype(x))) {
-        pt__error(PT_ERR_SHAPE, fn, "conv2d '%s' takes f32/f64 [N, C, H, W] input, got %s", m->params[WEIGHT].name,
-                  pt_tensor_describe(x, a, sizeof a));
-        return NULL;
-    }
+    if (!pt__layer_input_ok(fn, m, x, 4, 4, "conv2d", "[N, C, H, W]")) return NULL;
     if (!m->params[WEIGHT].value &&
-        create_params(fn, c, m->device ? m->device : pt_tensor_device(x), pt_tensor_dtype(x), pt_tensor_shape(x)[1]))
+        create_params(fn, c, pt__layer_device(m, x), pt_tensor_dtype(x), pt_tensor_shape(x)[1]))
         return NULL;
     return pt_f_conv2d(x, m->params[WEIGHT].value, c->has_bias ? m->params[BIAS].value : NULL, &c->opts);
 }

@@ -66,7 +66,7 @@ static bool accepts(pt_module *m, pt_tensor *x) {
     }
     int64_t in = x->shape[x->ndim - 1];
     if (!weight_of(m)) {
-        pt_device *d = m->device ? m->device : pt_tensor_device(x);
+        pt_device *d = pt__layer_device(m, x);
         if (create_params(fn, m, d, x->dtype, in)) return false;
     }
     pt_tensor *w = weight_of(m);

@@ -251,3 +251,17 @@ pt_status pt_module_to(pt_module *m, pt_device *d) {
     free(ps);
     return s;
 }
+
+bool pt__layer_input_ok(const char *fn, const pt_module *m, const pt_tensor *x, int min_ndim, int max_ndim,
+                        const char *what, const char *form) {
+    const int nd = pt_tensor_ndim(x);
+    if (nd >= min_ndim && nd <= max_ndim && pt__grad_float(pt_tensor_dtype(x))) return true;
+    char a[200];
+    pt__error(PT_ERR_SHAPE, fn, "%s '%s' takes f32/f64 %s input, got %s", what, m->params[0].name, form,
+              pt_tensor_describe(x, a, sizeof a));
+    return false;
+}
+
+pt_device *pt__layer_device(const pt_module *m, const pt_tensor *x) {
+    return m->device ? m->device : pt_tensor_device(x);
+}

@@ -66,5 +66,12 @@ pt__module_param *pt__module_add_buffer(pt_module *m, const char *local_name, in
 bool pt__module_set_prefix(pt_module *m, const char *prefix);
 /* Frees m, its parameters and its children, owned or not. NULL is fine. */
 void pt__module_destroy(pt_module *m);
+/* A layer's input check before its (lazy) parameters are made from x: a
+ * float tensor of min_ndim..max_ndim dims, else PT_ERR_SHAPE and "<what>
+ * '<first parameter>' takes f32/f64 <form> input, got <x>" (false). */
+bool pt__layer_input_ok(const char *fn, const pt_module *m, const pt_tensor *x, int min_ndim, int max_ndim,
+                        const char *what, const char *form);
+/* Where a lazy layer makes its parameters: its pt_module_to device, else x's. */
+pt_device *pt__layer_device(const pt_module *m, const pt_tensor *x);
 
 #endif
