@@ -6,19 +6,19 @@
  *
  * Dtypes: f32 f64 i32 i64 for arithmetic; u8 also for COPY, FILL, EQ/LT/GT
  * inputs, WHERE, GATHER values and MAX; float only for POW, the transcendental
- * ops, MEAN, SOFTMAX/LOG_SOFTMAX, MATMUL and RAND_*. f16/bf16 natively for
- * everything but the reductions, softmax and RAND_* (the core's f32 path). Anything else is
- * PT_ERR_UNSUPPORTED with the kind and dtypes named. */
+ * ops, MEAN, SOFTMAX/LOG_SOFTMAX, MATMUL and RAND_*; f16/bf16 wherever f32
+ * is, but RAND_* (the core's f32 path). Anything else is PT_ERR_UNSUPPORTED
+ * with the kind and dtypes named. */
 #include <string.h>
 
 #include "cuda_internal.h"
 
 /* ---- What is supported ---- */
 
-/* f16 and bf16 count as float: element-wise kernels compute them in f32
- * and round once (k_common.cuh, Stored), MATMUL is cuBLAS with f32
- * accumulation. Kinds excluded with !is_half below are refused, and the
- * core runs them in f32 through COPY (core/runtime/half_widen.c). */
+/* f16 and bf16 count as float: kernels load them as f32, compute in f32
+ * and round each result once (k_common.cuh: Stored, narrow), MATMUL is
+ * cuBLAS with f32 accumulation. RAND_* (!is_half below) is refused, and
+ * the core runs it in f32 through COPY (core/runtime/half_widen.c). */
 static bool is_half(pt_dtype t) { return t == PT_F16 || t == PT_BF16; }
 static bool is_float(pt_dtype t) { return t == PT_F32 || t == PT_F64 || is_half(t); }
 static bool is_int(pt_dtype t) { return t == PT_I32 || t == PT_I64; }
@@ -49,11 +49,11 @@ static bool dtypes_ok(const pt_op *op) {
     case PT_OP_SIN: case PT_OP_COS:
         return is_float(o) && a == o;
     case PT_OP_WHERE: return a == PT_U8 && is_any(o) && b == o && c == o;
-    case PT_OP_SUM: return is_numeric(a) && !is_half(a) && (o == a || (is_int(a) && o == PT_I64));
-    case PT_OP_MEAN: return is_float(a) && !is_half(a) && o == a;
-    case PT_OP_MAX: return is_any(a) && !is_half(a) && o == a;
-    case PT_OP_ARGMAX: return is_numeric(a) && !is_half(a) && o == PT_I64;
-    case PT_OP_SOFTMAX: case PT_OP_LOG_SOFTMAX: return is_float(a) && !is_half(a) && o == a;
+    case PT_OP_SUM: return is_numeric(a) && (o == a || (is_int(a) && o == PT_I64));
+    case PT_OP_MEAN: return is_float(a) && o == a;
+    case PT_OP_MAX: return is_any(a) && o == a;
+    case PT_OP_ARGMAX: return is_numeric(a) && o == PT_I64;
+    case PT_OP_SOFTMAX: case PT_OP_LOG_SOFTMAX: return is_float(a) && o == a;
     case PT_OP_MATMUL: return is_float(o) && a == o && b == o;
     case PT_OP_GATHER: return is_any(a) && o == a && is_int(b);
     case PT_OP_ONE_HOT: return is_int(a) && is_any(o);

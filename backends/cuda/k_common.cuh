@@ -57,12 +57,15 @@ __host__ __device__ __forceinline__ float widen(bf16 x) { return pt_bf16_bits_to
 /* Anything else is read as it is. */
 template <class T> __host__ __device__ __forceinline__ T widen(T x) { return x; }
 
-/* float -> S: rounded once when S is 16-bit, as it is otherwise. */
-template <class S> __host__ __device__ __forceinline__ S narrow(float v) {
-    if constexpr (std::is_same<S, f16>::value) return f16{pt_f32_to_f16_bits(v)};
-    else if constexpr (std::is_same<S, bf16>::value) return bf16{pt_f32_to_bf16_bits(v)};
+/* A computed value (float for 16-bit storage) -> S: rounded once when S is
+ * 16-bit, converted as C does otherwise (S == T: itself). */
+template <class S, class T> __host__ __device__ __forceinline__ S narrow(T v) {
+    if constexpr (std::is_same<S, f16>::value) return f16{pt_f32_to_f16_bits((float)v)};
+    else if constexpr (std::is_same<S, bf16>::value) return bf16{pt_f32_to_bf16_bits((float)v)};
     else return (S)v;
 }
+/* The type a kernel computes a stored T in: float for f16/bf16. */
+template <class T> using compute_t = typename std::conditional<is_half_v<T>, float, T>::type;
 
 /* Integer add/sub/mul wrap around (two's complement) instead of being
  * undefined: done in the unsigned type of the same width. */

@@ -393,6 +393,68 @@ static void test_half() {
         check(f[0] == pt_f64_to_f16_bits(0.1) && f[2] == 0x2e66, "fill f16 0.1 -> 0x2e66");
         check(r[0] == 0x4380 && r[1] == 0x4380 && r[2] == 0x4381, "arange bf16 256, 257 (tie -> 256), 258");
     }
+    /* reductions and softmax: 16-bit rows widened, accumulated wide, rounded
+     * once. sum(2048, 1, 2) = 2051 -> 2052; adding in f16 step by step would
+     * give 2050. A long row (vector loads, split r) sums to its exact total. */
+    {
+        const int64_t r = 3000;
+        std::vector<uint16_t> x(r);
+        for (int64_t j = 0; j < r; ++j) x[j] = pt_f32_to_f16_bits(j == 0 ? 2048.0f : j < 3 ? (float)j : 0.25f);
+        x[1234] = pt_f32_to_f16_bits(-3.5f);
+        x[2000] = pt_f32_to_f16_bits(2048.0f); /* ties the max: the first index wins */
+        uint16_t sum3 = 0, sum_long = 0, mx = 0;
+        int64_t arg = -1;
+        auto reduce = [&](pt_op_kind kind, int64_t n, pt_dtype ot, void *out) {
+            ptcu_reduce_launch l;
+            memset(&l, 0, sizeof l);
+            l.kind = kind;
+            l.in_dtype = PT_F16;
+            l.out_dtype = ot;
+            l.in = x.data();
+            l.out = out;
+            l.x = {1, n, 1, n, 1, 1};
+            l.sm_count = 2;
+            std::vector<char> scratch(ptcu_reduce_scratch_bytes(&l) + 16);
+            l.scratch = scratch.data();
+            return ptcu_launch_reduce(&l, 0) == cudaSuccess;
+        };
+        bool ok = reduce(PT_OP_SUM, 3, PT_F16, &sum3) && reduce(PT_OP_SUM, r, PT_F16, &sum_long) &&
+                  reduce(PT_OP_MAX, r, PT_F16, &mx) && reduce(PT_OP_ARGMAX, r, PT_I64, &arg);
+        const double total = 2048.0 + 1 + 2 - 3.5 + 2048.0 + 0.25 * (double)(r - 5);
+        check(ok && sum3 == pt_f32_to_f16_bits(2052.0f) && sum_long == pt_f64_to_f16_bits(total),
+              "sum f16 accumulates wide and rounds once");
+        check(mx == pt_f32_to_f16_bits(2048.0f) && arg == 0, "max / argmax f16 (first maximum)");
+        /* softmax of a bf16 row: the exact softmax of its values within one
+         * bf16 rounding (plus f32 noise: the lanes sum in their own order) */
+        const int64_t n = 5, one = 1;
+        const float v[5] = {0.5f, -1.0f, 3.0f, 3.0f, 0.0f};
+        uint16_t in[5], out[5], lout[5];
+        double m = -INFINITY, z = 0;
+        for (int i = 0; i < 5; ++i) {
+            in[i] = pt_f32_to_bf16_bits(v[i]);
+            m = fmax(m, (double)pt_bf16_bits_to_f32(in[i]));
+        }
+        for (int i = 0; i < 5; ++i) z += exp((double)pt_bf16_bits_to_f32(in[i]) - m);
+        ptcu_softmax_launch sl;
+        memset(&sl, 0, sizeof sl);
+        sl.dtype = PT_BF16;
+        sl.in = in;
+        sl.out = out;
+        sl.x = {one, n, one, n, one, one};
+        sl.sm_count = 1;
+        ok = ptcu_launch_softmax(&sl, 0) == cudaSuccess;
+        sl.log = true;
+        sl.out = lout;
+        ok = ok && ptcu_launch_softmax(&sl, 0) == cudaSuccess;
+        const double u = ldexp(1.0, -8) + 1e-6;
+        for (int i = 0; i < 5; ++i) {
+            const double xi = pt_bf16_bits_to_f32(in[i]);
+            const double p = exp(xi - m) / z, lp = (xi - m) - log(z);
+            ok = ok && fabs(pt_bf16_bits_to_f32(out[i]) - p) <= u * p &&
+                 fabs(pt_bf16_bits_to_f32(lout[i]) - lp) <= u * fabs(lp) + 1e-6;
+        }
+        check(ok, "softmax / log_softmax bf16 computed in f32, rounded once");
+    }
 }
 
 /* ---- reductions ---- */
