@@ -20,3 +20,8 @@ for b in "$build"/bench/bench_core "$build"/bench/bench_math "$build"/bench/benc
   rc=$?
   [[ $rc -eq 0 ]] || echo "($(basename "$b") exited $rc: device unavailable or failed)"
 done
+# Convolutional nets vs PyTorch (one thread pinned, alternating): its own driver.
+if [[ -x "$build"/bench/bench_cnn ]]; then
+  echo
+  bash "$(dirname "$0")"/bench_cnn.sh "$build" 3 2>&1 || echo "(bench_cnn.sh failed)"
+fi

@@ -48,7 +48,7 @@ static pt_status host_in_place(pt_dist *g, const char *fn, void *p, pt_dtype t, 
         int n = (int)(count - done < PT__MPI_MAX_COUNT ? count - done : PT__MPI_MAX_COUNT);
         char *q = (char *)p + (size_t)done * esize;
         int rc = root >= 0 ? MPI_Bcast(q, n, pt__mpi_type(t), root, g->comm)
-                           : MPI_Allreduce(MPI_IN_PLACE, q, n, pt__mpi_type(t), pt__mpi_op(op), g->comm);
+                           : MPI_Allreduce(MPI_IN_PLACE, q, n, pt__mpi_type(t), pt__mpi_op(op, t), g->comm);
         if (rc != MPI_SUCCESS) return pt__mpi_failed(fn, root >= 0 ? "MPI_Bcast" : "MPI_Allreduce", rc);
     }
     if (root < 0 && op == PT_REDUCE_AVG) pt__divide(p, t, count, g->size);
@@ -133,7 +133,7 @@ static pt_status check_stacked(const char *fn, pt_dist *g, const pt_tensor *big,
 static pt_status host_stacked(pt_dist *g, const char *fn, bool gather, void *big, void *small, pt_dtype t, int n,
                               pt_reduce_op op) {
     int rc = gather ? MPI_Allgather(small, n, pt__mpi_type(t), big, n, pt__mpi_type(t), g->comm)
-                    : MPI_Reduce_scatter_block(big, small, n, pt__mpi_type(t), pt__mpi_op(op), g->comm);
+                    : MPI_Reduce_scatter_block(big, small, n, pt__mpi_type(t), pt__mpi_op(op, t), g->comm);
     if (rc != MPI_SUCCESS) return pt__mpi_failed(fn, gather ? "MPI_Allgather" : "MPI_Reduce_scatter_block", rc);
     if (!gather && op == PT_REDUCE_AVG) pt__divide(small, t, n, g->size);
     return PT_OK;
@@ -164,7 +164,7 @@ static pt_status stacked_on_host(pt_dist *g, const char *fn, bool gather, pt_ten
                              (size_t)n * pt_dtype_size(t) * (gather ? 1 : (size_t)g->size));
     if (s) return s;
     int rc = gather ? MPI_Allgather(MPI_IN_PLACE, 0, MPI_DATATYPE_NULL, host, n, pt__mpi_type(t), g->comm)
-                    : MPI_Reduce_scatter_block(MPI_IN_PLACE, host, n, pt__mpi_type(t), pt__mpi_op(op), g->comm);
+                    : MPI_Reduce_scatter_block(MPI_IN_PLACE, host, n, pt__mpi_type(t), pt__mpi_op(op, t), g->comm);
     if (rc != MPI_SUCCESS) return pt__mpi_failed(fn, gather ? "MPI_Allgather" : "MPI_Reduce_scatter_block", rc);
     if (!gather && op == PT_REDUCE_AVG) pt__divide(host, t, n, g->size);
     pt_tensor *dst = gather ? big : small;

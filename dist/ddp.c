@@ -52,7 +52,7 @@ static pt_status launch(pt_ddp *d, bucket *b) {
     pt_scope_end(s);
     /* Launched even after a local failure: the other ranks' all-reduce
      * needs this rank's part (its gradients are then wrong, and sync says so). */
-    int rc = MPI_Iallreduce(MPI_IN_PLACE, b->host, (int)b->numel, pt__mpi_type(b->t), MPI_SUM, d->g->comm, &b->req);
+    int rc = MPI_Iallreduce(MPI_IN_PLACE, b->host, (int)b->numel, pt__mpi_type(b->t), pt__mpi_op(PT_REDUCE_SUM, b->t), d->g->comm, &b->req);
     b->launched = true;
     if (rc != MPI_SUCCESS && !st) st = pt__mpi_failed(fn, "MPI_Iallreduce", rc);
     return st;

@@ -33,7 +33,11 @@ struct pt_dist {
 /* MPI datatype of a dtype (MPI_DATATYPE_NULL for an unknown one). */
 MPI_Datatype pt__mpi_type(pt_dtype t);
 /* MPI_SUM or MPI_MAX for op (AVG sums; the caller divides). */
-MPI_Op pt__mpi_op(pt_reduce_op op);
+MPI_Op pt__mpi_op(pt_reduce_op op, pt_dtype t);
+/* f16/bf16 (mpi_half.c): 16-bit types and ops that reduce in f32. */
+MPI_Datatype pt__mpi_half_type(pt_dtype t);
+MPI_Op pt__mpi_half_op(pt_reduce_op op);
+void pt__divide_half(uint16_t *p, bool bf16, int64_t count, int n);
 /* Turns an MPI error code into PT_ERR_BACKEND with MPI's text. */
 pt_status pt__mpi_failed(const char *fn, const char *call, int code);
 /* x[i] /= n for count elements of dtype t at p (AVG after a SUM). */

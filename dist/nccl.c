@@ -31,7 +31,7 @@ typedef struct { char internal[128]; } nccl_unique_id; /* NCCL_UNIQUE_ID_BYTES *
 typedef void *nccl_comm;
 typedef void *cuda_stream;
 enum { NCCL_SUCCESS = 0, NCCL_SUM = 0, NCCL_MAX = 2 };
-enum { NCCL_UINT8 = 1, NCCL_INT32 = 2, NCCL_INT64 = 4, NCCL_FLOAT32 = 7, NCCL_FLOAT64 = 8 };
+enum { NCCL_UINT8 = 1, NCCL_INT32 = 2, NCCL_INT64 = 4, NCCL_FLOAT16 = 6, NCCL_FLOAT32 = 7, NCCL_FLOAT64 = 8, NCCL_BFLOAT16 = 9 };
 enum { CUDA_STREAM_NON_BLOCKING = 1 };
 
 struct pt__nccl {
@@ -146,6 +146,8 @@ static int nccl_type(pt_dtype t) {
     case PT_F64: return NCCL_FLOAT64;
     case PT_I32: return NCCL_INT32;
     case PT_I64: return NCCL_INT64;
+    case PT_F16: return NCCL_FLOAT16;
+    case PT_BF16: return NCCL_BFLOAT16;
     default: return NCCL_UINT8;
     }
 }

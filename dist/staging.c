@@ -107,7 +107,7 @@ static pt_status mpi_chunk(pt_dist *g, const char *fn, pipeline *p, pt_dtype t, 
     int64_t first = (int64_t)i * p->chunk, len = chunk_len(p, i);
     void *q = p->host + (size_t)first * p->esize;
     int rc = root >= 0 ? MPI_Bcast(q, (int)len, pt__mpi_type(t), root, g->comm)
-                       : MPI_Allreduce(MPI_IN_PLACE, q, (int)len, pt__mpi_type(t), pt__mpi_op(op), g->comm);
+                       : MPI_Allreduce(MPI_IN_PLACE, q, (int)len, pt__mpi_type(t), pt__mpi_op(op, t), g->comm);
     if (rc != MPI_SUCCESS) return pt__mpi_failed(fn, root >= 0 ? "MPI_Bcast" : "MPI_Allreduce", rc);
     if (root < 0 && op == PT_REDUCE_AVG) pt__divide(q, t, len, g->size);
     return PT_OK;

@@ -8,7 +8,10 @@
  * broadcast) on its shard of each epoch, batch 32 per rank; gradients are
  * averaged across the ranks in buckets during backward (pt_ddp). With N
  * ranks that is the single-process training with batch 32 N. Exit status:
- * 0 when the test accuracy is >= 95%, 1 otherwise, 2 for missing data. */
+ * 0 when the test accuracy is >= 95%, 1 otherwise, 2 for bad usage or
+ * missing data. */
+#include <errno.h>
+#include <getopt.h>
 #include <stdio.h>
 #include <stdlib.h>
 
@@ -30,7 +33,56 @@ static double accuracy(pt_module *net, const digits *d, pt_device *dev) {
     return a;
 }
 
+static void usage(FILE *f, const char *prog) {
+    fprintf(f,
+            "usage: mpirun -np N %s [--data digits.csv.gz] [--epochs N]\n"
+            "  --data PATH    the digits CSV (default: examples/data/digits.csv.gz)\n"
+            "  --epochs N     training epochs, a whole number >= 1 (default %d)\n"
+            "  -h, --help     this text\n"
+            "Each rank's device is cuda:<local rank> where there are GPUs, else PORTABLE_BACKEND's.\n",
+            prog, EPOCHS);
+}
+
+/* Returns 0 to go on, 1 after --help, 2 for bad usage (said on stderr).
+ * Parsed before MPI starts, so --help needs no launcher. */
+static int parse_args(int argc, char **argv, const char **data, int *epochs) {
+    static const struct option options[] = {{"data", required_argument, NULL, 'd'},
+                                            {"epochs", required_argument, NULL, 'e'},
+                                            {"help", no_argument, NULL, 'h'},
+                                            {NULL, 0, NULL, 0}};
+    int opt;
+    while ((opt = getopt_long(argc, argv, "h", options, NULL)) != -1) {
+        char *end = NULL;
+        long n;
+        switch (opt) {
+        case 'd': *data = optarg; break;
+        case 'e':
+            errno = 0;
+            n = strtol(optarg, &end, 10);
+            if (errno || end == optarg || *end || n < 1 || n > 100000) {
+                fprintf(stderr, "%s: --epochs '%s' is not a whole number from 1 to 100000\n", argv[0], optarg);
+                usage(stderr, argv[0]);
+                return 2;
+            }
+            *epochs = (int)n;
+            break;
+        case 'h': usage(stdout, argv[0]); return 1;
+        default: usage(stderr, argv[0]); return 2; /* getopt_long said what was wrong */
+        }
+    }
+    if (optind < argc) {
+        fprintf(stderr, "%s: unexpected argument '%s'\n", argv[0], argv[optind]);
+        usage(stderr, argv[0]);
+        return 2;
+    }
+    return 0;
+}
+
 int main(int argc, char **argv) {
+    const char *data_arg = NULL;
+    int epochs = EPOCHS;
+    int parsed = parse_args(argc, argv, &data_arg, &epochs);
+    if (parsed) return parsed == 1 ? 0 : 2;
     pt_dist *g = pt_dist_init(&argc, &argv);
     if (!g) {
         fprintf(stderr, "ddp_digits: %s\n", pt_last_error());
@@ -40,7 +92,7 @@ int main(int argc, char **argv) {
     pt_device *dev = pt_dist_device(g); /* cuda:<local rank> where there are GPUs */
     char path[4096], err[512];
     digits all, train, test;
-    if (!dev || digits_find(argc > 1 ? argv[1] : NULL, path, sizeof path) ||
+    if (!dev || digits_find(data_arg, path, sizeof path) ||
         digits_load(path, &all, err, sizeof err) || digits_split(&all, 42, 0.8, &train, &test)) {
         fprintf(stderr, "ddp_digits: rank %d: %s %s\n", rank, dev ? path : pt_last_error(), err);
         pt_dist_finalize(g);
@@ -73,7 +125,7 @@ int main(int argc, char **argv) {
     float px[BATCH_PER_RANK * DIGITS_FEATURES];
     int64_t lb[BATCH_PER_RANK];
     int status = 0;
-    for (int epoch = 1; epoch <= EPOCHS && !status; ++epoch) {
+    for (int epoch = 1; epoch <= epochs && !status; ++epoch) {
         pt_dist_shard(g, train.n, 1000 + (uint64_t)epoch, mine64, count); /* same seed on every rank */
         for (int64_t k = 0; k < count; ++k) mine[k] = (int)mine64[k];
         pt_tensor *loss_sum = pt_zeros(dev, PT_F32, 0, NULL);

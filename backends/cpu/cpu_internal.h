@@ -138,5 +138,6 @@ pt_status pt_cpu_matmul(const pt_op *op, bool run);      /* matmul.c: MATMUL */
  * instead (matmul.c), so two pools never spin against each other. */
 void pt_cpu_blas_init(void);
 pt_status pt_cpu_index_op(const pt_op *op, bool run);    /* index_ops.c: GATHER, ONE_HOT */
+pt_status pt_cpu_window(const pt_op *op, bool run);      /* window.c: IM2COL, COL2IM */
 
 #endif

@@ -224,6 +224,17 @@ PT_CPU_UNSIGNED_OPS(u8, uint8_t)
         }                                                                                     \
     }
 
+/* gelu through erfc, not 1 + erf: for x << 0 the sum cancels to noise
+ * while erfc keeps Phi(x) to full relative precision. */
+static inline float gelu_f32(float x) { return x * 0.5f * erfcf(-x * 0.70710678118654752f); }
+static inline double gelu_f64(double x) { return x * 0.5 * erfc(-x * 0.70710678118654752440); }
+static inline float gelu_grad_f32(float x) {
+    return 0.5f * erfcf(-x * 0.70710678118654752f) + x * 0.39894228040143268f * expf(-0.5f * x * x);
+}
+static inline double gelu_grad_f64(double x) {
+    return 0.5 * erfc(-x * 0.70710678118654752440) + x * 0.39894228040143267794 * exp(-0.5 * x * x);
+}
+
 /* Transcendental functions: floating point only. sqrt stays a compiler-
  * vectorised loop (-fno-math-errno makes it one instruction per vector). */
 #define PT_CPU_FLOAT_ONLY(S, T)                                                                \
@@ -234,7 +245,9 @@ PT_CPU_UNSIGNED_OPS(u8, uint8_t)
     PT_CPU_VM_UNARY(sigmoid, PT_CPU_VM_SIGMOID, S, T)                                          \
     PT_CPU_VM_UNARY(tanh, PT_CPU_VM_TANH, S, T)                                                \
     PT_CPU_VM_UNARY(sin, PT_CPU_VM_SIN, S, T)                                                  \
-    PT_CPU_VM_UNARY(cos, PT_CPU_VM_COS, S, T)
+    PT_CPU_VM_UNARY(cos, PT_CPU_VM_COS, S, T)                                                  \
+    PT_CPU_UNARY(gelu, S, T)                                                                   \
+    PT_CPU_UNARY(gelu_grad, S, T)
 
 PT_CPU_COMMON(f32, float)
 PT_CPU_COMMON(f64, double)
@@ -281,6 +294,8 @@ static const pt_cpu_row_fn ew_rows[PT_OP_COUNT][PT_DTYPE_COUNT] = {
     [PT_OP_LE] = PT_CPU_ALL_DTYPES(le),
     [PT_OP_GE] = PT_CPU_ALL_DTYPES(ge),
     [PT_OP_NE] = PT_CPU_ALL_DTYPES(ne),
+    [PT_OP_GELU] = PT_CPU_FLOAT_DTYPES(gelu),
+    [PT_OP_GELU_GRAD] = PT_CPU_FLOAT_DTYPES(gelu_grad),
 };
 
 /* ---- Descriptor checks and dispatch ---- */
@@ -289,7 +304,7 @@ static const pt_cpu_row_fn ew_rows[PT_OP_COUNT][PT_DTYPE_COUNT] = {
 static int64_t ew_grain(pt_op_kind k, pt_dtype t) {
     switch (k) {
     case PT_OP_POW: case PT_OP_EXP: case PT_OP_LOG: case PT_OP_SIGMOID: case PT_OP_TANH:
-    case PT_OP_SIN: case PT_OP_COS:
+    case PT_OP_SIN: case PT_OP_COS: case PT_OP_GELU: case PT_OP_GELU_GRAD:
         return PT_CPU_GRAIN_COSTLY;
     case PT_OP_DIV: return (t == PT_F32 || t == PT_F64) ? PT_CPU_GRAIN_CHEAP : PT_CPU_GRAIN_COSTLY;
     default: return PT_CPU_GRAIN_CHEAP;

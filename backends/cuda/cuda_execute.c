@@ -6,9 +6,9 @@
  *
  * Dtypes: f32 f64 i32 i64 for arithmetic; u8 also for COPY, FILL, EQ/LT/GT
  * inputs, WHERE, GATHER values and MAX; float only for POW, the transcendental
- * ops, MEAN, SOFTMAX/LOG_SOFTMAX, MATMUL and RAND_*; f16/bf16 wherever f32
- * is, but RAND_* (the core's f32 path). Anything else is PT_ERR_UNSUPPORTED
- * with the kind and dtypes named. */
+ * ops, MEAN, SOFTMAX/LOG_SOFTMAX, MATMUL, IM2COL/COL2IM and RAND_*; f16/bf16
+ * wherever f32 is, but RAND_* (the core's f32 path). Anything else is
+ * PT_ERR_UNSUPPORTED with the kind and dtypes named. */
 #include <string.h>
 
 #include "cuda_internal.h"
@@ -25,7 +25,7 @@ static bool is_int(pt_dtype t) { return t == PT_I32 || t == PT_I64; }
 static bool is_numeric(pt_dtype t) { return is_float(t) || is_int(t); }
 static bool is_any(pt_dtype t) { return is_numeric(t) || t == PT_U8; }
 
-_Static_assert(PT_OP_COUNT == 42, "a pt_op_kind was added: decide its dtypes below");
+_Static_assert(PT_OP_COUNT == 46, "a pt_op_kind was added: decide its dtypes below");
 
 static bool dtypes_ok(const pt_op *op) {
     const pt_dtype o = op->out.dtype;
@@ -46,7 +46,7 @@ static bool dtypes_ok(const pt_op *op) {
     case PT_OP_CLAMP:
         return is_numeric(o) && a == o;
     case PT_OP_EXP: case PT_OP_LOG: case PT_OP_SQRT: case PT_OP_SIGMOID: case PT_OP_TANH:
-    case PT_OP_SIN: case PT_OP_COS:
+    case PT_OP_SIN: case PT_OP_COS: case PT_OP_GELU: case PT_OP_GELU_GRAD:
         return is_float(o) && a == o;
     case PT_OP_WHERE: return a == PT_U8 && is_any(o) && b == o && c == o;
     case PT_OP_SUM: return is_numeric(a) && (o == a || (is_int(a) && o == PT_I64));
@@ -57,6 +57,7 @@ static bool dtypes_ok(const pt_op *op) {
     case PT_OP_MATMUL: return is_float(o) && a == o && b == o;
     case PT_OP_GATHER: return is_any(a) && o == a && is_int(b);
     case PT_OP_ONE_HOT: return is_int(a) && is_any(o);
+    case PT_OP_IM2COL: case PT_OP_COL2IM: return is_float(o) && a == o;
     default: return false;
     }
 }
@@ -166,6 +167,32 @@ static pt_status run_one_hot(ptcu_device *d, const pt_op *op) {
     return ptcu_launch_error(ptcu_launch_one_hot(&l, d->stream), op);
 }
 
+/* ---- Sliding windows ---- */
+
+static pt_status run_window(ptcu_device *d, const pt_op *op) {
+    const bool im2col = op->kind == PT_OP_IM2COL;
+    const pt_operand *img = im2col ? &op->in[0] : &op->out, *col = im2col ? &op->out : &op->in[0];
+    ptcu_window_launch l;
+    memset(&l, 0, sizeof l);
+    l.kind = op->kind;
+    l.dtype = op->dtype;
+    l.in = ptcu_operand_ptr(&op->in[0]);
+    l.out = ptcu_operand_ptr(&op->out);
+    l.n = img->shape[0];
+    l.c = img->shape[1];
+    l.h = img->shape[2];
+    l.w = img->shape[3];
+    l.kh = col->shape[2];
+    l.kw = col->shape[3];
+    l.oh = col->shape[4];
+    l.ow = col->shape[5];
+    for (int k = 0; k < 4; ++k) l.xs[k] = img->strides[k];
+    for (int k = 0; k < 6; ++k) l.window[k] = op->window[k];
+    l.pad = op->scalar;
+    l.sm_count = d->sm_count;
+    return ptcu_launch_error(ptcu_launch_window(&l, d->stream), op);
+}
+
 /* ---- Dispatch ---- */
 
 pt_status ptcu_execute(ptcu_device *d, const pt_op *op) {
@@ -178,6 +205,7 @@ pt_status ptcu_execute(ptcu_device *d, const pt_op *op) {
     case PT_OP_FAMILY_SOFTMAX: return run_softmax(d, op);
     case PT_OP_FAMILY_MATMUL: return ptcu_matmul(d, op);
     case PT_OP_FAMILY_INDEX: return op->kind == PT_OP_GATHER ? run_gather(d, op) : run_one_hot(d, op);
+    case PT_OP_FAMILY_WINDOW: return run_window(d, op);
     }
     return ptcu_unsupported(op);
 }

@@ -52,7 +52,7 @@ typedef struct ptcu_ew_launch {
 cudaError_t ptcu_launch_binary(const ptcu_ew_launch *l, cudaStream_t stream);
 /* EQ LT GT LE GE NE WHERE (k_compare.cu). */
 cudaError_t ptcu_launch_compare(const ptcu_ew_launch *l, cudaStream_t stream);
-/* NEG ABS EXP LOG SQRT RELU SIGMOID TANH SIN COS ADD_SCALAR MUL_SCALAR CLAMP (k_unary.cu). */
+/* NEG ABS EXP LOG SQRT RELU SIGMOID TANH SIN COS GELU GELU_GRAD ADD_SCALAR MUL_SCALAR CLAMP (k_unary.cu). */
 cudaError_t ptcu_launch_unary(const ptcu_ew_launch *l, cudaStream_t stream);
 /* COPY FILL ARANGE RAND_UNIFORM RAND_NORMAL (k_data.cu). */
 cudaError_t ptcu_launch_data(const ptcu_ew_launch *l, cudaStream_t stream);
@@ -131,6 +131,22 @@ typedef struct ptcu_one_hot_launch {
 } ptcu_one_hot_launch;
 
 cudaError_t ptcu_launch_one_hot(const ptcu_one_hot_launch *l, cudaStream_t stream);
+
+/* ---- IM2COL and COL2IM (k_window.cu) ---- */
+
+typedef struct ptcu_window_launch {
+    pt_op_kind kind;                      /* PT_OP_IM2COL or PT_OP_COL2IM */
+    pt_dtype dtype;                       /* PT_F32 or PT_F64 */
+    const void *in;
+    void *out;                            /* contiguous */
+    int64_t n, c, h, w, kh, kw, oh, ow;   /* image [n, c, h, w], columns [n, c, kh, kw, oh, ow] */
+    int64_t xs[4];                        /* IM2COL: the image's strides, elements */
+    int64_t window[6];                    /* as pt_op.window */
+    double pad;                           /* IM2COL: value outside the image */
+    int sm_count;
+} ptcu_window_launch;
+
+cudaError_t ptcu_launch_window(const ptcu_window_launch *l, cudaStream_t stream);
 
 /* ---- Device admission (k_probe.cu) ---- */
 

@@ -1,7 +1,8 @@
 /* libportable CUDA backend — unary ops: NEG ABS RELU ADD_SCALAR MUL_SCALAR
  * CLAMP (f32 f64 i32 i64, integers wrap) and EXP LOG SQRT SIGMOID TANH SIN
- * COS (f32 f64, the accurate libdevice functions: no fast-math); f16 and
- * bf16 operands are computed in f32 and rounded once (Stored). RELU and
+ * COS GELU GELU_GRAD (f32 f64, the accurate libdevice functions: no
+ * fast-math); f16 and bf16 operands are computed in f32 and rounded once
+ * (Stored). RELU and
  * CLAMP keep NaN. The scalars of *_SCALAR and CLAMP are converted to the
  * dtype first (from_double, which saturates CLAMP's +-2^63). */
 #include "k_common.cuh"
@@ -35,6 +36,14 @@ template <int OP, class T> struct UnaryF : EwSignature<1, T, T> {
             if constexpr (std::is_same<T, float>::value) return sinf(a); else return sin(a);
         } else if constexpr (OP == PT_OP_COS) {
             if constexpr (std::is_same<T, float>::value) return cosf(a); else return cos(a);
+        } else if constexpr (OP == PT_OP_GELU) { /* x Phi(x), Phi through erfc (exact for x << 0) */
+            if constexpr (std::is_same<T, float>::value) return a * 0.5f * erfcf(-a * 0.70710678118654752f);
+            else return a * 0.5 * erfc(-a * 0.70710678118654752440);
+        } else if constexpr (OP == PT_OP_GELU_GRAD) { /* Phi(x) + x phi(x) */
+            if constexpr (std::is_same<T, float>::value)
+                return 0.5f * erfcf(-a * 0.70710678118654752f) + a * 0.39894228040143268f * expf(-0.5f * a * a);
+            else
+                return 0.5 * erfc(-a * 0.70710678118654752440) + a * 0.39894228040143267794 * exp(-0.5 * a * a);
         } else if constexpr (OP == PT_OP_SIGMOID) {
             return (T)1 / ((T)1 + exp_t<T>(-a));
         } else { /* PT_OP_TANH */
@@ -55,7 +64,8 @@ template <class T, class S> static cudaError_t unary_typed(const ptcu_ew_launch 
     };
     if constexpr (is_float_v<T>) {
         const cudaError_t e =
-            for_kind<PT_OP_EXP, PT_OP_LOG, PT_OP_SQRT, PT_OP_SIGMOID, PT_OP_TANH, PT_OP_SIN, PT_OP_COS>(
+            for_kind<PT_OP_EXP, PT_OP_LOG, PT_OP_SQRT, PT_OP_SIGMOID, PT_OP_TANH, PT_OP_SIN, PT_OP_COS,
+                     PT_OP_GELU, PT_OP_GELU_GRAD>(
                 l->kind, launch);
         if (e != cudaErrorNotSupported) return e;
     }

@@ -483,6 +483,40 @@ static pt_status ocl_run_one_hot(ocl_device *d, const pt_op *op) {
     return ocl_launch_items(d, k, "one_hot", wg, n);
 }
 
+/* ---- Sliding windows (backend.h WINDOW): one work item per output element ---- */
+
+static pt_status ocl_run_window(ocl_device *d, const pt_op *op) {
+    const bool im2col = op->kind == PT_OP_IM2COL;
+    const pt_operand *img = im2col ? &op->in[0] : &op->out, *col = im2col ? &op->out : &op->in[0];
+    cl_kernel k;
+    size_t wg;
+    pt_status s = ocl_kernel(d, op->dtype, im2col ? OCL_K_IM2COL : OCL_K_COL2IM, &k, &wg);
+    if (s != PT_OK) return s;
+    cl_long oo = 0, io = 0;
+    if ((s = ocl_elem_offset(&op->out, &oo)) != PT_OK || (s = ocl_elem_offset(&op->in[0], &io)) != PT_OK)
+        return s;
+    cl_mem out = (cl_mem)op->out.buf, in = (cl_mem)op->in[0].buf;
+    cl_long c = img->shape[1], h = img->shape[2], w = img->shape[3], kh = col->shape[2], kw = col->shape[3];
+    cl_long oh = col->shape[4], ow = col->shape[5], n = ocl_numel(&op->out);
+    cl_long sh = op->window[0], sw = op->window[1], ph = op->window[2], pw = op->window[3];
+    cl_long dh = op->window[4], dw = op->window[5];
+    if (im2col) {
+        cl_long xs_n = img->strides[0], xs_c = img->strides[1], xs_h = img->strides[2], xs_w = img->strides[3];
+        ocl_scalar pad = ocl_make_scalar(op->dtype, op->scalar);
+        ocl_arg args[] = {OCL_ARG(out), OCL_ARG(oo), OCL_ARG(in), OCL_ARG(io), OCL_ARG(xs_n), OCL_ARG(xs_c),
+                          OCL_ARG(xs_h), OCL_ARG(xs_w), OCL_ARG(c), OCL_ARG(h), OCL_ARG(w), OCL_ARG(kh),
+                          OCL_ARG(kw), OCL_ARG(oh), OCL_ARG(ow), OCL_ARG(sh), OCL_ARG(sw), OCL_ARG(ph),
+                          OCL_ARG(pw), OCL_ARG(dh), OCL_ARG(dw), {pad.size, &pad.v}, OCL_ARG(n)};
+        if ((s = ocl_set_args(k, "im2col", (int)(sizeof args / sizeof args[0]), args)) != PT_OK) return s;
+        return ocl_launch_items(d, k, "im2col", wg, n);
+    }
+    ocl_arg args[] = {OCL_ARG(out), OCL_ARG(oo), OCL_ARG(in), OCL_ARG(io), OCL_ARG(h), OCL_ARG(w),
+                      OCL_ARG(kh), OCL_ARG(kw), OCL_ARG(oh), OCL_ARG(ow), OCL_ARG(sh), OCL_ARG(sw),
+                      OCL_ARG(ph), OCL_ARG(pw), OCL_ARG(dh), OCL_ARG(dw), OCL_ARG(n)};
+    if ((s = ocl_set_args(k, "col2im", (int)(sizeof args / sizeof args[0]), args)) != PT_OK) return s;
+    return ocl_launch_items(d, k, "col2im", wg, n);
+}
+
 /* ---- What is supported ---- */
 
 pt_status ocl_supports(int dev, const pt_op *op) {
@@ -554,6 +588,7 @@ static pt_status ocl_dispatch(ocl_device *d, const pt_op *op) {
     case PT_OP_FAMILY_MATMUL: return ocl_matmul(d, op);
     case PT_OP_FAMILY_INDEX:
         return op->kind == PT_OP_GATHER ? ocl_run_gather(d, op) : ocl_run_one_hot(d, op);
+    case PT_OP_FAMILY_WINDOW: return ocl_run_window(d, op);
     }
     return ocl_fail(PT_ERR_UNSUPPORTED, "unknown op kind %d", (int)op->kind);
 }

@@ -26,7 +26,7 @@
     X(SIGMOID, "ew_sigmoid") X(TANH, "ew_tanh") X(ADD_SCALAR, "ew_add_scalar")                   \
     X(MUL_SCALAR, "ew_mul_scalar") X(EQ, "ew_eq") X(LT, "ew_lt") X(GT, "ew_gt")                  \
     X(SIN, "ew_sin") X(COS, "ew_cos") X(CLAMP, "ew_clamp") X(LE, "ew_le") X(GE, "ew_ge")         \
-    X(NE, "ew_ne")
+    X(NE, "ew_ne") X(GELU, "ew_gelu") X(GELU_GRAD, "ew_gelu_grad")
 /* The other kernels (after OCL_EW_KINDS' in the id order). The
  * copy_to_<dst> entries are in pt_dtype order (OCL_K_COPY_TO_F32 + dst). */
 #define OCL_KERNELS(X)                                                                           \
@@ -35,7 +35,7 @@
     X(COPY_TO_U8, "copy_to_u8") X(COPY_TO_F16, "copy_to_f16") X(COPY_TO_BF16, "copy_to_bf16")    \
     X(ARANGE, "arange") X(RAND_UNIFORM, "rand_uniform")              \
     X(RAND_NORMAL, "rand_normal") X(REDUCE, "reduce") X(SOFTMAX, "softmax")                      \
-    X(GATHER, "gather") X(ONE_HOT, "one_hot")
+    X(GATHER, "gather") X(ONE_HOT, "one_hot") X(IM2COL, "im2col") X(COL2IM, "col2im")
 
 typedef enum ocl_kernel_id {
 #define OCL_EW_KERNEL_ENUM(kind, name) OCL_K_EW_##kind,

@@ -56,12 +56,12 @@ static void backward_reduce(pt__grad_node *node, pt_tensor *g, pt_tensor **out, 
     pt__grad_edge *ex = &node->edges[0];
     int64_t keep[PT_MAX_DIMS];
     if (!pt__grad_keep_shape("pt_backward (sum/mean)", ex->ndim, ex->shape, node->args.dim, keep)) return;
-    pt_tensor *gx = pt_expand(pt_reshape(g, ex->ndim, keep), ex->ndim, ex->shape);
-    if (mean) {
+    pt_tensor *gk = pt_reshape(g, ex->ndim, keep);
+    if (mean) { /* scaled before the expand: on the reduced size, not the input's */
         int64_t reduced = pt__numel(ex->ndim, ex->shape) / (pt__numel(ex->ndim, keep) ? pt__numel(ex->ndim, keep) : 1);
-        gx = pt_mul_scalar(gx, reduced ? 1.0 / (double)reduced : 0.0);
+        gk = pt_mul_scalar(gk, reduced ? 1.0 / (double)reduced : 0.0);
     }
-    out[0] = to_input(gx, ex);
+    out[0] = to_input(pt_expand(gk, ex->ndim, ex->shape), ex);
 }
 
 /* max: the gradient goes to the first maximum (pt_argmax), like PyTorch's
@@ -289,6 +289,25 @@ static void backward_cos(pt__grad_node *node, pt_tensor *g, pt_tensor **out) {
     out[0] = to_input(pt_mul(g, pt_neg(pt_sin(node->edges[0].saved))), node->edges); /* -sin x */
 }
 
+static void backward_gelu(pt__grad_node *node, pt_tensor *g, pt_tensor **out) {
+    out[0] = to_input(pt_mul(g, pt_gelu_grad(node->edges[0].saved)), node->edges); /* Phi + x phi */
+}
+
+/* im2col and col2im are each other's adjoints. */
+static void backward_im2col(pt__grad_node *node, pt_tensor *g, pt_tensor **out) {
+    const pt__grad_edge *ex = &node->edges[0];
+    pt_window2d w;
+    pt__window_from_args(&node->args, node->out_shape[2], node->out_shape[3], &w);
+    out[0] = pt_col2im(g, &w, ex->shape[2], ex->shape[3]);
+}
+
+static void backward_col2im(pt__grad_node *node, pt_tensor *g, pt_tensor **out) {
+    const pt__grad_edge *ec = &node->edges[0];
+    pt_window2d w;
+    pt__window_from_args(&node->args, ec->shape[2], ec->shape[3], &w);
+    out[0] = pt_im2col(g, &w, 0.0);
+}
+
 /* 1 where lo <= x <= hi (bounds included, as torch.clamp), else 0. */
 static void backward_clamp(pt__grad_node *node, pt_tensor *g, pt_tensor **out) {
     pt_tensor *x = node->edges[0].saved;
@@ -398,6 +417,9 @@ static const pt__grad_rule rules[] = {
     [PT__G_SIN] = {"sin", SAVES_INPUT(0), backward_sin},
     [PT__G_COS] = {"cos", SAVES_INPUT(0), backward_cos},
     [PT__G_CLAMP] = {"clamp", SAVES_INPUT(0), backward_clamp},
+    [PT__G_IM2COL] = {"im2col", 0, backward_im2col},
+    [PT__G_COL2IM] = {"col2im", 0, backward_col2im},
+    [PT__G_GELU] = {"gelu", SAVES_INPUT(0), backward_gelu},
 };
 
 /* An op added at the end of PT__GRAD_OPS without a row cannot build... */

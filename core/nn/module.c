@@ -31,7 +31,17 @@ pt__module_param *pt__module_add_param(pt_module *m, const char *local_name, int
     p->local_name = local_name;
     snprintf(p->name, sizeof p->name, "%s%s", m->prefix, local_name);
     p->ndim = ndim;
-    memcpy(p->shape, shape, (size_t)ndim * sizeof *shape);
+    if (ndim > 0) memcpy(p->shape, shape, (size_t)ndim * sizeof *shape); /* 0-D: shape may be NULL */
+    return p;
+}
+
+pt__module_param *pt__module_add_buffer(pt_module *m, const char *local_name, int ndim, const int64_t *shape,
+                                        bool count) {
+    pt__module_param *p = pt__module_add_param(m, local_name, ndim, shape);
+    if (p) {
+        p->buffer = true;
+        p->count = count;
+    }
     return p;
 }
 
@@ -93,6 +103,8 @@ static int collect(pt_module *m, pt__param *out, int cap, int at) {
         p->name = mp->name;
         p->slot = &mp->value;
         p->owner = m;
+        p->buffer = mp->buffer;
+        p->count = mp->count;
         p->ndim = mp->value ? mp->value->ndim : mp->ndim;
         memcpy(p->shape, mp->value ? mp->value->shape : mp->shape, (size_t)p->ndim * sizeof *p->shape);
     }
@@ -120,6 +132,10 @@ int pt__module_params_alloc(pt_module *m, pt__param **out, const char *fn) {
 void pt__module_install(const pt__param *p, pt_tensor *t, pt_tensor *grad) {
     pt__drop_owned(*p->slot);
     *p->slot = t;
+    if (p->buffer) {
+        pt__drop_owned(grad);
+        return;
+    }
     pt_set_requires_grad(t, true);
     if (t->grad) {
         pt__drop_owned(t->grad->grad);
@@ -172,6 +188,17 @@ pt_status pt_module_zero_grad(pt_module *m) {
     free(ps);
     return PT_OK;
 }
+
+/* ---- Train / eval ---- */
+
+pt_status pt_module_train(pt_module *m, bool training) {
+    if (!m) return pt__error(PT_ERR_INVALID_ARGUMENT, "pt_module_train", "module is NULL");
+    m->eval = !training;
+    for (int i = 0; i < m->n_children; ++i) pt_module_train(m->children[i], training);
+    return PT_OK;
+}
+
+bool pt_module_is_training(const pt_module *m) { return m && !m->eval; }
 
 /* ---- Moving ---- */
 

@@ -13,7 +13,7 @@
 #include "nn/nn_internal.h"
 
 #define PT__NAME_CAP 192
-#define PT__MODULE_MAX_PARAMS 4
+#define PT__MODULE_MAX_PARAMS 8
 
 /* One parameter a module declares. */
 typedef struct pt__module_param {
@@ -22,6 +22,10 @@ typedef struct pt__module_param {
     pt_tensor *value;              /* owned, unregistered; NULL while lazy (not created yet) */
     int ndim;                      /* expected shape; -1 entries: not known yet (lazy) */
     int64_t shape[PT_MAX_DIMS];
+    bool buffer;                   /* state, not a parameter: saved, loaded and moved, but
+                                      never requires grad nor meets an optimizer
+                                      (batch norm's running statistics) */
+    bool count;                    /* an i64 buffer (num_batches_tracked), else the layer's float dtype */
 } pt__module_param;
 
 typedef struct pt__module_kind {
@@ -41,6 +45,8 @@ struct pt_module {
                                       (NULL: on the input's device) */
     int n_params;
     pt__module_param params[PT__MODULE_MAX_PARAMS];
+    bool eval;                     /* evaluation mode (pt_module_train(m, false)); a new
+                                      module trains, as in PyTorch */
     int n_children;                /* children, in forward and state-dict order ("0.", "1.", ...) */
     pt_module **children;
 };
@@ -52,6 +58,9 @@ pt_module *pt__module_new(const char *fn, const pt__module_kind *kind, size_t si
  * order) with its expected shape, -1 where not known yet. Returns its slot,
  * or NULL + PT_ERR_INTERNAL past the limit (a library bug, not the user's). */
 pt__module_param *pt__module_add_param(pt_module *m, const char *local_name, int ndim, const int64_t *shape);
+/* The same for a buffer (see pt__module_param.buffer); count: i64. */
+pt__module_param *pt__module_add_buffer(pt_module *m, const char *local_name, int ndim, const int64_t *shape,
+                                        bool count);
 /* Sets m's name prefix and its descendants' ("" at the root). False when a
  * name would not fit (absurdly deep nesting). */
 bool pt__module_set_prefix(pt_module *m, const char *prefix);

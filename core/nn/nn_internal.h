@@ -13,6 +13,8 @@ typedef struct pt__param {
     pt_module *owner;     /* the layer that declares it */
     int ndim;             /* expected shape (the tensor's once it exists); -1 entries: not known yet (lazy) */
     int64_t shape[PT_MAX_DIMS];
+    bool buffer;          /* state that takes no gradient (running statistics) */
+    bool count;           /* an i64 buffer (num_batches_tracked) */
 } pt__param;
 
 /* Lists m's parameters in state-dict order into out (up to cap) and returns
@@ -21,7 +23,7 @@ int pt__module_params(pt_module *m, pt__param *out, int cap);
 /* The same into a malloc'd array (*out; free() it). -1 + error on failure. */
 int pt__module_params_alloc(pt_module *m, pt__param **out, const char *fn);
 /* Puts t (an owned, unregistered reference, consumed) in p's slot: releases
- * the old tensor and marks t as requiring grad (a lazy layer's input size
+ * the old tensor and marks t as requiring grad unless p is a buffer (a lazy layer's input size
  * follows from its tensors). grad (owned, may be NULL) becomes t's gradient. */
 void pt__module_install(const pt__param *p, pt_tensor *t, pt_tensor *grad);
 

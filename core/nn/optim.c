@@ -224,7 +224,7 @@ pt_status pt_optimizer_step(pt_optimizer *o) {
     pt__grad_pause();
     for (int i = 0; i < n && !s; ++i) {
         pt_tensor *p = *ps[i].slot;
-        if (!p || !p->grad || !p->grad->grad) continue;
+        if (!p || ps[i].buffer || !p->grad || !p->grad->grad) continue;
         param_state *st = &o->state[i];
         pt_scope scope = pt_scope_begin();
         s = state_follow(st, p);

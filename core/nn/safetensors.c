@@ -23,7 +23,7 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "nn/nn_internal.h"
+#include "nn/module_kind.h"
 
 /* The safetensors reference reader refuses headers over 100 MB. */
 #define HEADER_LIMIT (100u * 1000u * 1000u)
@@ -187,9 +187,9 @@ pt_status pt_save(pt_module *m, const char *path) {
     for (int i = 0; i < n; ++i) {
         if (!*ps[i].slot) {
             pt__error(PT_ERR_INVALID_ARGUMENT, fn,
-                      "parameter \"%s\" belongs to a lazy linear that has not run yet; run a "
+                      "parameter \"%s\" belongs to a lazy %s that has not run yet; run a "
                       "forward pass first so its shape is known",
-                      ps[i].name);
+                      ps[i].name, ps[i].owner->kind->name);
             free(ps);
             return PT_ERR_INVALID_ARGUMENT;
         }
@@ -510,16 +510,20 @@ static pt_status match_params(load_ctx *c, pt__param *ps, int n) {
         if (cur && cur->dtype != e->dtype)
             return bad(c, e->name, "dtype %s does not match the module's parameter (%s)", dtype_tag(e->dtype),
                        dtype_tag(cur->dtype));
-        if (!cur && !float_dtype(e->dtype))
-            return bad(c, e->name, "dtype %s cannot be a linear layer's parameter (F32, F64, F16 or BF16)", dtype_tag(e->dtype));
+        if (!cur && ps[i].count && e->dtype != PT_I64)
+            return bad(c, e->name, "dtype %s cannot be a %s's batch count (I64)", dtype_tag(e->dtype),
+                       ps[i].owner->kind->name);
+        if (!cur && !ps[i].count && !float_dtype(e->dtype))
+            return bad(c, e->name, "dtype %s cannot be a %s layer's parameter (F32, F64, F16 or BF16)", dtype_tag(e->dtype),
+                       ps[i].owner->kind->name);
     }
     for (int j = 0; j < c->n_entries; ++j)
         if (c->entries[j].param < 0)
             return bad(c, c->entries[j].name, "not a parameter of the module (unexpected tensor)");
-    /* A lazy linear's weight and bias come into being together: the same
-     * dtype, and the weight's input size consistent for both. */
+    /* A lazy layer's float tensors come into being together: the same
+     * dtype (its batch count aside). */
     for (int i = 0; i + 1 < n; ++i) {
-        if (*ps[i].slot || ps[i].owner != ps[i + 1].owner) continue;
+        if (*ps[i].slot || ps[i].owner != ps[i + 1].owner || ps[i].count || ps[i + 1].count) continue;
         const entry *w = c->of_param[i], *bias = c->of_param[i + 1];
         if (w->dtype != bias->dtype)
             return bad(c, bias->name, "dtype %s differs from its weight's %s", dtype_tag(bias->dtype),

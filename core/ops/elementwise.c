@@ -169,6 +169,13 @@ pt_tensor *pt_sigmoid(pt_tensor *x) { return unary("pt_sigmoid", PT_OP_SIGMOID, 
 pt_tensor *pt_tanh(pt_tensor *x) { return unary("pt_tanh", PT_OP_TANH, PT__G_TANH, x); }
 pt_tensor *pt_sin(pt_tensor *x) { return unary("pt_sin", PT_OP_SIN, PT__G_SIN, x); }
 pt_tensor *pt_cos(pt_tensor *x) { return unary("pt_cos", PT_OP_COS, PT__G_COS, x); }
+pt_tensor *pt_gelu(pt_tensor *x) { return unary("pt_gelu", PT_OP_GELU, PT__G_GELU, x); }
+/* Not recorded: the op table says GELU_GRAD has no gradient of its own. */
+pt_tensor *pt_gelu_grad(pt_tensor *x) {
+    if (!x) return NULL;
+    if (!dtype_allowed("pt_gelu_grad", PT_OP_GELU_GRAD, x->dtype)) return NULL;
+    return pt__ret(pt__unary_raw("pt_gelu_grad", PT_OP_GELU_GRAD, x));
+}
 
 /* Integer tensors keep their dtype: the scalar is converted to it (truncated),
  * and one that does not fit is an error rather than a silent wrap. */

@@ -378,3 +378,28 @@ pt_tensor *pt_stack(int n, pt_tensor *const *xs, int dim) {
     }
     return pt__ret(record_join(out, PT__G_STACK, n, xs, d));
 }
+
+/* ---- flatten: a reshape that merges a run of dims ---- */
+
+pt_tensor *pt_f_flatten(pt_tensor *x, int start_dim, int end_dim) {
+    static const char fn[] = "pt_f_flatten";
+    if (!x) return NULL;
+    if (x->ndim == 0) return pt_reshape(x, 1, (int64_t[]){1}); /* torch: a 0-D tensor becomes [1] */
+    int a, b;
+    if (pt__resolve_dim_only(fn, start_dim, x->ndim, &a) || pt__resolve_dim_only(fn, end_dim, x->ndim, &b))
+        return NULL;
+    if (a > b) {
+        pt__error(PT_ERR_INVALID_ARGUMENT, fn,
+                  "start_dim %d (dim %d) comes after end_dim %d (dim %d) of a %d-D tensor; swap them",
+                  start_dim, a, end_dim, b, x->ndim);
+        return NULL;
+    }
+    int64_t shape[PT_MAX_DIMS];
+    int n = 0;
+    for (int i = 0; i < a; ++i) shape[n++] = x->shape[i];
+    shape[n] = 1;
+    for (int i = a; i <= b; ++i) shape[n] *= x->shape[i];
+    ++n;
+    for (int i = b + 1; i < x->ndim; ++i) shape[n++] = x->shape[i];
+    return pt_reshape(x, n, shape);
+}

@@ -17,7 +17,8 @@
     X(ADD) X(SUB) X(MUL) X(DIV) X(POW) X(MAXIMUM) X(MINIMUM) X(ADD_SCALAR) X(MUL_SCALAR) X(NEG)      \
     X(ABS) X(EXP) X(LOG) X(SQRT) X(RELU) X(SIGMOID) X(TANH) X(WHERE) X(SUM) X(MEAN) X(MAX) X(NORM)  \
     X(SOFTMAX) X(LOG_SOFTMAX) X(MATMUL) X(RESHAPE) X(TRANSPOSE) X(PERMUTE) X(NARROW) X(EXPAND)      \
-    X(CONTIGUOUS) X(CAST) X(CAT) X(STACK) X(GATHER) X(SIN) X(COS) X(CLAMP)
+    X(CONTIGUOUS) X(CAST) X(CAT) X(STACK) X(GATHER) X(SIN) X(COS) X(CLAMP)     \
+    X(IM2COL) X(COL2IM) X(GELU)
 
 /* Ops call pt__grad_record with one of these after computing out when
  * pt__grad_wanted says an input needs a gradient. */
@@ -44,6 +45,10 @@ bool pt__grad_wanted(int n, pt_tensor *const *inputs);
  * (an index, a condition) are passed too, in the op's argument order. */
 void pt__grad_record(pt_tensor *out, pt__grad_op op, int n, pt_tensor *const *inputs,
                      const pt__grad_args *args);
+
+/* The window of an im2col/col2im record (args.ints: stride, padding,
+ * dilation, each h then w) with kernel kh x kw. window.c */
+void pt__window_from_args(const pt__grad_args *a, int64_t kh, int64_t kw, pt_window2d *w);
 
 /* Shared by every op without extra autograd arguments. */
 extern const pt__grad_args pt__no_grad_args;

@@ -88,5 +88,10 @@ void pt__probe_op(pt_op_kind kind, pt_dtype t, pt_op *op) {
             probe_operand(&op->out, out_t, 3);
         }
         break;
+    case PT_OP_FAMILY_WINDOW: /* a 1x1 window over a 1x1 image */
+        probe_operand(&op->in[0], t, kind == PT_OP_IM2COL ? 4 : 6);
+        probe_operand(&op->out, out_t, kind == PT_OP_IM2COL ? 6 : 4);
+        op->window[0] = op->window[1] = op->window[4] = op->window[5] = 1;
+        break;
     }
 }

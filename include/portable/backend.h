@@ -51,6 +51,8 @@ extern "C" {
  *   shape is one 1-D run and ndim >= 1. Backends need no merging of their own.
  *   COPY: out = (out dtype) in[0], any dtype pair. Comparisons write PT_U8.
  *   ADD_SCALAR/MUL_SCALAR: out = in[0] + scalar, in[0] * scalar.
+ *   GELU: out = x Phi(x), Phi the standard normal CDF (erf form, exact as
+ *   torch's default); GELU_GRAD: out = Phi(x) + x phi(x), its derivative.
  *   CLAMP: out = min(max(in[0], scalar), scalar2), NaN propagating. The core
  *   sends scalar <= scalar2, never NaN; for integer dtypes both are integral
  *   and convert to the dtype by numeric_rules.h's saturating rule (+-2^63
@@ -78,7 +80,20 @@ extern "C" {
  *   outside [0, r_in) writes 0 (never reads out of bounds). ONE_HOT: in[0]
  *   labels (PT_I32/PT_I64) 1-D [n] any stride, out [n, count] contiguous of
  *   op dtype: 1 at the label, 0 elsewhere (a label outside [0, count) gives a
- *   zero row). */
+ *   zero row).
+ *
+ * WINDOW: sliding 2-D windows over NCHW images, the lowering that turns a
+ *   convolution into one GEMM and a pooling into one reduction. window[] =
+ *   {stride_h, stride_w, pad_h, pad_w, dilation_h, dilation_w}, each stride
+ *   and dilation >= 1, each pad >= 0; the kernel and output extents are the
+ *   shapes'. Input row of window position (oh, i): h = oh*stride_h - pad_h +
+ *   i*dilation_h (columns alike).
+ *   IM2COL: in[0] x [N, C, H, W] any strides, out [N, C, KH, KW, OH, OW]
+ *   contiguous: out[n][c][i][j][oh][ow] = x[n][c][h][w], or scalar where
+ *   (h, w) falls outside the image (0 for a convolution, -inf for max pool).
+ *   COL2IM, its adjoint: in[0] [N, C, KH, KW, OH, OW] contiguous, out
+ *   [N, C, H, W] contiguous: out[n][c][h][w] = the sum of every in element
+ *   IM2COL would have read from (h, w) (0 where none does). */
 
 /* One operand: a strided view into a backend buffer. */
 typedef struct pt_operand {
@@ -103,6 +118,8 @@ typedef struct pt_op {
     uint64_t seed;           /* RAND_*: generator key */
     uint64_t counter;        /* RAND_*: first Philox block of this call */
     int64_t count;           /* ONE_HOT: number of classes */
+    /* Appended members go below this line. */
+    int64_t window[6];       /* WINDOW: stride h, w; pad h, w; dilation h, w */
 } pt_op;
 
 /* ---- What the core offers a plugin ---- */

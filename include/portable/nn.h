@@ -130,7 +130,8 @@ PT_API pt_tensor *pt_module_forward(pt_module *m, pt_tensor *x);
  * longer the module's. Waits for the copies. On failure (PT_ERR_OUT_OF_MEMORY,
  * a backend error, PT_ERR_INVALID_ARGUMENT for NULL) the module is unchanged. */
 PT_API pt_status pt_module_to(pt_module *m, pt_device *d);
-/* Writes the parameters as a state dict: names[i] ("0.weight") and
+/* Writes the parameters as a state dict (with buffers such as batch norm's
+ * "1.running_mean", which never require grad): names[i] ("0.weight") and
  * tensors[i] for i < min(count, cap) (either array may be NULL), and returns
  * the count (-1 + error for a NULL module). Both are borrowed: valid until
  * the module is freed, moved (pt_module_to) or loaded (pt_load). A lazy
@@ -140,6 +141,62 @@ PT_API int pt_module_parameters(pt_module *m, const char **names, pt_tensor **te
 PT_API pt_tensor *pt_module_parameter(pt_module *m, const char *name);
 /* pt_zero_grad on every parameter. */
 PT_API pt_status pt_module_zero_grad(pt_module *m);
+
+/* ---- Convolutional layers (NCHW; nn.h's layers call ops.h's pt_f_ ops) ----
+ * Parameter and buffer names are PyTorch's, so a safetensors file moves
+ * between pt_sequential and torch.nn.Sequential with the same layers. */
+
+/* torch.nn.LazyConv2d: weight [out, in / groups, KH, KW] and bias [out]
+ * (bias false: none), in taken from the first input; initialised like
+ * torch.nn.Conv2d: U(-1/sqrt(fan_in), 1/sqrt(fan_in)), fan_in = in / groups
+ * * KH * KW. opts as pt_f_conv2d (NULL: stride 1, no padding). */
+PT_API pt_module *pt_conv2d(int64_t out_channels, int64_t kernel_h, int64_t kernel_w,
+                            const pt_conv2d_opts *opts, bool bias);
+/* pt_f_max_pool2d / pt_f_avg_pool2d as layers (no parameters). */
+PT_API pt_module *pt_max_pool2d(const pt_pool2d_opts *opts);
+PT_API pt_module *pt_avg_pool2d(const pt_pool2d_opts *opts);
+/* torch.nn.LazyBatchNorm2d over dim 1 of [N, C, H, W] (or [N, C]): weight 1
+ * and bias 0 [C], buffers running_mean 0, running_var 1 [C] and
+ * num_batches_tracked (i64, 0-D), made at the first input. Training mode uses
+ * the batch statistics and updates the running ones with momentum
+ * (running = (1 - momentum) running + momentum batch, the variance unbiased);
+ * evaluation mode (pt_module_train(m, false)) uses the running ones.
+ * Usual values: eps 1e-5, momentum 0.1. */
+PT_API pt_module *pt_batch_norm2d(double eps, double momentum);
+/* torch.nn.LayerNorm over the last n_dims dims, whose sizes are shape:
+ * weight 1 and bias 0 of that shape, made on the cpu in f32. */
+PT_API pt_module *pt_layer_norm(int n_dims, const int64_t *shape, double eps);
+/* torch.nn.Dropout(p): in training mode zeroes each element with probability
+ * p (pt_f_dropout); the identity in evaluation mode. */
+PT_API pt_module *pt_dropout(double p);
+/* torch.nn.Flatten: dims 1..-1 merged. */
+PT_API pt_module *pt_flatten(void);
+/* pt_gelu as a layer. */
+PT_API pt_module *pt_gelu_module(void);
+/* Training (true, every module's mode when made) or evaluation mode for m
+ * and every module inside it; switches dropout and batch norm. */
+PT_API pt_status pt_module_train(pt_module *m, bool training);
+PT_API bool pt_module_is_training(const pt_module *m);
+
+/* ---- Normalisation and dropout as functions (torch.nn.functional) ---- */
+
+/* torch.nn.functional.batch_norm over dim 1 of x [N, C, ...]: running_mean
+ * and running_var [C] (same dtype and device; NULL allowed only when
+ * training), weight and bias [C] or NULL. training: normalises with the
+ * batch's mean and biased variance and, when the running tensors are
+ * given, updates them in place (not recorded); N * (spatial size) must then
+ * be > 1. Differentiable in x, weight and bias. */
+PT_API pt_tensor *pt_f_batch_norm(pt_tensor *x, pt_tensor *running_mean, pt_tensor *running_var,
+                                  pt_tensor *weight, pt_tensor *bias, bool training, double momentum,
+                                  double eps);
+/* torch.nn.functional.layer_norm over the last n_dims dims of x; weight and
+ * bias (NULL or of those dims' shape). */
+PT_API pt_tensor *pt_f_layer_norm(pt_tensor *x, int n_dims, pt_tensor *weight, pt_tensor *bias, double eps);
+/* torch.nn.functional.dropout: training: x * mask / (1 - p), the mask
+ * (uniform >= p) drawn from the library's Philox stream like pt_rand, so
+ * every backend drops the same elements for the same seed; p in [0, 1].
+ * Not training (or p == 0): x itself (a new reference). */
+PT_API pt_tensor *pt_f_dropout(pt_tensor *x, double p, bool training);
 
 /* ==== Losses (mean over the batch; results are 0-D tensors) ============== */
 

@@ -10,7 +10,7 @@
  *   KIND    enum suffix: PT_OP_<KIND>
  *   name    lower-case name used in messages ("add")
  *   family  operand layout (backend.h documents each): CREATION, ELEMENTWISE,
- *           REDUCE, SOFTMAX, MATMUL, INDEX
+ *           REDUCE, SOFTMAX, MATMUL, INDEX, WINDOW
  *   arity   number of inputs (pt_op.n_inputs)
  *   dtypes  the compute dtypes (pt_op.dtype) the core may send:
  *           ANY, NUMERIC (not u8) or FLOAT (pt_dtype bit masks, types.h)
@@ -72,7 +72,11 @@ extern "C" {
     X(CLAMP,        "clamp",        ELEMENTWISE, 1, NUMERIC, SAME, 1)                \
     X(LE,           "le",           ELEMENTWISE, 2, ANY,     U8,   0)                \
     X(GE,           "ge",           ELEMENTWISE, 2, ANY,     U8,   0)                \
-    X(NE,           "ne",           ELEMENTWISE, 2, ANY,     U8,   0)
+    X(NE,           "ne",           ELEMENTWISE, 2, ANY,     U8,   0)                \
+    X(IM2COL,       "im2col",       WINDOW,      1, FLOAT,   SAME, 1)                \
+    X(COL2IM,       "col2im",       WINDOW,      1, FLOAT,   SAME, 1)                \
+    X(GELU,         "gelu",         ELEMENTWISE, 1, FLOAT,   SAME, 1)                \
+    X(GELU_GRAD,    "gelu_grad",    ELEMENTWISE, 1, FLOAT,   SAME, 0)
 /* clang-format on */
 
 typedef enum pt_op_family {
@@ -81,7 +85,8 @@ typedef enum pt_op_family {
     PT_OP_FAMILY_REDUCE,
     PT_OP_FAMILY_SOFTMAX,
     PT_OP_FAMILY_MATMUL,
-    PT_OP_FAMILY_INDEX
+    PT_OP_FAMILY_INDEX,
+    PT_OP_FAMILY_WINDOW
 } pt_op_family;
 
 typedef enum pt_op_result {

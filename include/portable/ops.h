@@ -100,6 +100,64 @@ PT_API pt_tensor *pt_gather(pt_tensor *x, int dim, pt_tensor *index);
  * each label; out-of-range labels give a row of zeros (and an error on cpu). */
 PT_API pt_tensor *pt_one_hot(pt_tensor *labels, int64_t num_classes, pt_dtype t);
 
+/* ---- Convolutional nets (NCHW images; f32/f64) ----
+ * The pt_f_ functions are torch.nn.functional's: the plain names (pt_conv2d,
+ * pt_max_pool2d, ...) are the layers of nn.h that call them. */
+/* A 2-D sliding window: kernel KH x KW, stride, zero/fill padding on both
+ * sides, dilation (the gap between kernel taps), each {h, w}. */
+typedef struct pt_window2d {
+    int64_t kernel[2];   /* >= 1 */
+    int64_t stride[2];   /* >= 1 */
+    int64_t padding[2];  /* >= 0 */
+    int64_t dilation[2]; /* >= 1 */
+} pt_window2d;
+/* x [N, C, H, W] -> [N, C, KH, KW, OH, OW] with OH = (H + 2 pad - dil (KH - 1)
+ * - 1) / stride + 1: every window's elements (torch.nn.functional.unfold
+ * before its reshape); pad_value where a tap falls in the padding (not NaN).
+ * PT_ERR_SHAPE when the window does not fit the padded image. */
+PT_API pt_tensor *pt_im2col(pt_tensor *x, const pt_window2d *w, double pad_value);
+/* The adjoint of pt_im2col: col [N, C, KH, KW, OH, OW] summed back into an
+ * [N, C, height, width] image (torch's fold). col's shape must be what
+ * pt_im2col gives for that image. */
+PT_API pt_tensor *pt_col2im(pt_tensor *col, const pt_window2d *w, int64_t height, int64_t width);
+
+/* torch.nn.functional.conv2d options; 0 in stride, dilation or groups means 1. */
+typedef struct pt_conv2d_opts {
+    int64_t stride[2];
+    int64_t padding[2];
+    int64_t dilation[2];
+    int64_t groups;
+} pt_conv2d_opts;
+/* x [N, C, H, W], weight [CO, C / groups, KH, KW], bias [CO] or NULL ->
+ * [N, CO, OH, OW]. opts NULL: stride 1, padding 0, dilation 1, groups 1.
+ * Lowered to pt_im2col and one batched GEMM (OpenBLAS, CLBlast, cuBLAS);
+ * differentiable in x, weight and bias. */
+PT_API pt_tensor *pt_f_conv2d(pt_tensor *x, pt_tensor *weight, pt_tensor *bias, const pt_conv2d_opts *opts);
+/* Pooling options: kernel >= 1; stride 0 means the kernel (torch's default);
+ * padding at most half the kernel (as torch requires). */
+typedef struct pt_pool2d_opts {
+    int64_t kernel[2];
+    int64_t stride[2];
+    int64_t padding[2];
+} pt_pool2d_opts;
+/* x [N, C, H, W] -> [N, C, OH, OW]: the maximum of each window (padding never
+ * wins); the gradient goes to the first maximum of each window. */
+PT_API pt_tensor *pt_f_max_pool2d(pt_tensor *x, const pt_pool2d_opts *opts);
+/* The mean of each window, padding counted as zeros (torch's default
+ * count_include_pad=True). */
+PT_API pt_tensor *pt_f_avg_pool2d(pt_tensor *x, const pt_pool2d_opts *opts);
+/* x [N, C, H, W] -> [N, C, out_h, out_w] averaging equal blocks; H and W must
+ * be multiples of out_h and out_w (1x1, the global average, always is). */
+PT_API pt_tensor *pt_adaptive_avg_pool2d(pt_tensor *x, int64_t out_h, int64_t out_w);
+/* x Phi(x), Phi the standard normal CDF (the erf form, torch's default). */
+PT_API pt_tensor *pt_gelu(pt_tensor *x);
+/* Its derivative Phi(x) + x phi(x), element-wise (what pt_gelu's gradient
+ * multiplies by); not itself differentiable. */
+PT_API pt_tensor *pt_gelu_grad(pt_tensor *x);
+/* Dims start_dim..end_dim (negative: from the end) merged into one, like
+ * torch.flatten; a view when x is contiguous. */
+PT_API pt_tensor *pt_f_flatten(pt_tensor *x, int start_dim, int end_dim);
+
 /* ---- In place ---- */
 /* dst[...] = src, broadcasting src to dst's shape and casting its dtype.
  * src may live on another device (copied over first). */

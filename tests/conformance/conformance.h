@@ -125,6 +125,7 @@ typedef enum tol_id {
     TOL_MATMUL,
     TOL_AXPY,
     TOL_RANDN,
+    TOL_CONV, /* matmul's, plus one more rounding in 16 bits (runner.c) */
     TOL__COUNT
 } tol_id;
 extern const tolerance tolerances[TOL__COUNT];
@@ -275,6 +276,7 @@ void run_inplace_cases(void);
 void run_transfer_cases(void);
 void run_rng_cases(void);      /* rng_errors.c */
 void run_error_cases(void);
+void run_cnn_cases(void);      /* cnn_ops.c: im2col, col2im, conv2d, pools, gelu */
 
 /* ---- The suite against the op table ---- */
 /* coverage.c: one FAIL per (kind, dtype) pair of op_table.h that no case

@@ -190,6 +190,33 @@ void run_error_cases(void) {
     EXPECT_NULL("error where [7, 13] ? [7, 13] : [7, 12]", pt_where(cu8, a, b), ST(PT_ERR_SHAPE), "pt_where",
                 "[7, 13]", "[7, 12]");
     EXPECT_NULL("error exp i32 is a dtype error", pt_exp(ai), ST(PT_ERR_DTYPE), "pt_exp", "i32", NULL);
+    EXPECT_NULL("error gelu i32 is a dtype error", pt_gelu(ai), ST(PT_ERR_DTYPE), "pt_gelu", "i32", NULL);
+    EXPECT_NULL("error gelu_grad i32 is a dtype error", pt_gelu_grad(ai), ST(PT_ERR_DTYPE), "pt_gelu_grad", "i32",
+                NULL);
+    {
+        int64_t xs[4] = {1, 4, 5, 5}, ws[4] = {3, 3, 3, 3}, x3[3] = {4, 5, 5};
+        pt_tensor *x = pt_ones(g_dev, PT_F32, 4, xs), *w = pt_ones(g_dev, PT_F32, 4, ws);
+        pt_tensor *x3d = pt_ones(g_dev, PT_F32, 3, x3);
+        const pt_conv2d_opts g2 = {.groups = 2};
+        EXPECT_NULL("error conv2d 4 channels, weight in 3, groups 2", pt_f_conv2d(x, w, NULL, &g2), DIMERR,
+                    "pt_f_conv2d", "groups 2", "[3, 3, 3, 3]");
+        EXPECT_NULL("error conv2d of a 3-D input", pt_f_conv2d(x3d, w, NULL, NULL), DIMERR, "pt_f_conv2d", "[4, 5, 5]",
+                    "4-D");
+        const pt_pool2d_opts wide_pad = {.kernel = {2, 2}, .padding = {2, 0}};
+        EXPECT_NULL("error max_pool2d padding over half the kernel", pt_f_max_pool2d(x, &wide_pad),
+                    ST(PT_ERR_INVALID_ARGUMENT), "pt_f_max_pool2d", "padding [2, 0]", "half the kernel");
+        const pt_window2d big = {{7, 7}, {1, 1}, {0, 0}, {1, 1}};
+        EXPECT_NULL("error im2col window larger than the image", pt_im2col(x, &big, 0.0), DIMERR, "pt_im2col",
+                    "5x5", "kernel [7, 7]");
+        const pt_window2d zero_stride = {{2, 2}, {0, 1}, {0, 0}, {1, 1}};
+        EXPECT_NULL("error im2col stride 0", pt_im2col(x, &zero_stride, 0.0), ST(PT_ERR_INVALID_ARGUMENT),
+                    "pt_im2col", "stride [0, 1]", NULL);
+        EXPECT_NULL("error adaptive_avg_pool2d 5x5 to 2x2", pt_adaptive_avg_pool2d(x, 2, 2),
+                    ST(PT_ERR_INVALID_ARGUMENT), "pt_adaptive_avg_pool2d", "2x2", "5x5");
+        pt_release(x);
+        pt_release(w);
+        pt_release(x3d);
+    }
     EXPECT_NULL("error matmul i32 is a dtype error", pt_matmul(ai, ai), ST(PT_ERR_DTYPE), "pt_matmul", "i32", NULL);
     EXPECT_NULL("error mean i32 is a dtype error", pt_mean(ai, PT_ALL, false), ST(PT_ERR_DTYPE), "pt_mean", "i32",
                 NULL);

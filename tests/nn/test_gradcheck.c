@@ -15,7 +15,7 @@
 #include "nn_test.h"
 
 #define MAX_IN 4
-#define MAX_ELEMS 64
+#define MAX_ELEMS 96
 
 typedef enum domain {
     ANY,      /* U(-2, 2) */
@@ -199,6 +199,66 @@ static pt_tensor *f_diamond(pt_tensor **x) {
     return y;
 }
 
+/* ---- Convolutional nets ---- */
+static pt_tensor *f_conv(pt_tensor **x) { return pt_f_conv2d(x[0], x[1], x[2], NULL); }
+static pt_tensor *f_conv_stride_pad(pt_tensor **x) {
+    return pt_f_conv2d(x[0], x[1], x[2], &(pt_conv2d_opts){.stride = {2, 1}, .padding = {1, 2}});
+}
+static pt_tensor *f_conv_dilated(pt_tensor **x) {
+    return pt_f_conv2d(x[0], x[1], NULL, &(pt_conv2d_opts){.padding = {1, 1}, .dilation = {2, 2}});
+}
+static pt_tensor *f_conv_grouped(pt_tensor **x) {
+    return pt_f_conv2d(x[0], x[1], x[2], &(pt_conv2d_opts){.stride = {1, 2}, .groups = 2});
+}
+static pt_tensor *f_im2col(pt_tensor **x) {
+    const pt_window2d w = {{2, 3}, {2, 1}, {1, 1}, {1, 2}};
+    return pt_im2col(x[0], &w, 0.0);
+}
+static pt_tensor *f_col2im(pt_tensor **x) { /* col [1, 2, 2, 2, 3, 3] of a 4x4 image */
+    const pt_window2d w = {{2, 2}, {1, 1}, {0, 0}, {1, 1}};
+    pt_tensor *col = pt_reshape(x[0], 6, (int64_t[]){1, 2, 2, 2, 3, 3});
+    pt_tensor *y = pt_col2im(col, &w, 4, 4);
+    pt_release(col);
+    return y;
+}
+/* Overlapping windows (stride < kernel) with padding. */
+static pt_tensor *f_max_pool(pt_tensor **x) {
+    return pt_f_max_pool2d(x[0], &(pt_pool2d_opts){.kernel = {3, 3}, .stride = {2, 1}, .padding = {1, 1}});
+}
+static pt_tensor *f_avg_pool(pt_tensor **x) {
+    return pt_f_avg_pool2d(x[0], &(pt_pool2d_opts){.kernel = {3, 2}, .stride = {1, 1}, .padding = {1, 1}});
+}
+static pt_tensor *f_adaptive_avg(pt_tensor **x) { return pt_adaptive_avg_pool2d(x[0], 1, 1); }
+static pt_tensor *f_adaptive_avg_2x2(pt_tensor **x) { return pt_adaptive_avg_pool2d(x[0], 2, 2); }
+static pt_tensor *f_batch_norm_train(pt_tensor **x) {
+    pt_device *d = dev_of(x);
+    int64_t c = x[0] ? pt_tensor_shape(x[0])[1] : 1;
+    pt_tensor *rm = pt_zeros(d, pt_tensor_dtype(x[0]), 1, &c), *rv = pt_ones(d, pt_tensor_dtype(x[0]), 1, &c);
+    pt_tensor *y = pt_f_batch_norm(x[0], rm, rv, x[1], x[2], true, 0.1, 1e-5);
+    pt_release(rm);
+    pt_release(rv);
+    return y;
+}
+static pt_tensor *f_batch_norm_eval(pt_tensor **x) {
+    pt_device *d = dev_of(x);
+    static const double mean[3] = {0.5, -0.25, 1.0}, var[3] = {1.5, 0.75, 2.0};
+    int64_t c = 3;
+    pt_tensor *m64 = pt_from_data(d, PT_F64, 1, &c, mean), *v64 = pt_from_data(d, PT_F64, 1, &c, var);
+    pt_tensor *rm = pt_cast(m64, pt_tensor_dtype(x[0])), *rv = pt_cast(v64, pt_tensor_dtype(x[0]));
+    pt_tensor *y = pt_f_batch_norm(x[0], rm, rv, x[1], x[2], false, 0.1, 1e-5);
+    pt_tensor *all[] = {m64, v64, rm, rv};
+    for (size_t i = 0; i < 4; ++i) pt_release(all[i]);
+    return y;
+}
+static pt_tensor *f_layer_norm(pt_tensor **x) { return pt_f_layer_norm(x[0], 2, x[1], x[2], 1e-5); }
+static pt_tensor *f_gelu(pt_tensor **x) { return pt_gelu(x[0]); }
+/* The same seed every evaluation: the same mask. */
+static pt_tensor *f_dropout(pt_tensor **x) {
+    pt_manual_seed(7);
+    return pt_f_dropout(x[0], 0.4, true);
+}
+static pt_tensor *f_flatten(pt_tensor **x) { return pt_f_flatten(x[0], 1, -1); }
+
 #define S(...) {__VA_ARGS__}
 
 static const gcase cases[] = {
@@ -266,6 +326,25 @@ static const gcase cases[] = {
     {"linear x W^T + b", 3, {2, 2, 1}, {S(3, 4), S(2, 4), S(2)}, {ANY, ANY, ANY}, f_linear, 0, 0},
     {"shared input x*x+exp(x)-x", 1, {2}, {S(2, 3)}, {ANY}, f_shared, 0, 0},
     {"diamond", 2, {2, 2}, {S(2, 3), S(2, 3)}, {ANY, ANY}, f_diamond, 0, 0},
+    {"conv2d 2x2 + bias", 3, {4, 4, 1}, {S(2, 2, 4, 4), S(3, 2, 2, 2), S(3)}, {ANY, ANY, ANY}, f_conv, 0, 0},
+    {"conv2d 3x3 stride (2,1) pad (1,2)", 3, {4, 4, 1}, {S(1, 2, 5, 5), S(2, 2, 3, 3), S(2)}, {ANY, ANY, ANY},
+     f_conv_stride_pad, 0, 0},
+    {"conv2d 2x2 dilation 2 pad 1, no bias", 2, {4, 4}, {S(2, 1, 6, 6), S(2, 1, 2, 2)}, {ANY, ANY}, f_conv_dilated,
+     0, 0},
+    {"conv2d groups 2 stride (1,2)", 3, {4, 4, 1}, {S(1, 4, 4, 4), S(6, 2, 2, 2), S(6)}, {ANY, ANY, ANY},
+     f_conv_grouped, 0, 0},
+    {"im2col 2x3 stride (2,1) pad 1 dil (1,2)", 1, {4}, {S(2, 2, 4, 5)}, {ANY}, f_im2col, 0, 0},
+    {"col2im 2x2 of 4x4", 1, {1}, {S(72)}, {ANY}, f_col2im, 0, 0},
+    {"max_pool2d 3x3 stride (2,1) pad 1 (overlapping)", 1, {4}, {S(1, 2, 5, 6)}, {SPREAD}, f_max_pool, 0, 0},
+    {"avg_pool2d 3x2 stride 1 pad 1 (overlapping)", 1, {4}, {S(2, 2, 3, 4)}, {ANY}, f_avg_pool, 0, 0},
+    {"adaptive_avg_pool2d 1x1", 1, {4}, {S(2, 3, 3, 2)}, {ANY}, f_adaptive_avg, 0, 0},
+    {"adaptive_avg_pool2d 2x2", 1, {4}, {S(1, 2, 4, 6)}, {ANY}, f_adaptive_avg_2x2, 0, 0},
+    {"batch_norm training", 3, {4, 1, 1}, {S(3, 2, 2, 3), S(2), S(2)}, {ANY, ANY, ANY}, f_batch_norm_train, 0, 0},
+    {"batch_norm eval", 3, {3, 1, 1}, {S(4, 3, 2), S(3), S(3)}, {ANY, ANY, ANY}, f_batch_norm_eval, 0, 0},
+    {"layer_norm last 2 dims", 3, {3, 2, 2}, {S(2, 3, 4), S(3, 4), S(3, 4)}, {ANY, ANY, ANY}, f_layer_norm, 0, 0},
+    {"gelu", 1, {2}, {S(3, 4)}, {ANY}, f_gelu, 0, 0},
+    {"dropout p 0.4 (fixed seed)", 1, {2}, {S(4, 5)}, {ANY}, f_dropout, 0, 0},
+    {"flatten 1..-1", 1, {4}, {S(2, 2, 2, 3)}, {ANY}, f_flatten, 0, 0},
 };
 
 /* ---- Machinery ---- */

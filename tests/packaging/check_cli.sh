@@ -3,9 +3,11 @@
 # 11): --help prints the usage on stdout and exits 0; an unknown option, a
 # stray argument or a bad value exits 2 at once with the usage line on
 # stderr (`mlp_digits --epochs abc` used to train one epoch, then fail).
-# Usage: check_cli.sh <portable> <gpu_tour> <mlp_digits> <readme_example>
+# Usage: check_cli.sh <portable> <example>...  (every example built: the
+# ones that train, *_digits, get the --epochs checks too)
 set -u
-portable=$1 gpu_tour=$2 mlp_digits=$3 readme_example=$4
+portable=$1; shift
+programs=("$@")
 fail=0
 out=$(mktemp) err=$(mktemp)
 trap 'rm -f "$out" "$err"' EXIT
@@ -25,7 +27,7 @@ expect() {
   fi
 }
 
-for prog in "$portable" "$gpu_tour" "$mlp_digits" "$readme_example"; do
+for prog in "$portable" "${programs[@]}"; do
   expect 0 stdout "$prog" --help
   expect 0 stdout "$prog" -h
   expect 2 stderr "$prog" --no-such-option
@@ -36,13 +38,18 @@ for command in devices bench version; do
   expect 2 stderr "$portable" "$command" --bogus
 done
 expect 2 stderr "$portable" no-such-command
-for bad in abc 0 -3 3x "" 1e3; do
-  expect 2 stderr "$mlp_digits" --epochs "$bad"
-  # it stopped before training: no epoch was reported
-  if grep -qi 'epoch [0-9]' "$out"; then echo "FAIL: mlp_digits --epochs '$bad' trained"; fail=1; fi
+for prog in "${programs[@]}"; do
+  case $(basename "$prog") in
+  *_digits)
+    for bad in abc 0 -3 3x "" 1e3; do
+      expect 2 stderr "$prog" --epochs "$bad"
+      # it stopped before training: no epoch was reported
+      if grep -qi 'epoch [0-9]' "$out"; then echo "FAIL: $prog --epochs '$bad' trained"; fail=1; fi
+    done
+    grep -q "epochs 'abc'" < <("$prog" --epochs abc 2>&1) ||
+      { echo "FAIL: $prog --epochs abc does not name the bad value"; fail=1; }
+    expect 2 stderr "$prog" --epochs ;;
+  gpu_tour) expect 2 stderr "$prog" --quick extra ;;
+  esac
 done
-grep -q "epochs 'abc'" < <("$mlp_digits" --epochs abc 2>&1) ||
-  { echo "FAIL: mlp_digits --epochs abc does not name the bad value"; fail=1; }
-expect 2 stderr "$mlp_digits" --epochs
-expect 2 stderr "$gpu_tour" --quick extra
 exit $fail

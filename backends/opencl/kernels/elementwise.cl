@@ -88,6 +88,9 @@ PT_DEFINE_UNARY(ew_sigmoid, (T)1 / ((T)1 + exp(-x)))
 PT_DEFINE_UNARY(ew_tanh, tanh(x))
 PT_DEFINE_UNARY(ew_sin, sin(x))
 PT_DEFINE_UNARY(ew_cos, cos(x))
+/* Phi through erfc, which keeps its relative precision for x << 0. */
+PT_DEFINE_UNARY(ew_gelu, x * (T)0.5 * erfc(-x * (T)M_SQRT1_2))
+PT_DEFINE_UNARY(ew_gelu_grad, (T)0.5 * erfc(-x * (T)M_SQRT1_2) + x * (T)0.3989422804014326779 * exp((T)-0.5 * x * x))
 PT_DEFINE_UNARY(ew_add_scalar, x + s)
 PT_DEFINE_UNARY(ew_mul_scalar, x * s)
 #else

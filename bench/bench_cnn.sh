@@ -1,0 +1,45 @@
+#!/usr/bin/env bash
+# Convolutional nets, libportable (cpu backend) vs PyTorch (CPU), one thread
+# pinned to core 1, the contenders alternating round by round:
+#   - one training epoch of examples/cnn_digits.c's net (1438 images, batch 64)
+#   - conv2d forward + backward of a [32, 64, 32, 32] input, 64 3x3 filters, pad 1
+# Each round runs each side's program once (one warm-up + 5 timed repetitions,
+# median); the table shows the median over rounds and the ratio.
+#   bench/bench_cnn.sh [build-dir] [rounds]
+set -euo pipefail
+build=${1:-build}
+rounds=${2:-3}
+here=$(cd "$(dirname "$0")" && pwd)
+py=${PT_PYTHON:-/usr/bin/python3}
+data="$here/../examples/data/digits.csv.gz"
+export OMP_NUM_THREADS=1 OPENBLAS_NUM_THREADS=1 PORTABLE_BACKEND=cpu
+export PORTABLE_PLUGIN_PATH=${PORTABLE_PLUGIN_PATH:-$build/lib}
+
+median() { sort -g | awk '{a[NR]=$1} END {print (NR%2) ? a[(NR+1)/2] : (a[NR/2]+a[NR/2+1])/2}'; }
+
+declare -A t c
+for r in $(seq "$rounds"); do
+  for what in epoch conv; do
+    args=("$what"); [[ $what == epoch ]] && args+=(--data "$data")
+    out=$(taskset -c 1 "$build"/bench/bench_cnn "${args[@]}")
+    t[$what,pt]+="$(awk '{print $2}' <<< "$out") "; c[$what,pt]+="$(awk '{print $6}' <<< "$out") "
+    out=$(taskset -c 1 "$py" "$here"/bench_cnn_torch.py "${args[@]}" 2>/dev/null)
+    t[$what,torch]+="$(awk '{print $2}' <<< "$out") "; c[$what,torch]+="$(awk '{print $6}' <<< "$out") "
+  done
+done
+torch_version=$("$py" -c 'import torch; print(torch.__version__)')
+echo "## Convolutional nets: libportable (cpu) vs PyTorch $torch_version (CPU), 1 thread pinned, $rounds alternating rounds"
+echo
+echo "Wall seconds include time other processes held the core (shared machine); CPU seconds do not."
+echo
+echo "| benchmark | libportable wall s | PyTorch wall s | ratio (wall) | libportable CPU s | PyTorch CPU s | ratio (CPU) |"
+echo "|---|---|---|---|---|---|---|"
+for what in epoch conv; do
+  a=$(tr ' ' '\n' <<< "${t[$what,pt]}" | grep . | median)
+  b=$(tr ' ' '\n' <<< "${t[$what,torch]}" | grep . | median)
+  ca=$(tr ' ' '\n' <<< "${c[$what,pt]}" | grep . | median)
+  cb=$(tr ' ' '\n' <<< "${c[$what,torch]}" | grep . | median)
+  label=$([[ $what == epoch ]] && echo "cnn_digits epoch (train, batch 64)" || echo "conv2d fwd+bwd [32,64,32,32] x 64 3x3")
+  printf '| %s | %.3f | %.3f | %.2f | %.3f | %.3f | %.2f |\n' "$label" "$a" "$b" \
+    "$(awk -v a="$a" -v b="$b" 'BEGIN {print a / b}')" "$ca" "$cb" "$(awk -v a="$ca" -v b="$cb" 'BEGIN {print a / b}')"
+done

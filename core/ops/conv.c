@@ -1,0 +1,144 @@
+/* Convolution and pooling, composed from pt_im2col (window.c) and ops that
+ * already run on every backend: a convolution is one batched GEMM of the
+ * weights with the image's columns, a pooling one max/mean over the window
+ * axis. Their gradients follow from those ops' rules (im2col's is col2im),
+ * so nothing here records autograd itself. */
+#include <math.h>
+
+#include "ops/ops_internal.h"
+
+static pt_status check_nchw(const char *fn, const char *what, pt_tensor *x) {
+    if (x->ndim != 4) {
+        char s[PT__SHAPE_STR_CAP];
+        return pt__error(PT_ERR_SHAPE, fn, "%s has shape %s; it must be 4-D [N, C, H, W]", what,
+                         pt__shape_str(x->ndim, x->shape, s, sizeof s));
+    }
+    return pt__check_op_dtype(fn, PT_OP_IM2COL, x->dtype);
+}
+
+static int64_t or_one(int64_t v) { return v == 0 ? 1 : v; }
+
+/* ---- conv2d ---- */
+
+static pt_status check_conv(const char *fn, pt_tensor *x, pt_tensor *weight, pt_tensor *bias,
+                            int64_t groups) {
+    pt_tensor *all[3] = {x, weight, bias};
+    if (pt__check_same_device(fn, bias ? 3 : 2, all)) return pt_last_status();
+    if (check_nchw(fn, "x", x) || check_nchw(fn, "weight", weight)) return pt_last_status();
+    char a[PT__SHAPE_STR_CAP], b[PT__SHAPE_STR_CAP];
+    if (weight->dtype != x->dtype || (bias && bias->dtype != x->dtype))
+        return pt__error(PT_ERR_DTYPE, fn, "x is %s but weight is %s%s%s; cast them to one dtype with pt_cast()",
+                         pt_dtype_name(x->dtype), pt_dtype_name(weight->dtype), bias ? " and bias " : "",
+                         bias ? pt_dtype_name(bias->dtype) : "");
+    const int64_t c = x->shape[1], co = weight->shape[0];
+    if (groups < 1 || c % groups || co % groups || weight->shape[1] * groups != c)
+        return pt__error(PT_ERR_SHAPE, fn,
+                         "x %s has %lld channels and weight %s is [out %lld, in/groups %lld, ..] with "
+                         "groups %lld: channels and out must be multiples of groups and in/groups * "
+                         "groups must equal the channels",
+                         pt__shape_str(4, x->shape, a, sizeof a), (long long)c,
+                         pt__shape_str(4, weight->shape, b, sizeof b), (long long)co,
+                         (long long)weight->shape[1], (long long)groups);
+    if (bias && (bias->ndim != 1 || bias->shape[0] != co))
+        return pt__error(PT_ERR_SHAPE, fn, "bias has shape %s; it must be [%lld] (one per output channel)",
+                         pt__shape_str(bias->ndim, bias->shape, a, sizeof a), (long long)co);
+    return PT_OK;
+}
+
+pt_tensor *pt_f_conv2d(pt_tensor *x, pt_tensor *weight, pt_tensor *bias, const pt_conv2d_opts *opts) {
+    static const char fn[] = "pt_f_conv2d";
+    if (!x || !weight) return NULL;
+    const pt_conv2d_opts none = {{1, 1}, {0, 0}, {1, 1}, 1};
+    if (!opts) opts = &none;
+    const int64_t groups = or_one(opts->groups);
+    if (opts->groups < 0) {
+        pt__error(PT_ERR_INVALID_ARGUMENT, fn, "groups is %lld; it must be >= 1 (0 means 1)",
+                  (long long)opts->groups);
+        return NULL;
+    }
+    if (check_conv(fn, x, weight, bias, groups)) return NULL;
+    const pt_window2d w = {{weight->shape[2], weight->shape[3]},
+                           {or_one(opts->stride[0]), or_one(opts->stride[1])},
+                           {opts->padding[0], opts->padding[1]},
+                           {or_one(opts->dilation[0]), or_one(opts->dilation[1])}};
+    const int64_t n = x->shape[0], co = weight->shape[0];
+    const int64_t k = weight->shape[1] * w.kernel[0] * w.kernel[1];
+    pt_scope scope = pt_scope_begin();
+    pt_tensor *col = pt_im2col(x, &w, 0.0); /* [N, C, KH, KW, OH, OW] */
+    pt_tensor *y = NULL;
+    if (col) {
+        const int64_t oh = col->shape[4], ow = col->shape[5];
+        /* [G, CO/G, K] x [N, G, K, OH*OW] -> [N, G, CO/G, OH*OW]: one GEMM per
+         * image and group, the weights broadcast over the images. */
+        pt_tensor *cols = pt_reshape(col, 4, (int64_t[]){n, groups, k, oh * ow});
+        pt_tensor *wm = pt_reshape(weight, 3, (int64_t[]){groups, co / groups, k});
+        y = pt_reshape(pt_matmul(wm, cols), 4, (int64_t[]){n, co, oh, ow});
+        if (bias) y = pt_add(y, pt_reshape(bias, 4, (int64_t[]){1, co, 1, 1}));
+    }
+    y = pt_keep(y);
+    pt_scope_end(scope);
+    return y;
+}
+
+/* ---- Pools ---- */
+
+static pt_status pool_window(const char *fn, const pt_pool2d_opts *o, pt_window2d *w) {
+    if (!o) return pt__error(PT_ERR_INVALID_ARGUMENT, fn, "opts is NULL; pass at least a kernel size");
+    for (int i = 0; i < 2; ++i) {
+        const int64_t stride = o->stride[i] == 0 ? o->kernel[i] : o->stride[i];
+        if (o->kernel[i] < 1 || stride < 1 || o->padding[i] < 0 || 2 * o->padding[i] > o->kernel[i])
+            return pt__error(PT_ERR_INVALID_ARGUMENT, fn,
+                             "kernel [%lld, %lld], stride [%lld, %lld], padding [%lld, %lld]: the kernel "
+                             "must be >= 1, the stride >= 1 (0 means the kernel) and the padding "
+                             "between 0 and half the kernel",
+                             (long long)o->kernel[0], (long long)o->kernel[1], (long long)o->stride[0],
+                             (long long)o->stride[1], (long long)o->padding[0], (long long)o->padding[1]);
+        w->kernel[i] = o->kernel[i];
+        w->stride[i] = stride;
+        w->padding[i] = o->padding[i];
+        w->dilation[i] = 1;
+    }
+    return PT_OK;
+}
+
+/* Every window as [N, C, KH*KW, OH, OW], reduced over dim 2. */
+static pt_tensor *pool(const char *fn, pt_tensor *x, const pt_pool2d_opts *opts, bool max) {
+    if (!x) return NULL;
+    pt_window2d w;
+    if (pool_window(fn, opts, &w) || check_nchw(fn, "x", x)) return NULL;
+    pt_scope scope = pt_scope_begin();
+    pt_tensor *col = pt_im2col(x, &w, max ? -INFINITY : 0.0), *y = NULL;
+    if (col) {
+        const int64_t *s = col->shape;
+        pt_tensor *windows = pt_reshape(col, 5, (int64_t[]){s[0], s[1], s[2] * s[3], s[4], s[5]});
+        y = max ? pt_max(windows, 2, false) : pt_mean(windows, 2, false);
+    }
+    y = pt_keep(y);
+    pt_scope_end(scope);
+    return y;
+}
+
+pt_tensor *pt_f_max_pool2d(pt_tensor *x, const pt_pool2d_opts *opts) { return pool("pt_f_max_pool2d", x, opts, true); }
+pt_tensor *pt_f_avg_pool2d(pt_tensor *x, const pt_pool2d_opts *opts) { return pool("pt_f_avg_pool2d", x, opts, false); }
+
+pt_tensor *pt_adaptive_avg_pool2d(pt_tensor *x, int64_t out_h, int64_t out_w) {
+    static const char fn[] = "pt_adaptive_avg_pool2d";
+    if (!x || check_nchw(fn, "x", x)) return NULL;
+    const int64_t h = x->shape[2], wd = x->shape[3];
+    if (out_h < 1 || out_w < 1 || h % out_h || wd % out_w) {
+        pt__error(PT_ERR_INVALID_ARGUMENT, fn,
+                  "output %lldx%lld from a %lldx%lld image: the output must be >= 1 and divide the "
+                  "image (equal blocks); 1x1 always does",
+                  (long long)out_h, (long long)out_w, (long long)h, (long long)wd);
+        return NULL;
+    }
+    if (out_h == 1 && out_w == 1) { /* the global average: one mean over H*W */
+        pt_scope scope = pt_scope_begin();
+        pt_tensor *flat = pt_reshape(x, 3, (int64_t[]){x->shape[0], x->shape[1], h * wd});
+        pt_tensor *y = pt_keep(pt_reshape(pt_mean(flat, 2, false), 4, (int64_t[]){x->shape[0], x->shape[1], 1, 1}));
+        pt_scope_end(scope);
+        return y;
+    }
+    const pt_pool2d_opts o = {{h / out_h, wd / out_w}, {h / out_h, wd / out_w}, {0, 0}};
+    return pool(fn, x, &o, false);
+}
