@@ -6,7 +6,8 @@
  *
  * Dtypes: f32 f64 i32 i64 for arithmetic; u8 also for COPY, FILL, EQ/LT/GT
  * inputs, WHERE, GATHER values and MAX; float only for POW, the transcendental
- * ops, MEAN, SOFTMAX/LOG_SOFTMAX, MATMUL, IM2COL/COL2IM and RAND_*. Anything else is
+ * ops, MEAN, SOFTMAX/LOG_SOFTMAX, MATMUL, IM2COL/COL2IM and RAND_*; f16/bf16
+ * wherever f32 is, but RAND_* (the core's f32 path). Anything else is
  * PT_ERR_UNSUPPORTED with the kind and dtypes named. */
 #include <string.h>
 
@@ -14,7 +15,12 @@
 
 /* ---- What is supported ---- */
 
-static bool is_float(pt_dtype t) { return t == PT_F32 || t == PT_F64; }
+/* f16 and bf16 count as float: kernels load them as f32, compute in f32
+ * and round each result once (k_common.cuh: Stored, narrow), MATMUL is
+ * cuBLAS with f32 accumulation. RAND_* (!is_half below) is refused, and
+ * the core runs it in f32 through COPY (core/runtime/half_widen.c). */
+static bool is_half(pt_dtype t) { return t == PT_F16 || t == PT_BF16; }
+static bool is_float(pt_dtype t) { return t == PT_F32 || t == PT_F64 || is_half(t); }
 static bool is_int(pt_dtype t) { return t == PT_I32 || t == PT_I64; }
 static bool is_numeric(pt_dtype t) { return is_float(t) || is_int(t); }
 static bool is_any(pt_dtype t) { return is_numeric(t) || t == PT_U8; }
@@ -29,7 +35,7 @@ static bool dtypes_ok(const pt_op *op) {
     switch (op->kind) {
     case PT_OP_FILL: return is_any(o);
     case PT_OP_ARANGE: return is_any(o);
-    case PT_OP_RAND_UNIFORM: case PT_OP_RAND_NORMAL: return is_float(o);
+    case PT_OP_RAND_UNIFORM: case PT_OP_RAND_NORMAL: return is_float(o) && !is_half(o);
     case PT_OP_COPY: return is_any(o) && is_any(a);
     case PT_OP_ADD: case PT_OP_SUB: case PT_OP_MUL: case PT_OP_DIV: case PT_OP_MAXIMUM:
     case PT_OP_MINIMUM: case PT_OP_AXPY: return is_numeric(o) && a == o && b == o;
@@ -139,6 +145,8 @@ static uint64_t one_bits(pt_dtype t) {
     switch (t) {
     case PT_F32: v.f = 1.0f; return v.u32;
     case PT_F64: v.d = 1.0; return v.u64;
+    case PT_F16: return 0x3c00;
+    case PT_BF16: return 0x3f80;
     default: return 1;
     }
 }

@@ -14,7 +14,11 @@
  * mantissa inputs and FP32 accumulation, several times faster on Ampere and
  * Hopper, with errors around 1e-3 relative. The variable is read at every
  * call, so a program can switch with setenv() between products. f64 uses
- * CUBLAS_COMPUTE_64F. */
+ * CUBLAS_COMPUTE_64F. f16 and bf16 are CUDA_R_16F / CUDA_R_16BF inputs and
+ * output with CUBLAS_COMPUTE_32F: tensor cores (CUBLAS_GEMM_DEFAULT picks
+ * them for 16-bit inputs since cuBLAS 11; the *_TENSOR_OP algos are
+ * deprecated aliases) with f32 accumulation, each result rounded once to
+ * the 16-bit type. */
 #include <limits.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -41,8 +45,9 @@ static size_t align_up(size_t v) { return (v + 255) & ~(size_t)255; }
 static pt_status matmul_locked(ptcu_device *d, const pt_op *op) {
     const pt_operand *A = &op->in[0], *B = &op->in[1], *C = &op->out;
     const int64_t batch = C->shape[0], M = C->shape[1], N = C->shape[2], K = A->shape[2];
-    const bool f64 = op->out.dtype == PT_F64;
-    const size_t es = f64 ? 8 : 4;
+    const pt_dtype dtype = op->out.dtype;
+    const bool f64 = dtype == PT_F64;
+    const size_t es = pt_dtype_table_size(dtype);
     if (!fits_int(batch) || !fits_int(M) || !fits_int(N) || !fits_int(K)) {
         return ptcu_fail(PT_ERR_UNSUPPORTED,
                          "MATMUL [%lld x %lld x %lld] x %lld batches exceeds cuBLAS's 32-bit sizes",
@@ -86,8 +91,12 @@ static pt_status matmul_locked(ptcu_device *d, const pt_op *op) {
     if ((s = ptcu_blas(d, &h, op)) != PT_OK) return s;
     const cublasOperation_t ta = g.trans_first ? CUBLAS_OP_T : CUBLAS_OP_N;
     const cublasOperation_t tb = g.trans_second ? CUBLAS_OP_T : CUBLAS_OP_N;
-    const cudaDataType_t dt = f64 ? CUDA_R_64F : CUDA_R_32F;
-    const bool tf32 = !f64 && tf32_requested();
+    const cudaDataType_t dt = f64 ? CUDA_R_64F
+                              : dtype == PT_F16  ? CUDA_R_16F
+                              : dtype == PT_BF16 ? CUDA_R_16BF
+                                                 : CUDA_R_32F;
+    /* TF32 is an f32-input mode; 16-bit inputs already go to the tensor cores. */
+    const bool tf32 = dtype == PT_F32 && tf32_requested();
     const cublasComputeType_t ct = f64 ? CUBLAS_COMPUTE_64F
                                    : tf32 ? CUBLAS_COMPUTE_32F_FAST_TF32
                                           : CUBLAS_COMPUTE_32F;
@@ -109,7 +118,7 @@ static pt_status matmul_locked(ptcu_device *d, const pt_op *op) {
         return ptcu_blas_error(st, "%s [%lld x %lld] @ [%lld x %lld] x %lld (%s%s)",
                                batch == 1 ? "cublasGemmEx" : "cublasGemmStridedBatchedEx", (long long)M,
                                (long long)K, (long long)K, (long long)N, (long long)batch,
-                               f64 ? "f64" : "f32", tf32 ? ", TF32" : "");
+                               pt_dtype_table_name(dtype), tf32 ? ", TF32" : "");
     cudaError_t e = cudaGetLastError();
     if (e != cudaSuccess) return ptcu_cuda_error(e, "MATMUL: after cuBLAS");
     return PT_OK;

@@ -1,5 +1,6 @@
 /* libportable CUDA backend — binary arithmetic: ADD SUB MUL DIV POW MAXIMUM
- * MINIMUM, and AXPY (out = in0 + alpha * in1). f32 f64 i32 i64; POW f32/f64.
+ * MINIMUM, and AXPY (out = in0 + alpha * in1). f32 f64 i32 i64 f16 bf16
+ * (16-bit: computed in f32, rounded once); POW floats only.
  * Integers wrap; integer DIV truncates, x/0 = 0, INT_MIN/-1 = INT_MIN;
  * MAXIMUM/MINIMUM propagate NaN. */
 #include "k_common.cuh"
@@ -26,21 +27,23 @@ template <class T> struct AxpyF : EwSignature<2, T, T, T> {
     }
 };
 
-template <class T> static cudaError_t binary_typed(const ptcu_ew_launch *l, cudaStream_t s) {
+/* Computed in T, operands stored as S (f16/bf16 compute in float). */
+template <class T, class S> static cudaError_t binary_typed(const ptcu_ew_launch *l, cudaStream_t s) {
     if (l->kind == PT_OP_AXPY) {
         AxpyF<T> f;
         f.alpha = from_double<T>(l->scalar);
-        return launch_ew(l, s, f);
+        return launch_ew_as<S>(l, s, f);
     }
     if constexpr (is_float_v<T>)
-        if (l->kind == PT_OP_POW) return launch_ew(l, s, BinaryF<PT_OP_POW, T>());
+        if (l->kind == PT_OP_POW) return launch_ew_as<S>(l, s, BinaryF<PT_OP_POW, T>());
     return for_kind<PT_OP_ADD, PT_OP_SUB, PT_OP_MUL, PT_OP_DIV, PT_OP_MAXIMUM, PT_OP_MINIMUM>(
-        l->kind, [&](auto op) { return launch_ew(l, s, BinaryF<decltype(op)::value, T>()); });
+        l->kind, [&](auto op) { return launch_ew_as<S>(l, s, BinaryF<decltype(op)::value, T>()); });
 }
 
 } /* namespace ptcu */
 
 extern "C" cudaError_t ptcu_launch_binary(const ptcu_ew_launch *l, cudaStream_t stream) {
     using namespace ptcu;
-    return with_numeric_type(l->dtype[0], [&](auto t) { return binary_typed<decltype(t)>(l, stream); });
+    return with_numeric_compute(l->dtype[0],
+                                [&](auto t, auto st) { return binary_typed<decltype(t), decltype(st)>(l, stream); });
 }

@@ -13,6 +13,7 @@
 #include <type_traits>
 
 #include "cuda_kernels.h"
+#include "portable/half.h"
 #include "portable/numeric_rules.h"
 
 /* Kernels launch through PTCU_LAUNCH(kernel, grid, block, stream)(args...):
@@ -36,6 +37,35 @@ constexpr int kThreads = 256;
 /* ---- Arithmetic rules ---- */
 
 template <class T> constexpr bool is_float_v = std::is_floating_point<T>::value;
+
+/* 16-bit storage (PT_F16, PT_BF16): the bit pattern, converted only through
+ * portable/half.h, so the GPU build and the CPU simulator round the same
+ * way bit for bit (round to nearest even in integer arithmetic: no
+ * flush-to-zero or fast-math can change it). Kernels never compute in
+ * these types: they load them as float (widen), compute in f32 and round
+ * the result once (narrow); see Stored below. */
+struct f16 {
+    uint16_t bits;
+};
+struct bf16 {
+    uint16_t bits;
+};
+template <class T> constexpr bool is_half_v = std::is_same<T, f16>::value || std::is_same<T, bf16>::value;
+
+__host__ __device__ __forceinline__ float widen(f16 x) { return pt_f16_bits_to_f32(x.bits); }
+__host__ __device__ __forceinline__ float widen(bf16 x) { return pt_bf16_bits_to_f32(x.bits); }
+/* Anything else is read as it is. */
+template <class T> __host__ __device__ __forceinline__ T widen(T x) { return x; }
+
+/* A computed value (float for 16-bit storage) -> S: rounded once when S is
+ * 16-bit, converted as C does otherwise (S == T: itself). */
+template <class S, class T> __host__ __device__ __forceinline__ S narrow(T v) {
+    if constexpr (std::is_same<S, f16>::value) return f16{pt_f32_to_f16_bits((float)v)};
+    else if constexpr (std::is_same<S, bf16>::value) return bf16{pt_f32_to_bf16_bits((float)v)};
+    else return (S)v;
+}
+/* The type a kernel computes a stored T in: float for f16/bf16. */
+template <class T> using compute_t = typename std::conditional<is_half_v<T>, float, T>::type;
 
 /* Integer add/sub/mul wrap around (two's complement) instead of being
  * undefined: done in the unsigned type of the same width. */
@@ -101,17 +131,23 @@ template <class T> __device__ __forceinline__ T min_nan(T a, T b) {
  * portable/numeric_rules.h (i32/i64 truncate toward zero and saturate, NaN
  * -> 0; u8 truncates through int64 and wraps, -1.0 -> 255). */
 template <class T> __host__ __device__ __forceinline__ T from_double(double s) {
-    if constexpr (is_float_v<T>) return (T)s;
+    if constexpr (std::is_same<T, f16>::value) return f16{pt_f64_to_f16_bits(s)}; /* rounded once */
+    else if constexpr (std::is_same<T, bf16>::value) return bf16{pt_f64_to_bf16_bits(s)};
+    else if constexpr (is_float_v<T>) return (T)s;
     else if constexpr (std::is_same<T, int32_t>::value) return pt_sat_i32_f64(s);
     else if constexpr (std::is_same<T, int64_t>::value) return pt_sat_i64_f64(s);
     else return pt_wrap_u8_f64(s);
 }
 
-/* Element conversion for COPY (any dtype pair). */
+/* Element conversion for COPY (any dtype pair). A 16-bit input is exactly
+ * a float; every conversion to 16 bits rounds once from the exact value
+ * (integers go through double: exact up to 2^53). */
 template <class O, class I> __device__ __forceinline__ O convert(I x) {
     if constexpr (std::is_same<O, I>::value) {
         return x;
-    } else if constexpr (is_float_v<I>) {
+    } else if constexpr (is_half_v<I>) {
+        return convert<O, float>(widen(x));
+    } else if constexpr (is_float_v<I> || is_half_v<O>) {
         return from_double<O>((double)x);
     } else if constexpr (is_float_v<O>) {
         return (O)x;
@@ -235,12 +271,35 @@ template <class Fn> static cudaError_t with_numeric_type(pt_dtype dt, Fn fn) {
 template <class Fn> static cudaError_t with_any_type(pt_dtype dt, Fn fn) {
     return dt == PT_U8 ? fn(u8()) : with_numeric_type(dt, fn);
 }
+/* with_any_type, plus the 16-bit storage types (for kernels that only move
+ * or convert values: COPY, FILL, ARANGE, WHERE). */
+template <class Fn> static cudaError_t with_stored_type(pt_dtype dt, Fn fn) {
+    switch (dt) {
+    case PT_F16: return fn(f16());
+    case PT_BF16: return fn(bf16());
+    default: return with_any_type(dt, fn);
+    }
+}
+/* fn(T(), S()) for arithmetic: T the type the op computes in, S the type
+ * its float operands are stored in: the same type for f32 f64 i32 i64 (and
+ * u8 with_any_compute), float and the 16-bit type for f16 and bf16. */
+template <class Fn> static cudaError_t with_numeric_compute(pt_dtype dt, Fn fn) {
+    switch (dt) {
+    case PT_F16: return fn(float(), f16());
+    case PT_BF16: return fn(float(), bf16());
+    default: return with_numeric_type(dt, [&](auto t) { return fn(t, t); });
+    }
+}
+template <class Fn> static cudaError_t with_any_compute(pt_dtype dt, Fn fn) {
+    return dt == PT_U8 ? fn(u8(), u8()) : with_numeric_compute(dt, fn);
+}
 
 /* fn(E()) with E the unsigned integer type of `bytes` bytes (values copied
  * bit for bit), and fn(I()) with I the C++ type of an index dtype. */
 template <class Fn> static cudaError_t with_bits_type(size_t bytes, Fn fn) {
     switch (bytes) {
     case 1: return fn(uint8_t());
+    case 2: return fn(uint16_t());
     case 4: return fn(uint32_t());
     case 8: return fn(uint64_t());
     default: return cudaErrorNotSupported;
@@ -408,6 +467,36 @@ template <class F> cudaError_t launch_ew(const ptcu_ew_launch *l, cudaStream_t s
     if (F::kArity >= 3 && !(bcast & 4u)) vec = vec && aligned_to(p.c, sizeof(C) * V);
     const int64_t cap = l->max_blocks > 0 ? l->max_blocks : full_wave(ew_contig_kernel<F>, l->sm_count);
     return launch_kernel(ew_contig_kernel<F>, grid_for(vec ? n / V : n, cap), stream, p, bcast, n, vec, f);
+}
+
+/* Functor F (computing in float) with its float operands stored as S: each
+ * such input is widened on load and the float result rounded once to S on
+ * store. Other operand types (a u8 condition or result) pass through. */
+template <class T, class S> using stored_as_t = typename std::conditional<std::is_same<T, float>::value, S, T>::type;
+
+template <class S, class F>
+struct Stored : EwSignature<F::kArity, stored_as_t<typename F::Out, S>, stored_as_t<typename F::In0, S>,
+                            stored_as_t<typename F::In1, S>, stored_as_t<typename F::In2, S>> {
+    F f;
+    typedef stored_as_t<typename F::Out, S> O;
+    __device__ __forceinline__ O operator()(int64_t i, stored_as_t<typename F::In0, S> a,
+                                            stored_as_t<typename F::In1, S> b,
+                                            stored_as_t<typename F::In2, S> c) const {
+        const auto r = f(i, widen(a), widen(b), widen(c));
+        if constexpr (is_half_v<O>) return narrow<O>(r);
+        else return r;
+    }
+};
+
+/* launch_ew(f) for operands stored as T (S == T: f itself), or as S. */
+template <class S, class F> cudaError_t launch_ew_as(const ptcu_ew_launch *l, cudaStream_t stream, F f) {
+    if constexpr (is_half_v<S>) {
+        Stored<S, F> w;
+        w.f = f;
+        return launch_ew(l, stream, w);
+    } else {
+        return launch_ew(l, stream, f);
+    }
 }
 
 } /* namespace ptcu */

@@ -1,5 +1,6 @@
 /* libportable CUDA backend — comparisons EQ LT GT LE GE NE (any dtype in, PT_U8 0/1
- * out; NaN compares false) and WHERE (out = cond != 0 ? a : b, cond PT_U8). */
+ * out; NaN compares false; f16/bf16 compared as the floats they are) and
+ * WHERE (out = cond != 0 ? a : b, cond PT_U8; 16-bit values selected bit for bit). */
 #include "k_common.cuh"
 
 namespace ptcu {
@@ -21,9 +22,9 @@ template <class T> struct WhereF : EwSignature<3, T, u8, T, T> {
     }
 };
 
-template <class T> static cudaError_t compare_typed(const ptcu_ew_launch *l, cudaStream_t s) {
+template <class T, class S> static cudaError_t compare_typed(const ptcu_ew_launch *l, cudaStream_t s) {
     return for_kind<PT_OP_EQ, PT_OP_LT, PT_OP_GT, PT_OP_LE, PT_OP_GE, PT_OP_NE>(
-        l->kind, [&](auto op) { return launch_ew(l, s, CompareF<decltype(op)::value, T>()); });
+        l->kind, [&](auto op) { return launch_ew_as<S>(l, s, CompareF<decltype(op)::value, T>()); });
 }
 
 template <class T> static cudaError_t where_typed(const ptcu_ew_launch *l, cudaStream_t s) {
@@ -35,6 +36,7 @@ template <class T> static cudaError_t where_typed(const ptcu_ew_launch *l, cudaS
 extern "C" cudaError_t ptcu_launch_compare(const ptcu_ew_launch *l, cudaStream_t stream) {
     using namespace ptcu;
     if (l->kind == PT_OP_WHERE)
-        return with_any_type(l->dtype[0], [&](auto t) { return where_typed<decltype(t)>(l, stream); });
-    return with_any_type(l->dtype[1], [&](auto t) { return compare_typed<decltype(t)>(l, stream); });
+        return with_stored_type(l->dtype[0], [&](auto t) { return where_typed<decltype(t)>(l, stream); });
+    return with_any_compute(l->dtype[1],
+                            [&](auto t, auto st) { return compare_typed<decltype(t), decltype(st)>(l, stream); });
 }

@@ -1,6 +1,6 @@
 /* libportable CUDA backend — data movement and creation: COPY (any dtype
- * pair, converted as from_double/convert in k_common.cuh), FILL (any dtype,
- * any strides), ARANGE (out[i] = start + i * step, in double; in wrapping
+ * pair, f16 and bf16 included, converted as from_double/convert in
+ * k_common.cuh: rounded once), FILL (any dtype, any strides), ARANGE (out[i] = start + i * step, in double; in wrapping
  * int64 for integer dtypes with integral start and step) and
  * RAND_UNIFORM / RAND_NORMAL (f32/f64, element i = pt_philox_*(seed,
  * counter, i) from philox.h, so every backend draws the same bits). */
@@ -23,7 +23,7 @@ template <class T> struct ArangeF : EwSignature<0, T> {
     bool exact;              /* integer dtype, integral start and step */
     int64_t istart, istep;
     __device__ __forceinline__ T operator()(int64_t i, u8, u8, u8) const {
-        if constexpr (!is_float_v<T>) {
+        if constexpr (!is_float_v<T> && !is_half_v<T>) {
             /* Wrapping 64-bit arithmetic: exact beyond 2^53, like the cpu backend. */
             if (exact) return (T)(uint64_t)((uint64_t)istart + (uint64_t)i * (uint64_t)istep);
         }
@@ -45,7 +45,7 @@ template <class T, bool NORMAL> struct RandF : EwSignature<0, T> {
 };
 
 template <class O> static cudaError_t cast_to(const ptcu_ew_launch *l, cudaStream_t s) {
-    return with_any_type(l->dtype[1], [&](auto in) { return launch_ew(l, s, CastF<O, decltype(in)>()); });
+    return with_stored_type(l->dtype[1], [&](auto in) { return launch_ew(l, s, CastF<O, decltype(in)>()); });
 }
 
 template <class T> static cudaError_t fill_typed(const ptcu_ew_launch *l, cudaStream_t s) {
@@ -58,7 +58,7 @@ template <class T> static cudaError_t arange_typed(const ptcu_ew_launch *l, cuda
     ArangeF<T> f;
     f.start = l->scalar;
     f.step = l->scalar2;
-    f.exact = !is_float_v<T> && l->scalar == floor(l->scalar) && l->scalar2 == floor(l->scalar2) &&
+    f.exact = !is_float_v<T> && !is_half_v<T> && l->scalar == floor(l->scalar) && l->scalar2 == floor(l->scalar2) &&
               fabs(l->scalar) < 9.2e18 && fabs(l->scalar2) < 9.2e18;
     f.istart = f.exact ? (int64_t)l->scalar : 0;
     f.istep = f.exact ? (int64_t)l->scalar2 : 0;
@@ -83,7 +83,7 @@ template <class T> static cudaError_t rand_typed(const ptcu_ew_launch *l, cudaSt
 
 extern "C" cudaError_t ptcu_launch_data(const ptcu_ew_launch *l, cudaStream_t stream) {
     using namespace ptcu;
-    return with_any_type(l->dtype[0], [&](auto out) {
+    return with_stored_type(l->dtype[0], [&](auto out) {
         typedef decltype(out) T;
         switch (l->kind) {
         case PT_OP_COPY: return cast_to<T>(l, stream);

@@ -1,6 +1,8 @@
 /* libportable CUDA backend — reductions over the middle axis of
  * in [outer, r, inner] (any strides) into out [outer, inner] (contiguous):
- * SUM, MEAN, MAX, ARGMAX (f32 f64 i32 i64; MAX also u8).
+ * SUM, MEAN, MAX, ARGMAX (f32 f64 i32 i64 f16 bf16; MAX also u8). f16/bf16
+ * are widened as they are loaded: sums accumulate in double like f32's and
+ * round once to the 16-bit output, MAX/ARGMAX compare them as floats.
  *
  * Accumulators: f32/f64 sums in double, integer sums in uint64 (wrapping,
  * then truncated to the output's width); MAX propagates NaN; ARGMAX keeps
@@ -25,38 +27,38 @@ template <class T> struct ArgAcc {
 };
 
 template <class T> struct SumR {
-    typedef typename std::conditional<is_float_v<T>, double, unsigned long long>::type Acc;
+    typedef typename std::conditional<is_float_v<compute_t<T>>, double, unsigned long long>::type Acc;
     __device__ static Acc identity() { return (Acc)0; }
     __device__ static Acc lift(T v, int64_t) {
-        if constexpr (is_float_v<T>) return (double)v;
+        if constexpr (is_float_v<compute_t<T>>) return (double)widen(v);
         else return (unsigned long long)(long long)v;
     }
     __device__ static Acc combine(Acc a, Acc b) { return a + b; }
 };
 
 template <class T> struct MaxR {
-    typedef T Acc;
+    typedef compute_t<T> Acc;
     __device__ static Acc identity() {
-        if constexpr (is_float_v<T>) return (T)-INFINITY;
+        if constexpr (is_float_v<Acc>) return (Acc)-INFINITY;
         else if constexpr (std::is_same<T, u8>::value) return (T)0;
         else if constexpr (std::is_same<T, int32_t>::value) return (T)INT32_MIN;
         else return (T)INT64_MIN;
     }
-    __device__ static Acc lift(T v, int64_t) { return v; }
-    __device__ static Acc combine(Acc a, Acc b) { return max_nan<T>(a, b); }
+    __device__ static Acc lift(T v, int64_t) { return widen(v); }
+    __device__ static Acc combine(Acc a, Acc b) { return max_nan<Acc>(a, b); }
 };
 
 template <class T> struct ArgmaxR {
-    typedef ArgAcc<T> Acc;
+    typedef ArgAcc<compute_t<T>> Acc;
     __device__ static Acc identity() {
         Acc a;
-        a.v = (T)0;
+        a.v = 0;
         a.i = -1;
         return a;
     }
     __device__ static Acc lift(T v, int64_t j) {
         Acc a;
-        a.v = v;
+        a.v = widen(v);
         a.i = j;
         return a;
     }
@@ -92,6 +94,8 @@ template <class Acc> __device__ __forceinline__ void store_as(void *out, pt_dtyp
     case PT_I32: ((int32_t *)out)[k] = (int32_t)(uint64_t)(int64_t)v; break;
     case PT_I64: ((int64_t *)out)[k] = (int64_t)v; break;
     case PT_U8: ((u8 *)out)[k] = (u8)(uint64_t)(int64_t)v; break;
+    case PT_F16: ((f16 *)out)[k] = from_double<f16>((double)v); break; /* rounded once */
+    case PT_BF16: ((bf16 *)out)[k] = from_double<bf16>((double)v); break;
     default: break;
     }
 }
@@ -343,11 +347,11 @@ extern "C" size_t ptcu_reduce_scratch_bytes(const ptcu_reduce_launch *l) {
     using namespace ptcu;
     size_t bytes = 0;
     const cudaError_t e =
-        with_any_type(l->in_dtype, [&](auto t) { return scratch_dtype<decltype(t)>(l, &bytes); });
+        with_stored_type(l->in_dtype, [&](auto t) { return scratch_dtype<decltype(t)>(l, &bytes); });
     return e == cudaSuccess ? bytes : 0;
 }
 
 extern "C" cudaError_t ptcu_launch_reduce(const ptcu_reduce_launch *l, cudaStream_t stream) {
     using namespace ptcu;
-    return with_any_type(l->in_dtype, [&](auto t) { return reduce_dtype<decltype(t)>(l, stream); });
+    return with_stored_type(l->in_dtype, [&](auto t) { return reduce_dtype<decltype(t)>(l, stream); });
 }

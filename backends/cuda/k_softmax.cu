@@ -1,6 +1,7 @@
 /* libportable CUDA backend — SOFTMAX and LOG_SOFTMAX over the middle axis
  * of in [outer, r, inner] (any strides) into out of the same shape,
- * contiguous. f32/f64.
+ * contiguous. f32/f64, and f16/bf16 computed in f32 (S: the stored type,
+ * widened on load, each output rounded once).
  *
  * Three passes per row: the maximum (NaN propagates, so a row holding a NaN
  * becomes NaN), the sum of exp(x - max), then the outputs exp(x - max) / sum
@@ -34,9 +35,9 @@ template <class T, class Op> __device__ T group_reduce(T v, int tpr, T *smem, Op
     return r;
 }
 
-template <class T>
+template <class T, class S>
 __global__ void __launch_bounds__(kThreads)
-    softmax_rows_kernel(const T *x, T *out, ptcu_axis_view g, int tpr, bool log_out) {
+    softmax_rows_kernel(const S *x, S *out, ptcu_axis_view g, int tpr, bool log_out) {
     __shared__ T smem[kThreads / 32];
     const int rows_per_block = kThreads / tpr;
     const int group = threadIdx.x / tpr, lane = threadIdx.x % tpr;
@@ -44,23 +45,23 @@ __global__ void __launch_bounds__(kThreads)
          base += (int64_t)gridDim.x * rows_per_block) {
         const int64_t row = base + group;
         const bool active = row < g.outer;
-        const T *xr = x + (active ? row : 0) * g.s_outer;
-        T *orow = out + (active ? row : 0) * g.r;
+        const S *xr = x + (active ? row : 0) * g.s_outer;
+        S *orow = out + (active ? row : 0) * g.r;
         T m = (T)-INFINITY;
         if (active)
-            for (int64_t j = lane; j < g.r; j += tpr) m = max_nan<T>(m, xr[j * g.s_r]);
+            for (int64_t j = lane; j < g.r; j += tpr) m = max_nan<T>(m, widen(xr[j * g.s_r]));
         m = group_reduce(m, tpr, smem, MaxOp<T>());
         T sum = (T)0;
         if (active)
-            for (int64_t j = lane; j < g.r; j += tpr) sum += exp_t<T>(xr[j * g.s_r] - m);
+            for (int64_t j = lane; j < g.r; j += tpr) sum += exp_t<T>(widen(xr[j * g.s_r]) - m);
         sum = group_reduce(sum, tpr, smem, SumOp<T>());
         if (active) {
             if (log_out) {
                 const T ls = log_t<T>(sum);
-                for (int64_t j = lane; j < g.r; j += tpr) orow[j] = (xr[j * g.s_r] - m) - ls;
+                for (int64_t j = lane; j < g.r; j += tpr) orow[j] = narrow<S>((widen(xr[j * g.s_r]) - m) - ls);
             } else {
                 const T inv = (T)1 / sum;
-                for (int64_t j = lane; j < g.r; j += tpr) orow[j] = exp_t<T>(xr[j * g.s_r] - m) * inv;
+                for (int64_t j = lane; j < g.r; j += tpr) orow[j] = narrow<S>(exp_t<T>(widen(xr[j * g.s_r]) - m) * inv);
             }
         }
     }
@@ -70,9 +71,9 @@ __global__ void __launch_bounds__(kThreads)
  * index (adjacent threads on adjacent columns, so loads coalesce when
  * s_inner == 1) and by threads along r for each, by * bx == kThreads. The
  * by partial maxima and sums of a column meet in shared memory. */
-template <class T>
+template <class T, class S>
 __global__ void __launch_bounds__(kThreads)
-    softmax_cols_kernel(const T *x, T *out, ptcu_axis_view g, int bx, bool log_out) {
+    softmax_cols_kernel(const S *x, S *out, ptcu_axis_view g, int bx, bool log_out) {
     __shared__ T part[kThreads];
     __shared__ T total[2 * kThreads]; /* maxima, then sums at bx.. */
     const int by = kThreads / bx;
@@ -81,11 +82,11 @@ __global__ void __launch_bounds__(kThreads)
     for (int64_t t = blockIdx.x; t < g.outer * tiles; t += gridDim.x) {
         const int64_t o = t / tiles, i = (t % tiles) * bx + tx;
         const bool active = i < g.inner;
-        const T *xc = x + o * g.s_outer + (active ? i : 0) * g.s_inner;
-        T *oc = out + o * g.r * g.inner + i;
+        const S *xc = x + o * g.s_outer + (active ? i : 0) * g.s_inner;
+        S *oc = out + o * g.r * g.inner + i;
         T m = (T)-INFINITY;
         if (active)
-            for (int64_t j = ty; j < g.r; j += by) m = max_nan<T>(m, xc[j * g.s_r]);
+            for (int64_t j = ty; j < g.r; j += by) m = max_nan<T>(m, widen(xc[j * g.s_r]));
         __syncthreads(); /* the previous tile's readers of total are done */
         part[threadIdx.x] = m;
         __syncthreads();
@@ -98,7 +99,7 @@ __global__ void __launch_bounds__(kThreads)
         m = total[tx];
         T sum = (T)0;
         if (active)
-            for (int64_t j = ty; j < g.r; j += by) sum += exp_t<T>(xc[j * g.s_r] - m);
+            for (int64_t j = ty; j < g.r; j += by) sum += exp_t<T>(widen(xc[j * g.s_r]) - m);
         __syncthreads();
         part[threadIdx.x] = sum;
         __syncthreads();
@@ -112,10 +113,10 @@ __global__ void __launch_bounds__(kThreads)
         if (active) {
             if (log_out) {
                 const T ls = log_t<T>(sum);
-                for (int64_t j = ty; j < g.r; j += by) oc[j * g.inner] = (xc[j * g.s_r] - m) - ls;
+                for (int64_t j = ty; j < g.r; j += by) oc[j * g.inner] = narrow<S>((widen(xc[j * g.s_r]) - m) - ls);
             } else {
                 const T inv = (T)1 / sum;
-                for (int64_t j = ty; j < g.r; j += by) oc[j * g.inner] = exp_t<T>(xc[j * g.s_r] - m) * inv;
+                for (int64_t j = ty; j < g.r; j += by) oc[j * g.inner] = narrow<S>(exp_t<T>(widen(xc[j * g.s_r]) - m) * inv);
             }
         }
     }
@@ -127,23 +128,24 @@ static int pow2_at_least(int64_t v, int cap) {
     return p;
 }
 
-template <class T> static cudaError_t softmax_typed(const ptcu_softmax_launch *l, cudaStream_t s) {
+/* Computed in T, stored as S. */
+template <class T, class S> static cudaError_t softmax_typed(const ptcu_softmax_launch *l, cudaStream_t s) {
     const ptcu_axis_view &g = l->x;
     if (g.inner == 1) {
-        const int64_t cap = full_wave(softmax_rows_kernel<T>, l->sm_count);
+        const int64_t cap = full_wave(softmax_rows_kernel<T, S>, l->sm_count);
         /* A group of tpr threads per row: kThreads / tpr rows a block. */
         const int tpr = g.r > 1024 ? kThreads : 32;
-        return launch_kernel(softmax_rows_kernel<T>, grid_for(g.outer * tpr, cap), s, (const T *)l->in,
-                             (T *)l->out, g, tpr, l->log);
+        return launch_kernel(softmax_rows_kernel<T, S>, grid_for(g.outer * tpr, cap), s, (const S *)l->in,
+                             (S *)l->out, g, tpr, l->log);
     }
     /* Up to 32 threads along r (fewer for short columns, whose threads then
      * go to more columns), at least 8 columns a block. */
     const int by = pow2_at_least(g.r, 32);
     const int bx = kThreads / by;
     const int64_t tiles = g.outer * ((g.inner + bx - 1) / bx);
-    const int64_t wave = full_wave(softmax_cols_kernel<T>, l->sm_count);
-    return launch_kernel(softmax_cols_kernel<T>, (unsigned)(tiles < wave ? tiles : wave), s, (const T *)l->in,
-                         (T *)l->out, g, bx, l->log);
+    const int64_t wave = full_wave(softmax_cols_kernel<T, S>, l->sm_count);
+    return launch_kernel(softmax_cols_kernel<T, S>, (unsigned)(tiles < wave ? tiles : wave), s, (const S *)l->in,
+                         (S *)l->out, g, bx, l->log);
 }
 
 } /* namespace ptcu */
@@ -151,8 +153,10 @@ template <class T> static cudaError_t softmax_typed(const ptcu_softmax_launch *l
 extern "C" cudaError_t ptcu_launch_softmax(const ptcu_softmax_launch *l, cudaStream_t stream) {
     using namespace ptcu;
     switch (l->dtype) {
-    case PT_F32: return softmax_typed<float>(l, stream);
-    case PT_F64: return softmax_typed<double>(l, stream);
+    case PT_F32: return softmax_typed<float, float>(l, stream);
+    case PT_F64: return softmax_typed<double, double>(l, stream);
+    case PT_F16: return softmax_typed<float, f16>(l, stream);
+    case PT_BF16: return softmax_typed<float, bf16>(l, stream);
     default: return cudaErrorNotSupported;
     }
 }

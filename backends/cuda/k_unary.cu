@@ -1,6 +1,8 @@
 /* libportable CUDA backend — unary ops: NEG ABS RELU ADD_SCALAR MUL_SCALAR
  * CLAMP (f32 f64 i32 i64, integers wrap) and EXP LOG SQRT SIGMOID TANH SIN
- * COS GELU GELU_GRAD (f32 f64, the accurate libdevice functions: no fast-math). RELU and
+ * COS GELU GELU_GRAD (f32 f64, the accurate libdevice functions: no
+ * fast-math); f16 and bf16 operands are computed in f32 and rounded once
+ * (Stored). RELU and
  * CLAMP keep NaN. The scalars of *_SCALAR and CLAMP are converted to the
  * dtype first (from_double, which saturates CLAMP's +-2^63). */
 #include "k_common.cuh"
@@ -52,13 +54,13 @@ template <int OP, class T> struct UnaryF : EwSignature<1, T, T> {
 
 /* The transcendental kinds exist for float types only: cudaErrorNotSupported
  * from the first list means "not one of these", never a failed launch. */
-template <class T> static cudaError_t unary_typed(const ptcu_ew_launch *l, cudaStream_t s) {
+template <class T, class S> static cudaError_t unary_typed(const ptcu_ew_launch *l, cudaStream_t s) {
     const T scalar = from_double<T>(l->scalar), scalar2 = from_double<T>(l->scalar2);
     auto launch = [&](auto op) {
         UnaryF<decltype(op)::value, T> f;
         f.scalar = scalar;
         f.scalar2 = scalar2;
-        return launch_ew(l, s, f);
+        return launch_ew_as<S>(l, s, f);
     };
     if constexpr (is_float_v<T>) {
         const cudaError_t e =
@@ -75,5 +77,6 @@ template <class T> static cudaError_t unary_typed(const ptcu_ew_launch *l, cudaS
 
 extern "C" cudaError_t ptcu_launch_unary(const ptcu_ew_launch *l, cudaStream_t stream) {
     using namespace ptcu;
-    return with_numeric_type(l->dtype[0], [&](auto t) { return unary_typed<decltype(t)>(l, stream); });
+    return with_numeric_compute(l->dtype[0],
+                                [&](auto t, auto st) { return unary_typed<decltype(t), decltype(st)>(l, stream); });
 }

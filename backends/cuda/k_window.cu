@@ -1,7 +1,8 @@
 /* libportable CUDA backend — IM2COL and COL2IM (backend.h WINDOW). One
  * thread per output element: COL2IM gathers, for its image element, every
  * column entry that reads it, so no two threads write one place and no
- * atomics are needed. */
+ * atomics are needed. f16/bf16: IM2COL moves the stored values as they
+ * are, COL2IM sums them in f32 and rounds each output once. */
 #include "k_common.cuh"
 
 namespace ptcu {
@@ -31,12 +32,14 @@ __global__ void __launch_bounds__(kThreads) im2col_kernel(const T *x, T *out, Wi
     }
 }
 
-template <class T> __global__ void __launch_bounds__(kThreads) col2im_kernel(const T *col, T *out, WindowGeo g, int64_t n) {
+/* Sums in T, values stored as S. */
+template <class T, class S>
+__global__ void __launch_bounds__(kThreads) col2im_kernel(const S *col, S *out, WindowGeo g, int64_t n) {
     PTCU_GRID_STRIDE(e, 0, n) {
         int64_t t = e / g.w;
         const int64_t w = e - t * g.w;
         const int64_t h = t % g.h, plane = t / g.h;
-        const T *cp = col + plane * g.kh * g.kw * g.oh * g.ow;
+        const S *cp = col + plane * g.kh * g.kw * g.oh * g.ow;
         T acc = (T)0;
         for (int64_t i = 0; i < g.kh; ++i) {
             const int64_t hh = h + g.ph - i * g.dh;
@@ -45,14 +48,14 @@ template <class T> __global__ void __launch_bounds__(kThreads) col2im_kernel(con
             for (int64_t j = 0; j < g.kw; ++j) {
                 const int64_t ww = w + g.pw - j * g.dw;
                 if (ww < 0 || ww % g.sw != 0 || ww / g.sw >= g.ow) continue;
-                acc += cp[((i * g.kw + j) * g.oh + oh) * g.ow + ww / g.sw];
+                acc += widen(cp[((i * g.kw + j) * g.oh + oh) * g.ow + ww / g.sw]);
             }
         }
-        out[e] = acc;
+        out[e] = narrow<S>(acc);
     }
 }
 
-template <class T> static cudaError_t window_typed(const ptcu_window_launch *l, cudaStream_t s) {
+template <class T, class S> static cudaError_t window_typed(const ptcu_window_launch *l, cudaStream_t s) {
     WindowGeo g;
     g.c = l->c;
     g.h = l->h;
@@ -70,19 +73,21 @@ template <class T> static cudaError_t window_typed(const ptcu_window_launch *l, 
     g.dw = l->window[5];
     if (l->kind == PT_OP_IM2COL) {
         const int64_t n = l->n * l->c * l->kh * l->kw * l->oh * l->ow;
-        return launch_kernel(im2col_kernel<T>, grid_for(n, blocks_per_sms(l->sm_count, 32)), s, (const T *)l->in,
-                             (T *)l->out, g, from_double<T>(l->pad), n);
+        return launch_kernel(im2col_kernel<S>, grid_for(n, blocks_per_sms(l->sm_count, 32)), s, (const S *)l->in,
+                             (S *)l->out, g, from_double<S>(l->pad), n);
     }
     const int64_t n = l->n * l->c * l->h * l->w;
-    return launch_kernel(col2im_kernel<T>, grid_for(n, blocks_per_sms(l->sm_count, 32)), s, (const T *)l->in,
-                         (T *)l->out, g, n);
+    return launch_kernel(col2im_kernel<T, S>, grid_for(n, blocks_per_sms(l->sm_count, 32)), s, (const S *)l->in,
+                         (S *)l->out, g, n);
 }
 
 } /* namespace ptcu */
 
 extern "C" cudaError_t ptcu_launch_window(const ptcu_window_launch *l, cudaStream_t stream) {
     using namespace ptcu;
-    if (l->dtype == PT_F32) return window_typed<float>(l, stream);
-    if (l->dtype == PT_F64) return window_typed<double>(l, stream);
+    if (l->dtype == PT_F32) return window_typed<float, float>(l, stream);
+    if (l->dtype == PT_F64) return window_typed<double, double>(l, stream);
+    if (l->dtype == PT_F16) return window_typed<float, f16>(l, stream);
+    if (l->dtype == PT_BF16) return window_typed<float, bf16>(l, stream);
     return cudaErrorNotSupported;
 }

@@ -88,6 +88,12 @@ static void ocl_describe(ocl_device *d) {
      * consumer and mobile GPUs do: how CI tests that path on PoCL. */
     const char *fp64_env = getenv("PORTABLE_OPENCL_FP64");
     if (fp64_env && strcmp(fp64_env, "0") == 0) d->fp64 = false;
+    /* cl_khr_fp16 devices run f16 MATMUL as CLBlastHgemm, which accumulates
+     * in half; PORTABLE_OPENCL_HGEMM=0 keeps them on the f32 path (f32
+     * SGEMM on converted operands, the one every device has). */
+    d->fp16 = ocl_has_extension(d->id, "cl_khr_fp16");
+    const char *hgemm_env = getenv("PORTABLE_OPENCL_HGEMM");
+    if (hgemm_env && strcmp(hgemm_env, "0") == 0) d->fp16 = false;
     cl_device_fp_config scfg = 0;
     d->fp32_correct_div_sqrt =
         clGetDeviceInfo(d->id, CL_DEVICE_SINGLE_FP_CONFIG, sizeof scfg, &scfg, NULL) ==

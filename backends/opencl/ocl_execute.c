@@ -540,8 +540,11 @@ pt_status ocl_supports(int dev, const pt_op *op) {
     }
     /* f16/bf16: the programs of those types move and convert bits; any
      * arithmetic is refused here and the core runs it in f32 through these
-     * conversions (types.h). */
-    for (int i = 0; i < n; ++i)
+     * conversions (types.h). The exception: f16 MATMUL on a cl_khr_fp16
+     * device is CLBlastHgemm (ocl_gemm.c). CLBlast has no bf16 GEMM. */
+    const bool hgemm = op->kind == PT_OP_MATMUL && d->fp16 && op->out.dtype == PT_F16 &&
+                       op->in[0].dtype == PT_F16 && op->in[1].dtype == PT_F16;
+    for (int i = 0; i < n && !hgemm; ++i)
         if (pt_dtype_is_half(ops[i]->dtype) && !ocl_moves_bits_only(op) && op->kind != PT_OP_COPY &&
             op->kind != PT_OP_ONE_HOT)
             return ocl_fail(PT_ERR_UNSUPPORTED,

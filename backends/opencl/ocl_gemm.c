@@ -6,11 +6,14 @@
  * row-major layout a column-major matrix is the transpose of a row-major one,
  * so it becomes a transpose flag, never a copy. The batch stride may be 0
  * (one matrix broadcast over the batch). Offsets and strides go to CLBlast in
- * elements. */
+ * elements. f16 (on devices with cl_khr_fp16 only: ocl_supports) is
+ * CLBlastHgemm, whose kernels multiply and accumulate in half precision;
+ * elsewhere the core sends f16/bf16 products here as f32. */
 #include <clblast_c.h>
 #include <stdio.h>
 
 #include "ocl_internal.h"
+#include "portable/half.h"
 
 typedef struct ocl_gemm_side {
     CLBlastTranspose trans;
@@ -93,18 +96,24 @@ pt_status ocl_matmul(ocl_device *d, const pt_op *op) {
     CLBlastStatusCode st;
     const char *what;
     /* CLBlast<P>gemm for one product, CLBlast<P>gemmStridedBatched for B. */
-#define OCL_CLBLAST_GEMM(P, T)                                                                   \
+    /* alpha = 1 and beta = 0 in each precision (cl_half: the bits). */
+    const cl_half one_h = pt_f32_to_f16_bits(1.0f), zero_h = 0;
+#define OCL_CLBLAST_GEMM(P, ONE, ZERO)                                                           \
     (B == 1 ? (what = "CLBlast" #P "gemm",                                                       \
-               CLBlast##P##gemm(CLBlastLayoutRowMajor, sa.trans, sb.trans, M, N, K, (T)1, am,    \
-                                (size_t)ao, sa.ld, bm, (size_t)bo, sb.ld, (T)0, cm, (size_t)co,  \
+               CLBlast##P##gemm(CLBlastLayoutRowMajor, sa.trans, sb.trans, M, N, K, ONE, am,     \
+                                (size_t)ao, sa.ld, bm, (size_t)bo, sb.ld, ZERO, cm, (size_t)co,  \
                                 N, &d->queue, NULL))                                             \
             : (what = "CLBlast" #P "gemmStridedBatched",                                         \
                CLBlast##P##gemmStridedBatched(                                                   \
-                   CLBlastLayoutRowMajor, sa.trans, sb.trans, M, N, K, (T)1, am, (size_t)ao,     \
-                   sa.ld, a_stride, bm, (size_t)bo, sb.ld, b_stride, (T)0, cm, (size_t)co, N,    \
+                   CLBlastLayoutRowMajor, sa.trans, sb.trans, M, N, K, ONE, am, (size_t)ao,      \
+                   sa.ld, a_stride, bm, (size_t)bo, sb.ld, b_stride, ZERO, cm, (size_t)co, N,    \
                    c_stride, B, &d->queue, NULL)))
-    st = (op->dtype == PT_F64 || c->dtype == PT_F64) ? OCL_CLBLAST_GEMM(D, double)
-                                                     : OCL_CLBLAST_GEMM(S, float);
+    if (c->dtype == PT_F16)
+        st = OCL_CLBLAST_GEMM(H, one_h, zero_h);
+    else if (op->dtype == PT_F64 || c->dtype == PT_F64)
+        st = OCL_CLBLAST_GEMM(D, 1.0, 0.0);
+    else
+        st = OCL_CLBLAST_GEMM(S, 1.0f, 0.0f);
 #undef OCL_CLBLAST_GEMM
     if (st != CLBlastSuccess) return ocl_clblast_fail(st, what, op);
     return PT_OK;

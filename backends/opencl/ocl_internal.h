@@ -73,6 +73,7 @@ typedef struct ocl_device {
     cl_ulong max_alloc;         /* CL_DEVICE_MAX_MEM_ALLOC_SIZE, 0 if not reported */
     size_t max_work_group;
     bool fp64;
+    bool fp16;                  /* cl_khr_fp16: f16 MATMUL through CLBlastHgemm */
     bool fp32_correct_div_sqrt; /* -cl-fp32-correctly-rounded-divide-sqrt is allowed */
     bool opencl_c_12;           /* device compiles OpenCL C 1.2 (-cl-std=CL1.2) */
 

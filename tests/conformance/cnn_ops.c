@@ -262,7 +262,7 @@ static void window_cases(pt_dtype t) {
             ref_conv(x, wt, bias, w, wc->groups, &e);
             snprintf(full, sizeof full, "conv2d %s co=%lld groups=%lld", name, (long long)wc->co,
                      (long long)wc->groups);
-            run_case(full, 3, in, lays, call_conv, wc, &e, TOL_MATMUL, CF_CONTIGUOUS);
+            run_case(full, 3, in, lays, call_conv, wc, &e, TOL_CONV, CF_CONTIGUOUS);
             expect_free(&e);
             ht_free(wt);
             ht_free(bias);

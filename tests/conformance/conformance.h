@@ -125,6 +125,7 @@ typedef enum tol_id {
     TOL_MATMUL,
     TOL_AXPY,
     TOL_RANDN,
+    TOL_CONV, /* matmul's, plus one more rounding in 16 bits (runner.c) */
     TOL__COUNT
 } tol_id;
 extern const tolerance tolerances[TOL__COUNT];

@@ -35,6 +35,7 @@ const tolerance tolerances[TOL__COUNT] = {
     [TOL_MATMUL] = {"matmul", 1e-6, 1e-6, 1e-14, 1e-15, 0, 0, true},
     [TOL_AXPY] = {"axpy", 0, 5e-7, 0, 1e-15, 0, 0, false},
     [TOL_RANDN] = {"randn", 0, 1e-6, 0, 1e-12, 0, 0, false},
+    [TOL_CONV] = {"conv", 1e-6, 1e-6, 1e-14, 1e-15, 0, 0, true},
 };
 
 typedef enum op_kind { K_UNARY, K_BINARY, K_SCALAR, K_CLAMP, K_WHERE, K_REDUCE, K_NORM, K_SOFTMAX, K_MATMUL } op_kind;

@@ -5,7 +5,11 @@
  * the product computed by OpenBLAS (column-major, as cuBLAS) on the
  * handle's stream. CUBLAS_COMPUTE_32F_FAST_TF32 rounds both inputs to TF32
  * (10 mantissa bits, round to nearest) before an FP32 product, which is
- * what the tensor cores see. PTCU_SIM_FAIL_CUBLAS=1 makes cublasCreate fail
+ * what the tensor cores see. CUDA_R_16F / CUDA_R_16BF operands (compute type
+ * CUBLAS_COMPUTE_32F, as for cuBLAS's tensor-core path) are widened exactly
+ * to f32, multiplied by SGEMM (f32 accumulation) and each result rounded
+ * once to the 16-bit type by portable/half.h, as the GPU's epilogue does
+ * (round to nearest even). PTCU_SIM_FAIL_CUBLAS=1 makes cublasCreate fail
  * as it does on a device without memory for cuBLAS's workspace. */
 #include <cblas.h>
 #include <cublas_v2.h>
@@ -16,6 +20,7 @@
 #include <memory>
 #include <vector>
 
+#include "portable/half.h"
 #include "sim_internal.h"
 
 struct cublasContext {
@@ -46,6 +51,7 @@ struct Gemm {
     long long sa, sb, sc;
     int batch;
     bool f64, tf32;
+    cudaDataType type; /* CUDA_R_32F, CUDA_R_64F, CUDA_R_16F or CUDA_R_16BF */
     double alpha, beta;
 };
 
@@ -55,10 +61,42 @@ size_t span(int rows, int cols, int ld, size_t es) {
     return ((size_t)(cols - 1) * (size_t)ld + (size_t)rows) * es;
 }
 
+float widen16(cudaDataType t, uint16_t bits) {
+    return t == CUDA_R_16F ? pt_f16_bits_to_f32(bits) : pt_bf16_bits_to_f32(bits);
+}
+uint16_t narrow16(cudaDataType t, float v) {
+    return t == CUDA_R_16F ? pt_f32_to_f16_bits(v) : pt_f32_to_bf16_bits(v);
+}
+
+/* The f32 twin of a column-major rows x cols 16-bit matrix (gaps included). */
+std::vector<float> widen_matrix(cudaDataType t, const void *p, int rows, int cols, int ld) {
+    const uint16_t *h = (const uint16_t *)p;
+    std::vector<float> r(span(rows, cols, ld, 1));
+    for (size_t i = 0; i < r.size(); ++i) r[i] = widen16(t, h[i]);
+    return r;
+}
+
+/* One 16-bit product: f32 operands, SGEMM, the m x n results rounded once
+ * (the gaps between C's columns are left alone, as cuBLAS does). */
+void run16(const Gemm &g, const CBLAS_TRANSPOSE ta, const CBLAS_TRANSPOSE tb, int b) {
+    const uint16_t *A = (const uint16_t *)g.A + b * g.sa, *B = (const uint16_t *)g.B + b * g.sb;
+    uint16_t *C = (uint16_t *)g.C + b * g.sc;
+    const std::vector<float> fa = widen_matrix(g.type, A, g.ta ? g.k : g.m, g.ta ? g.m : g.k, g.lda);
+    const std::vector<float> fb = widen_matrix(g.type, B, g.tb ? g.n : g.k, g.tb ? g.k : g.n, g.ldb);
+    std::vector<float> fc = g.beta != 0.0 ? widen_matrix(g.type, C, g.m, g.n, g.ldc)
+                                          : std::vector<float>(span(g.m, g.n, g.ldc, 1), 0.0f);
+    cblas_sgemm(CblasColMajor, ta, tb, g.m, g.n, g.k, (float)g.alpha, fa.data(), g.lda, fb.data(), g.ldb,
+                (float)g.beta, fc.data(), g.ldc);
+    for (int j = 0; j < g.n; ++j)
+        for (int i = 0; i < g.m; ++i) C[(size_t)j * g.ldc + i] = narrow16(g.type, fc[(size_t)j * g.ldc + i]);
+}
+
 void run(const Gemm &g) {
     const CBLAS_TRANSPOSE ta = g.ta ? CblasTrans : CblasNoTrans, tb = g.tb ? CblasTrans : CblasNoTrans;
     for (int b = 0; b < g.batch; ++b) {
-        if (g.f64) {
+        if (g.type == CUDA_R_16F || g.type == CUDA_R_16BF) {
+            run16(g, ta, tb, b);
+        } else if (g.f64) {
             const double *A = (const double *)g.A + b * g.sa, *B = (const double *)g.B + b * g.sb;
             double *C = (double *)g.C + b * g.sc;
             cblas_dgemm(CblasColMajor, ta, tb, g.m, g.n, g.k, g.alpha, A, g.lda, B, g.ldb, g.beta, C, g.ldc);
@@ -92,7 +130,11 @@ cublasStatus_t submit(cublasHandle_t h, cublasOperation_t transa, cublasOperatio
     if (at != bt || at != ct) return CUBLAS_STATUS_NOT_SUPPORTED;
     Gemm g;
     g.f64 = at == CUDA_R_64F;
-    if (at == CUDA_R_32F) {
+    g.type = at;
+    if (at == CUDA_R_16F || at == CUDA_R_16BF) {
+        /* 16-bit storage with f32 accumulation: the scalars are floats. */
+        if (compute != CUBLAS_COMPUTE_32F) return CUBLAS_STATUS_NOT_SUPPORTED;
+    } else if (at == CUDA_R_32F) {
         if (compute != CUBLAS_COMPUTE_32F && compute != CUBLAS_COMPUTE_32F_FAST_TF32)
             return CUBLAS_STATUS_NOT_SUPPORTED;
     } else if (at == CUDA_R_64F) {
@@ -108,7 +150,7 @@ cublasStatus_t submit(cublasHandle_t h, cublasOperation_t transa, cublasOperatio
         ldb < (b_rows > 1 ? b_rows : 1) || ldc < (m > 1 ? m : 1) || !alpha || !beta)
         return CUBLAS_STATUS_INVALID_VALUE;
     if (m == 0 || n == 0 || batch == 0) return CUBLAS_STATUS_SUCCESS;
-    const size_t es = g.f64 ? 8 : 4;
+    const size_t es = g.f64 ? 8 : (at == CUDA_R_32F ? 4 : 2);
     /* Every batch's operands must be device memory of the handle's device. */
     for (int b = 0; b < batch; ++b) {
         const char *pa = (const char *)A + (size_t)(b * sa) * es, *pb = (const char *)B + (size_t)(b * sb) * es;

@@ -3,7 +3,8 @@
  * and strided element-wise paths (tails, misalignment, broadcasting), the
  * integer and NaN rules, conversions, creation and RNG bits, reductions
  * (row, column and split-r plans; first-max/first-NaN argmax), softmax (warp
- * rows, block rows, columns), gather and one_hot.
+ * rows, block rows, columns), gather and one_hot, and f16/bf16 (conversions
+ * rounded once, f32 compute with 16-bit loads and stores, bit-exact moves).
  *
  * Built from the same .cu files as the plugin (kernels_emulated_*.cpp
  * include them with PTCU_EMULATE). Prints one line per check group and a
@@ -17,6 +18,7 @@
 #include <vector>
 
 #include "cuda_internal.h"
+#include "portable/half.h"
 #include "portable/philox.h"
 
 static int g_pass, g_fail;
@@ -291,6 +293,170 @@ static void test_data() {
     }
 }
 
+/* ---- f16 / bf16 ---- */
+
+static void test_half() {
+    const int64_t st = 1;
+    /* f32 -> f16: ties to even, overflow to inf, NaN stays NaN */
+    {
+        const float f[5] = {2049.0f, 2051.0f, 65520.0f, -std::numeric_limits<float>::quiet_NaN(), 1e-8f};
+        uint16_t h[5];
+        const int64_t n = 5;
+        pt_operand in = operand((void *)f, PT_F32, 1, &n, &st);
+        check(run_ew(PT_OP_COPY, operand(h, PT_F16, 1, &n, &st), &in, 1) == cudaSuccess, "copy f32 -> f16 launches");
+        check(h[0] == 0x6800 && h[1] == 0x6802 && h[2] == 0x7c00 && (h[3] & 0xfe00) == 0xfe00 && h[4] == 0x0000,
+              "f32 -> f16 rounds to nearest even, 65520 -> inf, NaN quiet, 1e-8 -> 0");
+    }
+    /* f64 -> 16 bits rounds once: 1 + 2^-11 + 2^-40 is above the tie, so it
+     * rounds up (through f32 by nearest it would be a tie, rounded down). */
+    {
+        const double d[2] = {1.0 + ldexp(1.0, -11) + ldexp(1.0, -40), 1.0 + ldexp(1.0, -8) + ldexp(1.0, -40)};
+        uint16_t h[2], b[2];
+        const int64_t n = 2;
+        pt_operand in = operand((void *)d, PT_F64, 1, &n, &st);
+        run_ew(PT_OP_COPY, operand(h, PT_F16, 1, &n, &st), &in, 1);
+        run_ew(PT_OP_COPY, operand(b, PT_BF16, 1, &n, &st), &in, 1);
+        check(h[0] == 0x3c01 && b[1] == 0x3f81, "f64 -> f16 / bf16 rounded once (no double rounding)");
+    }
+    /* f16 -> bf16, -> i32 (truncates), -> u8; a transposed view (strided path) */
+    {
+        const int64_t shape[2] = {2, 3}, src_st[2] = {1, 2}, dst_st[2] = {3, 1};
+        const float vals[6] = {-2.5f, 1.0f / 3.0f, 7.0f, 300.0f, 0.5f, -1.0f};
+        uint16_t src[6];
+        for (int i = 0; i < 6; ++i) src[i] = pt_f32_to_f16_bits(vals[i]);
+        uint16_t bf[6];
+        int32_t i32[6];
+        pt_operand in = operand(src, PT_F16, 2, shape, src_st);
+        run_ew(PT_OP_COPY, operand(bf, PT_BF16, 2, shape, dst_st), &in, 1);
+        run_ew(PT_OP_COPY, operand(i32, PT_I32, 2, shape, dst_st), &in, 1);
+        bool ok = true;
+        for (int r = 0; r < 2; ++r)
+            for (int c = 0; c < 3; ++c) {
+                const float x = pt_f16_bits_to_f32(src[r + c * 2]);
+                ok = ok && bf[r * 3 + c] == pt_f32_to_bf16_bits(x) && i32[r * 3 + c] == (int32_t)x;
+            }
+        check(ok, "f16 -> bf16 / i32 over a transposed view");
+    }
+    /* add in f32, rounded once: 2048 + 3 = 2051, a tie, -> 2052; 67 elements
+     * (vector bulk and tail), then misaligned by one element (scalar loop) */
+    for (int shift = 0; shift < 2; ++shift) {
+        const int64_t n = 67;
+        std::vector<uint16_t> a(n + 1), b(n + 1), o(n + 1);
+        std::vector<float> fa(n), fb(n);
+        for (int64_t i = 0; i < n; ++i) {
+            fa[i] = i == 0 ? 2048.0f : (float)rnd() * 100.0f;
+            fb[i] = i == 0 ? 3.0f : (float)rnd();
+            a[i + shift] = pt_f32_to_f16_bits(fa[i]);
+            b[i + shift] = pt_f32_to_f16_bits(fb[i]);
+        }
+        pt_operand in[2] = {operand(a.data(), PT_F16, 1, &n, &st, shift * 2),
+                            operand(b.data(), PT_F16, 1, &n, &st, shift * 2)};
+        run_ew(PT_OP_ADD, operand(o.data(), PT_F16, 1, &n, &st, shift * 2), in, 2);
+        bool ok = o[shift] == pt_f32_to_f16_bits(2052.0f);
+        for (int64_t i = 0; i < n; ++i)
+            ok = ok && o[i + shift] == pt_f32_to_f16_bits(pt_f16_bits_to_f32(a[i + shift]) +
+                                                          pt_f16_bits_to_f32(b[i + shift]));
+        check(ok, shift ? "add f16 misaligned: f32 sum rounded once" : "add f16 vectorised: f32 sum rounded once");
+    }
+    /* bf16: mul_scalar, exp, compare (u8 out), where keeps a NaN's bits */
+    {
+        const int64_t n = 4;
+        const float vals[4] = {1.5f, -2.0f, 0.1f, 3.0f};
+        uint16_t x[4], y[4], e[4];
+        uint8_t lt[4], cond[4] = {1, 0, 1, 0};
+        for (int i = 0; i < 4; ++i) x[i] = pt_f32_to_bf16_bits(vals[i]);
+        pt_operand in = operand(x, PT_BF16, 1, &n, &st);
+        run_ew(PT_OP_MUL_SCALAR, operand(y, PT_BF16, 1, &n, &st), &in, 1, 1.0 / 3.0);
+        run_ew(PT_OP_EXP, operand(e, PT_BF16, 1, &n, &st), &in, 1);
+        pt_operand pair[2] = {in, operand(y, PT_BF16, 1, &n, &st)};
+        run_ew(PT_OP_LT, operand(lt, PT_U8, 1, &n, &st), pair, 2);
+        bool ok = true;
+        for (int i = 0; i < 4; ++i) {
+            const float xf = pt_bf16_bits_to_f32(x[i]);
+            ok = ok && y[i] == pt_f32_to_bf16_bits(xf * (float)(1.0 / 3.0)) && e[i] == pt_f32_to_bf16_bits(expf(xf)) &&
+                 lt[i] == (xf < pt_bf16_bits_to_f32(y[i]) ? 1 : 0);
+        }
+        check(ok, "bf16 mul_scalar / exp / lt computed in f32");
+        uint16_t a[4] = {0x7c01, 0x3c00, 0x3c00, 0x3c00}, b[4] = {0, 0x7d55, 0, 0x8001}, w[4];
+        pt_operand wi[3] = {operand(cond, PT_U8, 1, &n, &st), operand(a, PT_F16, 1, &n, &st),
+                            operand(b, PT_F16, 1, &n, &st)};
+        run_ew(PT_OP_WHERE, operand(w, PT_F16, 1, &n, &st), wi, 3);
+        check(w[0] == 0x7c01 && w[1] == 0x7d55 && w[2] == 0x3c00 && w[3] == 0x8001,
+              "where f16 selects bits (signalling NaNs and subnormals untouched)");
+    }
+    /* fill and arange round the double once */
+    {
+        const int64_t n = 3;
+        uint16_t f[3], r[3];
+        run_ew(PT_OP_FILL, operand(f, PT_F16, 1, &n, &st), nullptr, 0, 0.1);
+        run_ew(PT_OP_ARANGE, operand(r, PT_BF16, 1, &n, &st), nullptr, 0, 256.0, 1.0);
+        check(f[0] == pt_f64_to_f16_bits(0.1) && f[2] == 0x2e66, "fill f16 0.1 -> 0x2e66");
+        check(r[0] == 0x4380 && r[1] == 0x4380 && r[2] == 0x4381, "arange bf16 256, 257 (tie -> 256), 258");
+    }
+    /* reductions and softmax: 16-bit rows widened, accumulated wide, rounded
+     * once. sum(2048, 1, 2) = 2051 -> 2052; adding in f16 step by step would
+     * give 2050. A long row (vector loads, split r) sums to its exact total. */
+    {
+        const int64_t r = 3000;
+        std::vector<uint16_t> x(r);
+        for (int64_t j = 0; j < r; ++j) x[j] = pt_f32_to_f16_bits(j == 0 ? 2048.0f : j < 3 ? (float)j : 0.25f);
+        x[1234] = pt_f32_to_f16_bits(-3.5f);
+        x[2000] = pt_f32_to_f16_bits(2048.0f); /* ties the max: the first index wins */
+        uint16_t sum3 = 0, sum_long = 0, mx = 0;
+        int64_t arg = -1;
+        auto reduce = [&](pt_op_kind kind, int64_t n, pt_dtype ot, void *out) {
+            ptcu_reduce_launch l;
+            memset(&l, 0, sizeof l);
+            l.kind = kind;
+            l.in_dtype = PT_F16;
+            l.out_dtype = ot;
+            l.in = x.data();
+            l.out = out;
+            l.x = {1, n, 1, n, 1, 1};
+            l.sm_count = 2;
+            std::vector<char> scratch(ptcu_reduce_scratch_bytes(&l) + 16);
+            l.scratch = scratch.data();
+            return ptcu_launch_reduce(&l, 0) == cudaSuccess;
+        };
+        bool ok = reduce(PT_OP_SUM, 3, PT_F16, &sum3) && reduce(PT_OP_SUM, r, PT_F16, &sum_long) &&
+                  reduce(PT_OP_MAX, r, PT_F16, &mx) && reduce(PT_OP_ARGMAX, r, PT_I64, &arg);
+        const double total = 2048.0 + 1 + 2 - 3.5 + 2048.0 + 0.25 * (double)(r - 5);
+        check(ok && sum3 == pt_f32_to_f16_bits(2052.0f) && sum_long == pt_f64_to_f16_bits(total),
+              "sum f16 accumulates wide and rounds once");
+        check(mx == pt_f32_to_f16_bits(2048.0f) && arg == 0, "max / argmax f16 (first maximum)");
+        /* softmax of a bf16 row: the exact softmax of its values within one
+         * bf16 rounding (plus f32 noise: the lanes sum in their own order) */
+        const int64_t n = 5, one = 1;
+        const float v[5] = {0.5f, -1.0f, 3.0f, 3.0f, 0.0f};
+        uint16_t in[5], out[5], lout[5];
+        double m = -INFINITY, z = 0;
+        for (int i = 0; i < 5; ++i) {
+            in[i] = pt_f32_to_bf16_bits(v[i]);
+            m = fmax(m, (double)pt_bf16_bits_to_f32(in[i]));
+        }
+        for (int i = 0; i < 5; ++i) z += exp((double)pt_bf16_bits_to_f32(in[i]) - m);
+        ptcu_softmax_launch sl;
+        memset(&sl, 0, sizeof sl);
+        sl.dtype = PT_BF16;
+        sl.in = in;
+        sl.out = out;
+        sl.x = {one, n, one, n, one, one};
+        sl.sm_count = 1;
+        ok = ptcu_launch_softmax(&sl, 0) == cudaSuccess;
+        sl.log = true;
+        sl.out = lout;
+        ok = ok && ptcu_launch_softmax(&sl, 0) == cudaSuccess;
+        const double u = ldexp(1.0, -8) + 1e-6;
+        for (int i = 0; i < 5; ++i) {
+            const double xi = pt_bf16_bits_to_f32(in[i]);
+            const double p = exp(xi - m) / z, lp = (xi - m) - log(z);
+            ok = ok && fabs(pt_bf16_bits_to_f32(out[i]) - p) <= u * p &&
+                 fabs(pt_bf16_bits_to_f32(lout[i]) - lp) <= u * fabs(lp) + 1e-6;
+        }
+        check(ok, "softmax / log_softmax bf16 computed in f32, rounded once");
+    }
+}
+
 /* ---- reductions ---- */
 
 struct RedCase {
@@ -519,6 +685,7 @@ int main() {
     test_reduce();
     test_softmax();
     test_index();
+    test_half();
     printf("%d passed, %d failed\n", g_pass, g_fail);
     return g_fail ? 1 : 0;
 }
