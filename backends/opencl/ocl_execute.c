@@ -71,13 +71,21 @@ static pt_status ocl_set_args(cl_kernel k, const char *name, int n, const ocl_ar
     return PT_OK;
 }
 
+/* One 1-D launch of global work-items (from global id `offset`) in groups of
+ * local. */
+static pt_status ocl_enqueue_at(ocl_device *d, cl_kernel k, const char *name, size_t offset,
+                                size_t global, size_t local) {
+    cl_int err = clEnqueueNDRangeKernel(d->queue, k, 1, offset ? &offset : NULL, &global, &local,
+                                        0, NULL, NULL);
+    if (err != CL_SUCCESS)
+        return ocl_cl_fail(err, "clEnqueueNDRangeKernel(%s, offset %zu, global %zu, local %zu) on %s",
+                           name, offset, global, local, d->name);
+    return PT_OK;
+}
+
 static pt_status ocl_enqueue(ocl_device *d, cl_kernel k, const char *name, size_t global,
                              size_t local) {
-    cl_int err = clEnqueueNDRangeKernel(d->queue, k, 1, NULL, &global, &local, 0, NULL, NULL);
-    if (err != CL_SUCCESS)
-        return ocl_cl_fail(err, "clEnqueueNDRangeKernel(%s, global %zu, local %zu) on %s", name,
-                           global, local, d->name);
-    return PT_OK;
+    return ocl_enqueue_at(d, k, name, 0, global, local);
 }
 
 static size_t ocl_pow2_floor(size_t x) {
@@ -92,13 +100,20 @@ static size_t ocl_pow2_ceil(int64_t x) {
     return p;
 }
 
-/* Work sizes of a one-work-item-per-element kernel over n items: groups of
- * up to 256, n rounded up to a whole number of groups. */
+/* Launches a one-work-item-per-element kernel over exactly n items: the
+ * whole groups of up to 256 in one launch, the remainder (n mod the group
+ * size) in a second launch starting at that global offset. The kernels
+ * therefore need no `i < n` test (common.cl's PT_FOR_EACH): on PoCL that
+ * test alone kept the work-item loop from vectorising, and a contiguous f32
+ * add ran at 0.4 of clEnqueueCopyBuffer's bandwidth (issue 15 item 3). */
 static pt_status ocl_launch_items(ocl_device *d, cl_kernel k, const char *name, size_t wg,
                                   int64_t n) {
-    size_t local = wg < 256 ? wg : 256;
-    size_t global = ((size_t)n + local - 1) / local * local;
-    return ocl_enqueue(d, k, name, global, local);
+    const size_t local = wg < 256 ? wg : 256;
+    const size_t whole = (size_t)n / local * local, rest = (size_t)n - whole;
+    pt_status s = PT_OK;
+    if (whole > 0) s = ocl_enqueue_at(d, k, name, 0, whole, local);
+    if (s == PT_OK && rest > 0) s = ocl_enqueue_at(d, k, name, whole, rest, rest);
+    return s;
 }
 
 /* ---- Element-wise layout ---- */
@@ -111,9 +126,9 @@ typedef struct ocl_layout {
 
 /* Describes out's shape with the strides of out and up to 3 inputs, as the
  * core sends them: dimensions already merged (backend.h). The kernels want the
- * innermost dimension first; nd == 0 tells them every operand is contiguous
- * (their fast path). A 0-d operand, which the core never sends, is one
- * element. */
+ * innermost dimension first; nd == 0 means every operand is contiguous (the
+ * _contig kernels run then, which take no layout). A 0-d operand, which the
+ * core never sends, is one element. */
 static void ocl_layout_build(const pt_operand *out, int n_in, const pt_operand *const *in,
                              ocl_layout *L) {
     memset(L, 0, sizeof *L);
@@ -133,17 +148,20 @@ static void ocl_layout_build(const pt_operand *out, int n_in, const pt_operand *
 }
 
 /* Runs one of the element-wise kernels, whose arguments are
- *   out, out_off, (in_k, in_k_off) for each input, n, extras..., layout. */
+ *   out, out_off, (in_k, in_k_off) for each input, n, extras..., layout
+ * in the general form, and the same without the layout in the _contig form,
+ * which runs when every operand is contiguous. */
 static pt_status ocl_pointwise(ocl_device *d, pt_dtype prog, ocl_kernel_id kid,
                                const pt_operand *out, int n_in, const pt_operand *const *in,
                                int n_extra, const ocl_arg *extra) {
     const char *name = ocl_kernel_name(kid);
-    cl_kernel k;
-    size_t wg;
-    pt_status s = ocl_kernel(d, prog, kid, &k, &wg);
-    if (s != PT_OK) return s;
     ocl_layout L;
     ocl_layout_build(out, n_in, in, &L);
+    const ocl_variant form = L.nd == 0 ? OCL_CONTIG : OCL_GENERAL;
+    cl_kernel k;
+    size_t wg;
+    pt_status s = ocl_kernel_variant(d, prog, kid, form, &k, &wg);
+    if (s != PT_OK) return s;
     cl_long n = ocl_numel(out);
     cl_long offs[4];
     s = ocl_elem_offset(out, &offs[0]);
@@ -160,9 +178,11 @@ static pt_status ocl_pointwise(ocl_device *d, pt_dtype prog, ocl_kernel_id kid,
     }
     args[na++] = (ocl_arg)OCL_ARG(n);
     for (int i = 0; i < n_extra; ++i) args[na++] = extra[i];
-    args[na++] = (ocl_arg)OCL_ARG(L.nd);
-    args[na++] = (ocl_arg)OCL_ARG(L.shape);
-    for (int i = 0; i < 4; ++i) args[na++] = (ocl_arg)OCL_ARG(L.st[i]);
+    if (form == OCL_GENERAL) {
+        args[na++] = (ocl_arg)OCL_ARG(L.nd);
+        args[na++] = (ocl_arg)OCL_ARG(L.shape);
+        for (int i = 0; i < 4; ++i) args[na++] = (ocl_arg)OCL_ARG(L.st[i]);
+    }
     s = ocl_set_args(k, name, na, args);
     if (s != PT_OK) return s;
     return ocl_launch_items(d, k, name, wg, n);

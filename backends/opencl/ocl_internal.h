@@ -49,6 +49,11 @@ typedef enum ocl_kernel_id {
 /* The kernel's entry name ("ew_add"). */
 const char *ocl_kernel_name(ocl_kernel_id k);
 
+/* Which form of a kernel: the element-wise kernels (ew_*, fill, copy_to_*)
+ * have a general one (any strides, broadcasts) and one for operands that are
+ * all contiguous, entry name + "_contig" (elementwise.cl says why). */
+typedef enum ocl_variant { OCL_GENERAL, OCL_CONTIG, OCL_VARIANT__COUNT } ocl_variant;
+
 /* ---- One OpenCL device (ocl_devices.c) ---- */
 
 typedef struct ocl_host_block {
@@ -83,8 +88,8 @@ typedef struct ocl_device {
     cl_context ctx;
     cl_command_queue queue;
     cl_program programs[PT__DTYPE_COUNT];
-    cl_kernel kernels[PT__DTYPE_COUNT][OCL_K__COUNT];
-    size_t kernel_wg[PT__DTYPE_COUNT][OCL_K__COUNT]; /* CL_KERNEL_WORK_GROUP_SIZE */
+    cl_kernel kernels[PT__DTYPE_COUNT][OCL_K__COUNT][OCL_VARIANT__COUNT];
+    size_t kernel_wg[PT__DTYPE_COUNT][OCL_K__COUNT][OCL_VARIANT__COUNT]; /* CL_KERNEL_WORK_GROUP_SIZE */
     cl_mem scratch; /* two-pass reduction partials; grown on demand */
     size_t scratch_bytes;
     /* Bytes of device buffers (alloc and scratch) this process holds: what
@@ -135,6 +140,9 @@ void ocl_log(pt_log_level level, const char *fmt, ...) PT_PRINTF(2, 3);
 /* The kernel id of dtype's program on d, building (or loading from the disk
  * cache) the program at first use. Caller holds d->lock. */
 pt_status ocl_kernel(ocl_device *d, pt_dtype t, ocl_kernel_id k, cl_kernel *out, size_t *wg);
+/* The same for a form of the kernel (OCL_CONTIG: "<name>_contig"). */
+pt_status ocl_kernel_variant(ocl_device *d, pt_dtype t, ocl_kernel_id k, ocl_variant v,
+                             cl_kernel *out, size_t *wg);
 void ocl_programs_release(ocl_device *d);
 
 /* 64-bit FNV-1a, chained through h (start with OCL_FNV_OFFSET). */
