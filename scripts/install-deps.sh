@@ -9,6 +9,9 @@ packages=(build-essential cmake pkg-config zlib1g-dev libcjson-dev libopenblas-d
 # clang and its sanitizer and libFuzzer runtimes: the ThreadSanitizer build and the fuzz
 # targets (tests/fuzz) in scripts/run-tests.sh
 packages+=(clang libclang-rt-14-dev)
+# More OpenCL implementations for scripts/opencl-matrix.sh: Mesa rusticl (no
+# fp64) and the Oclgrind simulator (Intel's CPU runtime comes from PyPI there)
+packages+=(mesa-opencl-icd oclgrind)
 if [[ "${1:-}" == "--bench" ]]; then packages+=(python3-torch); fi
 
 missing=()

@@ -104,7 +104,10 @@ PT_DEFINE_BINARY(ew_div, pt_int_div(x, y))
 PT_DEFINE_BINARY(ew_axpy, pt_wrap_add(x, pt_wrap_mul(s, y)))
 PT_DEFINE_UNARY(ew_neg, pt_wrap_sub((T)0, x))
 #if PT_IS_SIGNED
-PT_DEFINE_UNARY(ew_abs, x < (T)0 ? pt_wrap_sub((T)0, x) : x)
+/* abs() returns the unsigned twin: |MIN| wraps back to MIN, as on cpu. Not
+ * `x < 0 ? -x : x`, which LLVM turns into llvm.abs, an intrinsic Oclgrind
+ * (the OpenCL simulator of scripts/opencl-matrix.sh) cannot run. */
+PT_DEFINE_UNARY(ew_abs, (T)abs(x))
 PT_DEFINE_UNARY(ew_relu, x < (T)0 ? (T)0 : x)
 #else
 PT_DEFINE_UNARY(ew_abs, x)
