@@ -228,6 +228,12 @@ pt_status ocl_device_ready(int dev, const char *what, ocl_device **out) {
         return ocl_fail(PT_ERR_NO_DEVICE, "%s: no OpenCL device %d (%d present)", what, dev,
                         ocl_g.n_devices);
     ocl_device *d = &ocl_g.devices[dev];
+    /* Ready devices take no lock here: an op then locks once (ocl_execute),
+     * not twice. */
+    if (atomic_load_explicit(&d->ready, memory_order_acquire)) {
+        *out = d;
+        return PT_OK;
+    }
     pthread_mutex_lock(&d->lock);
     if (!d->ready) {
         cl_context_properties props[] = {CL_CONTEXT_PLATFORM, (cl_context_properties)d->platform,
@@ -247,7 +253,7 @@ pt_status ocl_device_ready(int dev, const char *what, ocl_device **out) {
             pthread_mutex_unlock(&d->lock);
             return ocl_cl_fail(err, "clCreateCommandQueue for opencl:%d (%s)", dev, d->name);
         }
-        d->ready = true;
+        atomic_store_explicit(&d->ready, true, memory_order_release);
     }
     pthread_mutex_unlock(&d->lock);
     *out = d;

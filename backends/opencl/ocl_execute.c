@@ -568,6 +568,9 @@ pt_status ocl_execute(int dev, const pt_op *op) {
     if ((s = ocl_device_ready(dev, "execute", &d)) != PT_OK) return s;
     pthread_mutex_lock(&d->lock);
     s = ocl_dispatch(d, op);
+    /* Hand the launches to the device now: NVIDIA's driver may otherwise
+     * hold non-blocking work until the next blocking call. */
+    if (s == PT_OK) clFlush(d->queue);
     pthread_mutex_unlock(&d->lock);
     return s;
 }

@@ -84,7 +84,7 @@ typedef struct ocl_device {
      * serialises kernel argument setting and launches: cl_kernel objects
      * are not thread-safe. */
     pthread_mutex_t lock;
-    bool ready;
+    _Atomic bool ready; /* set once (release) after ctx and queue exist */
     cl_context ctx;
     cl_command_queue queue;
     cl_program programs[PT__DTYPE_COUNT];
