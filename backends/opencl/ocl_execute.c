@@ -102,17 +102,19 @@ static size_t ocl_pow2_ceil(int64_t x) {
 
 /* Launches a one-work-item-per-element kernel over exactly n items: the
  * whole groups of up to 256 in one launch, the remainder (n mod the group
- * size) in a second launch starting at that global offset. The kernels
- * therefore need no `i < n` test (common.cl's PT_FOR_EACH): on PoCL that
- * test alone kept the work-item loop from vectorising, and a contiguous f32
- * add ran at 0.4 of clEnqueueCopyBuffer's bandwidth (issue 15 item 3). */
+ * size) in a second launch starting at that global offset, in groups of one.
+ * The kernels therefore need no `i < n` test (common.cl's PT_FOR_EACH): on
+ * PoCL that test alone kept the work-item loop from vectorising, and a
+ * contiguous f32 add ran at 0.4 of clEnqueueCopyBuffer's bandwidth (issue 15
+ * item 3). Groups of one, not one group of the remainder: PoCL compiles a
+ * kernel once per group size, and remainders take every size up to 255. */
 static pt_status ocl_launch_items(ocl_device *d, cl_kernel k, const char *name, size_t wg,
                                   int64_t n) {
     const size_t local = wg < 256 ? wg : 256;
     const size_t whole = (size_t)n / local * local, rest = (size_t)n - whole;
     pt_status s = PT_OK;
     if (whole > 0) s = ocl_enqueue_at(d, k, name, 0, whole, local);
-    if (s == PT_OK && rest > 0) s = ocl_enqueue_at(d, k, name, whole, rest, rest);
+    if (s == PT_OK && rest > 0) s = ocl_enqueue_at(d, k, name, whole, rest, 1);
     return s;
 }
 
@@ -243,12 +245,26 @@ static pt_status ocl_run_where(ocl_device *d, const pt_op *op) {
                          0, NULL);
 }
 
+/* A cast that needs double arithmetic the device lacks: to or from f64. */
+static bool ocl_cast_needs_host(const ocl_device *d, const pt_op *op) {
+    return op->kind == PT_OP_COPY && !d->fp64 && op->in[0].dtype != op->out.dtype &&
+           (op->in[0].dtype == PT_F64 || op->out.dtype == PT_F64);
+}
+
+static pt_status ocl_copy_kernel(ocl_device *d, const pt_operand *dst, const pt_operand *src) {
+    const pt_operand *in[1] = {src};
+    const pt_dtype from = ocl_storage_dtype(d, src->dtype);
+    const pt_dtype to = ocl_storage_dtype(d, dst->dtype);
+    return ocl_pointwise(d, from, (ocl_kernel_id)(OCL_K_COPY_TO_F32 + to), dst, 1, in, 0, NULL);
+}
+
+pt_status ocl_move(ocl_device *d, const pt_operand *dst, const pt_operand *src) {
+    return ocl_copy_kernel(d, dst, src);
+}
+
 static pt_status ocl_run_copy(ocl_device *d, const pt_op *op) {
-    const pt_operand *in[1] = {&op->in[0]};
-    const pt_dtype from = ocl_storage_dtype(d, op->in[0].dtype);
-    const pt_dtype to = ocl_storage_dtype(d, op->out.dtype);
-    return ocl_pointwise(d, from, (ocl_kernel_id)(OCL_K_COPY_TO_F32 + to), &op->out, 1, in, 0,
-                         NULL);
+    if (ocl_cast_needs_host(d, op)) return ocl_cast_via_host(d, op);
+    return ocl_copy_kernel(d, &op->out, &op->in[0]);
 }
 
 static pt_status ocl_run_fill(ocl_device *d, const pt_op *op) {
@@ -514,7 +530,8 @@ pt_status ocl_supports(int dev, const pt_op *op) {
         if (ops[i]->dtype < 0 || ops[i]->dtype >= PT__DTYPE_COUNT)
             return ocl_fail(PT_ERR_UNSUPPORTED, "%s: unknown dtype %d", pt_op_name(op->kind),
                             (int)ops[i]->dtype);
-        if (ops[i]->dtype == PT_F64 && !d->fp64 && !ocl_moves_bits_only(op))
+        if (ops[i]->dtype == PT_F64 && !d->fp64 && !ocl_moves_bits_only(op) &&
+            !ocl_cast_needs_host(d, op))
             return ocl_fail(PT_ERR_UNSUPPORTED,
                             "%s on f64: %s (%s) lacks cl_khr_fp64, so OpenCL f64 is unavailable "
                             "there; use f32",

@@ -173,6 +173,13 @@ pt_status ocl_supports(int dev, const pt_op *op);
 pt_status ocl_execute(int dev, const pt_op *op);
 /* CLBlast GEMM for PT_OP_MATMUL. Caller holds d->lock. */
 pt_status ocl_matmul(ocl_device *d, const pt_op *op);
+/* dst = src element for element, same dtype and shape, any strides: moved by
+ * element size (an f64 move on a device without fp64 runs the i64 program).
+ * Caller holds d->lock. */
+pt_status ocl_move(ocl_device *d, const pt_operand *dst, const pt_operand *src);
+/* A copy between f64 and another dtype on a device without fp64, converted
+ * on the host (ocl_host_cast.c). Caller holds d->lock. */
+pt_status ocl_cast_via_host(ocl_device *d, const pt_op *op);
 /* Element offset of an operand (its byte offset must be a multiple of the
  * element size; the core only makes such views). */
 pt_status ocl_elem_offset(const pt_operand *x, cl_long *out);
