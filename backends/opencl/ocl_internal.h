@@ -184,6 +184,9 @@ pt_status ocl_cast_via_host(ocl_device *d, const pt_op *op);
  * element size; the core only makes such views). */
 pt_status ocl_elem_offset(const pt_operand *x, cl_long *out);
 
+/* CLBlast tuning overrides for d (ocl_tuning.c); called once at device init. */
+void ocl_tuning_apply(const ocl_device *d);
+
 /* ---- Memory and transfers (ocl_memory.c) ---- */
 
 pt_status ocl_alloc(int dev, size_t bytes, void **buf);
