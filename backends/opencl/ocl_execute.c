@@ -100,22 +100,13 @@ static size_t ocl_pow2_ceil(int64_t x) {
     return p;
 }
 
-/* Launches a one-work-item-per-element kernel over exactly n items: the
- * whole groups of up to 256 in one launch, the remainder (n mod the group
- * size) in a second launch starting at that global offset, in groups of one.
- * The kernels therefore need no `i < n` test (common.cl's PT_FOR_EACH): on
- * PoCL that test alone kept the work-item loop from vectorising, and a
- * contiguous f32 add ran at 0.4 of clEnqueueCopyBuffer's bandwidth (issue 15
- * item 3). Groups of one, not one group of the remainder: PoCL compiles a
- * kernel once per group size, and remainders take every size up to 255. */
+/* Work sizes of a one-work-item-per-element kernel over n items: groups of
+ * up to 256, n rounded up to a whole number of groups. */
 static pt_status ocl_launch_items(ocl_device *d, cl_kernel k, const char *name, size_t wg,
                                   int64_t n) {
-    const size_t local = wg < 256 ? wg : 256;
-    const size_t whole = (size_t)n / local * local, rest = (size_t)n - whole;
-    pt_status s = PT_OK;
-    if (whole > 0) s = ocl_enqueue_at(d, k, name, 0, whole, local);
-    if (s == PT_OK && rest > 0) s = ocl_enqueue_at(d, k, name, whole, rest, 1);
-    return s;
+    size_t local = wg < 256 ? wg : 256;
+    size_t global = ((size_t)n + local - 1) / local * local;
+    return ocl_enqueue(d, k, name, global, local);
 }
 
 /* ---- Element-wise layout ---- */
@@ -159,14 +150,9 @@ static pt_status ocl_pointwise(ocl_device *d, pt_dtype prog, ocl_kernel_id kid,
     const char *name = ocl_kernel_name(kid);
     ocl_layout L;
     ocl_layout_build(out, n_in, in, &L);
-    const ocl_variant form = L.nd == 0 ? OCL_CONTIG : OCL_GENERAL;
-    cl_kernel k;
-    size_t wg;
-    pt_status s = ocl_kernel_variant(d, prog, kid, form, &k, &wg);
-    if (s != PT_OK) return s;
     cl_long n = ocl_numel(out);
     cl_long offs[4];
-    s = ocl_elem_offset(out, &offs[0]);
+    pt_status s = ocl_elem_offset(out, &offs[0]);
     for (int i = 0; s == PT_OK && i < n_in; ++i) s = ocl_elem_offset(in[i], &offs[1 + i]);
     if (s != PT_OK) return s;
     cl_mem bufs[4] = {(cl_mem)out->buf};
@@ -180,14 +166,33 @@ static pt_status ocl_pointwise(ocl_device *d, pt_dtype prog, ocl_kernel_id kid,
     }
     args[na++] = (ocl_arg)OCL_ARG(n);
     for (int i = 0; i < n_extra; ++i) args[na++] = extra[i];
-    if (form == OCL_GENERAL) {
-        args[na++] = (ocl_arg)OCL_ARG(L.nd);
-        args[na++] = (ocl_arg)OCL_ARG(L.shape);
-        for (int i = 0; i < 4; ++i) args[na++] = (ocl_arg)OCL_ARG(L.st[i]);
+    const int n_common = na;
+    cl_kernel k = NULL, kc = NULL;
+    size_t wg = 0, wgc = 0;
+    if ((s = ocl_kernel_variant(d, prog, kid, OCL_GENERAL, &k, &wg)) != PT_OK) return s;
+    size_t local = wg < 256 ? wg : 256, whole = 0;
+    if (L.nd == 0) {
+        /* Contiguous: whole groups in the _contig kernel, the rest (if any)
+         * in the general one as a 1-D stride-1 walk. Both with the same
+         * group size, so PoCL compiles each kernel for one size only. */
+        if ((s = ocl_kernel_variant(d, prog, kid, OCL_CONTIG, &kc, &wgc)) != PT_OK) return s;
+        if (wgc < local) local = wgc;
+        whole = (size_t)n / local * local;
+        if (whole > 0) {
+            if ((s = ocl_set_args(kc, name, n_common, args)) != PT_OK) return s;
+            if ((s = ocl_enqueue_at(d, kc, name, 0, whole, local)) != PT_OK) return s;
+        }
+        if (whole == (size_t)n) return PT_OK;
+        L.nd = 1;
+        L.shape.s[0] = n;
+        for (int i = 0; i < 4; ++i) L.st[i].s[0] = 1;
     }
-    s = ocl_set_args(k, name, na, args);
-    if (s != PT_OK) return s;
-    return ocl_launch_items(d, k, name, wg, n);
+    args[na++] = (ocl_arg)OCL_ARG(L.nd);
+    args[na++] = (ocl_arg)OCL_ARG(L.shape);
+    for (int i = 0; i < 4; ++i) args[na++] = (ocl_arg)OCL_ARG(L.st[i]);
+    if ((s = ocl_set_args(k, name, na, args)) != PT_OK) return s;
+    const size_t global = ((size_t)n - whole + local - 1) / local * local;
+    return ocl_enqueue_at(d, k, name, whole, global, local);
 }
 
 /* ---- Op families ---- */
@@ -587,7 +592,10 @@ pt_status ocl_execute(int dev, const pt_op *op) {
     s = ocl_dispatch(d, op);
     /* Hand the launches to the device now: NVIDIA's driver may otherwise
      * hold non-blocking work until the next blocking call. */
-    if (s == PT_OK) clFlush(d->queue);
+    if (s == PT_OK) {
+        clFlush(d->queue);
+        ocl_after_new_kernels(d);
+    }
     pthread_mutex_unlock(&d->lock);
     return s;
 }

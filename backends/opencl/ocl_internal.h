@@ -92,6 +92,7 @@ typedef struct ocl_device {
     size_t kernel_wg[PT__DTYPE_COUNT][OCL_K__COUNT][OCL_VARIANT__COUNT]; /* CL_KERNEL_WORK_GROUP_SIZE */
     cl_mem scratch; /* two-pass reduction partials; grown on demand */
     size_t scratch_bytes;
+    bool new_kernels; /* a kernel object was created since the last launch */
     /* Bytes of device buffers (alloc and scratch) this process holds: what
      * ocl_memory.c checks a new buffer against before asking the driver. */
     _Atomic cl_ulong held;
@@ -120,6 +121,10 @@ void ocl_devices_release(void);
 /* *out = the device, once dev is in range and its context and queue exist
  * (created at first use); else the failure, reported naming `what`. */
 pt_status ocl_device_ready(int dev, const char *what, ocl_device **out);
+/* After launches that used kernel objects created for them (caller holds
+ * d->lock): waits for them and registers an exit handler that waits for
+ * every queue (ocl_devices.c says why). */
+void ocl_after_new_kernels(ocl_device *d);
 
 /* ---- Errors (ocl_errors.c) ---- */
 

@@ -195,6 +195,7 @@ pt_status ocl_kernel_variant(ocl_device *d, pt_dtype t, ocl_kernel_id k, ocl_var
         kwg = d->max_work_group;
     if (kwg > d->max_work_group) kwg = d->max_work_group;
     d->kernels[t][k][v] = kern;
+    d->new_kernels = true; /* see ocl_after_new_kernels */
     d->kernel_wg[t][k][v] = kwg;
     *out = kern;
     *wg = kwg;

@@ -116,11 +116,14 @@ static inline pt_pos pt_locate(long i, int nd, long8 shape, long8 st_o, long8 st
     return p;
 }
 
-/* One work-item per element: the host launches exactly n work-items (whole
- * groups, then the remainder at a global offset: ocl_launch_items), so there
- * is no `i < n` test. This is the best pattern both for GPUs (coalesced) and
- * for CPU implementations, which run the work-items of a group as a
- * vectorisable loop; PoCL does not vectorise that loop around a store behind
- * an `i < n` test, which made a contiguous add 2.5x slower than a one-line
- * kernel. n stays in the kernels' arguments: it names what was launched. */
-#define PT_FOR_EACH(i, n) const long i = (long)get_global_id(0);
+/* One work-item per element: the host launches at least n work-items
+ * (rounded up to the work-group size). This is the best pattern both for
+ * GPUs (coalesced) and for CPU implementations, which run the work-items of a
+ * group as a vectorisable loop. */
+#define PT_FOR_EACH(i, n)                                                                        \
+    const long i = (long)get_global_id(0);                                                       \
+    if (i < (n))
+/* The same for launches of exactly the items to do (the _contig kernels of
+ * elementwise.cl: whole groups only): no `i < n` test, which on PoCL alone
+ * kept the work-item loop from vectorising. */
+#define PT_FOR_EACH_EXACT(i) const long i = (long)get_global_id(0);

@@ -10,9 +10,12 @@
  * a contiguous add 2.5x slower there. For the same reason each operation is
  * two kernels: <name> walks any strides and broadcasts (pt_locate), and
  * <name>_contig, for launches where every operand is contiguous, reads and
- * writes element i at i: with the strided walk's divisions merely present
- * behind a uniform `nd == 0` branch, PoCL left the loop scalar and a 16M f32
- * add reached 0.45 of clEnqueueCopyBuffer's bandwidth (issue 15 item 3). */
+ * writes element i at i, with no `i < n` test: the host launches it on whole
+ * work-groups only and runs the remainder (fewer than one group) with <name>
+ * as a 1-D stride-1 walk. With the strided walk's divisions merely present
+ * behind a uniform `nd == 0` branch, or with the `i < n` test, PoCL left the
+ * work-item loop scalar and a 16M f32 add reached 0.45 of
+ * clEnqueueCopyBuffer's bandwidth (issue 15 item 3). */
 
 /* ---- Integer helpers (wrapping arithmetic through the unsigned twin) ---- */
 #if !PT_IS_FLOAT
@@ -46,7 +49,7 @@ static inline T pt_min_t(T x, T y) { return PT_ISNAN(x) ? x : PT_ISNAN(y) ? y : 
         }                                                                                        \
     }                                                                                            \
     __kernel void name##_contig(PARAMS) {                                                        \
-        PT_FOR_EACH(i, n) { AT(EXPR, i, i, i, i) }                                               \
+        PT_FOR_EACH_EXACT(i) { AT(EXPR, i, i, i, i) }                                            \
     }
 
 #define PT_UNARY_PARAMS __global T *out, long oo, __global const T *a, long ao, long n, T s, T s2
