@@ -129,14 +129,12 @@ in_env() {
   env "${vars[@]}" "$@"
 }
 
-# "P passed, F failed, S skipped" from a conformance log; sets conf_failed.
+# "P passed, F failed, S skipped" from a conformance log, or "no summary".
 conformance_counts() {
   local summary
   summary=$(grep -E '^conformance\(opencl:0\): [0-9]+ passed' "$1" | tail -1)
-  if [[ -z $summary ]]; then conf_failed=1; echo "no summary (crashed?)"; return; fi
-  summary=${summary#*: }
-  [[ $summary == *" 0 failed"* ]] && conf_failed=0 || conf_failed=1
-  echo "$summary"
+  if [[ -z $summary ]]; then echo "no summary (crashed?)"; return; fi
+  echo "${summary#*: }"
 }
 
 run_implementation() {
@@ -154,7 +152,9 @@ run_implementation() {
     echo "== $impl: skipped (no device)"; return
   fi
   conf=$(conformance_counts "$log.conformance.txt")
-  ((conf_failed || rc != 0)) && { failed=1; grep '^FAIL' "$log.conformance.txt" | head -20; }
+  if [[ $rc -ne 0 || $conf != *" 0 failed"* ]]; then
+    failed=1; conf+=" (exit status $rc)"; grep '^FAIL' "$log.conformance.txt" | head -20
+  fi
   echo "== $impl: cross-backend"
   if in_env "$bin_cross_backend" opencl:0 >"$log.cross.txt" 2>&1; then cross=passed
   else cross="FAILED (rc $?)"; failed=1; tail -5 "$log.cross.txt"; fi
