@@ -90,8 +90,11 @@ setup_intel() {
         --dest "$wheel_cache" "${missing[@]}" >&2 ||
       { echo "pip download ${missing[*]} failed (PyPI unreachable?)" >&2; return 1; }
   fi
-  local unpacked=$wheel_cache/../intel-opencl-rt/${intel_wheels[*]// /_}
-  unpacked=${unpacked//==/-}
+  # One folder per set of versions, no spaces in its name: the runtime fails
+  # to load its own back end (CL_DEVICE_NOT_AVAILABLE) from a path with spaces.
+  local joined
+  joined=$(IFS=_; echo "${intel_wheels[*]}")
+  local unpacked=$wheel_cache/../intel-opencl-rt/${joined//==/-}
   if [[ ! -f $unpacked/.complete ]]; then
     rm -rf "$unpacked" && mkdir -p "$unpacked"
     for spec in "${intel_wheels[@]}"; do
@@ -163,7 +166,7 @@ run_implementation() {
        --save "$work/$impl/mlp_digits.safetensors" >"$log.digits.txt" 2>&1; then digits=passed
   else digits="FAILED (rc $?)"; failed=1; tail -5 "$log.digits.txt"; fi
   local acc
-  acc=$(grep -oE 'test accuracy on [^:]+: [0-9.]+%' "$log.digits.txt" | head -1 | grep -oE '[0-9.]+%$')
+  acc=$(grep -oE 'test accuracy on [^ ]+: [0-9.]+%' "$log.digits.txt" | head -1 | grep -oE '[0-9.]+%$')
   rows+=("$impl|$conf|$cross|$digits${acc:+ ($acc)}|$((SECONDS - t0))|")
 }
 
