@@ -11,6 +11,9 @@ packages=(build-essential cmake pkg-config zlib1g-dev libcjson-dev libopenblas-d
 packages+=(clang libclang-rt-14-dev)
 # Open MPI: libportable-dist (dist/) and its tests under mpirun
 packages+=(libopenmpi-dev openmpi-bin)
+# More OpenCL implementations for scripts/opencl-matrix.sh: Mesa rusticl (no
+# fp64) and the Oclgrind simulator (Intel's CPU runtime comes from PyPI there)
+packages+=(mesa-opencl-icd oclgrind)
 if [[ "${1:-}" == "--bench" ]]; then packages+=(python3-torch); fi
 
 missing=()

@@ -21,6 +21,9 @@ jobs=$(nproc)
 cmake -S . -B build -DCMAKE_BUILD_TYPE=Release >/dev/null
 cmake --build build -j"$jobs"
 ctest --test-dir build --output-on-failure -j"$jobs"
+# The OpenCL matrix (issue 15): conformance, cross-backend and digits on PoCL,
+# Intel's CPU runtime and rusticl, and a small subset under Oclgrind.
+scripts/opencl-matrix.sh build
 
 cmake -S . -B build-asan -DCMAKE_BUILD_TYPE=Debug -DPT_SANITIZE=ON \
       -DPT_BUILD_OPENCL=OFF -DPT_BUILD_CUDA=OFF >/dev/null

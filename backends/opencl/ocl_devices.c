@@ -229,11 +229,39 @@ static void CL_CALLBACK ocl_context_notify(const char *errinfo, const void *info
     ocl_log(PT_LOG_WARN, "opencl:%d: driver reports: %s", (int)(intptr_t)user, errinfo);
 }
 
+/* Waits for every queue before the process's exit handlers go further. Work
+ * still queued at exit (a fill whose tensor nobody read) may need PoCL to
+ * compile a kernel in its worker thread, while LLVM's function-local statics
+ * (created by PoCL's first compile, destroyed by exit handlers in reverse
+ * order of creation) are gone: that crashed in llvm::vfs. */
+static void ocl_finish_at_exit(void) {
+    for (int i = 0; i < ocl_g.n_devices; ++i)
+        if (atomic_load_explicit(&ocl_g.devices[i].ready, memory_order_acquire))
+            clFinish(ocl_g.devices[i].queue);
+}
+
+void ocl_after_new_kernels(ocl_device *d) {
+    if (!d->new_kernels) return;
+    d->new_kernels = false;
+    /* Their first launch compiles them (PoCL, unless its disk cache has
+     * them): wait for it now, then register the exit handler (again), so it
+     * runs before the destruction of whatever that compile created. Once per
+     * new kernel object, so a few hundred times in a process at most. */
+    clFinish(d->queue);
+    atexit(ocl_finish_at_exit);
+}
+
 pt_status ocl_device_ready(int dev, const char *what, ocl_device **out) {
     if (dev < 0 || dev >= ocl_g.n_devices)
         return ocl_fail(PT_ERR_NO_DEVICE, "%s: no OpenCL device %d (%d present)", what, dev,
                         ocl_g.n_devices);
     ocl_device *d = &ocl_g.devices[dev];
+    /* Ready devices take no lock here: an op then locks once (ocl_execute),
+     * not twice. */
+    if (atomic_load_explicit(&d->ready, memory_order_acquire)) {
+        *out = d;
+        return PT_OK;
+    }
     pthread_mutex_lock(&d->lock);
     if (!d->ready) {
         cl_context_properties props[] = {CL_CONTEXT_PLATFORM, (cl_context_properties)d->platform,
@@ -253,7 +281,8 @@ pt_status ocl_device_ready(int dev, const char *what, ocl_device **out) {
             pthread_mutex_unlock(&d->lock);
             return ocl_cl_fail(err, "clCreateCommandQueue for opencl:%d (%s)", dev, d->name);
         }
-        d->ready = true;
+        ocl_tuning_apply(d);
+        atomic_store_explicit(&d->ready, true, memory_order_release);
     }
     pthread_mutex_unlock(&d->lock);
     *out = d;

@@ -99,9 +99,11 @@ const char *ocl_error_name(cl_int err) {
 pt_status ocl_status_of(cl_int err) {
     switch (err) {
     case CL_MEM_OBJECT_ALLOCATION_FAILURE:
-    case CL_OUT_OF_RESOURCES:
     case CL_OUT_OF_HOST_MEMORY:
         return PT_ERR_OUT_OF_MEMORY;
+    /* Not memory: NVIDIA's driver returns it for a kernel that faulted
+     * (an out-of-bounds access), reported by the next call on the queue. */
+    case CL_OUT_OF_RESOURCES:
     default:
         return PT_ERR_BACKEND;
     }
@@ -120,8 +122,13 @@ pt_status ocl_cl_fail(cl_int err, const char *what_fmt, ...) {
     vsnprintf(what, sizeof what, what_fmt, ap);
     va_end(ap);
     pt_status s = ocl_status_of(err);
-    snprintf(msg, sizeof msg, "%s failed: %s%s", what, ocl_error_name(err),
-             s == PT_ERR_OUT_OF_MEMORY ? " (the OpenCL device is out of memory or resources)" : "");
+    const char *why = s == PT_ERR_OUT_OF_MEMORY ? " (the OpenCL device is out of memory)"
+                      : err == CL_OUT_OF_RESOURCES
+                          ? " (an execution failure, not out of memory: the device could not run "
+                            "this or an earlier kernel, on NVIDIA a kernel that faulted; the "
+                            "device's queue may be unusable, restart the process)"
+                          : "";
+    snprintf(msg, sizeof msg, "%s failed: %s%s", what, ocl_error_name(err), why);
     ocl_report(s, msg);
     return s;
 }

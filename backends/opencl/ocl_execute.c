@@ -75,13 +75,21 @@ static pt_status ocl_set_args(cl_kernel k, const char *name, int n, const ocl_ar
     return PT_OK;
 }
 
+/* One 1-D launch of global work-items (from global id `offset`) in groups of
+ * local. */
+static pt_status ocl_enqueue_at(ocl_device *d, cl_kernel k, const char *name, size_t offset,
+                                size_t global, size_t local) {
+    cl_int err = clEnqueueNDRangeKernel(d->queue, k, 1, offset ? &offset : NULL, &global, &local,
+                                        0, NULL, NULL);
+    if (err != CL_SUCCESS)
+        return ocl_cl_fail(err, "clEnqueueNDRangeKernel(%s, offset %zu, global %zu, local %zu) on %s",
+                           name, offset, global, local, d->name);
+    return PT_OK;
+}
+
 static pt_status ocl_enqueue(ocl_device *d, cl_kernel k, const char *name, size_t global,
                              size_t local) {
-    cl_int err = clEnqueueNDRangeKernel(d->queue, k, 1, NULL, &global, &local, 0, NULL, NULL);
-    if (err != CL_SUCCESS)
-        return ocl_cl_fail(err, "clEnqueueNDRangeKernel(%s, global %zu, local %zu) on %s", name,
-                           global, local, d->name);
-    return PT_OK;
+    return ocl_enqueue_at(d, k, name, 0, global, local);
 }
 
 static size_t ocl_pow2_floor(size_t x) {
@@ -115,9 +123,9 @@ typedef struct ocl_layout {
 
 /* Describes out's shape with the strides of out and up to 3 inputs, as the
  * core sends them: dimensions already merged (backend.h). The kernels want the
- * innermost dimension first; nd == 0 tells them every operand is contiguous
- * (their fast path). A 0-d operand, which the core never sends, is one
- * element. */
+ * innermost dimension first; nd == 0 means every operand is contiguous (the
+ * _contig kernels run then, which take no layout). A 0-d operand, which the
+ * core never sends, is one element. */
 static void ocl_layout_build(const pt_operand *out, int n_in, const pt_operand *const *in,
                              ocl_layout *L) {
     memset(L, 0, sizeof *L);
@@ -137,20 +145,18 @@ static void ocl_layout_build(const pt_operand *out, int n_in, const pt_operand *
 }
 
 /* Runs one of the element-wise kernels, whose arguments are
- *   out, out_off, (in_k, in_k_off) for each input, n, extras..., layout. */
+ *   out, out_off, (in_k, in_k_off) for each input, n, extras..., layout
+ * in the general form, and the same without the layout in the _contig form,
+ * which runs when every operand is contiguous. */
 static pt_status ocl_pointwise(ocl_device *d, pt_dtype prog, ocl_kernel_id kid,
                                const pt_operand *out, int n_in, const pt_operand *const *in,
                                int n_extra, const ocl_arg *extra) {
     const char *name = ocl_kernel_name(kid);
-    cl_kernel k;
-    size_t wg;
-    pt_status s = ocl_kernel(d, prog, kid, &k, &wg);
-    if (s != PT_OK) return s;
     ocl_layout L;
     ocl_layout_build(out, n_in, in, &L);
     cl_long n = ocl_numel(out);
     cl_long offs[4];
-    s = ocl_elem_offset(out, &offs[0]);
+    pt_status s = ocl_elem_offset(out, &offs[0]);
     for (int i = 0; s == PT_OK && i < n_in; ++i) s = ocl_elem_offset(in[i], &offs[1 + i]);
     if (s != PT_OK) return s;
     cl_mem bufs[4] = {(cl_mem)out->buf};
@@ -164,12 +170,33 @@ static pt_status ocl_pointwise(ocl_device *d, pt_dtype prog, ocl_kernel_id kid,
     }
     args[na++] = (ocl_arg)OCL_ARG(n);
     for (int i = 0; i < n_extra; ++i) args[na++] = extra[i];
+    const int n_common = na;
+    cl_kernel k = NULL, kc = NULL;
+    size_t wg = 0, wgc = 0;
+    if ((s = ocl_kernel_variant(d, prog, kid, OCL_GENERAL, &k, &wg)) != PT_OK) return s;
+    size_t local = wg < 256 ? wg : 256, whole = 0;
+    if (L.nd == 0) {
+        /* Contiguous: whole groups in the _contig kernel, the rest (if any)
+         * in the general one as a 1-D stride-1 walk. Both with the same
+         * group size, so PoCL compiles each kernel for one size only. */
+        if ((s = ocl_kernel_variant(d, prog, kid, OCL_CONTIG, &kc, &wgc)) != PT_OK) return s;
+        if (wgc < local) local = wgc;
+        whole = (size_t)n / local * local;
+        if (whole > 0) {
+            if ((s = ocl_set_args(kc, name, n_common, args)) != PT_OK) return s;
+            if ((s = ocl_enqueue_at(d, kc, name, 0, whole, local)) != PT_OK) return s;
+        }
+        if (whole == (size_t)n) return PT_OK;
+        L.nd = 1;
+        L.shape.s[0] = n;
+        for (int i = 0; i < 4; ++i) L.st[i].s[0] = 1;
+    }
     args[na++] = (ocl_arg)OCL_ARG(L.nd);
     args[na++] = (ocl_arg)OCL_ARG(L.shape);
     for (int i = 0; i < 4; ++i) args[na++] = (ocl_arg)OCL_ARG(L.st[i]);
-    s = ocl_set_args(k, name, na, args);
-    if (s != PT_OK) return s;
-    return ocl_launch_items(d, k, name, wg, n);
+    if ((s = ocl_set_args(k, name, na, args)) != PT_OK) return s;
+    const size_t global = ((size_t)n - whole + local - 1) / local * local;
+    return ocl_enqueue_at(d, k, name, whole, global, local);
 }
 
 /* ---- Op families ---- */
@@ -227,12 +254,26 @@ static pt_status ocl_run_where(ocl_device *d, const pt_op *op) {
                          0, NULL);
 }
 
+/* A cast that needs double arithmetic the device lacks: to or from f64. */
+static bool ocl_cast_needs_host(const ocl_device *d, const pt_op *op) {
+    return op->kind == PT_OP_COPY && !d->fp64 && op->in[0].dtype != op->out.dtype &&
+           (op->in[0].dtype == PT_F64 || op->out.dtype == PT_F64);
+}
+
+static pt_status ocl_copy_kernel(ocl_device *d, const pt_operand *dst, const pt_operand *src) {
+    const pt_operand *in[1] = {src};
+    const pt_dtype from = ocl_storage_dtype(d, src->dtype);
+    const pt_dtype to = ocl_storage_dtype(d, dst->dtype);
+    return ocl_pointwise(d, from, (ocl_kernel_id)(OCL_K_COPY_TO_F32 + to), dst, 1, in, 0, NULL);
+}
+
+pt_status ocl_move(ocl_device *d, const pt_operand *dst, const pt_operand *src) {
+    return ocl_copy_kernel(d, dst, src);
+}
+
 static pt_status ocl_run_copy(ocl_device *d, const pt_op *op) {
-    const pt_operand *in[1] = {&op->in[0]};
-    const pt_dtype from = ocl_storage_dtype(d, op->in[0].dtype);
-    const pt_dtype to = ocl_storage_dtype(d, op->out.dtype);
-    return ocl_pointwise(d, from, (ocl_kernel_id)(OCL_K_COPY_TO_F32 + to), &op->out, 1, in, 0,
-                         NULL);
+    if (ocl_cast_needs_host(d, op)) return ocl_cast_via_host(d, op);
+    return ocl_copy_kernel(d, &op->out, &op->in[0]);
 }
 
 static pt_status ocl_run_fill(ocl_device *d, const pt_op *op) {
@@ -532,7 +573,8 @@ pt_status ocl_supports(int dev, const pt_op *op) {
         if (ops[i]->dtype < 0 || ops[i]->dtype >= PT_DTYPE_COUNT)
             return ocl_fail(PT_ERR_UNSUPPORTED, "%s: unknown dtype %d", pt_op_name(op->kind),
                             (int)ops[i]->dtype);
-        if (ops[i]->dtype == PT_F64 && !d->fp64 && !ocl_moves_bits_only(op))
+        if (ops[i]->dtype == PT_F64 && !d->fp64 && !ocl_moves_bits_only(op) &&
+            !ocl_cast_needs_host(d, op))
             return ocl_fail(PT_ERR_UNSUPPORTED,
                             "%s on f64: %s (%s) lacks cl_khr_fp64, so OpenCL f64 is unavailable "
                             "there; use f32",
@@ -600,6 +642,12 @@ pt_status ocl_execute(int dev, const pt_op *op) {
     if ((s = ocl_device_ready(dev, "execute", &d)) != PT_OK) return s;
     pthread_mutex_lock(&d->lock);
     s = ocl_dispatch(d, op);
+    /* Hand the launches to the device now: NVIDIA's driver may otherwise
+     * hold non-blocking work until the next blocking call. */
+    if (s == PT_OK) {
+        clFlush(d->queue);
+        ocl_after_new_kernels(d);
+    }
     pthread_mutex_unlock(&d->lock);
     return s;
 }

@@ -50,6 +50,11 @@ typedef enum ocl_kernel_id {
 /* The kernel's entry name ("ew_add"). */
 const char *ocl_kernel_name(ocl_kernel_id k);
 
+/* Which form of a kernel: the element-wise kernels (ew_*, fill, copy_to_*)
+ * have a general one (any strides, broadcasts) and one for operands that are
+ * all contiguous, entry name + "_contig" (elementwise.cl says why). */
+typedef enum ocl_variant { OCL_GENERAL, OCL_CONTIG, OCL_VARIANT__COUNT } ocl_variant;
+
 /* ---- One OpenCL device (ocl_devices.c) ---- */
 
 typedef struct ocl_host_block {
@@ -81,14 +86,15 @@ typedef struct ocl_device {
      * serialises kernel argument setting and launches: cl_kernel objects
      * are not thread-safe. */
     pthread_mutex_t lock;
-    bool ready;
+    _Atomic bool ready; /* set once (release) after ctx and queue exist */
     cl_context ctx;
     cl_command_queue queue;
     cl_program programs[PT_DTYPE_COUNT];
-    cl_kernel kernels[PT_DTYPE_COUNT][OCL_K__COUNT];
-    size_t kernel_wg[PT_DTYPE_COUNT][OCL_K__COUNT]; /* CL_KERNEL_WORK_GROUP_SIZE */
+    cl_kernel kernels[PT_DTYPE_COUNT][OCL_K__COUNT][OCL_VARIANT__COUNT];
+    size_t kernel_wg[PT_DTYPE_COUNT][OCL_K__COUNT][OCL_VARIANT__COUNT]; /* CL_KERNEL_WORK_GROUP_SIZE */
     cl_mem scratch; /* two-pass reduction partials; grown on demand */
     size_t scratch_bytes;
+    bool new_kernels; /* a kernel object was created since the last launch */
     /* Bytes of device buffers (alloc and scratch) this process holds: what
      * ocl_memory.c checks a new buffer against before asking the driver. */
     _Atomic cl_ulong held;
@@ -117,6 +123,10 @@ void ocl_devices_release(void);
 /* *out = the device, once dev is in range and its context and queue exist
  * (created at first use); else the failure, reported naming `what`. */
 pt_status ocl_device_ready(int dev, const char *what, ocl_device **out);
+/* After launches that used kernel objects created for them (caller holds
+ * d->lock): waits for them and registers an exit handler that waits for
+ * every queue (ocl_devices.c says why). */
+void ocl_after_new_kernels(ocl_device *d);
 
 /* ---- Errors (ocl_errors.c) ---- */
 
@@ -137,6 +147,9 @@ void ocl_log(pt_log_level level, const char *fmt, ...) PT_PRINTF(2, 3);
 /* The kernel id of dtype's program on d, building (or loading from the disk
  * cache) the program at first use. Caller holds d->lock. */
 pt_status ocl_kernel(ocl_device *d, pt_dtype t, ocl_kernel_id k, cl_kernel *out, size_t *wg);
+/* The same for a form of the kernel (OCL_CONTIG: "<name>_contig"). */
+pt_status ocl_kernel_variant(ocl_device *d, pt_dtype t, ocl_kernel_id k, ocl_variant v,
+                             cl_kernel *out, size_t *wg);
 void ocl_programs_release(ocl_device *d);
 
 /* 64-bit FNV-1a, chained through h (start with OCL_FNV_OFFSET). */
@@ -167,9 +180,19 @@ pt_status ocl_supports(int dev, const pt_op *op);
 pt_status ocl_execute(int dev, const pt_op *op);
 /* CLBlast GEMM for PT_OP_MATMUL. Caller holds d->lock. */
 pt_status ocl_matmul(ocl_device *d, const pt_op *op);
+/* dst = src element for element, same dtype and shape, any strides: moved by
+ * element size (an f64 move on a device without fp64 runs the i64 program).
+ * Caller holds d->lock. */
+pt_status ocl_move(ocl_device *d, const pt_operand *dst, const pt_operand *src);
+/* A copy between f64 and another dtype on a device without fp64, converted
+ * on the host (ocl_host_cast.c). Caller holds d->lock. */
+pt_status ocl_cast_via_host(ocl_device *d, const pt_op *op);
 /* Element offset of an operand (its byte offset must be a multiple of the
  * element size; the core only makes such views). */
 pt_status ocl_elem_offset(const pt_operand *x, cl_long *out);
+
+/* CLBlast tuning overrides for d (ocl_tuning.c); called once at device init. */
+void ocl_tuning_apply(const ocl_device *d);
 
 /* ---- Memory and transfers (ocl_memory.c) ---- */
 

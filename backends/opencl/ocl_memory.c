@@ -192,6 +192,7 @@ static pt_status ocl_host_transfer(int dev, bool to_device, cl_mem buf, size_t o
         return ocl_cl_fail(err, "%s(%zu bytes at offset %zu)",
                            to_device ? "clEnqueueWriteBuffer" : "clEnqueueReadBuffer", bytes,
                            offset);
+    if (async) clFlush(d->queue); /* start it now (see ocl_execute) */
     return PT_OK;
 }
 
@@ -219,6 +220,7 @@ pt_status ocl_copy_d2d(int dev, void *dst, size_t dst_offset, const void *src, s
     if (err != CL_SUCCESS)
         return ocl_cl_fail(err, "clEnqueueCopyBuffer(%zu bytes, offset %zu -> %zu)", bytes,
                            src_offset, dst_offset);
+    clFlush(d->queue); /* start it now (see ocl_execute) */
     return PT_OK;
 }
 

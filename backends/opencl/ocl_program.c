@@ -172,19 +172,22 @@ static pt_status ocl_program(ocl_device *d, pt_dtype t, cl_program *out) {
     return PT_OK;
 }
 
-pt_status ocl_kernel(ocl_device *d, pt_dtype t, ocl_kernel_id k, cl_kernel *out, size_t *wg) {
-    if (d->kernels[t][k]) {
-        *out = d->kernels[t][k];
-        *wg = d->kernel_wg[t][k];
+pt_status ocl_kernel_variant(ocl_device *d, pt_dtype t, ocl_kernel_id k, ocl_variant v,
+                             cl_kernel *out, size_t *wg) {
+    if (d->kernels[t][k][v]) {
+        *out = d->kernels[t][k][v];
+        *wg = d->kernel_wg[t][k][v];
         return PT_OK;
     }
     cl_program p = NULL;
     pt_status s = ocl_program(d, t, &p);
     if (s != PT_OK) return s;
+    char name[64];
+    snprintf(name, sizeof name, "%s%s", ocl_kernel_names[k], v == OCL_CONTIG ? "_contig" : "");
     cl_int err = CL_SUCCESS;
-    cl_kernel kern = clCreateKernel(p, ocl_kernel_names[k], &err);
+    cl_kernel kern = clCreateKernel(p, name, &err);
     if (!kern)
-        return ocl_cl_fail(err, "clCreateKernel(\"%s\") in the %s program", ocl_kernel_names[k],
+        return ocl_cl_fail(err, "clCreateKernel(\"%s\") in the %s program", name,
                            pt_dtype_table_name(t));
     size_t kwg = 0;
     if (clGetKernelWorkGroupInfo(kern, d->id, CL_KERNEL_WORK_GROUP_SIZE, sizeof kwg, &kwg, NULL) !=
@@ -192,17 +195,23 @@ pt_status ocl_kernel(ocl_device *d, pt_dtype t, ocl_kernel_id k, cl_kernel *out,
         kwg == 0)
         kwg = d->max_work_group;
     if (kwg > d->max_work_group) kwg = d->max_work_group;
-    d->kernels[t][k] = kern;
-    d->kernel_wg[t][k] = kwg;
+    d->kernels[t][k][v] = kern;
+    d->new_kernels = true; /* see ocl_after_new_kernels */
+    d->kernel_wg[t][k][v] = kwg;
     *out = kern;
     *wg = kwg;
     return PT_OK;
 }
 
+pt_status ocl_kernel(ocl_device *d, pt_dtype t, ocl_kernel_id k, cl_kernel *out, size_t *wg) {
+    return ocl_kernel_variant(d, t, k, OCL_GENERAL, out, wg);
+}
+
 void ocl_programs_release(ocl_device *d) {
     for (int t = 0; t < PT_DTYPE_COUNT; ++t) {
         for (int k = 0; k < OCL_K__COUNT; ++k)
-            if (d->kernels[t][k]) clReleaseKernel(d->kernels[t][k]);
+            for (int v = 0; v < OCL_VARIANT__COUNT; ++v)
+                if (d->kernels[t][k][v]) clReleaseKernel(d->kernels[t][k][v]);
         if (d->programs[t]) clReleaseProgram(d->programs[t]);
     }
     memset(d->kernels, 0, sizeof d->kernels);

@@ -3,11 +3,12 @@
  *
  *   1. pt_matmul f32 at 256/1024/2048 vs CLBlastSgemm called directly on the
  *      same device (own context and queue, same library the plugin uses)
- *   2. pt_add on 16M floats vs clEnqueueCopyBuffer, both as bytes read +
- *      written per second (add reads 2 and writes 1 array, a copy reads 1 and
- *      writes 1)
+ *   2. pt_add on 16M floats vs a one-line add kernel and clEnqueueCopyBuffer,
+ *      alternating, as bytes read + written per second (add reads 2 and writes
+ *      1 array, a copy reads 1 and writes 1)
  *
- * Usage: bench_opencl [opencl:N] (default opencl:0). Prints markdown tables
+ * Usage: bench_opencl [opencl:N [bandwidth]] (default opencl:0; "bandwidth":
+ * part 2 only). Prints markdown tables
  * with ratios; exits 77 when the device is unavailable. No assertions:
  * numbers are for people.
  *
@@ -187,57 +188,105 @@ static void bench_matmul(pt_device *dev, direct_cl *cl) {
     printf("\n");
 }
 
-/* ---- 2. Bandwidth ---- */
+/* ---- 2. Bandwidth ----
+ *
+ * Three contenders on the same device, alternating round by round (so load
+ * from other processes hits them alike), each round 5 back-to-back calls
+ * ended by one synchronisation; the best round counts:
+ *   pt_add          the library's element-wise add (a fresh output each call,
+ *                   from the caching allocator)
+ *   one-line kernel c[i] = a[i] + b[i] in the benchmark's own context: what
+ *                   the device's compiler makes of the simplest add
+ *   copy            clEnqueueCopyBuffer, the implementation's own copy */
 
-static void bench_bandwidth(pt_device *dev, direct_cl *cl) {
+static const char *add_source =
+    "__kernel void add(__global const float *a, __global const float *b, __global float *c) {\n"
+    "    size_t i = get_global_id(0);\n"
+    "    c[i] = a[i] + b[i];\n"
+    "}\n";
+
+static cl_kernel direct_add_kernel(direct_cl *cl) {
+    cl_int err;
+    cl_program p = clCreateProgramWithSource(cl->ctx, 1, &add_source, NULL, &err);
+    if (!p) die_cl("clCreateProgramWithSource", err);
+    if ((err = clBuildProgram(p, 1, &cl->dev, "", NULL, NULL)) != CL_SUCCESS)
+        die_cl("clBuildProgram", err);
+    cl_kernel k = clCreateKernel(p, "add", &err);
+    if (!k) die_cl("clCreateKernel", err);
+    clReleaseProgram(p);
+    return k;
+}
+
+enum { BW_PT_ADD, BW_KERNEL, BW_COPY, BW_N };
+
+static void bench_bandwidth(pt_device *dev, direct_cl *cl, int rounds) {
     const int64_t n = 16 << 20;
+    const size_t bytes = (size_t)n * sizeof(float), global = (size_t)n;
     int64_t shape[1] = {n};
     pt_tensor *a = pt_rand(dev, PT_F32, 1, shape), *b = pt_rand(dev, PT_F32, 1, shape);
     if (!a || !b) die_pt("pt_rand");
-    pt_release(pt_add(a, b));
-    pt_device_synchronize(dev);
-    double best_add = 1e30;
-    for (int round = 0; round < 5; ++round) {
-        double t0 = now();
-        for (int i = 0; i < 5; ++i) pt_release(pt_add(a, b));
-        if (pt_device_synchronize(dev) != PT_OK) die_pt("pt_device_synchronize");
-        double dt = (now() - t0) / 5;
-        if (dt < best_add) best_add = dt;
+    cl_mem src = direct_buffer(cl, (size_t)n, 1.0f), src2 = direct_buffer(cl, (size_t)n, 2.0f);
+    cl_mem dst = direct_buffer(cl, (size_t)n, 0.0f);
+    cl_kernel k = direct_add_kernel(cl);
+    clSetKernelArg(k, 0, sizeof src, &src);
+    clSetKernelArg(k, 1, sizeof src2, &src2);
+    clSetKernelArg(k, 2, sizeof dst, &dst);
+    double best[BW_N] = {1e30, 1e30, 1e30};
+    for (int round = -1; round < rounds; ++round) { /* round -1: warm-up */
+        for (int c = 0; c < BW_N; ++c) {
+            double t0 = now();
+            for (int i = 0; i < 5; ++i) {
+                if (c == BW_PT_ADD) {
+                    pt_tensor *s = pt_add(a, b);
+                    if (!s) die_pt("pt_add");
+                    pt_release(s);
+                } else if (c == BW_KERNEL) {
+                    cl_int err = clEnqueueNDRangeKernel(cl->queue, k, 1, NULL, &global, NULL, 0,
+                                                        NULL, NULL);
+                    if (err != CL_SUCCESS) die_cl("clEnqueueNDRangeKernel", err);
+                } else {
+                    cl_int err = clEnqueueCopyBuffer(cl->queue, src, dst, 0, 0, bytes, 0, NULL,
+                                                     NULL);
+                    if (err != CL_SUCCESS) die_cl("clEnqueueCopyBuffer", err);
+                }
+            }
+            if (c == BW_PT_ADD) {
+                if (pt_device_synchronize(dev) != PT_OK) die_pt("pt_device_synchronize");
+            } else {
+                clFinish(cl->queue);
+            }
+            double dt = (now() - t0) / 5;
+            if (round >= 0 && dt < best[c]) best[c] = dt;
+        }
     }
+    clReleaseKernel(k);
+    clReleaseMemObject(src);
+    clReleaseMemObject(src2);
+    clReleaseMemObject(dst);
     pt_release(a);
     pt_release(b);
 
-    size_t bytes = (size_t)n * sizeof(float);
-    cl_mem src = direct_buffer(cl, (size_t)n, 1.0f), dst = direct_buffer(cl, (size_t)n, 0.0f);
-    clEnqueueCopyBuffer(cl->queue, src, dst, 0, 0, bytes, 0, NULL, NULL);
-    clFinish(cl->queue);
-    double best_copy = 1e30;
-    for (int round = 0; round < 5; ++round) {
-        double t0 = now();
-        for (int i = 0; i < 5; ++i)
-            clEnqueueCopyBuffer(cl->queue, src, dst, 0, 0, bytes, 0, NULL, NULL);
-        clFinish(cl->queue);
-        double dt = (now() - t0) / 5;
-        if (dt < best_copy) best_copy = dt;
-    }
-    clReleaseMemObject(src);
-    clReleaseMemObject(dst);
-
-    double add_gbs = 3.0 * (double)bytes / best_add * 1e-9;
-    double copy_gbs = 2.0 * (double)bytes / best_copy * 1e-9;
-    printf("## Bandwidth, 16M f32 (bytes read + written per second)\n\n");
+    const double moved[BW_N] = {3.0 * (double)bytes, 3.0 * (double)bytes, 2.0 * (double)bytes};
+    const char *names[BW_N] = {"pt_add (2 reads, 1 write)", "one-line add kernel (2 reads, 1 write)",
+                               "clEnqueueCopyBuffer (1 read, 1 write)"};
+    double copy_gbs = moved[BW_COPY] / best[BW_COPY] * 1e-9;
+    printf("## Bandwidth, 16M f32 (bytes read + written per second; %d alternating rounds, "
+           "best)\n\n",
+           rounds);
     printf("| operation | ms | GB/s | vs clEnqueueCopyBuffer |\n|---|---:|---:|---:|\n");
-    printf("| pt_add (2 reads, 1 write) | %.3f | %.2f | %.2f |\n", best_add * 1e3, add_gbs,
-           add_gbs / copy_gbs);
-    printf("| clEnqueueCopyBuffer (1 read, 1 write) | %.3f | %.2f | 1.00 |\n\n",
-           best_copy * 1e3, copy_gbs);
+    for (int c = 0; c < BW_N; ++c) {
+        double gbs = moved[c] / best[c] * 1e-9;
+        printf("| %s | %.3f | %.2f | %.2f |\n", names[c], best[c] * 1e3, gbs, gbs / copy_gbs);
+    }
+    printf("\n");
 }
 
 int main(int argc, char **argv) {
     const char *name = argc > 1 ? argv[1] : "opencl:0";
+    const bool bandwidth_only = argc > 2 && strcmp(argv[2], "bandwidth") == 0;
     int index = 0;
-    if (sscanf(name, "opencl:%d", &index) != 1) {
-        fprintf(stderr, "usage: bench_opencl [opencl:N]\n");
+    if (sscanf(name, "opencl:%d", &index) != 1 || (argc > 2 && !bandwidth_only)) {
+        fprintf(stderr, "usage: bench_opencl [opencl:N [bandwidth]]\n");
         return 2;
     }
     pt_device *dev = pt_device_get(name);
@@ -258,8 +307,8 @@ int main(int argc, char **argv) {
                 cl.name, name, props.name);
     printf("# libportable OpenCL benchmark on %s: %s (%s, %d compute units)\n\n", name,
            props.name, props.platform, props.compute_units);
-    bench_matmul(dev, &cl);
-    bench_bandwidth(dev, &cl);
+    if (!bandwidth_only) bench_matmul(dev, &cl);
+    bench_bandwidth(dev, &cl, 7);
     clReleaseCommandQueue(cl.queue);
     clReleaseContext(cl.ctx);
     return 0;

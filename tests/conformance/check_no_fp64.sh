@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # f64 on an OpenCL device without fp64 (PORTABLE_OPENCL_FP64=0 makes PoCL
 # pose as one): data movement runs by element size (fills, copies of views,
-# where, gather, cat/stack must PASS), arithmetic is a SKIP naming the
+# where, gather, cat/stack must PASS, and casts to and from f64, converted
+# through the host), arithmetic is a SKIP naming the
 # missing cl_khr_fp64, and nothing fails.
 #   check_no_fp64.sh <conformance program>
 set -uo pipefail
@@ -18,9 +19,16 @@ if [[ $moves -lt 40 ]]; then
   echo "$out" | grep -E '^SKIP (transpose|narrow|zeros|where)[^ ]* f64' | head -5
   fail=1
 fi
+# Casts to and from f64 convert through the host there (ocl_host_cast.c).
+casts=$(echo "$out" | grep -cE '^PASS cast (f64->(f32|i32|i64|u8)|(f32|i32|i64|u8)->f64) ')
+if [[ $casts -lt 30 ]]; then
+  echo "check_no_fp64: only $casts casts to or from f64 passed (expected >= 30): no host conversion"
+  echo "$out" | grep -E '^(SKIP|FAIL) cast' | head -5
+  fail=1
+fi
 if ! grep -qE '^SKIP add f64 .*lacks cl_khr_fp64' <<<"$out"; then
   echo "check_no_fp64: f64 arithmetic was not refused with the cl_khr_fp64 reason (is PORTABLE_OPENCL_FP64=0 honoured?)"
   fail=1
 fi
-[[ $fail -eq 0 ]] && echo "check_no_fp64: $moves data-movement f64 cases passed without fp64; arithmetic skipped"
+[[ $fail -eq 0 ]] && echo "check_no_fp64: $moves data-movement and $casts f64 cast cases passed without fp64; arithmetic skipped"
 exit $fail

@@ -4,7 +4,8 @@
  * Exit status: 0 all passed (or skipped), 1 any failure, 77 the backend is
  * unavailable. An optional argument runs only cases whose name contains it;
  * without one the run ends with the coverage check (coverage.c).
- * `conformance --support` prints the support grid (support.c) instead. */
+ * `conformance --support` prints the support grid (support.c) instead;
+ * `conformance --cases FILE` runs the cases named (exactly) in FILE. */
 #include <math.h>
 #include <stdarg.h>
 #include <stdio.h>
@@ -17,7 +18,40 @@ pt_device *g_dev;
 const char *g_filter;
 static int n_pass, n_fail, n_skip;
 
-bool case_selected(const char *name) { return !g_filter || strstr(name, g_filter) != NULL; }
+/* --cases FILE: the exact case names to run, one a line (the Oclgrind subset
+ * of scripts/opencl-matrix.sh picks them from a full run's output). */
+static char **g_cases;
+static int g_n_cases;
+
+bool case_selected(const char *name) {
+    if (g_cases) {
+        for (int i = 0; i < g_n_cases; ++i)
+            if (strcmp(g_cases[i], name) == 0) return true;
+        return false;
+    }
+    return !g_filter || strstr(name, g_filter) != NULL;
+}
+
+static bool load_case_list(const char *path) {
+    FILE *f = fopen(path, "r");
+    if (!f) return false;
+    char line[512];
+    while (fgets(line, sizeof line, f)) {
+        line[strcspn(line, "\r\n")] = '\0';
+        if (!line[0]) continue;
+        char **grown = realloc(g_cases, (size_t)(g_n_cases + 1) * sizeof *grown);
+        char *copy = strdup(line);
+        if (!grown || !copy) {
+            free(copy);
+            fclose(f);
+            return false;
+        }
+        g_cases = grown;
+        g_cases[g_n_cases++] = copy;
+    }
+    fclose(f);
+    return g_n_cases > 0;
+}
 
 void report_pass(const char *name) {
     ++n_pass;
@@ -192,11 +226,17 @@ done:
 int main(int argc, char **argv) {
     setvbuf(stdout, NULL, _IOLBF, 0);
     bool support = argc > 1 && strcmp(argv[1], "--support") == 0;
-    if (argc > 2 || (argc > 1 && !support && strncmp(argv[1], "--", 2) == 0)) {
-        fprintf(stderr, "usage: conformance [CASE-NAME-PART | --support]\n");
+    bool cases = argc == 3 && strcmp(argv[1], "--cases") == 0;
+    if ((argc > 2 && !cases) || (argc > 1 && !support && !cases && strncmp(argv[1], "--", 2) == 0)) {
+        fprintf(stderr, "usage: conformance [CASE-NAME-PART | --support | --cases FILE]\n");
         return 2;
     }
-    g_filter = argc > 1 && !support ? argv[1] : NULL;
+    if (cases && !load_case_list(argv[2])) {
+        fprintf(stderr, "conformance: --cases %s: cannot read a non-empty list of case names\n",
+                argv[2]);
+        return 2;
+    }
+    g_filter = argc > 1 && !support ? argv[argc - 1] : NULL; /* also no coverage check */
     g_dev = pt_default_device();
     if (!g_dev) {
         const char *b = getenv("PORTABLE_BACKEND");

@@ -81,9 +81,10 @@ typedef long ACC;
  * The host collapses an element-wise launch to at most 8 dimensions and
  * passes the shape and each operand's element strides (0 on broadcast
  * dimensions) as long8 vectors, innermost dimension in component 0: vectors
- * have the same layout on every host and device, unlike structs. nd == 0
- * means every operand is contiguous (the kernels' fast path, element i is at
- * i); nd == 1 is a single strided dimension. The decomposition is unrolled
+ * have the same layout on every host and device, unlike structs. nd >= 1:
+ * when every operand is contiguous the host runs the kernels' _contig form
+ * instead, which takes no layout (elementwise.cl); nd == 1 is a single strided
+ * dimension. The decomposition is unrolled
  * over the vector components so that no private array is needed (CPU
  * implementations such as PoCL keep private arrays per work-item in memory). */
 #define PT_LAYOUT_PARAMS int nd, long8 shape, long8 st_o, long8 st_a, long8 st_b, long8 st_c
@@ -133,3 +134,7 @@ static inline pt_pos pt_locate(long i, int nd, long8 shape, long8 st_o, long8 st
 #define PT_FOR_EACH(i, n)                                                                        \
     const long i = (long)get_global_id(0);                                                       \
     if (i < (n))
+/* The same for launches of exactly the items to do (the _contig kernels of
+ * elementwise.cl: whole groups only): no `i < n` test, which on PoCL alone
+ * kept the work-item loop from vectorising. */
+#define PT_FOR_EACH_EXACT(i) const long i = (long)get_global_id(0);

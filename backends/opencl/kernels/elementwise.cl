@@ -7,9 +7,15 @@
  * One kernel per operation rather than one kernel with an operation switch:
  * a switch costs nothing on a GPU, but CPU implementations (PoCL) vectorise
  * the work-items of a group as a loop and give up on the switch, which made
- * a contiguous add 2.5x slower there. Each kernel has the contiguous fast
- * path (nd == 0: every operand contiguous, element i is at i) and the
- * general strided/broadcast path. */
+ * a contiguous add 2.5x slower there. For the same reason each operation is
+ * two kernels: <name> walks any strides and broadcasts (pt_locate), and
+ * <name>_contig, for launches where every operand is contiguous, reads and
+ * writes element i at i, with no `i < n` test: the host launches it on whole
+ * work-groups only and runs the remainder (fewer than one group) with <name>
+ * as a 1-D stride-1 walk. With the strided walk's divisions merely present
+ * behind a uniform `nd == 0` branch, or with the `i < n` test, PoCL left the
+ * work-item loop scalar and a 16M f32 add reached 0.45 of
+ * clEnqueueCopyBuffer's bandwidth (issue 15 item 3). */
 
 /* ---- Integer helpers (wrapping arithmetic through the unsigned twin) ---- */
 #if !PT_IS_FLOAT
@@ -28,48 +34,51 @@ static inline T pt_int_div(T x, T y) {
 static inline T pt_max_t(T x, T y) { return PT_ISNAN(x) ? x : PT_ISNAN(y) ? y : (y > x ? y : x); }
 static inline T pt_min_t(T x, T y) { return PT_ISNAN(x) ? x : PT_ISNAN(y) ? y : (y < x ? y : x); }
 
-/* Element offsets of out and the inputs for element i: the contiguous fast
- * path or the general walk (common.cl). */
-#define PT_POSITION(i)                                                                           \
-    pt_pos p;                                                                                    \
-    if (nd == 0) {                                                                               \
-        p.o = p.a = p.b = p.c = (i);                                                             \
-    } else {                                                                                     \
-        p = pt_locate((i), nd, shape, st_o, st_a, st_b, st_c);                                   \
+/* Element offsets of out and the inputs for element i in the general form. */
+#define PT_LOCATE(p, i) const pt_pos p = pt_locate((i), nd, shape, st_o, st_a, st_b, st_c);
+
+/* Defines kernel `name` (general: PARAMS then the layout) and `name`_contig
+ * (PARAMS only). AT(EXPR, po, pa, pb, pc) is the work of one element given
+ * the element offsets of out and of the inputs a, b, c (before their base
+ * offsets oo, ao, bo, co). */
+#define PT_DEFINE_POINTWISE(name, PARAMS, AT, EXPR)                                             \
+    __kernel void name(PARAMS, PT_LAYOUT_PARAMS) {                                               \
+        PT_FOR_EACH(i, n) {                                                                      \
+            PT_LOCATE(p, i)                                                                      \
+            AT(EXPR, p.o, p.a, p.b, p.c)                                                         \
+        }                                                                                        \
+    }                                                                                            \
+    __kernel void name##_contig(PARAMS) {                                                        \
+        PT_FOR_EACH_EXACT(i) { AT(EXPR, i, i, i, i) }                                            \
     }
+
+#define PT_UNARY_PARAMS __global T *out, long oo, __global const T *a, long ao, long n, T s, T s2
+#define PT_BINARY_PARAMS                                                                         \
+    __global T *out, long oo, __global const T *a, long ao, __global const T *b, long bo, long n, \
+        T s, T s2
+#define PT_COMPARE_PARAMS                                                                        \
+    __global uchar *out, long oo, __global const T *a, long ao, __global const T *b, long bo,    \
+        long n
 
 /* out = EXPR(x) with x = a[...]; s, s2 are the op's scalars (or unused). */
-#define PT_DEFINE_UNARY(name, EXPR)                                                              \
-    __kernel void name(__global T *out, long oo, __global const T *a, long ao, long n, T s,      \
-                       T s2, PT_LAYOUT_PARAMS) {                                                 \
-        PT_FOR_EACH(i, n) {                                                                      \
-            PT_POSITION(i)                                                                       \
-            const T x = a[ao + p.a];                                                             \
-            out[oo + p.o] = (EXPR);                                                              \
-        }                                                                                        \
-    }
+#define PT_UNARY_AT(EXPR, po, pa, pb, pc)                                                        \
+    const T x = a[ao + (pa)];                                                                    \
+    out[oo + (po)] = (EXPR);
+#define PT_DEFINE_UNARY(name, EXPR) PT_DEFINE_POINTWISE(name, PT_UNARY_PARAMS, PT_UNARY_AT, EXPR)
 
 /* out = EXPR(x, y) with x = a[...], y = b[...]; s, s2 are the op's scalars. */
+#define PT_BINARY_AT(EXPR, po, pa, pb, pc)                                                       \
+    const T x = a[ao + (pa)], y = b[bo + (pb)];                                                  \
+    out[oo + (po)] = (EXPR);
 #define PT_DEFINE_BINARY(name, EXPR)                                                             \
-    __kernel void name(__global T *out, long oo, __global const T *a, long ao,                   \
-                       __global const T *b, long bo, long n, T s, T s2, PT_LAYOUT_PARAMS) {     \
-        PT_FOR_EACH(i, n) {                                                                      \
-            PT_POSITION(i)                                                                       \
-            const T x = a[ao + p.a], y = b[bo + p.b];                                            \
-            out[oo + p.o] = (EXPR);                                                              \
-        }                                                                                        \
-    }
+    PT_DEFINE_POINTWISE(name, PT_BINARY_PARAMS, PT_BINARY_AT, EXPR)
 
 /* out (u8) = x <op> y */
+#define PT_COMPARE_AT(EXPR, po, pa, pb, pc)                                                      \
+    const T x = a[ao + (pa)], y = b[bo + (pb)];                                                  \
+    out[oo + (po)] = (EXPR) ? (uchar)1 : (uchar)0;
 #define PT_DEFINE_COMPARE(name, EXPR)                                                            \
-    __kernel void name(__global uchar *out, long oo, __global const T *a, long ao,               \
-                       __global const T *b, long bo, long n, PT_LAYOUT_PARAMS) {                 \
-        PT_FOR_EACH(i, n) {                                                                      \
-            PT_POSITION(i)                                                                       \
-            const T x = a[ao + p.a], y = b[bo + p.b];                                            \
-            out[oo + p.o] = (EXPR) ? (uchar)1 : (uchar)0;                                        \
-        }                                                                                        \
-    }
+    PT_DEFINE_POINTWISE(name, PT_COMPARE_PARAMS, PT_COMPARE_AT, EXPR)
 
 #if PT_IS_FLOAT
 PT_DEFINE_BINARY(ew_add, x + y)
@@ -101,7 +110,10 @@ PT_DEFINE_BINARY(ew_div, pt_int_div(x, y))
 PT_DEFINE_BINARY(ew_axpy, pt_wrap_add(x, pt_wrap_mul(s, y)))
 PT_DEFINE_UNARY(ew_neg, pt_wrap_sub((T)0, x))
 #if PT_IS_SIGNED
-PT_DEFINE_UNARY(ew_abs, x < (T)0 ? pt_wrap_sub((T)0, x) : x)
+/* abs() returns the unsigned twin: |MIN| wraps back to MIN, as on cpu. Not
+ * `x < 0 ? -x : x`, which LLVM turns into llvm.abs, an intrinsic Oclgrind
+ * (the OpenCL simulator of scripts/opencl-matrix.sh) cannot run. */
+PT_DEFINE_UNARY(ew_abs, (T)abs(x))
 PT_DEFINE_UNARY(ew_relu, x < (T)0 ? (T)0 : x)
 #else
 PT_DEFINE_UNARY(ew_abs, x)
@@ -122,21 +134,15 @@ PT_DEFINE_UNARY(ew_clamp, pt_min_t(pt_max_t(x, s), s2))
 
 /* out = cond != 0 ? a : b; cond is u8 (slot a), a and b of the program's
  * type (slots b and c). */
-__kernel void ew_where(__global T *out, long oo, __global const uchar *cond, long co,
-                       __global const T *a, long ao, __global const T *b, long bo, long n,
-                       PT_LAYOUT_PARAMS) {
-    PT_FOR_EACH(i, n) {
-        PT_POSITION(i)
-        out[oo + p.o] = cond[co + p.a] ? a[ao + p.b] : b[bo + p.c];
-    }
-}
+#define PT_WHERE_PARAMS                                                                          \
+    __global T *out, long oo, __global const uchar *cond, long co, __global const T *a, long ao, \
+        __global const T *b, long bo, long n
+#define PT_WHERE_AT(EXPR, po, pa, pb, pc) out[oo + (po)] = cond[co + (pa)] ? a[ao + (pb)] : b[bo + (pc)];
+PT_DEFINE_POINTWISE(ew_where, PT_WHERE_PARAMS, PT_WHERE_AT, /* no EXPR */)
 
-__kernel void fill(__global T *out, long oo, long n, T value, PT_LAYOUT_PARAMS) {
-    PT_FOR_EACH(i, n) {
-        PT_POSITION(i)
-        out[oo + p.o] = value;
-    }
-}
+#define PT_FILL_PARAMS __global T *out, long oo, long n, T value
+#define PT_FILL_AT(EXPR, po, pa, pb, pc) out[oo + (po)] = value;
+PT_DEFINE_POINTWISE(fill, PT_FILL_PARAMS, PT_FILL_AT, /* no EXPR */)
 
 /* ---- Casts: copy_to_<dst> converts this program's type to dst ----
  *
@@ -170,14 +176,10 @@ __kernel void fill(__global T *out, long oo, long n, T value, PT_LAYOUT_PARAMS) 
 #define PT_LOAD(p, k) (p)[k]
 #endif
 
+#define PT_COPY_AT(CONVERT, po, pa, pb, pc) out[oo + (po)] = CONVERT(PT_LOAD(a, ao + (pa)));
+#define PT_COPY_PARAMS(U) __global U *out, long oo, __global const T *a, long ao, long n
 #define PT_DEFINE_COPY(name, U, CONVERT)                                                         \
-    __kernel void name(__global U *out, long oo, __global const T *a, long ao, long n,           \
-                       PT_LAYOUT_PARAMS) {                                                       \
-        PT_FOR_EACH(i, n) {                                                                      \
-            PT_POSITION(i)                                                                       \
-            out[oo + p.o] = CONVERT(PT_LOAD(a, ao + p.a));                                       \
-        }                                                                                        \
-    }
+    PT_DEFINE_POINTWISE(name, PT_COPY_PARAMS(U), PT_COPY_AT, CONVERT)
 
 /* To 16 bits: one rounding to nearest even from this program's value. The
  * value is first made a float "rounded to odd" (exact for f32, f16, bf16
@@ -195,29 +197,21 @@ static inline float pt_int_to_f32_odd(long v) {
 #define PT_AS_F32_ODD(x) pt_int_to_f32_odd((long)(x))
 #endif
 
-__kernel void copy_to_f16(__global ushort *out, long oo, __global const T *a, long ao, long n,
-                          PT_LAYOUT_PARAMS) {
-    PT_FOR_EACH(i, n) {
-        PT_POSITION(i)
 #if PT_DTYPE == PT_K_F16
-        out[oo + p.o] = a[ao + p.a];
+#define PT_TO_F16_AT(EXPR, po, pa, pb, pc) out[oo + (po)] = a[ao + (pa)];
 #else
-        vstore_half_rte(PT_AS_F32_ODD(PT_LOAD(a, ao + p.a)), (size_t)(oo + p.o), (__global half *)out);
+#define PT_TO_F16_AT(EXPR, po, pa, pb, pc)                                                      \
+    vstore_half_rte(PT_AS_F32_ODD(PT_LOAD(a, ao + (pa))), (size_t)(oo + (po)), (__global half *)out);
 #endif
-    }
-}
+PT_DEFINE_POINTWISE(copy_to_f16, PT_COPY_PARAMS(ushort), PT_TO_F16_AT, /* no EXPR */)
 
-__kernel void copy_to_bf16(__global ushort *out, long oo, __global const T *a, long ao, long n,
-                           PT_LAYOUT_PARAMS) {
-    PT_FOR_EACH(i, n) {
-        PT_POSITION(i)
 #if PT_DTYPE == PT_K_BF16
-        out[oo + p.o] = a[ao + p.a];
+#define PT_TO_BF16_AT(EXPR, po, pa, pb, pc) out[oo + (po)] = a[ao + (pa)];
 #else
-        out[oo + p.o] = pt_f32_to_bf16_bits(PT_AS_F32_ODD(PT_LOAD(a, ao + p.a)));
+#define PT_TO_BF16_AT(EXPR, po, pa, pb, pc)                                                     \
+    out[oo + (po)] = pt_f32_to_bf16_bits(PT_AS_F32_ODD(PT_LOAD(a, ao + (pa))));
 #endif
-    }
-}
+PT_DEFINE_POINTWISE(copy_to_bf16, PT_COPY_PARAMS(ushort), PT_TO_BF16_AT, /* no EXPR */)
 
 PT_DEFINE_COPY(copy_to_f32, float, PT_TO_F32)
 PT_DEFINE_COPY(copy_to_i32, int, PT_TO_I32)

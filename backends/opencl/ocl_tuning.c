@@ -1,0 +1,118 @@
+/* libportable OpenCL backend — CLBlast tuning parameters for devices whose
+ * tuning CLBlast's own database lacks (CLBlast 1.5.3 has none for recent
+ * NVIDIA GPUs such as the H100, so it falls back to generic parameters).
+ *
+ * At device init (ocl_device_ready) every entry whose device-name part
+ * occurs in the device's name is handed to CLBlastOverrideParameters. Two
+ * sources, in this order (a later entry for the same kernel wins):
+ *   1. ocl_tuning_table below, compiled in;
+ *   2. the file named by PORTABLE_OPENCL_TUNING, one entry a line:
+ *        <device name part>|<kernel>|<precision: 32 or 64>|NAME=VALUE,NAME=VALUE,...
+ *      ('#' starts a comment line; device name part "*" matches every
+ *      device), for trying measured values before they go into the table
+ *      (and for tests/conformance/check_clblast_tuning.sh).
+ * To fill the table: on the GPU, run CLBlast's tuner for the kernel
+ * (clblast_tuner_xgemm --precision 32, and xgemm_direct, copy, pad,
+ * transpose as needed) and copy the best parameters, with the device name
+ * the tuner prints, into a row. CLBlast checks the parameter set: a missing
+ * or unknown name is a warning naming the entry, never fatal (CLBlast then
+ * keeps its generic parameters). */
+#include <clblast_c.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "ocl_internal.h"
+
+#define OCL_TUNING_MAX_PARAMS 24
+
+typedef struct ocl_tuning_entry {
+    const char *device; /* a part of CL_DEVICE_NAME */
+    const char *kernel; /* CLBlast's kernel name: "Xgemm", "XgemmDirect", ... */
+    int precision;      /* 32 or 64 */
+    const char *params; /* "NAME=VALUE,NAME=VALUE,..." */
+} ocl_tuning_entry;
+
+/* Measured tunings, one row per device x kernel x precision. Empty until a
+ * GPU run measures them: no guessed values here. */
+static const ocl_tuning_entry ocl_tuning_table[] = {
+    {NULL, NULL, 0, NULL},
+};
+
+/* Parses params and hands them to CLBlast; the outcome is logged. */
+static void ocl_tuning_apply_one(const ocl_device *d, const ocl_tuning_entry *e,
+                                 const char *source) {
+    const char *names[OCL_TUNING_MAX_PARAMS];
+    size_t values[OCL_TUNING_MAX_PARAMS];
+    char buf[1024];
+    snprintf(buf, sizeof buf, "%s", e->params);
+    size_t n = 0;
+    for (char *save = NULL, *tok = strtok_r(buf, ",", &save); tok;
+         tok = strtok_r(NULL, ",", &save)) {
+        char *eq = strchr(tok, '=');
+        char *end = NULL;
+        unsigned long long v = eq ? strtoull(eq + 1, &end, 10) : 0;
+        if (!eq || eq == tok || end == eq + 1 || *end != '\0' || n == OCL_TUNING_MAX_PARAMS) {
+            ocl_log(PT_LOG_WARN,
+                    "CLBlast tuning for %s %s (%d-bit) from %s: cannot read \"%s\" (want "
+                    "NAME=VALUE, at most %d of them); entry ignored",
+                    d->name, e->kernel, e->precision, source, tok, OCL_TUNING_MAX_PARAMS);
+            return;
+        }
+        *eq = '\0';
+        names[n] = tok;
+        values[n++] = (size_t)v;
+    }
+    CLBlastPrecision p = e->precision == 64 ? CLBlastPrecisionDouble : CLBlastPrecisionSingle;
+    CLBlastStatusCode st = CLBlastOverrideParameters(d->id, e->kernel, p, n, names, values);
+    if (st == CLBlastSuccess)
+        ocl_log(PT_LOG_INFO, "CLBlast tuning for %s %s (%d-bit) applied from %s: %zu parameters",
+                d->name, e->kernel, e->precision, source, n);
+    else
+        ocl_log(PT_LOG_WARN,
+                "CLBlast tuning for %s %s (%d-bit) from %s refused by CLBlastOverrideParameters "
+                "(status %d%s); CLBlast keeps its own parameters",
+                d->name, e->kernel, e->precision, source, (int)st,
+                st == CLBlastInvalidOverrideKernel || st == CLBlastDatabaseError
+                    ? ": unknown kernel name"
+                : st == CLBlastMissingOverrideParameter ? ": the kernel's parameter set is incomplete"
+                                                        : "");
+}
+
+static void ocl_tuning_apply_file(const ocl_device *d, const char *path) {
+    FILE *f = fopen(path, "r");
+    if (!f) {
+        ocl_log(PT_LOG_WARN, "PORTABLE_OPENCL_TUNING=%s cannot be opened; no tuning loaded", path);
+        return;
+    }
+    char line[1400];
+    int lineno = 0;
+    while (fgets(line, sizeof line, f)) {
+        ++lineno;
+        line[strcspn(line, "\r\n")] = '\0';
+        if (line[0] == '#' || line[0] == '\0') continue;
+        char *save = NULL;
+        char *dev = strtok_r(line, "|", &save), *kernel = strtok_r(NULL, "|", &save);
+        char *prec = strtok_r(NULL, "|", &save), *params = strtok_r(NULL, "|", &save);
+        if (!dev || !kernel || !prec || !params || (strcmp(prec, "32") && strcmp(prec, "64"))) {
+            ocl_log(PT_LOG_WARN,
+                    "%s:%d: want <device name part>|<kernel>|<32 or 64>|NAME=VALUE,...; line "
+                    "ignored",
+                    path, lineno);
+            continue;
+        }
+        if (strcmp(dev, "*") != 0 && !strstr(d->name, dev)) continue;
+        char source[600];
+        snprintf(source, sizeof source, "%s:%d", path, lineno);
+        ocl_tuning_entry e = {dev, kernel, atoi(prec), params};
+        ocl_tuning_apply_one(d, &e, source);
+    }
+    fclose(f);
+}
+
+void ocl_tuning_apply(const ocl_device *d) {
+    for (const ocl_tuning_entry *e = ocl_tuning_table; e->device; ++e)
+        if (strstr(d->name, e->device)) ocl_tuning_apply_one(d, e, "the built-in table");
+    const char *path = getenv("PORTABLE_OPENCL_TUNING");
+    if (path && *path) ocl_tuning_apply_file(d, path);
+}

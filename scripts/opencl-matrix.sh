@@ -1,0 +1,276 @@
+#!/usr/bin/env bash
+# The OpenCL matrix (issue 15 item 1): the conformance suite, the
+# cross-backend test and the digits example on each OpenCL implementation this
+# machine can run, each alone (its own OCL_ICD_VENDORS folder and its own
+# kernel cache folders), then a small-shape conformance subset under Oclgrind
+# with its memory, race and API checks. Prints a matrix table and exits 1 if
+# anything failed. An implementation that cannot be set up (Intel's wheels
+# unreachable, a package absent) is a SKIP row with the reason: never a pass.
+#
+#   scripts/opencl-matrix.sh [BUILD_DIR]     (default: build)
+#
+# BUILD_DIR must hold the release build with the OpenCL plugin, conformance,
+# cross_backend and mlp_digits. Implementations:
+#   pocl     Debian's pocl-opencl-icd (LLVM, CPU)
+#   intel    Intel's OpenCL CPU runtime from the PyPI wheels intel-opencl-rt,
+#            intel-cmplr-lib-rt (libsvml.so) and tbb (libtbb.so.12), fetched
+#            once with pip download into $PT_WHEEL_CACHE (default
+#            ~/.cache/libportable/wheels, outside the clone) and unpacked next
+#            to it; our own .icd names libintelocl.so by absolute path
+#   rusticl  Mesa's rusticl on llvmpipe (mesa-opencl-icd): OpenCL 3.0 without
+#            fp64, so f64 arithmetic skips there and f64 data movement passes
+#   oclgrind the Oclgrind simulator (Debian oclgrind): one small case of every
+#            op x dtype (and a transposed one where the suite has it), every
+#            kernel checked for out-of-bounds accesses (always on), data
+#            races (OCLGRIND_DATA_RACES) and API misuse (OCLGRIND_CHECK_API);
+#            any message in its log fails the row. Its uninitialised-value
+#            check (OCLGRIND_UNINITIALIZED) is off unless
+#            PT_OCLGRIND_UNINITIALIZED=1, and then only on the data-movement
+#            cases (creation, copy, cast, views, where, gather, one_hot,
+#            cat/stack): on the reduce and softmax kernels and CLBlast's it
+#            stops with "Unsupported instruction: freeze", and on 2026-11-23
+#            it reported values as uninitialised in every kernel family
+#            (copy_to_*, gather, one_hot, ew_add, ew_clamp, ...) once other
+#            cases had run in the same process, with right results, while the
+#            same cases run one per process report nothing: a gap in its
+#            tracking of reused buffers that we suspect but have not pinned
+#            down, so it cannot gate CI yet.
+# Kernel caches (libportable's, PoCL's, Mesa's) live in
+# BUILD_DIR/opencl-matrix/<implementation>/cache: a fresh build directory runs
+# cold, a second run warm. The table also goes to
+# BUILD_DIR/opencl-matrix/matrix.md.
+set -uo pipefail
+cd "$(dirname "$0")/.."
+root=$PWD
+build=$(cd "${1:-build}" && pwd) || { echo "opencl-matrix: no build directory ${1:-build}"; exit 2; }
+work=$build/opencl-matrix
+mkdir -p "$work"
+for prog in tests/conformance tests/cross/cross_backend examples/mlp_digits; do
+  found=$(find "$build" -path "*/$prog" -type f -perm -u+x | head -1)
+  [[ -n $found ]] || { echo "opencl-matrix: $prog is not built in $build"; exit 2; }
+  declare "bin_$(basename "$prog")=$found"
+done
+[[ -n $(find "$build/lib" -name 'libportable-opencl.so*' | head -1) ]] ||
+  { echo "opencl-matrix: the OpenCL plugin is not built in $build/lib"; exit 2; }
+
+wheel_cache=${PT_WHEEL_CACHE:-${XDG_CACHE_HOME:-$HOME/.cache}/libportable/wheels}
+# Versions the matrix was last run with (2026-11-23); override to try others.
+intel_wheels=(${PT_INTEL_WHEELS:-intel-opencl-rt==2026.2.0 intel-cmplr-lib-rt==2026.2.0 tbb==2023.2.0})
+
+rows=()     # "name|conformance|cross|digits|seconds|note"
+failed=0
+
+# ---- Setting up each implementation: prints its environment (NAME=VALUE
+# lines) or fails with the reason on stderr ----
+
+setup_pocl() {
+  [[ -f /etc/OpenCL/vendors/pocl.icd ]] || { echo "pocl-opencl-icd is not installed" >&2; return 1; }
+  mkdir -p "$work/pocl/vendors" && cp /etc/OpenCL/vendors/pocl.icd "$work/pocl/vendors/"
+  echo "POCL_CACHE_DIR=$work/pocl/cache/pocl"
+}
+
+setup_rusticl() {
+  [[ -f /etc/OpenCL/vendors/rusticl.icd ]] ||
+    { echo "mesa-opencl-icd (rusticl.icd) is not installed" >&2; return 1; }
+  mkdir -p "$work/rusticl/vendors" && cp /etc/OpenCL/vendors/rusticl.icd "$work/rusticl/vendors/"
+  echo "RUSTICL_ENABLE=llvmpipe"
+  echo "MESA_SHADER_CACHE_DIR=$work/rusticl/cache/mesa"
+}
+
+setup_intel() {
+  mkdir -p "$wheel_cache"
+  local spec missing=()
+  for spec in "${intel_wheels[@]}"; do
+    local name=${spec%%==*} version=${spec#*==}
+    compgen -G "$wheel_cache/${name//-/_}-${version}-*.whl" >/dev/null || missing+=("$spec")
+  done
+  if ((${#missing[@]})); then
+    echo "opencl-matrix: fetching ${missing[*]} into $wheel_cache" >&2
+    timeout 900 python3 -m pip download --quiet --no-deps --only-binary=:all: \
+        --dest "$wheel_cache" "${missing[@]}" >&2 ||
+      { echo "pip download ${missing[*]} failed (PyPI unreachable?)" >&2; return 1; }
+  fi
+  # One folder per set of versions, no spaces in its name: the runtime fails
+  # to load its own back end (CL_DEVICE_NOT_AVAILABLE) from a path with spaces.
+  local joined
+  joined=$(IFS=_; echo "${intel_wheels[*]}")
+  local unpacked=$wheel_cache/../intel-opencl-rt/${joined//==/-}
+  if [[ ! -f $unpacked/.complete ]]; then
+    rm -rf "$unpacked" && mkdir -p "$unpacked"
+    for spec in "${intel_wheels[@]}"; do
+      local name=${spec%%==*} version=${spec#*==}
+      python3 -m zipfile -e "$(compgen -G "$wheel_cache/${name//-/_}-${version}-*.whl" | head -1)" \
+          "$unpacked" || { echo "cannot unpack the $spec wheel" >&2; return 1; }
+    done
+    touch "$unpacked/.complete"
+  fi
+  unpacked=$(cd "$unpacked" && pwd)
+  local ocl svml tbb
+  ocl=$(find "$unpacked" -name libintelocl.so | head -1)
+  svml=$(find "$unpacked" -name libsvml.so | head -1)
+  tbb=$(find "$unpacked" -name libtbb.so.12 | head -1)
+  [[ -n $ocl && -n $svml && -n $tbb ]] ||
+    { echo "the wheels lack libintelocl.so, libsvml.so or libtbb.so.12" >&2; return 1; }
+  mkdir -p "$work/intel/vendors" && echo "$ocl" >"$work/intel/vendors/intel-cpu.icd"
+  echo "LD_LIBRARY_PATH=$(dirname "$svml"):$(dirname "$tbb")${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}"
+}
+
+setup_oclgrind() {
+  local icd=/usr/lib/oclgrind/liboclgrind-rt-icd.so
+  [[ -f $icd ]] || { echo "oclgrind is not installed" >&2; return 1; }
+  mkdir -p "$work/oclgrind/vendors" && echo "$icd" >"$work/oclgrind/vendors/oclgrind.icd"
+  echo "OCLGRIND_DATA_RACES=1"
+  echo "OCLGRIND_CHECK_API=1"
+}
+
+# Runs "$@" in implementation $impl's environment (the lines in $env_lines).
+in_env() {
+  local -a vars=("OCL_ICD_VENDORS=$work/$impl/vendors" "XDG_CACHE_HOME=$work/$impl/cache"
+                 "PORTABLE_BACKEND=opencl" "PORTABLE_PLUGIN_PATH=$build/lib")
+  local line
+  while IFS= read -r line; do [[ -n $line ]] && vars+=("$line"); done <<<"$env_lines"
+  env "${vars[@]}" "$@"
+}
+
+# "P passed, F failed, S skipped" from a conformance log, or "no summary".
+conformance_counts() {
+  local summary
+  summary=$(grep -E '^conformance\(opencl:0\): [0-9]+ passed' "$1" | tail -1)
+  if [[ -z $summary ]]; then echo "no summary (crashed?)"; return; fi
+  echo "${summary#*: }"
+}
+
+run_implementation() {
+  impl=$1
+  local t0=$SECONDS log=$work/$impl
+  env_lines=$(setup_"$impl" 2>"$log.setup") || {
+    rows+=("$impl|SKIP: $(tail -1 "$log.setup")|-|-|$((SECONDS - t0))|")
+    echo "== $impl: skipped: $(tail -1 "$log.setup")"; return; }
+  mkdir -p "$work/$impl/cache"
+  echo "== $impl: conformance"
+  in_env "$bin_conformance" >"$log.conformance.txt" 2>&1
+  local rc=$? conf cross digits
+  if [[ $rc -eq 77 ]]; then
+    rows+=("$impl|SKIP: $(grep -m1 'unavailable' "$log.conformance.txt")|-|-|$((SECONDS - t0))|")
+    echo "== $impl: skipped (no device)"; return
+  fi
+  conf=$(conformance_counts "$log.conformance.txt")
+  if [[ $rc -ne 0 || $conf != *" 0 failed"* ]]; then
+    failed=1; conf+=" (exit status $rc)"; grep '^FAIL' "$log.conformance.txt" | head -20
+  fi
+  echo "== $impl: cross-backend"
+  if in_env "$bin_cross_backend" opencl:0 >"$log.cross.txt" 2>&1; then cross=passed
+  else cross="FAILED (rc $?)"; failed=1; tail -5 "$log.cross.txt"; fi
+  echo "== $impl: digits example"
+  if in_env "$bin_mlp_digits" --data "$root/examples/data/digits.csv.gz" \
+       --save "$work/$impl/mlp_digits.safetensors" >"$log.digits.txt" 2>&1; then digits=passed
+  else digits="FAILED (rc $?)"; failed=1; tail -5 "$log.digits.txt"; fi
+  local acc
+  acc=$(grep -oE 'test accuracy on [^ ]+: [0-9.]+%' "$log.digits.txt" | head -1 | grep -oE '[0-9.]+%$')
+  rows+=("$impl|$conf|$cross|$digits${acc:+ ($acc)}|$((SECONDS - t0))|")
+}
+
+# One small case per op x dtype (and its transposed variant where the suite
+# has one), picked from a full conformance log: shapes of at most 64.
+pick_small_cases() {
+  python3 - "$1" <<'EOF'
+import re, sys
+dtypes = {"f32", "f64", "i32", "i64", "u8"}
+first, strided = {}, {}
+for line in open(sys.argv[1]):
+    m = re.match(r"^(PASS|SKIP) (.*?)(: .*)?$", line.rstrip("\n"))
+    if not m:
+        continue
+    name = m.group(2)
+    words = name.split(" ")
+    dt = next((w for w in words[1:] if w in dtypes or re.fullmatch(r"\w+->\w+", w)), None)
+    if dt is None:
+        continue
+    key = (words[0], dt)
+    nums = [int(x) for x in re.findall(r"\d+", name.split(" ", 1)[1])]
+    first.setdefault(key, None)
+    if not nums or max(nums) > 64 or max(nums) < 2:
+        continue
+    if first[key] is None:
+        first[key] = name
+    if "]T" in name:
+        strided.setdefault(key, name)
+for key, name in first.items():
+    if name:
+        print(name)
+    if key in strided and strided[key] != name:
+        print(strided[key])
+EOF
+}
+
+run_oclgrind() {
+  impl=oclgrind
+  local t0=$SECONDS log=$work/oclgrind source=$1
+  env_lines=$(setup_oclgrind 2>"$log.setup") || {
+    rows+=("oclgrind|SKIP: $(tail -1 "$log.setup")|-|-|0|"); echo "== oclgrind: skipped"; return; }
+  if [[ ! -s $source ]]; then
+    rows+=("oclgrind|SKIP: no full conformance log to pick cases from|-|-|0|"); return
+  fi
+  mkdir -p "$work/oclgrind/cache"
+  pick_small_cases "$source" >"$log.cases.txt"
+  # The uninitialised-value check on the kernels where it gives a verdict
+  # (the header says why not the others).
+  local uninit='^(zeros|ones|full|from_data|empty|item|arange|rand|randn|fill_|copy_|cast|to|to_async|where|gather|one_hot|cat|stack|transpose|narrow|permute|expand|reshape) '
+  if [[ ${PT_OCLGRIND_UNINITIALIZED:-0} == 1 ]]; then
+    grep -E "$uninit" "$log.cases.txt" >"$log.cases-uninit.txt"
+    grep -vE "$uninit" "$log.cases.txt" >"$log.cases-rest.txt"
+  else
+    : >"$log.cases-uninit.txt"
+    cp "$log.cases.txt" "$log.cases-rest.txt"
+  fi
+  local n_cases summary="" pass=0 fail=0 skip=0 reports=0 part
+  n_cases=$(wc -l <"$log.cases.txt")
+  echo "== oclgrind: $n_cases small cases"
+  local base_env=$env_lines
+  for part in uninit rest; do
+    [[ -s $log.cases-$part.txt ]] || continue
+    rm -f "$log.$part.log"
+    env_lines=$base_env$'\n'"OCLGRIND_LOG=$log.$part.log"
+    [[ $part == uninit ]] && env_lines+=$'\n'"OCLGRIND_UNINITIALIZED=1"
+    in_env "$bin_conformance" --cases "$log.cases-$part.txt" >"$log.$part.txt" 2>&1
+    summary=$(grep -E '^conformance\(opencl:0\): ' "$log.$part.txt" | tail -1)
+    [[ -n $summary ]] || { fail=$((fail + 1)); echo "oclgrind ($part): no summary"; tail -5 "$log.$part.txt"; }
+    local p f s
+    read -r p f s < <(echo "$summary" | grep -oE '[0-9]+ (passed|failed|skipped)' | grep -oE '^[0-9]+' | tr '\n' ' ')
+    pass=$((pass + ${p:-0})); fail=$((fail + ${f:-0})); skip=$((skip + ${s:-0}))
+    grep '^FAIL' "$log.$part.txt" | head -20
+    if [[ -s $log.$part.log ]]; then
+      reports=$((reports + $(grep -c '^[^[:space:]]' "$log.$part.log")))
+      echo "oclgrind ($part) reported:"; head -40 "$log.$part.log"
+    fi
+  done
+  ((fail || reports)) && failed=1
+  rows+=("oclgrind|$pass passed, $fail failed, $skip skipped, $reports Oclgrind reports|-|-|$((SECONDS - t0))|$n_cases cases")
+}
+
+for impl in ${PT_OPENCL_MATRIX:-pocl intel rusticl}; do
+  [[ $impl == oclgrind ]] || run_implementation "$impl"
+done
+case " ${PT_OPENCL_MATRIX:-oclgrind} " in
+  *" oclgrind "*)
+    # Cases picked from the first implementation's full run that completed.
+    src=""
+    for impl in pocl intel rusticl; do
+      [[ -s $work/$impl.conformance.txt ]] && grep -q '^PASS' "$work/$impl.conformance.txt" &&
+        { src=$work/$impl.conformance.txt; break; }
+    done
+    run_oclgrind "$src" ;;
+esac
+
+{
+  echo "| implementation | conformance | cross-backend | digits example | seconds |"
+  echo "|---|---|---|---|---:|"
+  for r in "${rows[@]}"; do
+    IFS='|' read -r name conf cross digits secs note <<<"$r"
+    echo "| $name${note:+ ($note)} | $conf | $cross | $digits | $secs |"
+  done
+} >"$work/matrix.md"
+echo
+echo "OpenCL matrix (logs in $work):"
+cat "$work/matrix.md"
+exit $failed
