@@ -175,7 +175,7 @@ run_implementation() {
 pick_small_cases() {
   python3 - "$1" <<'EOF'
 import re, sys
-dtypes = {"f32", "f64", "i32", "i64", "u8"}
+dtypes = {"f32", "f64", "i32", "i64", "u8", "f16", "bf16"}
 first, strided = {}, {}
 for line in open(sys.argv[1]):
     m = re.match(r"^(PASS|SKIP) (.*?)(: .*)?$", line.rstrip("\n"))

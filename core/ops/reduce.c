@@ -75,6 +75,53 @@ static void reduce_out_operand(pt_tensor *out, const pt_operand *in3, pt_operand
 }
 
 static pt_tensor *reduce_raw(const char *fn, pt_op_kind kind, pt_tensor *x, int dim, bool keepdim,
+                             int *resolved);
+
+/* Elements of u8 input a sum widens to i64 at once (128 MiB of i64). */
+#define PT__SUM_WIDEN_BLOCK ((int64_t)1 << 24)
+
+/* A u8 sum counts in i64, like torch's, and the backends sum i64, so the
+ * input is widened first. Widened whole, a 4.3 GB u8 tensor would need
+ * 34 GB more; instead x is cut along one dim (the summed one, or for a sum
+ * of everything the longest) into blocks of at most PT__SUM_WIDEN_BLOCK
+ * elements where the shape allows, each widened and summed on its own, and
+ * the partial sums added: integer addition, so the result is exact and the
+ * same as in one piece. A block that is still too large (one slice of a
+ * huge dim) is cut again along another dim by the same rule. *out stays
+ * NULL (and PT_OK comes back) where x is small enough to widen whole. */
+static pt_status sum_u8_in_blocks(const char *fn, pt_tensor *x, int d, bool keepdim, pt_tensor **out) {
+    *out = NULL;
+    const int64_t numel = pt__tensor_numel(x);
+    if (numel <= PT__SUM_WIDEN_BLOCK || x->ndim == 0) return PT_OK;
+    int c = d;
+    if (d == PT_ALL) {
+        c = 0;
+        for (int i = 1; i < x->ndim; ++i)
+            if (x->shape[i] > x->shape[c]) c = i;
+    }
+    const int64_t slice = numel / x->shape[c];
+    const int64_t len = slice >= PT__SUM_WIDEN_BLOCK ? 1 : PT__SUM_WIDEN_BLOCK / slice;
+    if (len >= x->shape[c]) return PT_OK;
+    pt_tensor *acc = NULL;
+    for (int64_t start = 0; start < x->shape[c]; start += len) {
+        int64_t shape[PT_MAX_DIMS];
+        memcpy(shape, x->shape, sizeof shape);
+        shape[c] = x->shape[c] - start < len ? x->shape[c] - start : len;
+        pt_tensor *block = pt__tensor_view(x, x->ndim, shape, x->strides,
+                                           x->offset + (size_t)(start * x->strides[c]));
+        int unused;
+        pt_tensor *part = block ? reduce_raw(fn, PT_OP_SUM, block, d, keepdim, &unused) : NULL;
+        pt_release(block);
+        pt_tensor *next = !part ? NULL : !acc ? part : pt__binary_raw(fn, PT_OP_ADD, acc, part);
+        if (acc && next != part) pt_release(part);
+        pt_release(acc);
+        if (!(acc = next)) return pt_last_status();
+    }
+    *out = acc;
+    return PT_OK;
+}
+
+static pt_tensor *reduce_raw(const char *fn, pt_op_kind kind, pt_tensor *x, int dim, bool keepdim,
                              int *resolved) {
     int d;
     if (resolve_reduce_dim(fn, dim, x->ndim, &d)) return NULL;
@@ -82,7 +129,11 @@ static pt_tensor *reduce_raw(const char *fn, pt_op_kind kind, pt_tensor *x, int 
     pt_dtype t = x->dtype, in_t = x->dtype;
     switch (kind) {
     case PT_OP_SUM: /* like torch: u8 sums count, so they go to i64 */
-        if (t == PT_U8) t = in_t = PT_I64;
+        if (t == PT_U8) {
+            pt_tensor *blocks;
+            if (sum_u8_in_blocks(fn, x, d, keepdim, &blocks) != PT_OK || blocks) return blocks;
+            t = in_t = PT_I64;
+        }
         break;
     case PT_OP_MEAN:
         if (pt__check_op_dtype(fn, kind, t)) return NULL;
