@@ -70,6 +70,7 @@ static void ocl_describe(ocl_device *d) {
                         sizeof d->platform_name);
     ocl_platform_string(d->platform, CL_PLATFORM_VERSION, d->platform_version,
                         sizeof d->platform_version);
+    d->no_calls_at_exit = strstr(d->platform_name, "Oclgrind") != NULL;
     if (clGetDeviceInfo(d->id, CL_DEVICE_MAX_COMPUTE_UNITS, sizeof d->compute_units,
                         &d->compute_units, NULL) != CL_SUCCESS)
         d->compute_units = 1;
@@ -198,7 +199,7 @@ pt_status ocl_devices_enumerate(void) {
 void ocl_devices_release(void) {
     for (int i = 0; i < ocl_g.n_devices; ++i) {
         ocl_device *d = &ocl_g.devices[i];
-        if (d->ready) {
+        if (d->ready && !d->no_calls_at_exit) {
             clFinish(d->queue);
             for (int b = 0; b < d->n_host_blocks; ++b) {
                 clEnqueueUnmapMemObject(d->queue, d->host_blocks[b].mem, d->host_blocks[b].ptr,
@@ -236,7 +237,8 @@ static void CL_CALLBACK ocl_context_notify(const char *errinfo, const void *info
  * order of creation) are gone: that crashed in llvm::vfs. */
 static void ocl_finish_at_exit(void) {
     for (int i = 0; i < ocl_g.n_devices; ++i)
-        if (atomic_load_explicit(&ocl_g.devices[i].ready, memory_order_acquire))
+        if (atomic_load_explicit(&ocl_g.devices[i].ready, memory_order_acquire) &&
+            !ocl_g.devices[i].no_calls_at_exit)
             clFinish(ocl_g.devices[i].queue);
 }
 

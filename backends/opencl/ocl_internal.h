@@ -79,6 +79,12 @@ typedef struct ocl_device {
     size_t max_work_group;
     bool fp64;
     bool fp16;                  /* cl_khr_fp16: f16 MATMUL through CLBlastHgemm */
+    /* No OpenCL call may be made from exit handlers: Oclgrind keeps its API
+     * call stack in a thread_local that glibc destroys before it runs them,
+     * so a clFinish or clRelease* there writes freed memory (valgrind shows
+     * it; the heap then aborts). Its kernels run synchronously, so nothing
+     * is left to wait for, and the process's end frees the rest. */
+    bool no_calls_at_exit;
     bool fp32_correct_div_sqrt; /* -cl-fp32-correctly-rounded-divide-sqrt is allowed */
     bool opencl_c_12;           /* device compiles OpenCL C 1.2 (-cl-std=CL1.2) */
 

@@ -31,7 +31,16 @@
  * (PORTABLE_ALLOC_GC or pt_set_memory_gc; default 1.5, 0 turns it off).
  *
  * The spinlock guards only the lists and counters, never a driver call or a
- * malloc; block records a split may need are taken before it. */
+ * malloc; block records a split may need are taken before it.
+ *
+ * PORTABLE_NO_MEMORY_CACHING=1 turns all of this off for memory checkers,
+ * like PYTORCH_NO_CUDA_MEMORY_CACHING: each block is then a driver
+ * allocation of its own, of exactly the bytes asked for, given back when its
+ * tensor dies. Inside a shared segment an out-of-bounds access lands in a
+ * neighbour's memory, where no checker (Oclgrind, compute-sanitizer, ASan on
+ * the cpu backend) can see it; and Oclgrind's uninitialised-value check
+ * ignores the offset of clEnqueueWriteBuffer, so it flags uploads into a
+ * block at a nonzero offset as never written. Slow: for checking only. */
 #include <math.h>
 #include <sched.h>
 #include <stdio.h>
@@ -173,6 +182,7 @@ static void split(pt__allocator *a, pt__block *b, size_t size, pt__block **spare
     r->offset = b->offset + size;
     r->size = b->size - size;
     r->large = b->large;
+    r->own = 0;
     r->prev = b;
     r->next = b->next;
     if (b->next) b->next->prev = r;
@@ -395,7 +405,54 @@ static pt__block *alloc_slow(pt_device *d, size_t size, const char *fn) {
     return b;
 }
 
+static bool env_no_caching(void) {
+    static _Atomic int no_caching = -1;
+    int v = atomic_load_explicit(&no_caching, memory_order_relaxed);
+    if (v < 0) {
+        const char *e = getenv("PORTABLE_NO_MEMORY_CACHING");
+        v = e && strcmp(e, "1") == 0;
+        atomic_store_explicit(&no_caching, v, memory_order_relaxed);
+    }
+    return v;
+}
+
+/* A block that is a driver allocation of its own (PORTABLE_NO_MEMORY_CACHING). */
+static pt__block *alloc_own(pt_device *d, size_t bytes, const char *fn) {
+    pt__block *b = calloc(1, sizeof *b);
+    if (!b) {
+        pt__error(PT_ERR_OUT_OF_MEMORY, fn, "out of host memory for a block record");
+        return NULL;
+    }
+    size_t size = bytes ? bytes : 1; /* empty tensors still get a valid handle */
+    if (!(b->buf = driver_alloc(d, size, &size, fn))) {
+        free(b);
+        return NULL;
+    }
+    b->size = size;
+    b->own = 1;
+    b->large = 1;
+    pt__allocator *a = &d->alloc;
+    pt__spin_lock(&a->lock);
+    a->cached += (int64_t)size;
+    count_used(a, b);
+    pt__spin_unlock(&a->lock);
+    return b;
+}
+
+/* Gives an own block back to the driver once the device's queued work, which
+ * may still use it, is done. */
+static void free_own(pt_device *d, pt__block *b) {
+    pt__allocator *a = &d->alloc;
+    pt__spin_lock(&a->lock);
+    a->in_use -= (int64_t)b->size;
+    pt__spin_unlock(&a->lock);
+    pt__synchronize("pt_release", d);
+    pt__free_call(d, b->buf);
+    free(b);
+}
+
 pt__block *pt__alloc(pt_device *d, size_t bytes, const char *fn) {
+    if (env_no_caching()) return alloc_own(d, bytes, fn);
     size_t size = round_size(bytes);
     if (size < bytes || size > SIZE_MAX / 2) {
         pt__error(PT_ERR_OUT_OF_MEMORY, fn, "%s: %zu bytes is too large", d->name, bytes);
@@ -419,6 +476,10 @@ pt__block *pt__alloc(pt_device *d, size_t bytes, const char *fn) {
 
 void pt__free(pt_device *d, pt__block *b) {
     if (!b) return;
+    if (b->own) {
+        free_own(d, b);
+        return;
+    }
     pt__allocator *a = &d->alloc;
     if (!b->large) { /* the tiny-op path: into the fast bin, unmerged */
         pt__spin_lock(&a->lock);

@@ -152,12 +152,13 @@ pt__backend *pt__backend_load(pt__backend *b);
 typedef struct pt__block {
     void *buf;
     size_t offset;
-    size_t size;                 /* multiple of 512 */
+    size_t size;                 /* multiple of 512 (own blocks: the bytes asked for) */
     struct pt__block *prev, *next;
     struct pt__block *fprev, *fnext;
     uint64_t stamp;              /* when the segment became wholly free */
     unsigned char state;         /* used, cached in a fast bin, or merged free */
     unsigned char large;         /* pool: segments of the large pool */
+    unsigned char own;           /* a driver allocation of its own (PORTABLE_NO_MEMORY_CACHING) */
 } pt__block;
 
 /* Returns a block of at least bytes, from the cache or the backend; on
