@@ -21,6 +21,7 @@ struct pt_dist {
     char launcher[16];
     bool owns_mpi;        /* pt_dist_init called MPI_Init_thread */
     int thread_level;     /* MPI_Query_thread: MPI_THREAD_MULTIPLE lets pt_ddp use its own thread */
+    bool skip_header;     /* pt_dist_set_header_check(g, false): no exchange before collectives */
     pt_device *device;    /* pt_dist_device's answer, once found */
     pt__nccl *nccl;       /* NULL until a cuda tensor needs it */
     bool nccl_tried;

@@ -85,6 +85,23 @@ typedef enum pt_reduce_op {
     PT_REDUCE_MAX
 } pt_reduce_op;
 
+/* Turns the header exchange before each collective off (on false) or back
+ * on. It costs one small MPI_Allgather per collective: a few microseconds,
+ * but also one more rendezvous of all ranks, which on a loaded machine is
+ * one more chance for a rank to be descheduled (bench/results/dist.md). Off,
+ * a collective is the bare MPI call (plus, for accelerator tensors, its
+ * staging), like PyTorch's default; but nothing then checks that the ranks
+ * agree: a shape, dtype, op or root that differs between ranks, or a rank
+ * that rejects its own arguments and returns early, is MPI's to detect, and
+ * may make the other ranks wait for ever or read past the smaller buffer.
+ * Turn it off only around collectives known to match (e.g. after the
+ * first, checked, iterations of a training loop). Collective: every rank
+ * calls it with the same value (PT_ERR_INVALID_ARGUMENT on every rank, and
+ * no change, when they differ; also for a NULL group). pt_ddp's buckets never
+ * go through the exchange; pt_ddp_new's broadcasts do (made while it is on,
+ * they check the layout once). */
+PT_API pt_status pt_dist_set_header_check(pt_dist *g, bool on);
+
 /* x = op over ranks of x, in place. Waits for the result. */
 PT_API pt_status pt_dist_all_reduce(pt_dist *g, pt_tensor *x, pt_reduce_op op);
 /* x = root's x on every rank, in place. Waits. */
