@@ -13,7 +13,9 @@
  * 2. data-parallel step overlap: an MLP 64 -> H -> (L x H) -> 10 with batch 64
  *    per rank; times forward+backward alone, an all-reduce of all its
  *    gradients alone, and forward+backward+pt_ddp_sync; hidden = the part of
- *    the all-reduce time that the DDP step does not add.
+ *    the all-reduce time that the DDP step does not add. Then, with an SGD
+ *    update: pt_ddp_sync + pt_optimizer_step against pt_ddp_step, which
+ *    steps each bucket as soon as it has arrived.
  *
  *    Run once with the default 25 MB bucket cap and once with a small cap
  *    (several buckets, launched during backward).
@@ -147,26 +149,30 @@ static void overlap_table(pt_dist *g, int64_t h, int hidden, size_t bucket_bytes
     pt_tensor *y = pt_cast(pt_mul_scalar(pt_rand(dev, PT_F32, 1, ys), 9.99), PT_I64);
     int64_t params = 64 * h + h + hidden * (h * h + h) + h * 10 + 10;
     pt_tensor *flat = pt_zeros(dev, PT_F32, 1, &params);
-    double t[3][MAX_ROUNDS], sync_part[MAX_ROUNDS], cpu[3][MAX_ROUNDS], over[MAX_ROUNDS];
+    pt_optimizer *opt = pt_sgd(wrapped, 1e-4, 0.9, 0.0);
+    double t[5][MAX_ROUNDS], sync_part[MAX_ROUNDS], cpu[5][MAX_ROUNDS], over[MAX_ROUNDS];
     fwd_bwd(wrapped, x, y), pt_ddp_sync(ddp); /* warm-up */
     for (int r = 0; r < rounds; ++r) {
-        for (int k = 0; k < 3; ++k) {
+        for (int k0 = 0; k0 < 5; ++k0) {
+            int k = k0 < 3 ? k0 : 3 + (k0 - 3 + r) % 2; /* the two with an update alternate in order */
             MPI_Barrier(MPI_COMM_WORLD);
             double t0 = now(), t1 = t0, c0 = thread_cpu();
             if (k == 0) fwd_bwd(plain, x, y), pt_device_synchronize(dev);
             if (k == 1) pt_dist_all_reduce(g, flat, PT_REDUCE_AVG);
             if (k == 2) fwd_bwd(wrapped, x, y), t1 = now(), pt_ddp_sync(ddp), pt_device_synchronize(dev);
+            if (k == 3) fwd_bwd(wrapped, x, y), pt_ddp_sync(ddp), pt_optimizer_step(opt), pt_device_synchronize(dev);
+            if (k == 4) fwd_bwd(wrapped, x, y), pt_ddp_step(ddp, opt), pt_device_synchronize(dev);
             double mine = now() - t0;
             cpu[k][r] = slowest(thread_cpu() - c0);
             t[k][r] = slowest(mine);
             if (k == 2) sync_part[r] = slowest(mine - (t1 - t0)), over[r] = pt_ddp_overlap(ddp);
         }
     }
-    double m[3];
-    for (int k = 0; k < 3; ++k) m[k] = median(t[k], rounds);
+    double m[5];
+    for (int k = 0; k < 5; ++k) m[k] = median(t[k], rounds);
     double ms = median(sync_part, rounds);
-    double mc[3];
-    for (int k = 0; k < 3; ++k) mc[k] = median(cpu[k], rounds);
+    double mc[5];
+    for (int k = 0; k < 5; ++k) mc[k] = median(cpu[k], rounds);
     if (rank == 0) {
         double hid = m[0] + m[1] - m[2];
         printf("MLP 64-%lld-(%d x %lld)-10, %.1f MB of gradients, %d buckets (cap %.1f MB, %s), batch 64/rank on %s, "
@@ -182,7 +188,11 @@ static void overlap_table(pt_dist *g, int64_t h, int hidden, size_t bucket_bytes
                100 * median(over, rounds));
         printf("  main thread CPU time: forward+backward %.2f ms, all-reduce %.2f ms, DDP step %.2f ms (DDP adds %.2f ms)\n",
                1e3 * mc[0], 1e3 * mc[1], 1e3 * mc[2], 1e3 * (mc[2] - mc[0]));
+        printf("  with an SGD update: pt_ddp_sync + pt_optimizer_step %8.2f ms, pt_ddp_step (per bucket) %8.2f ms "
+               "(ratio %.2f)\n",
+               1e3 * m[3], 1e3 * m[4], m[3] / m[4]);
     }
+    pt_optimizer_free(opt);
     pt_ddp_free(ddp);
     pt_release(x);
     pt_release(y);
