@@ -154,22 +154,7 @@ static pt_status stacked_on_host(pt_dist *g, const char *fn, bool gather, pt_ten
         if (!s && copy != written) s = pt_copy_(written, copy);
         return s;
     }
-    /* Staged: the [world, n] buffer in pinned host memory; this rank's block
-     * of it doubles as the small buffer (MPI_IN_PLACE). */
-    void *host;
-    pt_tensor *stage = pt__stage(g, dev, t, (int64_t)n * g->size, &host);
-    if (!stage) return pt_last_status();
-    char *mine = (char *)host + (size_t)g->rank * (size_t)n * pt_dtype_size(t);
-    pt_status s = pt_to_host(gather ? small : big, gather ? mine : host,
-                             (size_t)n * pt_dtype_size(t) * (gather ? 1 : (size_t)g->size));
-    if (s) return s;
-    int rc = gather ? MPI_Allgather(MPI_IN_PLACE, 0, MPI_DATATYPE_NULL, host, n, pt__mpi_type(t), g->comm)
-                    : MPI_Reduce_scatter_block(MPI_IN_PLACE, host, n, pt__mpi_type(t), pt__mpi_op(op, t), g->comm);
-    if (rc != MPI_SUCCESS) return pt__mpi_failed(fn, gather ? "MPI_Allgather" : "MPI_Reduce_scatter_block", rc);
-    if (!gather && op == PT_REDUCE_AVG) pt__divide(host, t, n, g->size);
-    pt_tensor *dst = gather ? big : small;
-    pt_tensor *view = pt_reshape(pt_narrow(stage, 0, 0, numel(dst)), pt_tensor_ndim(dst), pt_tensor_shape(dst));
-    return view ? pt_copy_(dst, view) : pt_last_status();
+    return pt__staged_stacked(g, fn, gather, big, small, op);
 }
 
 static pt_status stacked(pt_dist *g, const char *fn, bool gather, pt_tensor *big, pt_tensor *small, pt_reduce_op op) {

@@ -19,7 +19,15 @@
  * Buckets are started strictly in index order (a ready bucket waits for the
  * ones before it), so every rank issues the same collectives in the same
  * order even if its hooks fire in another. pt_ddp_sync waits for them one
- * by one, unpacking each while the later ones are still on the wire. */
+ * by one, unpacking each while the later ones are still on the wire;
+ * pt_ddp_step also steps each bucket's parameters as soon as it has
+ * arrived (pt_optimizer_step_params), in the order the buckets finish.
+ *
+ * Buffers (state-dict entries that take no gradient, such as batch norm's
+ * running statistics) are not in any bucket: each rank's forward updates
+ * them from its own batch, so pt_ddp_sync broadcasts rank 0's (PyTorch's
+ * broadcast_buffers), keeping them identical on every rank after every
+ * step. */
 #include <pthread.h>
 #include <time.h>
 
@@ -56,7 +64,12 @@ struct pt_ddp {
     pt_module *m;
     int n, nb;
     ddp_param *params;   /* in bucket order (reverse of the module's) */
+    pt_tensor **tensors; /* params[i].p, for pt_optimizer_step_params on a bucket */
+    int nbuf;
+    pt_tensor **buffers; /* borrowed: entries without gradients, broadcast from rank 0 at each sync */
     bucket *b;
+    bool *handled;       /* per bucket, during a sync: waited for already */
+    MPI_Request *reqs;   /* per bucket, fallback: MPI_Waitany's array */
     int next_launch;     /* buckets [0, next_launch) have been handed to MPI */
     bool require_sync;   /* pt_ddp_set_require_sync */
     bool hooks_fired;    /* some hook fired since the last sync */
@@ -203,22 +216,51 @@ static pt_status grad_ready(pt_tensor *leaf, void *user) {
 
 /* ---- waiting ---- */
 
-/* Waits for bucket b's all-reduce (averaged in place on the host side). */
-static pt_status wait_bucket(pt_ddp *d, bucket *b) {
-    static const char fn[] = "pt_ddp_sync";
-    int rc;
+/* The next bucket to finish among those not yet handled (handled[i]
+ * false), waiting for one when none has; its all-reduce's MPI result in
+ * *rc (the average is in place on the host side). Threaded: the thread
+ * finishes them in index order. Fallback: MPI_Waitany, which lets MPI move
+ * all of them while waiting. -1 when every bucket has been handled. */
+static int next_finished(pt_ddp *d, const bool *handled, int *rc) {
+    int found = -1;
     if (d->thread_on) {
         pthread_mutex_lock(&d->mu);
-        while (!b->done) pthread_cond_wait(&d->finished, &d->mu);
-        rc = b->rc;
+        for (;;) {
+            bool left = false;
+            for (int i = 0; i < d->nb && found < 0; ++i) {
+                if (handled[i]) continue;
+                left = true;
+                if (d->b[i].done) found = i;
+            }
+            if (found >= 0 || !left) break;
+            pthread_cond_wait(&d->finished, &d->mu);
+        }
+        if (found >= 0) *rc = d->b[found].rc;
         pthread_mutex_unlock(&d->mu);
-    } else {
-        rc = b->rc == MPI_SUCCESS ? MPI_Wait(&b->req, MPI_STATUS_IGNORE) : b->rc;
-        if (rc == MPI_SUCCESS) pt__divide(b->host, b->t, b->numel, d->g->size);
+        return found;
     }
-    b->launched = false;
-    if (rc != MPI_SUCCESS) return pt__mpi_failed(fn, d->thread_on ? "MPI_Allreduce" : "MPI_Iallreduce", rc);
-    return b->pack;
+    /* An MPI_Iallreduce that failed to start has nothing to wait for. */
+    for (int i = 0; i < d->nb; ++i)
+        if (!handled[i] && d->b[i].rc != MPI_SUCCESS) {
+            *rc = d->b[i].rc;
+            return i;
+        }
+    bool left = false;
+    for (int i = 0; i < d->nb; ++i) {
+        d->reqs[i] = handled[i] ? MPI_REQUEST_NULL : d->b[i].req;
+        left = left || !handled[i];
+    }
+    if (!left) return -1;
+    *rc = MPI_Waitany(d->nb, d->reqs, &found, MPI_STATUS_IGNORE);
+    if (found == MPI_UNDEFINED) { /* cannot happen: an unhandled bucket's request is live */
+        found = -1;
+        for (int i = 0; i < d->nb && found < 0; ++i)
+            if (!handled[i]) found = i;
+    } else {
+        d->b[found].req = MPI_REQUEST_NULL;
+    }
+    if (found >= 0 && *rc == MPI_SUCCESS) pt__divide(d->b[found].host, d->b[found].t, d->b[found].numel, d->g->size);
+    return found;
 }
 
 /* Writes bucket b's averages into its parameters' gradients. */
@@ -237,10 +279,9 @@ static pt_status unpack(pt_ddp *d, bucket *b) {
     return st;
 }
 
-pt_status pt_ddp_sync(pt_ddp *d) {
-    if (!d) return pt_set_error(PT_ERR_INVALID_ARGUMENT, "pt_ddp_sync", "wrapper is NULL");
-    /* How much had crossed before backward ended (the rest is the wait
-     * backward did not hide). */
+/* The share of the gradients whose all-reduce has already finished (what
+ * backward hid), for pt_ddp_overlap. */
+static double finished_share(pt_ddp *d) {
     int64_t done = 0, total = 0;
     for (int i = 0; i < d->nb; ++i) {
         bucket *b = &d->b[i];
@@ -257,14 +298,45 @@ pt_status pt_ddp_sync(pt_ddp *d) {
         done += finished ? b->numel : 0;
         total += b->numel;
     }
-    d->overlap = total ? (double)done / (double)total : 0;
-    start_ready(d, true);
+    return total ? (double)done / (double)total : 0;
+}
+
+/* rank 0's buffers to every rank (on the group's communicator; the
+ * buckets use the thread's own, or are non-blocking). */
+static pt_status broadcast_buffers(pt_ddp *d) {
     pt_status st = PT_OK;
-    /* In start order: bucket i is unpacked while i+1.. are still moving. */
-    for (int i = 0; i < d->nb; ++i) {
+    for (int i = 0; i < d->nbuf; ++i) {
+        pt_status s = pt_dist_broadcast(d->g, d->buffers[i], 0);
+        if (s && !st) st = s;
+    }
+    return st;
+}
+
+/* pt_ddp_sync (opt NULL) and pt_ddp_step: every bucket is waited for, in
+ * the order they finish, so that no rank leaves one behind; with an
+ * optimizer, each bucket's parameters are stepped as soon as its averages
+ * are in their gradients, while later buckets are still moving. After the
+ * first failure nothing more is stepped (the buckets stepped before it
+ * stay stepped), but the waiting goes on. */
+static pt_status sync_and_step(pt_ddp *d, pt_optimizer *opt) {
+    d->overlap = finished_share(d);
+    start_ready(d, true);
+    pt_status st = broadcast_buffers(d); /* moves while the last buckets do */
+    bool *handled = d->handled;
+    for (int i = 0; i < d->nb; ++i) handled[i] = false;
+    for (int k = 0; k < d->nb; ++k) {
+        int rc = MPI_SUCCESS;
+        int i = next_finished(d, handled, &rc);
+        if (i < 0) break;
+        handled[i] = true;
         bucket *b = &d->b[i];
-        pt_status s = wait_bucket(d, b);
+        b->launched = false;
+        pt_status s = rc != MPI_SUCCESS
+                          ? pt__mpi_failed(opt ? "pt_ddp_step" : "pt_ddp_sync",
+                                           d->thread_on ? "MPI_Allreduce" : "MPI_Iallreduce", rc)
+                          : b->pack;
         if (!s) s = unpack(d, b);
+        if (!s && !st && opt) s = pt_optimizer_step_params(opt, d->tensors + b->first, b->count);
         if (s && !st) st = s;
         b->ready = 0;
         b->pack = PT_OK;
@@ -280,9 +352,20 @@ pt_status pt_ddp_sync(pt_ddp *d) {
     return st;
 }
 
+pt_status pt_ddp_sync(pt_ddp *d) {
+    if (!d) return pt_set_error(PT_ERR_INVALID_ARGUMENT, "pt_ddp_sync", "wrapper is NULL");
+    return sync_and_step(d, NULL);
+}
+
 pt_status pt_ddp_step(pt_ddp *d, pt_optimizer *opt) {
-    pt_status s = pt_ddp_sync(d);
-    return s ? s : pt_optimizer_step(opt);
+    static const char fn[] = "pt_ddp_step";
+    if (!d) return pt_set_error(PT_ERR_INVALID_ARGUMENT, fn, "wrapper is NULL");
+    if (!opt) {
+        /* Still synced, so the other ranks' buckets are not left waiting. */
+        sync_and_step(d, NULL);
+        return pt_set_error(PT_ERR_INVALID_ARGUMENT, fn, "optimizer is NULL (the gradients were synced, not applied)");
+    }
+    return sync_and_step(d, opt);
 }
 
 pt_status pt_ddp_set_require_sync(pt_ddp *d, bool on) {
@@ -408,8 +491,12 @@ pt_ddp *pt_ddp_new(pt_dist *g, pt_module *m, size_t bucket_bytes) {
     pt_ddp *d = calloc(1, sizeof *d);
     const char **names = calloc((size_t)n + 1, sizeof *names);
     pt_tensor **ps = calloc((size_t)n + 1, sizeof *ps);
-    if (d) d->params = calloc((size_t)n + 1, sizeof *d->params);
-    pt_status s = d && names && ps && d->params ? PT_OK : pt_set_error(PT_ERR_OUT_OF_MEMORY, fn, "out of host memory");
+    if (d) {
+        d->params = calloc((size_t)n + 1, sizeof *d->params);
+        d->tensors = calloc((size_t)n + 1, sizeof *d->tensors);
+        d->buffers = calloc((size_t)n + 1, sizeof *d->buffers);
+    }
+    pt_status s = d && names && ps && d->params && d->tensors && d->buffers ? PT_OK : pt_set_error(PT_ERR_OUT_OF_MEMORY, fn, "out of host memory");
     if (!s) {
         d->g = g;
         d->m = m;
@@ -430,15 +517,27 @@ pt_ddp *pt_ddp_new(pt_dist *g, pt_module *m, size_t bucket_bytes) {
         pt_status b = broadcast_params(g, ps, s ? -1 : n);
         if (!s) s = b;
     }
-    for (int i = 0; !s && i < n; ++i) {
-        ddp_param *q = &d->params[i];
+    /* Entries that take gradients go in buckets, in reverse order; the
+     * others are buffers. */
+    if (!s) d->n = 0;
+    for (int i = n - 1; !s && i >= 0; --i) {
+        if (!pt_requires_grad(ps[i])) {
+            d->buffers[d->nbuf++] = ps[i];
+            continue;
+        }
+        ddp_param *q = &d->params[d->n];
         q->d = d;
-        q->p = ps[n - 1 - i];
+        q->p = d->tensors[d->n++] = ps[i];
         q->numel = pt_tensor_numel(q->p);
     }
     if (!s) s = make_buckets(d, bucket_bytes);
+    if (!s) {
+        d->handled = calloc((size_t)d->nb + 1, sizeof *d->handled);
+        d->reqs = calloc((size_t)d->nb + 1, sizeof *d->reqs);
+        if (!d->handled || !d->reqs) s = pt_set_error(PT_ERR_OUT_OF_MEMORY, fn, "out of host memory");
+    }
     if (!s) s = start_thread(d);
-    for (int i = 0; !s && i < n; ++i) s = pt_set_grad_ready_hook(d->params[i].p, grad_ready, &d->params[i]);
+    for (int i = 0; !s && i < d->n; ++i) s = pt_set_grad_ready_hook(d->params[i].p, grad_ready, &d->params[i]);
     free(names);
     free(ps);
     if (s) {
@@ -476,6 +575,10 @@ void pt_ddp_free(pt_ddp *d) {
         pt_release(d->b[i].host_t);
     }
     free(d->b);
+    free(d->handled);
+    free(d->reqs);
+    free(d->tensors);
+    free(d->buffers);
     free(d->params);
     free(d);
 }

@@ -21,6 +21,7 @@ struct pt_dist {
     char launcher[16];
     bool owns_mpi;        /* pt_dist_init called MPI_Init_thread */
     int thread_level;     /* MPI_Query_thread: MPI_THREAD_MULTIPLE lets pt_ddp use its own thread */
+    bool skip_header;     /* pt_dist_set_header_check(g, false): no exchange before collectives */
     pt_device *device;    /* pt_dist_device's answer, once found */
     pt__nccl *nccl;       /* NULL until a cuda tensor needs it */
     bool nccl_tried;
@@ -77,6 +78,12 @@ pt_tensor *pt__stage(pt_dist *g, pt_device *dev, pt_dtype t, int64_t n, void **h
  * helper thread copies chunk i+1 down and chunk i-1 up while MPI moves
  * chunk i. */
 pt_status pt__staged_in_place(pt_dist *g, const char *fn, pt_tensor *c, pt_reduce_op op, int root);
+/* All-gather (gather: small -> big) or reduce-scatter (big -> small) of
+ * accelerator tensors through the staging buffer, in chunks of each rank's
+ * block, pipelined the same way; big is [world, ...small]. Non-contiguous
+ * tensors go through contiguous copies on their device. */
+pt_status pt__staged_stacked(pt_dist *g, const char *fn, bool gather, pt_tensor *big, pt_tensor *small,
+                             pt_reduce_op op);
 
 /* ---- nccl.c ---- */
 /* Whether cuda tensors of g can go through NCCL (loads it at first call;

@@ -1,17 +1,23 @@
-/* Data-parallel training of the digits MLP over MPI, on any backend.
+/* Data-parallel training of the digits MLP (or, with --model cnn, the
+ * digits CNN of cnn_digits, batch norm included) over MPI, on any backend.
  *
  *   mpirun -np 2 ./build/examples/ddp_digits                  (one machine)
+ *   mpirun -np 2 ./build/examples/ddp_digits --model cnn
  *   mpirun -np 8 --hostfile hosts ./build/examples/ddp_digits (several)
  *   PORTABLE_BACKEND=opencl mpirun -np 2 ./build/examples/ddp_digits
  *
  * Each rank trains the same model (rank 0's initial parameters are
  * broadcast) on its shard of each epoch, batch 32 per rank; gradients are
- * averaged across the ranks in buckets during backward (pt_ddp). With N
- * ranks that is the single-process training with batch 32 N. Exit status:
+ * averaged across the ranks in buckets during backward (pt_ddp), and each
+ * bucket's parameters are stepped as soon as its averages arrive
+ * (pt_ddp_step). With N ranks that is the single-process training with
+ * batch 32 N (for the MLP; batch norm's statistics are per rank, over 32
+ * samples, and its running statistics are rank 0's). Exit status:
  * 0 when the test accuracy is >= 95%, 1 otherwise, 2 for bad usage or
  * missing data. */
 #include <stdio.h>
 #include <stdlib.h>
+#include <string.h>
 
 #include "digits_cli.h"
 #include "digits_train.h"
@@ -20,10 +26,26 @@
 #define BATCH_PER_RANK 32
 #define EPOCHS 8
 
-static double accuracy(pt_module *net, const digits *d, pt_device *dev) {
+/* The input shape of n images: rows of 64 pixels (MLP) or 1x8x8 images (CNN). */
+static int input_shape(bool cnn, int64_t n, int64_t *shape) {
+    if (!cnn) {
+        shape[0] = n;
+        shape[1] = DIGITS_FEATURES;
+        return 2;
+    }
+    shape[0] = n;
+    shape[1] = 1;
+    shape[2] = shape[3] = 8;
+    return 4;
+}
+
+static double accuracy(pt_module *net, const digits *d, pt_device *dev, bool cnn) {
     pt_scope s = pt_scope_begin();
     pt_no_grad_begin();
-    pt_tensor *x = pt_from_data(dev, PT_F32, 2, (int64_t[]){d->n, DIGITS_FEATURES}, d->pixels);
+    pt_module_train(net, false); /* batch norm: the running statistics */
+    int64_t shape[4];
+    int nd = input_shape(cnn, d->n, shape);
+    pt_tensor *x = pt_from_data(dev, PT_F32, nd, shape, d->pixels);
     pt_tensor *y = pt_from_data(dev, PT_I64, 1, (int64_t[]){d->n}, d->labels);
     pt_tensor *hits = pt_eq(pt_argmax(pt_module_forward(net, x), 1, false), y);
     double a = pt_item(pt_mean(pt_cast(hits, PT_F32), PT_ALL, false));
@@ -36,7 +58,7 @@ int main(int argc, char **argv) {
     /* Parsed before MPI starts, so --help needs no launcher. */
     static const digits_cli_spec spec = {
         "mpirun -np N ", NULL, "Each rank's device is cuda:<local rank> where there are GPUs, else PORTABLE_BACKEND's."};
-    digits_cli args = {.epochs = EPOCHS};
+    digits_cli args = {.epochs = EPOCHS, .models = "mlp|cnn"};
     int parsed = digits_cli_parse(argc, argv, &spec, &args);
     if (parsed) return parsed == 1 ? 0 : 2;
     pt_dist *g = pt_dist_init(&argc, &argv);
@@ -56,18 +78,23 @@ int main(int argc, char **argv) {
     }
     digits_free(&all);
     if (rank == 0)
-        printf("%d ranks (%s), rank 0 on %s, batch %d per rank\n", world, pt_dist_launcher(g), pt_device_name(dev),
-               BATCH_PER_RANK);
+        printf("%s on %d ranks (%s), rank 0 on %s, batch %d per rank\n", args.model ? args.model : "mlp", world,
+               pt_dist_launcher(g), pt_device_name(dev), BATCH_PER_RANK);
 
     /* The model's lazy parameters appear at a first forward; pt_ddp_new
      * then gives every rank rank 0's values. */
     pt_manual_seed((uint64_t)rank); /* different on purpose: the broadcast makes them equal */
-    pt_module *net = digits_mlp();
+    bool cnn = args.model && strcmp(args.model, "cnn") == 0;
+    pt_module *net = cnn ? digits_cnn(true) : digits_mlp();
+    int64_t one[4];
+    int nd = input_shape(cnn, 1, one);
+    pt_module_train(net, false); /* the first forward leaves batch norm's running statistics alone */
     pt_no_grad_begin();
     pt_scope s0 = pt_scope_begin();
-    pt_module_forward(net, pt_zeros(dev, PT_F32, 2, (int64_t[]){1, DIGITS_FEATURES}));
+    pt_module_forward(net, pt_zeros(dev, PT_F32, nd, one));
     pt_scope_end(s0);
     pt_no_grad_end();
+    pt_module_train(net, true);
     pt_ddp *ddp = pt_ddp_new(g, net, 0);
     pt_optimizer *opt = digits_sgd(net);
     if (!ddp || !opt) {
@@ -88,7 +115,8 @@ int main(int argc, char **argv) {
         for (int64_t first = 0; first < count; first += BATCH_PER_RANK) {
             int rows = (int)(count - first < BATCH_PER_RANK ? count - first : BATCH_PER_RANK);
             pt_scope s = pt_scope_begin();
-            pt_tensor *loss = digits_batch_loss(dev, net, &train, mine, (int)first, rows, px, lb);
+            pt_tensor *loss = cnn ? digits_image_batch_loss(dev, net, &train, mine, (int)first, rows, px, lb)
+                                  : digits_batch_loss(dev, net, &train, mine, (int)first, rows, px, lb);
             if (pt_optimizer_zero_grad(opt) || pt_backward(loss) || pt_ddp_step(ddp, opt)) {
                 fprintf(stderr, "ddp_digits: rank %d: %s\n", rank, pt_last_error());
                 status = 1;
@@ -107,7 +135,7 @@ int main(int argc, char **argv) {
         pt_release(loss_sum);
         if (rank == 0) printf("epoch %d  loss %.4f\n", epoch, loss);
     }
-    double acc = accuracy(net, &test, dev);
+    double acc = accuracy(net, &test, dev, cnn);
     if (rank == 0) printf("test accuracy %.2f%% (%d images)\n", 100 * acc, test.n);
     if (!status && acc < 0.95) status = 1;
     pt_optimizer_free(opt);

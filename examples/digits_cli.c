@@ -5,11 +5,14 @@
 #include <getopt.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <string.h>
 
-static void usage(FILE *f, const char *prog, const digits_cli_spec *spec, int default_epochs) {
-    fprintf(f, "usage: %s%s [--data digits.csv.gz]%s [--epochs N]\n", spec->launcher, prog,
-            spec->save_what ? " [--save model.safetensors]" : "");
+static void usage(FILE *f, const char *prog, const digits_cli_spec *spec, int default_epochs, const char *models) {
+    fprintf(f, "usage: %s%s [--data digits.csv.gz]%s [--epochs N]%s%s%s\n", spec->launcher, prog,
+            spec->save_what ? " [--save model.safetensors]" : "", models ? " [--model " : "",
+            models ? models : "", models ? "]" : "");
     fprintf(f, "  --data PATH    the digits CSV (default: examples/data/digits.csv.gz)\n");
+    if (models) fprintf(f, "  --model NAME   which net: %s (default: the first)\n", models);
     if (spec->save_what) fprintf(f, "  --save PATH    %s\n", spec->save_what);
     fprintf(f,
             "  --epochs N     training epochs, a whole number >= 1 (default %d)\n"
@@ -18,12 +21,26 @@ static void usage(FILE *f, const char *prog, const digits_cli_spec *spec, int de
             default_epochs, spec->footer);
 }
 
+/* Whether name is one of the '|'-separated choices. */
+static int model_listed(const char *choices, const char *name) {
+    size_t len = strlen(name);
+    for (const char *c = choices; *c;) {
+        const char *bar = strchr(c, '|');
+        size_t n = bar ? (size_t)(bar - c) : strlen(c);
+        if (n == len && strncmp(c, name, n) == 0) return 1;
+        if (!bar) break;
+        c = bar + 1;
+    }
+    return 0;
+}
+
 int digits_cli_parse(int argc, char **argv, const digits_cli_spec *spec, digits_cli *out) {
     const int default_epochs = out->epochs;
     static const struct option options[] = {{"data", required_argument, NULL, 'd'},
                                             {"save", required_argument, NULL, 's'},
                                             {"epochs", required_argument, NULL, 'e'},
                                             {"help", no_argument, NULL, 'h'},
+                                            {"model", required_argument, NULL, 'm'},
                                             {NULL, 0, NULL, 0}};
     int opt;
     while ((opt = getopt_long(argc, argv, "h", options, NULL)) != -1) {
@@ -34,7 +51,7 @@ int digits_cli_parse(int argc, char **argv, const digits_cli_spec *spec, digits_
         case 's':
             if (!spec->save_what) { /* this example saves nothing */
                 fprintf(stderr, "%s: unrecognized option '--save'\n", argv[0]);
-                usage(stderr, argv[0], spec, default_epochs);
+                usage(stderr, argv[0], spec, default_epochs, out->models);
                 return 2;
             }
             out->save = optarg;
@@ -44,18 +61,29 @@ int digits_cli_parse(int argc, char **argv, const digits_cli_spec *spec, digits_
             n = strtol(optarg, &end, 10);
             if (errno || end == optarg || *end || n < 1 || n > 100000) {
                 fprintf(stderr, "%s: --epochs '%s' is not a whole number from 1 to 100000\n", argv[0], optarg);
-                usage(stderr, argv[0], spec, default_epochs);
+                usage(stderr, argv[0], spec, default_epochs, out->models);
                 return 2;
             }
             out->epochs = (int)n;
             break;
-        case 'h': usage(stdout, argv[0], spec, default_epochs); return 1;
-        default: usage(stderr, argv[0], spec, default_epochs); return 2; /* getopt_long said what was wrong */
+        case 'm':
+            if (!out->models || !model_listed(out->models, optarg)) {
+                if (out->models)
+                    fprintf(stderr, "%s: --model '%s' is not one of %s\n", argv[0], optarg, out->models);
+                else
+                    fprintf(stderr, "%s: unrecognized option '--model'\n", argv[0]);
+                usage(stderr, argv[0], spec, default_epochs, out->models);
+                return 2;
+            }
+            out->model = optarg;
+            break;
+        case 'h': usage(stdout, argv[0], spec, default_epochs, out->models); return 1;
+        default: usage(stderr, argv[0], spec, default_epochs, out->models); return 2; /* getopt_long said what was wrong */
         }
     }
     if (optind < argc) {
         fprintf(stderr, "%s: unexpected argument '%s'\n", argv[0], argv[optind]);
-        usage(stderr, argv[0], spec, default_epochs);
+        usage(stderr, argv[0], spec, default_epochs, out->models);
         return 2;
     }
     return 0;

@@ -1,6 +1,6 @@
 /* The command line of the digits trainers (mlp_digits, cnn_digits,
  * ddp_digits): --data, --epochs, --help and, where the example saves,
- * --save, parsed with getopt_long. Bad values stop the program before any
+ * --save (where it has several models, --model), parsed with getopt_long. Bad values stop the program before any
  * work, with the usage line. */
 #ifndef PORTABLE_EXAMPLES_DIGITS_CLI_H
 #define PORTABLE_EXAMPLES_DIGITS_CLI_H
@@ -15,6 +15,8 @@ typedef struct digits_cli {
     const char *data; /* --data; NULL: the default file (digits_find) */
     const char *save; /* --save; NULL: none */
     int epochs;       /* --epochs; the caller sets the default before parsing */
+    const char *models; /* --model's choices, e.g. "mlp|cnn", set by the caller before parsing; NULL: no --model */
+    const char *model;  /* --model: one of those choices (NULL: not given) */
 } digits_cli;
 
 /* Returns 0 to go on, 1 after --help (usage on stdout), 2 for bad usage

@@ -35,4 +35,16 @@ pt_tensor *digits_batch_loss(pt_device *dev, pt_module *net, const digits *d, co
  * Queued on the device, not waited for. The first failing call's status. */
 pt_status digits_update(pt_optimizer *opt, pt_tensor *loss);
 
+/* The digits CNN of examples/cnn_digits.c, for the data-parallel test and
+ * example: conv 3x3 (16, pad 1) -> [batch norm] -> relu -> max pool 2, the
+ * same with 32 channels, flatten -> linear 10. Without batch_norm the net
+ * has no buffers and a rank's step does not depend on how the batch is
+ * split across ranks. Lazy layers: parameters appear at the first forward.
+ * Keep it in step with examples/cnn_digits.c's make_net. */
+pt_module *digits_cnn(bool batch_norm);
+
+/* digits_batch_loss for the CNN: the rows as [count, 1, 8, 8] images. */
+pt_tensor *digits_image_batch_loss(pt_device *dev, pt_module *net, const digits *d, const int *order, int first,
+                                   int count, float *px, int64_t *lb);
+
 #endif

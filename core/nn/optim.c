@@ -204,35 +204,79 @@ static pt_status adam_update(pt_optimizer *o, param_state *st, pt_tensor *p, pt_
     return pt_axpy_(p, -o->lr / bc1, update);
 }
 
+/* Grows o's state to n parameters (new ones start empty). */
+static pt_status state_grow(pt_optimizer *o, int n, const char *fn) {
+    if (n <= o->n) return PT_OK;
+    param_state *grown = realloc(o->state, (size_t)n * sizeof *grown);
+    if (!grown) return pt__error(PT_ERR_OUT_OF_MEMORY, fn, "out of host memory for optimizer state");
+    memset(grown + o->n, 0, (size_t)(n - o->n) * sizeof *grown);
+    o->state = grown;
+    o->n = n;
+    return PT_OK;
+}
+
+/* Updates parameter i of the module (entry ps[i]); nothing for a buffer,
+ * a lazy parameter not made yet, or one without a gradient. The state is
+ * per position, so stepping parameters one subset at a time is the same
+ * computation as one full step. */
+static pt_status step_one(pt_optimizer *o, const pt__param *ps, int i) {
+    pt_tensor *p = *ps[i].slot;
+    if (!p || ps[i].buffer || !p->grad || !p->grad->grad) return PT_OK;
+    param_state *st = &o->state[i];
+    pt_scope scope = pt_scope_begin();
+    pt_status s = state_follow(st, p);
+    if (!s) s = o->kind == OPTIM_SGD ? sgd_update(o, st, p, p->grad->grad) : adam_update(o, st, p, p->grad->grad);
+    if (!s) ++st->steps;
+    pt_scope_end(scope);
+    return s;
+}
+
 pt_status pt_optimizer_step(pt_optimizer *o) {
     static const char fn[] = "pt_optimizer_step";
     if (!o) return pt__error(PT_ERR_INVALID_ARGUMENT, fn, "optimizer is NULL");
     pt__param *ps;
     int n = pt__module_params_alloc(o->module, &ps, fn);
     if (n < 0) return pt_last_status();
-    if (n > o->n) {
-        param_state *grown = realloc(o->state, (size_t)n * sizeof *grown);
-        if (!grown) {
-            free(ps);
-            return pt__error(PT_ERR_OUT_OF_MEMORY, fn, "out of host memory for optimizer state");
-        }
-        memset(grown + o->n, 0, (size_t)(n - o->n) * sizeof *grown);
-        o->state = grown;
-        o->n = n;
-    }
-    pt_status s = PT_OK;
+    pt_status s = state_grow(o, n, fn);
     pt__grad_pause();
-    for (int i = 0; i < n && !s; ++i) {
-        pt_tensor *p = *ps[i].slot;
-        if (!p || ps[i].buffer || !p->grad || !p->grad->grad) continue;
-        param_state *st = &o->state[i];
-        pt_scope scope = pt_scope_begin();
-        s = state_follow(st, p);
-        if (!s) s = o->kind == OPTIM_SGD ? sgd_update(o, st, p, p->grad->grad) : adam_update(o, st, p, p->grad->grad);
-        if (!s) ++st->steps;
-        pt_scope_end(scope);
-    }
+    for (int i = 0; i < n && !s; ++i) s = step_one(o, ps, i);
     pt__grad_resume();
+    free(ps);
+    return s;
+}
+
+pt_status pt_optimizer_step_params(pt_optimizer *o, pt_tensor *const *params, int count) {
+    static const char fn[] = "pt_optimizer_step_params";
+    if (!o) return pt__error(PT_ERR_INVALID_ARGUMENT, fn, "optimizer is NULL");
+    if (count < 0 || (count > 0 && !params))
+        return pt__error(PT_ERR_INVALID_ARGUMENT, fn, "%s (count %d): pass an array of count parameters",
+                         count < 0 ? "count is negative" : "params is NULL", count);
+    pt__param *ps;
+    int n = pt__module_params_alloc(o->module, &ps, fn);
+    if (n < 0) return pt_last_status();
+    /* Positions first, all of them, so a bad entry changes nothing. */
+    int *at = malloc((size_t)(count ? count : 1) * sizeof *at);
+    pt_status s = at ? state_grow(o, n, fn) : pt__error(PT_ERR_OUT_OF_MEMORY, fn, "out of host memory");
+    for (int k = 0; !s && k < count; ++k) {
+        at[k] = -1;
+        for (int i = 0; i < n && at[k] < 0; ++i)
+            if (params[k] && *ps[i].slot == params[k]) at[k] = i;
+        if (at[k] < 0)
+            s = pt__error(PT_ERR_INVALID_ARGUMENT, fn,
+                          "params[%d] is %s: pass tensors from pt_module_parameters of the optimizer's module "
+                          "(taken after its last pt_module_to or pt_load)",
+                          k, params[k] ? "not a parameter of the optimizer's module" : "NULL");
+        for (int j = 0; !s && j < k; ++j)
+            if (at[j] == at[k])
+                s = pt__error(PT_ERR_INVALID_ARGUMENT, fn,
+                              "params[%d] and params[%d] are the same parameter (%s): list each once, or it "
+                              "would be updated twice",
+                              j, k, ps[at[k]].name);
+    }
+    pt__grad_pause();
+    for (int k = 0; k < count && !s; ++k) s = step_one(o, ps, at[k]);
+    pt__grad_resume();
+    free(at);
     free(ps);
     return s;
 }

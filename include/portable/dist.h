@@ -85,6 +85,23 @@ typedef enum pt_reduce_op {
     PT_REDUCE_MAX
 } pt_reduce_op;
 
+/* Turns the header exchange before each collective off (on false) or back
+ * on. It costs one small MPI_Allgather per collective: a few microseconds,
+ * but also one more rendezvous of all ranks, which on a loaded machine is
+ * one more chance for a rank to be descheduled (bench/results/dist.md). Off,
+ * a collective is the bare MPI call (plus, for accelerator tensors, its
+ * staging), like PyTorch's default; but nothing then checks that the ranks
+ * agree: a shape, dtype, op or root that differs between ranks, or a rank
+ * that rejects its own arguments and returns early, is MPI's to detect, and
+ * may make the other ranks wait for ever or read past the smaller buffer.
+ * Turn it off only around collectives known to match (e.g. after the
+ * first, checked, iterations of a training loop). Collective: every rank
+ * calls it with the same value (PT_ERR_INVALID_ARGUMENT on every rank, and
+ * no change, when they differ; also for a NULL group). pt_ddp's buckets never
+ * go through the exchange; pt_ddp_new's broadcasts do (made while it is on,
+ * they check the layout once). */
+PT_API pt_status pt_dist_set_header_check(pt_dist *g, bool on);
+
 /* x = op over ranks of x, in place. Waits for the result. */
 PT_API pt_status pt_dist_all_reduce(pt_dist *g, pt_tensor *x, pt_reduce_op op);
 /* x = root's x on every rank, in place. Waits. */
@@ -110,9 +127,15 @@ PT_API pt_status pt_dist_barrier(pt_dist *g);
  * MPI_Allreduce on its own communicator) when MPI gives
  * MPI_THREAD_MULTIPLE (pt_dist_init asks for it), else as MPI_Iallreduce
  * poked by every hook call. pt_ddp_step waits for the buckets one by one,
- * writes the averages into the gradients and runs the optimizer. Buckets
+ * in the order they finish, writes each one's averages into its
+ * parameters' gradients and steps those parameters at once
+ * (pt_optimizer_step_params) while later buckets are still moving. Buckets
  * hold parameters in reverse order (the order backward finishes them), one
- * dtype and device each, and are started in that order on every rank. */
+ * dtype and device each, and are started in that order on every rank.
+ * Buffers (state-dict entries without gradients: batch norm's running
+ * statistics) are in no bucket; each sync broadcasts rank 0's to every
+ * rank (PyTorch's broadcast_buffers), so they too are identical on every
+ * rank after every step. */
 typedef struct pt_ddp pt_ddp;
 
 #define PT_DDP_DEFAULT_BUCKET_BYTES (25u << 20)
@@ -127,11 +150,19 @@ PT_API pt_ddp *pt_ddp_new(pt_dist *g, pt_module *m, size_t bucket_bytes);
  * each one's rank average into its parameters' gradients as soon as it has
  * arrived, while later buckets are still moving (it starts those whose
  * gradients never became ready: a parameter without a gradient contributes
- * zeros and is left without one). Call it after pt_backward, before the
- * update. A second synced backward before pt_ddp_sync makes that backward
+ * zeros and is left without one), and broadcasts rank 0's buffers. Call it
+ * after pt_backward, before the update. A second synced backward before pt_ddp_sync makes that backward
  * return PT_ERR_INVALID_ARGUMENT: accumulate with pt_ddp_set_require_sync. */
 PT_API pt_status pt_ddp_sync(pt_ddp *d);
-/* pt_ddp_sync, then pt_optimizer_step(opt). */
+/* pt_ddp_sync and pt_optimizer_step(opt) in one, bucket by bucket: each
+ * bucket's parameters are stepped as soon as its averages have arrived, in
+ * the order the buckets finish, while the later ones are still moving. The
+ * result is bit for bit that of pt_ddp_sync then pt_optimizer_step (opt
+ * must be an optimizer of the wrapped module). Every bucket is waited for
+ * even after an error (so no rank is left waiting); nothing is stepped
+ * after the first error, and the buckets stepped before it stay stepped.
+ * PT_ERR_INVALID_ARGUMENT for a NULL wrapper or optimizer (a NULL
+ * optimizer still syncs). */
 PT_API pt_status pt_ddp_step(pt_ddp *d, pt_optimizer *opt);
 /* Gradient accumulation (PyTorch's no_sync): with on false, backwards
  * only add into the local gradients; the next backward with it true again

@@ -240,6 +240,17 @@ PT_API pt_optimizer *pt_adam(pt_module *m, double lr, double beta1, double beta2
 /* One update of every parameter that has a gradient. Queued, not waited
  * for. Runs with grad mode off. */
 PT_API pt_status pt_optimizer_step(pt_optimizer *o);
+/* The same update for the listed parameters only (tensors from
+ * pt_module_parameters of the optimizer's module; buffers and parameters
+ * without a gradient are skipped, as by pt_optimizer_step). Each
+ * parameter's state (momentum buffer, Adam moments and step count) is its
+ * own, so stepping disjoint subsets that together cover the module, in any
+ * order, gives bit for bit what one pt_optimizer_step gives: a
+ * data-parallel wrapper steps each bucket of parameters as soon as its
+ * averaged gradients arrive. PT_ERR_INVALID_ARGUMENT (nothing updated) for
+ * a NULL optimizer, count < 0, params NULL with count > 0, an entry that
+ * is not one of the module's parameters, or one listed twice. */
+PT_API pt_status pt_optimizer_step_params(pt_optimizer *o, pt_tensor *const *params, int count);
 /* pt_module_zero_grad on the optimizer's module. */
 PT_API pt_status pt_optimizer_zero_grad(pt_optimizer *o);
 /* Changes the learning rate (for schedules). PT_ERR_INVALID_ARGUMENT for

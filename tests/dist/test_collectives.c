@@ -184,6 +184,25 @@ static void test_mismatch(pt_device *dev) {
     CHECK(pt_dist_all_reduce(NULL, NULL, PT_REDUCE_SUM) == PT_ERR_INVALID_ARGUMENT, "NULL group");
 }
 
+/* pt_dist_set_header_check: off, the collectives still give the right
+ * results; ranks that disagree all get an error and nothing changes (a
+ * mismatch is still caught afterwards). */
+static void test_header_check(pt_device *dev) {
+    pt_status s = pt_dist_set_header_check(g, rank != 0);
+    CHECK(s == PT_ERR_INVALID_ARGUMENT && strstr(pt_last_error(), "ranks disagree"), "disagreeing ranks gave %s",
+          pt_status_name(s));
+    int64_t shape[1] = {rank == 1 ? 4 : 3};
+    pt_tensor *x = pt_zeros(dev, PT_F32, 1, shape);
+    s = pt_dist_all_reduce(g, x, PT_REDUCE_SUM);
+    CHECK(s == PT_ERR_SHAPE, "the check is still on after the refused change: %s", pt_status_name(s));
+    pt_release(x);
+    CHECK(pt_dist_set_header_check(g, false) == PT_OK, "check off");
+    test_dtype(dev, PT_F32, false);
+    test_dtype(dev, PT_F32, true);
+    CHECK(pt_dist_set_header_check(g, true) == PT_OK, "check back on");
+    CHECK(pt_dist_set_header_check(NULL, true) == PT_ERR_INVALID_ARGUMENT, "NULL group");
+}
+
 static void test_env(void) {
     CHECK(strcmp(pt_dist_launcher(g), "mpirun") == 0, "launcher %s", pt_dist_launcher(g));
     CHECK(pt_dist_local_rank(g) == rank && pt_dist_local_size(g) == world, "local rank %d of %d",
@@ -246,6 +265,7 @@ int main(int argc, char **argv) {
         test_dtype(dev, (pt_dtype)t, true);
     }
     test_mismatch(dev);
+    test_header_check(dev);
     test_env();
     int all_failures = 0;
     MPI_Allreduce(&failures, &all_failures, 1, MPI_INT, MPI_SUM, MPI_COMM_WORLD);

@@ -4,7 +4,11 @@
  * samples. After every step: parameters bit-identical on all ranks, and
  * within 1e-5 of the reference. At the end: test accuracy >= 95%. Buckets
  * are capped small (64 KiB) so that the MLP's gradients go in two buckets,
- * the first launched during backward. */
+ * the first launched during backward.
+ *
+ * pt_ddp_step (each bucket stepped as soon as it arrives) is checked
+ * against a second wrapped net trained with pt_ddp_sync + one
+ * pt_optimizer_step: bit-identical after every step. */
 #include <math.h>
 #include <mpi.h>
 #include <stdio.h>
@@ -74,6 +78,57 @@ static float **grads_of(pt_module *net, int *count) {
 static void free_grads(float **g, int n) {
     for (int i = 0; i < n; ++i) free(g[i]);
     free(g);
+}
+
+/* Whether a and b have the same bits (this rank only). */
+static bool same_bits(pt_module *a, pt_module *b) {
+    pt_tensor *x[8], *y[8];
+    int n = pt_module_parameters(a, NULL, x, 8);
+    bool same = n == pt_module_parameters(b, NULL, y, 8);
+    for (int i = 0; same && i < n; ++i) {
+        size_t bytes = (size_t)pt_tensor_numel(x[i]) * 4;
+        float *p = malloc(bytes), *q = malloc(bytes);
+        same = !pt_to_host(x[i], p, bytes) && !pt_to_host(y[i], q, bytes) && memcmp(p, q, bytes) == 0;
+        free(p);
+        free(q);
+    }
+    return same;
+}
+
+/* pt_ddp_step's errors: a NULL optimizer, or one of another module,
+ * still drain the buckets (the wrapper works afterwards). */
+static void check_step_errors(pt_ddp *ddp, pt_module *net, pt_optimizer *opt, pt_optimizer *foreign, pt_device *dev,
+                              const digits *train, const int *shard, float *px, int64_t *lb) {
+    pt_scope s = pt_scope_begin();
+    pt_optimizer_zero_grad(opt);
+    pt_status st = pt_backward(digits_batch_loss(dev, net, train, shard, 0, B, px, lb));
+    pt_status e = st ? st : pt_ddp_step(ddp, NULL);
+    if (e != PT_ERR_INVALID_ARGUMENT || !strstr(pt_last_error(), "pt_ddp_step") ||
+        !strstr(pt_last_error(), "optimizer is NULL")) {
+        fprintf(stderr, "rank %d: FAIL pt_ddp_step(NULL optimizer): status %d, '%s'\n", rank, (int)e, pt_last_error());
+        ++failures;
+    }
+    pt_optimizer_zero_grad(opt);
+    st = pt_backward(digits_batch_loss(dev, net, train, shard, 0, B, px, lb));
+    e = st ? st : pt_ddp_step(ddp, foreign);
+    if (e != PT_ERR_INVALID_ARGUMENT || !strstr(pt_last_error(), "not a parameter of the optimizer's module")) {
+        fprintf(stderr, "rank %d: FAIL pt_ddp_step(another module's optimizer): status %d, '%s'\n", rank, (int)e,
+                pt_last_error());
+        ++failures;
+    }
+    if (pt_ddp_step(NULL, opt) != PT_ERR_INVALID_ARGUMENT) {
+        fprintf(stderr, "rank %d: FAIL pt_ddp_step(NULL wrapper) accepted\n", rank);
+        ++failures;
+    }
+    pt_optimizer_zero_grad(opt);
+    st = pt_backward(digits_batch_loss(dev, net, train, shard, 0, B, px, lb));
+    if (!st) st = pt_ddp_step(ddp, opt);
+    if (st) {
+        fprintf(stderr, "rank %d: FAIL backward + step after the errors: %s\n", rank, pt_last_error());
+        ++failures;
+    }
+    pt_optimizer_zero_grad(opt);
+    pt_scope_end(s);
 }
 
 /* Gradient accumulation and its errors, on batches a and b of this rank's
@@ -180,10 +235,10 @@ int main(int argc, char **argv) {
     }
     digits_free(&all);
 
-    pt_module *net = make_net(dev), *ref = make_net(dev);
-    pt_ddp *ddp = pt_ddp_new(g, net, 64 << 10);
-    pt_optimizer *opt = digits_sgd(net), *ref_opt = digits_sgd(ref);
-    if (!ddp || !opt || !ref_opt) {
+    pt_module *net = make_net(dev), *ref = make_net(dev), *net2 = make_net(dev);
+    pt_ddp *ddp = pt_ddp_new(g, net, 64 << 10), *ddp2 = pt_ddp_new(g, net2, 64 << 10);
+    pt_optimizer *opt = digits_sgd(net), *ref_opt = digits_sgd(ref), *opt2 = digits_sgd(net2);
+    if (!ddp || !ddp2 || !opt || !ref_opt || !opt2) {
         fprintf(stderr, "rank %d: %s\n", rank, pt_last_error());
         return 1;
     }
@@ -213,6 +268,12 @@ int main(int argc, char **argv) {
             pt_status st = pt_optimizer_zero_grad(opt);
             if (!st) st = pt_backward(loss);
             if (!st) st = pt_ddp_step(ddp, opt);
+            /* The same step as sync + one full optimizer step. */
+            pt_tensor *loss2 = st ? NULL : digits_batch_loss(dev, net2, &train, shard, (int)first, rows, px, lb);
+            if (!st) st = pt_optimizer_zero_grad(opt2);
+            if (!st) st = pt_backward(loss2);
+            if (!st) st = pt_ddp_sync(ddp2);
+            if (!st) st = pt_optimizer_step(opt2);
             pt_tensor *ref_loss =
                 digits_batch_loss(dev, ref, &train, ref_order, (int)first * world, rows * world, px, lb);
             if (!st) st = digits_update(ref_opt, ref_loss);
@@ -230,6 +291,11 @@ int main(int argc, char **argv) {
                 fprintf(stderr, "rank %d: FAIL parameters differ from rank 0's after step %d\n", rank, steps_done);
                 ++failures;
             }
+            if (!same_bits(net, net2)) {
+                fprintf(stderr, "rank %d: FAIL pt_ddp_step differs from pt_ddp_sync + pt_optimizer_step after step %d\n",
+                        rank, steps_done);
+                ++failures;
+            }
             if (diff > TOL) {
                 fprintf(stderr, "rank %d: FAIL step %d: %g from the single-process batch-%d run (tolerance %g)\n",
                         rank, steps_done, diff, B * world, TOL);
@@ -239,6 +305,7 @@ int main(int argc, char **argv) {
     }
     double acc = accuracy(net, &test, dev);
     if (!failures) check_accumulation(g, ddp, net, opt, dev, &train, shard, px, lb);
+    if (!failures) check_step_errors(ddp, net, opt, ref_opt, dev, &train, shard, px, lb);
     if (!(acc >= 0.95)) {
         fprintf(stderr, "rank %d: FAIL accuracy %.4f < 0.95\n", rank, acc);
         ++failures;
@@ -251,7 +318,10 @@ int main(int argc, char **argv) {
                pt_device_name(dev), pt_ddp_threaded(ddp) ? "comm thread" : "MPI_Iallreduce", world, B, steps_done, B * world, worst, 100 * acc, total ? "FAILED" : "ok");
     pt_optimizer_free(opt);
     pt_optimizer_free(ref_opt);
+    pt_optimizer_free(opt2);
     pt_ddp_free(ddp);
+    pt_ddp_free(ddp2);
+    pt_module_free(net2);
     pt_module_free(net);
     pt_module_free(ref);
     free(shard64);
