@@ -12,6 +12,7 @@
 #include <string.h>
 
 #include "ocl_internal.h"
+#include "portable/half.h"
 #include "portable/numeric_rules.h"
 
 /* A contiguous operand of `like`'s shape in a fresh buffer of dtype t. */
@@ -50,6 +51,8 @@ static double ocl_host_load(pt_dtype t, const void *p, size_t i) {
     case PT_F64: return ((const double *)p)[i];
     case PT_I32: return ((const int32_t *)p)[i];
     case PT_I64: return (double)((const int64_t *)p)[i];
+    case PT_F16: return pt_f16_bits_to_f32(((const uint16_t *)p)[i]);
+    case PT_BF16: return pt_bf16_bits_to_f32(((const uint16_t *)p)[i]);
     default: return ((const uint8_t *)p)[i];
     }
 }
@@ -62,6 +65,10 @@ static void ocl_host_store(pt_dtype t, void *p, size_t i, double v) {
     case PT_F64: ((double *)p)[i] = v; break;
     case PT_I32: ((int32_t *)p)[i] = pt_sat_i32_f64(v); break;
     case PT_I64: ((int64_t *)p)[i] = pt_sat_i64_f64(v); break;
+    /* one rounding from the double, as copy_to_f16/bf16 do (through a float
+     * rounded to odd) */
+    case PT_F16: ((uint16_t *)p)[i] = pt_f64_to_f16_bits(v); break;
+    case PT_BF16: ((uint16_t *)p)[i] = pt_f64_to_bf16_bits(v); break;
     default: ((uint8_t *)p)[i] = pt_wrap_u8_f64(v); break;
     }
 }
