@@ -78,7 +78,7 @@ typedef struct ocl_device {
     cl_ulong max_alloc;         /* CL_DEVICE_MAX_MEM_ALLOC_SIZE, 0 if not reported */
     size_t max_work_group;
     bool fp64;
-    bool fp16;                  /* cl_khr_fp16: f16 MATMUL through CLBlastHgemm */
+    bool fp16;                  /* cl_khr_fp16 and PORTABLE_OPENCL_HGEMM=1: f16 MATMUL through CLBlastHgemm */
     /* No OpenCL call may be made from exit handlers: Oclgrind keeps its API
      * call stack in a thread_local that glibc destroys before it runs them,
      * so a clFinish or clRelease* there writes freed memory (valgrind shows

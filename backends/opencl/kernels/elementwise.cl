@@ -190,9 +190,17 @@ PT_DEFINE_POINTWISE(fill, PT_FILL_PARAMS, PT_FILL_AT, /* no EXPR */)
 #elif PT_DTYPE == PT_K_F64
 #define PT_AS_F32_ODD(x) pt_f64_to_f32_odd(x)
 #else
+/* Round to nearest (the one long -> float conversion every implementation
+ * gets right: Mesa's rusticl on llvmpipe loses the sign of a negative long
+ * in convert_float_rtz/_rtn/_rtp), then, if that was inexact, one step
+ * toward zero where it rounded away (truncation) and the last bit set. */
 static inline float pt_int_to_f32_odd(long v) {
-    float f = convert_float_rtz(v);
-    return (long)f == v ? f : as_float(as_uint(f) | 1u);
+    float f = (float)v;
+    if (f >= 0x1p63f) return as_float(as_uint(0x1p63f) - 1u); /* every long is below 2^63 */
+    const long back = (long)f;
+    if (back == v) return f;
+    if (v > 0 ? back > v : back < v) f = as_float(as_uint(f) - 1u); /* |f| one ulp smaller */
+    return as_float(as_uint(f) | 1u);
 }
 #define PT_AS_F32_ODD(x) pt_int_to_f32_odd((long)(x))
 #endif
