@@ -1,9 +1,11 @@
 /* The command line of the digits trainers (mlp_digits, cnn_digits,
- * ddp_digits): --data, --epochs, --help and, where the example saves,
- * --save, parsed with getopt_long. Bad values stop the program before any
+ * ddp_digits): --data, --epochs, --help, where the example saves --save,
+ * and where it offers them --dtype and --loss-log, parsed with getopt_long. Bad values stop the program before any
  * work, with the usage line. */
 #ifndef PORTABLE_EXAMPLES_DIGITS_CLI_H
 #define PORTABLE_EXAMPLES_DIGITS_CLI_H
+
+#include <stdbool.h>
 
 typedef struct digits_cli_spec {
     const char *launcher;  /* written before the program in the usage line ("" or "mpirun -np N ") */
@@ -15,6 +17,9 @@ typedef struct digits_cli {
     const char *data; /* --data; NULL: the default file (digits_find) */
     const char *save; /* --save; NULL: none */
     int epochs;       /* --epochs; the caller sets the default before parsing */
+    bool precision;   /* set by the caller: the example takes --dtype and --loss-log */
+    const char *dtype;    /* --dtype: "f32" (NULL: the default), "bf16" or "f16" */
+    const char *loss_log; /* --loss-log: where to write the loss of every step; NULL: nowhere */
 } digits_cli;
 
 /* Returns 0 to go on, 1 after --help (usage on stdout), 2 for bad usage
