@@ -1,11 +1,13 @@
 /* Mixed precision (pt_module_set_compute_dtype): a 16-bit-compute net keeps
  * f32 parameters and buffers, returns 16-bit activations, gets f32
  * gradients that match the same net computed in f32 within the 16-bit
- * type's tolerance, and trains; the f32 compute dtype is bit-for-bit the
+ * type's tolerance, trains and saves f32 masters that a plain f32 net
+ * loads bit for bit; the f32 compute dtype is bit-for-bit the
  * plain net; lazy layers make f32 masters from 16-bit inputs; bad
  * arguments are errors that say what to do. */
 #include <math.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "nn_test.h"
 
@@ -116,6 +118,24 @@ static void test_cnn_against_f32(pt_dtype t, double u) {
     pt_tensor *w = pt_module_parameter(nets[1], "0.weight");
     NN_CHECK(w && pt_tensor_dtype(w) == PT_F32, "conv weight still f32 after the step");
     pt_optimizer_free(opt);
+
+    /* What is saved is the f32 masters: a plain f32 net loads them as they are. */
+    char path[64];
+    snprintf(path, sizeof path, "/tmp/pt_mixed_%s_%d.safetensors", tn, (int)getpid());
+    pt_module *plain = small_cnn();
+    NN_CHECK(pt_save(nets[1], path) == PT_OK && plain && pt_load(plain, path, dev) == PT_OK, "save %s-compute net, "
+             "load into an f32 net", tn);
+    pt_tensor *lw = pt_module_parameter(plain, "0.weight"), *rm = pt_module_parameter(plain, "1.running_mean");
+    NN_CHECK(lw && rm && pt_tensor_dtype(lw) == PT_F32 && pt_tensor_dtype(rm) == PT_F32, "loaded as f32");
+    double same = -1;
+    if (lw && w && pt_tensor_numel(lw) <= MAXN) {
+        nn_to_doubles(lw, a, pt_tensor_numel(lw));
+        nn_to_doubles(w, b, pt_tensor_numel(w));
+        same = memcmp(a, b, (size_t)pt_tensor_numel(w) * sizeof a[0]) == 0;
+    }
+    NN_CHECK(same == 1, "the loaded conv weight is the master, bit for bit");
+    remove(path);
+    pt_module_free(plain);
 
     /* Evaluation mode uses the f32 running statistics and still returns t. */
     pt_module_train(nets[1], false);
