@@ -13,6 +13,14 @@
  *
  *   PORTABLE_BACKEND=cpu    ./cnn_digits
  *   PORTABLE_BACKEND=opencl ./cnn_digits [--data digits.csv.gz] [--save model.safetensors] [--epochs N]
+ *   ./cnn_digits --dtype bf16 [--loss-log losses.txt]
+ *
+ * --dtype bf16 (or f16) trains in mixed precision, like torch.autocast: the
+ * parameters stay f32 master weights (what SGD updates and what is saved),
+ * and every layer computes in the 16-bit type (pt_module_set_compute_dtype);
+ * the logits are cast back to f32 for the loss. --loss-log writes every
+ * training step's loss ("epoch step loss", %.9g), which is how the tests
+ * compare the loss curves of the backends.
  *
  * After training it switches to evaluation mode (batch norm uses its running
  * statistics), measures test accuracy, saves parameters and buffers as
@@ -24,6 +32,7 @@
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <string.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -97,7 +106,40 @@ static void progress(int epoch, int done, int total) {
 }
 
 /* Trains, evaluates, saves, reloads and compares. Returns the exit status. */
-static int run(pt_device *dev, const digits *train, const digits *test, int epochs, const char *save_path) {
+/* The options run() takes beyond the data. */
+typedef struct run_opts {
+    int epochs;
+    const char *save_path; /* NULL: a temporary file */
+    pt_dtype compute;      /* PT_F32, or a 16-bit type with f32 master weights */
+    FILE *loss_log;        /* NULL: no per-step losses */
+} run_opts;
+
+/* The net's mode for this run: mixed precision when the compute dtype is
+ * not the parameters' f32. */
+static pt_module *make_net_for(const run_opts *o) {
+    pt_module *net = make_net();
+    if (net && o->compute != PT_F32 && pt_module_set_compute_dtype(net, o->compute) != PT_OK) {
+        pt_module_free(net);
+        return NULL;
+    }
+    return net;
+}
+
+/* Writes the step losses of one epoch (kept on the device until now, so
+ * logging adds no wait per step) and releases them. */
+static int write_losses(FILE *f, int epoch, pt_tensor **losses, int steps) {
+    int bad = 0;
+    for (int s = 0; s < steps; ++s) {
+        double l = pt_item(losses[s]);
+        bad |= isnan(l) || fprintf(f, "%d %d %.9g\n", epoch, s, l) < 0;
+        pt_release(losses[s]);
+        losses[s] = NULL;
+    }
+    return bad;
+}
+
+static int run(pt_device *dev, const digits *train, const digits *test, const run_opts *o) {
+    const char *save_path = o->save_path;
     int status = 1;
     pt_module *net = NULL, *reloaded = NULL;
     pt_optimizer *opt = NULL;
@@ -105,17 +147,19 @@ static int run(pt_device *dev, const digits *train, const digits *test, int epoc
     float *px = malloc((size_t)BATCH * DIGITS_FEATURES * sizeof *px);
     int64_t *lb = malloc(BATCH * sizeof *lb);
     int64_t *pred = malloc((size_t)test->n * sizeof *pred), *pred_cpu = malloc((size_t)test->n * sizeof *pred_cpu);
+    int steps = (train->n + BATCH - 1) / BATCH;
+    pt_tensor **step_losses = calloc((size_t)steps, sizeof *step_losses);
     char tmp_path[256] = "";
-    if (!order || !px || !lb || !pred || !pred_cpu) {
+    if (!order || !px || !lb || !pred || !pred_cpu || !step_losses) {
         fprintf(stderr, "cnn_digits: out of host memory\n");
         goto done;
     }
 
     /* ---- Model: the parameters appear on dev at the first forward ---- */
-    printf("training on %s: %d train / %d test images of 8x8 digits, batch %d\n", pt_device_name(dev), train->n,
-           test->n, BATCH);
+    printf("training on %s: %d train / %d test images of 8x8 digits, batch %d, %s%s\n", pt_device_name(dev),
+           train->n, test->n, BATCH, pt_dtype_name(o->compute), o->compute == PT_F32 ? "" : " compute, f32 master weights");
     pt_manual_seed(TRAIN_SEED);
-    net = make_net();
+    net = make_net_for(o);
     opt = net ? pt_sgd(net, LEARNING_RATE, MOMENTUM, 0.0) : NULL;
     if (!opt) {
         fail("building the model");
@@ -123,8 +167,7 @@ static int run(pt_device *dev, const digits *train, const digits *test, int epoc
     }
 
     /* ---- Training ---- */
-    int steps = (train->n + BATCH - 1) / BATCH;
-    for (int epoch = 1; epoch <= epochs; ++epoch) {
+    for (int epoch = 1; epoch <= o->epochs; ++epoch) {
         digits_permutation(train->n, 1000 + (uint64_t)epoch, order);
         double t0 = now_seconds();
         /* The epoch's loss is summed on the device: reading each step's loss
@@ -135,7 +178,9 @@ static int run(pt_device *dev, const digits *train, const digits *test, int epoc
             pt_scope scope = pt_scope_begin(); /* releases this step's tensors */
             pt_tensor *x, *y;
             batch_to(dev, train, order, first, count, px, lb, &x, &y);
-            pt_tensor *loss = pt_cross_entropy(pt_module_forward(net, x), y);
+            pt_tensor *logits = pt_module_forward(net, x);
+            if (o->compute != PT_F32) logits = pt_cast(logits, PT_F32); /* the loss in f32, as under autocast */
+            pt_tensor *loss = pt_cross_entropy(logits, y);
             pt_optimizer_zero_grad(opt);
             if (pt_backward(loss) != PT_OK || pt_optimizer_step(opt) != PT_OK) {
                 fail("training step");
@@ -145,6 +190,7 @@ static int run(pt_device *dev, const digits *train, const digits *test, int epoc
             }
             pt_no_grad_begin();
             pt_tensor *sum = pt_keep(pt_add(loss_sum, pt_mul_scalar(loss, count)));
+            if (o->loss_log) step_losses[step] = pt_keep(pt_detach(loss));
             pt_no_grad_end();
             pt_scope_end(scope);
             pt_release(loss_sum);
@@ -154,6 +200,10 @@ static int run(pt_device *dev, const digits *train, const digits *test, int epoc
         double mean_loss = pt_item(loss_sum) / train->n; /* waits for the device */
         pt_release(loss_sum);
         double dt = now_seconds() - t0;
+        if (o->loss_log && write_losses(o->loss_log, epoch, step_losses, steps)) {
+            fail("writing the loss log");
+            goto done;
+        }
         if (isnan(mean_loss)) {
             fail("reading the loss");
             goto done;
@@ -180,7 +230,7 @@ static int run(pt_device *dev, const digits *train, const digits *test, int epoc
         fail("saving");
         goto done;
     }
-    reloaded = make_net();
+    reloaded = make_net_for(o); /* the same compute dtype, so the same predictions */
     if (!reloaded || pt_module_train(reloaded, false) != PT_OK || pt_load(reloaded, save_path, pt_cpu()) != PT_OK) {
         fail("loading");
         goto done;
@@ -206,6 +256,8 @@ static int run(pt_device *dev, const digits *train, const digits *test, int epoc
     }
 done:
     if (tmp_path[0]) remove(tmp_path);
+    for (int s = 0; step_losses && s < steps; ++s) pt_release(step_losses[s]);
+    free(step_losses);
     pt_module_free(reloaded);
     pt_optimizer_free(opt); /* before its module */
     pt_module_free(net);
@@ -220,7 +272,7 @@ done:
 int main(int argc, char **argv) {
     static const digits_cli_spec spec = {"", "where to save the trained parameters and buffers (safetensors)",
                                          "The device is PORTABLE_BACKEND's (auto, cpu, cuda, opencl, optionally :N)."};
-    digits_cli args = {.epochs = EPOCHS};
+    digits_cli args = {.epochs = EPOCHS, .precision = true};
     int parsed = digits_cli_parse(argc, argv, &spec, &args);
     if (parsed) return parsed == 1 ? 0 : 2;
 
@@ -242,8 +294,20 @@ int main(int argc, char **argv) {
         return 2;
     }
 
+    run_opts o = {.epochs = args.epochs, .save_path = args.save, .compute = PT_F32};
+    if (args.dtype) o.compute = !strcmp(args.dtype, "bf16") ? PT_BF16 : !strcmp(args.dtype, "f16") ? PT_F16 : PT_F32;
+    if (args.loss_log && !(o.loss_log = fopen(args.loss_log, "w"))) {
+        fprintf(stderr, "cnn_digits: cannot write the loss log %s\n", args.loss_log);
+        digits_free(&train);
+        digits_free(&test);
+        return 2;
+    }
     pt_device *dev = pt_default_device();
-    int status = dev ? run(dev, &train, &test, args.epochs, args.save) : (fail("no device"), 77);
+    int status = dev ? run(dev, &train, &test, &o) : (fail("no device"), 77);
+    if (o.loss_log && fclose(o.loss_log) != 0 && status == 0) {
+        fprintf(stderr, "cnn_digits: writing the loss log %s failed\n", args.loss_log);
+        status = 1;
+    }
     digits_free(&train);
     digits_free(&test);
     return status;

@@ -7,13 +7,19 @@
 #include <stdlib.h>
 #include <string.h>
 
-static void usage(FILE *f, const char *prog, const digits_cli_spec *spec, int default_epochs, const char *models) {
-    fprintf(f, "usage: %s%s [--data digits.csv.gz]%s [--epochs N]%s%s%s\n", spec->launcher, prog,
+static void usage(FILE *f, const char *prog, const digits_cli_spec *spec, const digits_cli *out, int default_epochs) {
+    const char *models = out->models;
+    fprintf(f, "usage: %s%s [--data digits.csv.gz]%s [--epochs N]%s%s%s%s\n", spec->launcher, prog,
             spec->save_what ? " [--save model.safetensors]" : "", models ? " [--model " : "",
-            models ? models : "", models ? "]" : "");
+            models ? models : "", models ? "]" : "",
+            out->precision ? " [--dtype f32|bf16|f16] [--loss-log FILE]" : "");
     fprintf(f, "  --data PATH    the digits CSV (default: examples/data/digits.csv.gz)\n");
     if (models) fprintf(f, "  --model NAME   which net: %s (default: the first)\n", models);
     if (spec->save_what) fprintf(f, "  --save PATH    %s\n", spec->save_what);
+    if (out->precision)
+        fprintf(f, "  --dtype T      compute dtype: f32 (default), or bf16 / f16 with f32 master weights\n"
+                   "                 (mixed precision, pt_module_set_compute_dtype)\n"
+                   "  --loss-log F   write \"epoch step loss\" for every training step to F (%%.9g)\n");
     fprintf(f,
             "  --epochs N     training epochs, a whole number >= 1 (default %d)\n"
             "  -h, --help     this text\n"
@@ -39,6 +45,8 @@ int digits_cli_parse(int argc, char **argv, const digits_cli_spec *spec, digits_
     static const struct option options[] = {{"data", required_argument, NULL, 'd'},
                                             {"save", required_argument, NULL, 's'},
                                             {"epochs", required_argument, NULL, 'e'},
+                                            {"dtype", required_argument, NULL, 't'},
+                                            {"loss-log", required_argument, NULL, 'l'},
                                             {"help", no_argument, NULL, 'h'},
                                             {"model", required_argument, NULL, 'm'},
                                             {NULL, 0, NULL, 0}};
@@ -51,7 +59,7 @@ int digits_cli_parse(int argc, char **argv, const digits_cli_spec *spec, digits_
         case 's':
             if (!spec->save_what) { /* this example saves nothing */
                 fprintf(stderr, "%s: unrecognized option '--save'\n", argv[0]);
-                usage(stderr, argv[0], spec, default_epochs, out->models);
+                usage(stderr, argv[0], spec, out, default_epochs);
                 return 2;
             }
             out->save = optarg;
@@ -61,7 +69,7 @@ int digits_cli_parse(int argc, char **argv, const digits_cli_spec *spec, digits_
             n = strtol(optarg, &end, 10);
             if (errno || end == optarg || *end || n < 1 || n > 100000) {
                 fprintf(stderr, "%s: --epochs '%s' is not a whole number from 1 to 100000\n", argv[0], optarg);
-                usage(stderr, argv[0], spec, default_epochs, out->models);
+                usage(stderr, argv[0], spec, out, default_epochs);
                 return 2;
             }
             out->epochs = (int)n;
@@ -72,18 +80,35 @@ int digits_cli_parse(int argc, char **argv, const digits_cli_spec *spec, digits_
                     fprintf(stderr, "%s: --model '%s' is not one of %s\n", argv[0], optarg, out->models);
                 else
                     fprintf(stderr, "%s: unrecognized option '--model'\n", argv[0]);
-                usage(stderr, argv[0], spec, default_epochs, out->models);
+                usage(stderr, argv[0], spec, out, default_epochs);
                 return 2;
             }
             out->model = optarg;
             break;
-        case 'h': usage(stdout, argv[0], spec, default_epochs, out->models); return 1;
-        default: usage(stderr, argv[0], spec, default_epochs, out->models); return 2; /* getopt_long said what was wrong */
+        case 't':
+        case 'l':
+            if (!out->precision) { /* this example has one precision and logs no losses */
+                fprintf(stderr, "%s: unrecognized option '--%s'\n", argv[0], opt == 't' ? "dtype" : "loss-log");
+                usage(stderr, argv[0], spec, out, default_epochs);
+                return 2;
+            }
+            if (opt == 'l') {
+                out->loss_log = optarg;
+            } else if (!strcmp(optarg, "f32") || !strcmp(optarg, "bf16") || !strcmp(optarg, "f16")) {
+                out->dtype = optarg;
+            } else {
+                fprintf(stderr, "%s: --dtype '%s' is not one of f32, bf16, f16\n", argv[0], optarg);
+                usage(stderr, argv[0], spec, out, default_epochs);
+                return 2;
+            }
+            break;
+        case 'h': usage(stdout, argv[0], spec, out, default_epochs); return 1;
+        default: usage(stderr, argv[0], spec, out, default_epochs); return 2; /* getopt_long said what was wrong */
         }
     }
     if (optind < argc) {
         fprintf(stderr, "%s: unexpected argument '%s'\n", argv[0], argv[optind]);
-        usage(stderr, argv[0], spec, default_epochs, out->models);
+        usage(stderr, argv[0], spec, out, default_epochs);
         return 2;
     }
     return 0;

@@ -1,9 +1,12 @@
 /* The command line of the digits trainers (mlp_digits, cnn_digits,
- * ddp_digits): --data, --epochs, --help and, where the example saves,
- * --save (where it has several models, --model), parsed with getopt_long. Bad values stop the program before any
+ * ddp_digits): --data, --epochs, --help, where the example saves --save,
+ * where it has several models --model, and where it offers them --dtype and
+ * --loss-log, parsed with getopt_long. Bad values stop the program before any
  * work, with the usage line. */
 #ifndef PORTABLE_EXAMPLES_DIGITS_CLI_H
 #define PORTABLE_EXAMPLES_DIGITS_CLI_H
+
+#include <stdbool.h>
 
 typedef struct digits_cli_spec {
     const char *launcher;  /* written before the program in the usage line ("" or "mpirun -np N ") */
@@ -17,6 +20,9 @@ typedef struct digits_cli {
     int epochs;       /* --epochs; the caller sets the default before parsing */
     const char *models; /* --model's choices, e.g. "mlp|cnn", set by the caller before parsing; NULL: no --model */
     const char *model;  /* --model: one of those choices (NULL: not given) */
+    bool precision;   /* set by the caller: the example takes --dtype and --loss-log */
+    const char *dtype;    /* --dtype: "f32" (NULL: the default), "bf16" or "f16" */
+    const char *loss_log; /* --loss-log: where to write the loss of every step; NULL: nowhere */
 } digits_cli;
 
 /* Returns 0 to go on, 1 after --help (usage on stdout), 2 for bad usage

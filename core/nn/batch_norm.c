@@ -42,10 +42,17 @@ static pt_tensor *batch_norm_forward(pt_module *m, pt_tensor *x) {
     batch_norm *b = (batch_norm *)m;
     if (!pt__layer_input_ok(fn, m, x, 2, PT_MAX_DIMS, "batch norm", "[N, C, ...]")) return NULL;
     if (!m->params[WEIGHT].value &&
-        create_state(fn, m, pt__layer_device(m, x), pt_tensor_dtype(x), pt_tensor_shape(x)[1]))
+        create_state(fn, m, pt__layer_device(m, x), pt__layer_param_dtype(m, x), pt_tensor_shape(x)[1]))
         return NULL;
-    pt_tensor *y = pt_f_batch_norm(x, m->params[RUNNING_MEAN].value, m->params[RUNNING_VAR].value,
-                                   m->params[WEIGHT].value, m->params[BIAS].value, !m->eval, b->momentum, b->eps);
+    /* Under a compute dtype the statistics, the running buffers and the
+     * affine step stay in the parameters' dtype (f32), as cuDNN does for
+     * 16-bit inputs under torch.autocast: x is widened, y rounded once. */
+    pt_scope scope = pt_scope_begin();
+    pt_tensor *xp = m->mixed ? pt__layer_cast(x, pt_tensor_dtype(m->params[WEIGHT].value)) : x;
+    pt_tensor *y = pt_keep(pt__layer_compute(
+        m, pt_f_batch_norm(xp, m->params[RUNNING_MEAN].value, m->params[RUNNING_VAR].value, m->params[WEIGHT].value,
+                           m->params[BIAS].value, !m->eval, b->momentum, b->eps)));
+    pt_scope_end(scope);
     if (y && !m->eval) { /* torch counts the training batches (used only with momentum None) */
         pt__grad_pause();
         pt_tensor *nb = m->params[NUM_BATCHES].value;

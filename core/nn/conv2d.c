@@ -49,9 +49,13 @@ static pt_tensor *conv2d_forward(pt_module *m, pt_tensor *x) {
     conv2d *c = (conv2d *)m;
     if (!pt__layer_input_ok(fn, m, x, 4, 4, "conv2d", "[N, C, H, W]")) return NULL;
     if (!m->params[WEIGHT].value &&
-        create_params(fn, c, pt__layer_device(m, x), pt_tensor_dtype(x), pt_tensor_shape(x)[1]))
+        create_params(fn, c, pt__layer_device(m, x), pt__layer_param_dtype(m, x), pt_tensor_shape(x)[1]))
         return NULL;
-    return pt_f_conv2d(x, m->params[WEIGHT].value, c->has_bias ? m->params[BIAS].value : NULL, &c->opts);
+    pt_scope scope = pt_scope_begin();
+    pt_tensor *y = pt_keep(pt_f_conv2d(pt__layer_compute(m, x), pt__layer_compute(m, m->params[WEIGHT].value),
+                                       c->has_bias ? pt__layer_compute(m, m->params[BIAS].value) : NULL, &c->opts));
+    pt_scope_end(scope);
+    return y;
 }
 
 static const pt__module_kind conv2d_kind = {.name = "conv2d", .forward = conv2d_forward};

@@ -15,14 +15,21 @@ typedef struct layer_norm {
 static pt_tensor *layer_norm_forward(pt_module *m, pt_tensor *x) {
     layer_norm *l = (layer_norm *)m;
     pt_tensor *w = m->params[0].value;
-    if (pt_tensor_dtype(x) != pt_tensor_dtype(w) || pt_tensor_device(x) != pt_tensor_device(w)) {
+    if ((!m->mixed && pt_tensor_dtype(x) != pt_tensor_dtype(w)) || pt_tensor_device(x) != pt_tensor_device(w)) {
         char a[200], b[200];
         pt__error(PT_ERR_DTYPE, "pt_module_forward",
                   "input %s but layer norm '%s' has %s; cast the input or move the module with pt_module_to()",
                   pt_tensor_describe(x, a, sizeof a), m->params[0].name, pt_tensor_describe(w, b, sizeof b));
         return NULL;
     }
-    return pt_f_layer_norm(x, l->n_dims, w, m->params[1].value, l->eps);
+    /* Under a compute dtype the statistics and the affine step stay in the
+     * parameters' dtype (torch.autocast runs layer_norm in f32); the result
+     * is rounded once to the compute dtype. */
+    pt_scope scope = pt_scope_begin();
+    pt_tensor *xp = m->mixed ? pt__layer_cast(x, pt_tensor_dtype(w)) : x;
+    pt_tensor *y = pt_keep(pt__layer_compute(m, pt_f_layer_norm(xp, l->n_dims, w, m->params[1].value, l->eps)));
+    pt_scope_end(scope);
+    return y;
 }
 
 static const pt__module_kind layer_norm_kind = {.name = "layer_norm", .forward = layer_norm_forward};

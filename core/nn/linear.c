@@ -67,7 +67,7 @@ static bool accepts(pt_module *m, pt_tensor *x) {
     int64_t in = x->shape[x->ndim - 1];
     if (!weight_of(m)) {
         pt_device *d = pt__layer_device(m, x);
-        if (create_params(fn, m, d, x->dtype, in)) return false;
+        if (create_params(fn, m, d, pt__layer_param_dtype(m, x), in)) return false;
     }
     pt_tensor *w = weight_of(m);
     char a[200], b[200];
@@ -83,7 +83,7 @@ static bool accepts(pt_module *m, pt_tensor *x) {
                   pt_tensor_describe(x, a, sizeof a), (long long)in, name, (long long)w->shape[1]);
         return false;
     }
-    if (x->dtype != w->dtype) {
+    if (!m->mixed && x->dtype != w->dtype) { /* under a compute dtype both are cast to it */
         pt__error(PT_ERR_DTYPE, fn, "input %s but linear '%s' has %s parameters (%s)",
                   pt_tensor_describe(x, a, sizeof a), name, pt_dtype_name(w->dtype),
                   pt_tensor_describe(w, b, sizeof b));
@@ -94,11 +94,11 @@ static bool accepts(pt_module *m, pt_tensor *x) {
 
 static pt_tensor *linear_forward(pt_module *m, pt_tensor *x) {
     if (!accepts(m, x)) return NULL;
-    pt_tensor *wt = pt_transpose(weight_of(m), 0, 1);
-    pt_tensor *xw = pt_matmul(x, wt);
-    pt_tensor *y = pt_add(xw, m->params[BIAS].value);
-    pt_release(wt);
-    pt_release(xw);
+    pt_scope scope = pt_scope_begin();
+    pt_tensor *wt = pt_transpose(pt__layer_compute(m, weight_of(m)), 0, 1);
+    pt_tensor *xw = pt_matmul(pt__layer_compute(m, x), wt);
+    pt_tensor *y = pt_keep(pt_add(xw, pt__layer_compute(m, m->params[BIAS].value)));
+    pt_scope_end(scope);
     return y;
 }
 

@@ -47,6 +47,9 @@ struct pt_module {
     pt__module_param params[PT__MODULE_MAX_PARAMS];
     bool eval;                     /* evaluation mode (pt_module_train(m, false)); a new
                                       module trains, as in PyTorch */
+    bool mixed;                    /* pt_module_set_compute_dtype was called: the layer
+                                      computes in `compute` (autocast.c) */
+    pt_dtype compute;
     int n_children;                /* children, in forward and state-dict order ("0.", "1.", ...) */
     pt_module **children;
 };
@@ -73,5 +76,17 @@ bool pt__layer_input_ok(const char *fn, const pt_module *m, const pt_tensor *x, 
                         const char *what, const char *form);
 /* Where a lazy layer makes its parameters: its pt_module_to device, else x's. */
 pt_device *pt__layer_device(const pt_module *m, const pt_tensor *x);
+
+/* ---- Mixed precision (autocast.c) ---- */
+/* The dtype a lazy layer makes its parameters in from input x: x's, except
+ * that under a compute dtype a 16-bit input gets f32 masters. */
+pt_dtype pt__layer_param_dtype(const pt_module *m, const pt_tensor *x);
+/* t for m's arithmetic: cast (recorded, so gradients flow back in t's
+ * dtype) to m's compute dtype when one is set and differs, else t itself.
+ * Call inside a pt_scope: a cast is a temporary of that scope. NULL in,
+ * NULL out (the error stays). */
+pt_tensor *pt__layer_compute(const pt_module *m, pt_tensor *t);
+/* t cast to dtype when they differ, else t itself (same rules). */
+pt_tensor *pt__layer_cast(pt_tensor *t, pt_dtype dtype);
 
 #endif

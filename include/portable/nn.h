@@ -177,6 +177,21 @@ PT_API pt_module *pt_gelu_module(void);
  * and every module inside it; switches dropout and batch norm. */
 PT_API pt_status pt_module_train(pt_module *m, bool training);
 PT_API bool pt_module_is_training(const pt_module *m);
+/* Mixed precision, like torch.autocast (docs/mixed-precision.md): m and
+ * every module inside it compute in dtype (PT_BF16 or PT_F16 usually)
+ * while their parameters stay as they are, f32 "master weights": what the
+ * optimizer updates and pt_save writes. At each forward, linear and conv2d
+ * cast their input, weight and bias to dtype (pt_cast, recorded: the
+ * backward pass casts the gradients back, so pt_grad of a parameter is
+ * f32), and return a dtype result. Batch norm and layer norm widen their
+ * input to the parameters' dtype, keep their statistics and running
+ * buffers there, and round the result to dtype. Layers without parameters
+ * compute in the dtype they are given. A lazy layer that first sees a
+ * 16-bit input makes f32 parameters. The net's output is in dtype: cast it
+ * to f32 before the loss. Setting the parameters' own dtype makes every
+ * cast a no-op. PT_ERR_DTYPE for a dtype that is not a float (naming it),
+ * PT_ERR_INVALID_ARGUMENT for a NULL module. */
+PT_API pt_status pt_module_set_compute_dtype(pt_module *m, pt_dtype dtype);
 
 /* ---- Normalisation and dropout as functions (torch.nn.functional) ---- */
 
