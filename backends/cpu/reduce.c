@@ -230,6 +230,15 @@ static void mean_store_f64(const red_acc *a, char *out, int64_t r) {
         }                                                                                     \
         for (int64_t j = 1; j < nrows; ++j) {                                                 \
             const T *row = x + j * s1;                                                        \
+            if (s2 == 1) { /* selects, not branches: vectorised (max pooling's windows) */   \
+                _Pragma("omp simd") for (int64_t t = 0; t < w; ++t) {                         \
+                    const T v = row[t];                                                       \
+                    const bool take = argmax_takes_##S(m[t], v);                              \
+                    m[t] = take ? v : m[t];                                                   \
+                    mi[t] = take ? j : mi[t];                                                 \
+                }                                                                             \
+                continue;                                                                     \
+            }                                                                                 \
             for (int64_t t = 0; t < w; ++t) {                                                 \
                 T v = row[t * s2];                                                            \
                 if (argmax_takes_##S(m[t], v)) {                                              \

@@ -154,22 +154,31 @@ static void iter_range(const pt_cpu_iter *it, pt_cpu_row_fn fn, const pt_cpu_sca
     int64_t inner_st[PT_CPU_MAX_OPERANDS];
     for (int k = 0; k < nops; ++k) inner_st[k] = it->strides[k][last];
 
+    /* The operands' row starts move by their strides as the index does,
+     * rather than being recomputed from every dim per row: rows can be a
+     * few elements long (pooling windows), where that was a third of the
+     * time. */
+    char *p[PT_CPU_MAX_OPERANDS];
+    int64_t es[PT_CPU_MAX_OPERANDS];
+    for (int k = 0; k < nops; ++k) {
+        es[k] = (int64_t)it->elsize[k];
+        int64_t off = 0;
+        for (int d = 0; d < nd; ++d) off += idx[d] * it->strides[k][d];
+        p[k] = it->base[k] + off * es[k];
+    }
     int64_t pos = begin;
     while (pos < end) {
-        char *p[PT_CPU_MAX_OPERANDS];
-        for (int k = 0; k < nops; ++k) {
-            int64_t off = 0;
-            for (int d = 0; d < nd; ++d) off += idx[d] * it->strides[k][d];
-            p[k] = it->base[k] + off * (int64_t)it->elsize[k];
-        }
         int64_t len = it->shape[last] - idx[last];
         if (len > end - pos) len = end - pos;
         call_row(it, fn, len, p, inner_st, sc, stream);
         pos += len;
         idx[last] += len;
+        for (int k = 0; k < nops; ++k) p[k] += len * inner_st[k] * es[k];
         for (int d = last; d > 0 && idx[d] == it->shape[d]; --d) {
             idx[d] = 0;
             ++idx[d - 1];
+            for (int k = 0; k < nops; ++k)
+                p[k] += (it->strides[k][d - 1] - it->shape[d] * it->strides[k][d]) * es[k];
         }
     }
 }
