@@ -44,8 +44,8 @@
 # Kernel caches (libportable's, PoCL's, Mesa's) live in
 # BUILD_DIR/opencl-matrix/<implementation>/cache: a fresh build directory runs
 # cold, a second run warm. (scripts/run-tests.sh gives its release ctest, which
-# runs OpenCL on PoCL, the pocl folder, so the pocl row there runs warm.) The table also goes to
-# BUILD_DIR/opencl-matrix/matrix.md.
+# runs OpenCL on PoCL, the pocl folder, so the pocl row there runs warm.)
+# The table also goes to BUILD_DIR/opencl-matrix/matrix.md.
 set -uo pipefail
 cd "$(dirname "$0")/.."
 root=$PWD
