@@ -2,7 +2,8 @@
  * MAX_POOL2D_INDEX, MAX_UNPOOL2D), the way the field computes it: one pass
  * over each window for the values, one for the index of each window's
  * maximum, and a backward pass that routes the gradient through those
- * indices. Composed from im2col and a max over the window axis, the same
+ * indices. Training reads the values through the indices (one gather)
+ * instead of a second pass over the windows. Composed from im2col and a max over the window axis, the same
  * pooling wrote every window out and took its gradient through argmax,
  * one_hot, a permuted multiply and col2im, on rows of 2 to 4 elements.
  *
@@ -34,6 +35,53 @@ static pt_tensor *pool_raw(const char *fn, pt_op_kind kind, pt_tensor *x, const 
     return pt__result_or_release(pt__execute(fn, pt__dev(x), &op), out);
 }
 
+/* Whether every window of w over an h x wd image has a tap inside it (no
+ * window of padding only, whose index is -1): true for every pool
+ * pt_f_max_pool2d makes (padding at most half the kernel). */
+static bool no_padding_only_window(const pt_window2d *w, const int64_t *in, const int64_t *out) {
+    for (int a = 0; a < 2; ++a)
+        for (int64_t o = 0; o < out[a]; ++o) {
+            bool any = false;
+            for (int64_t k = 0; k < w->kernel[a] && !any; ++k) {
+                const int64_t p = o * w->stride[a] - w->padding[a] + k * w->dilation[a];
+                any = p >= 0 && p < in[a];
+            }
+            if (!any) return false;
+        }
+    return true;
+}
+
+/* Training needs both the maxima and where they are: rather than a second
+ * pass over every window, the values are read through the indices, one
+ * GATHER of x seen as [N*C, H*W, 1] (the indices are the pool's own, so
+ * pt_gather's checks have nothing to find). *skipped (and NULL) when x's
+ * layout does not merge that way or some window is padding only: the
+ * caller then runs MAX_POOL2D. */
+static pt_tensor *values_at(const char *fn, pt_tensor *x, pt_tensor *index, const pt_window2d *w, bool *skipped) {
+    const int64_t *xs = x->strides, *sh = x->shape;
+    *skipped = pt__tensor_numel(index) == 0 || xs[0] != sh[1] * xs[1] || xs[2] != sh[3] * xs[3] ||
+               !no_padding_only_window(w, sh + 2, index->shape + 2);
+    if (*skipped) return NULL;
+    pt_tensor *out = pt__tensor_new(fn, pt__dev(x), x->dtype, 4, index->shape);
+    if (!out) return NULL;
+    const int64_t planes = sh[0] * sh[1], windows = index->shape[2] * index->shape[3];
+    pt_op op;
+    pt__op_init(&op, PT_OP_GATHER, x->dtype, 2);
+    pt__operand(x, &op.in[0]);
+    pt__operand(index, &op.in[1]);
+    pt__operand(out, &op.out);
+    const int64_t xshape[3] = {planes, sh[2] * sh[3], 1}, xstrides[3] = {xs[1], xs[3], 1};
+    const int64_t wshape[3] = {planes, windows, 1}, wstrides[3] = {windows, 1, 1};
+    op.in[0].ndim = op.in[1].ndim = op.out.ndim = 3;
+    for (int k = 0; k < 3; ++k) {
+        op.in[0].shape[k] = xshape[k];
+        op.in[0].strides[k] = xstrides[k];
+        op.in[1].shape[k] = op.out.shape[k] = wshape[k];
+        op.in[1].strides[k] = op.out.strides[k] = wstrides[k];
+    }
+    return pt__result_or_release(pt__execute(fn, pt__dev(x), &op), out);
+}
+
 /* The tape keeps the window and its kernel: ints[0..5] as im2col's, ints[6..7]
  * the kernel (window.c checked every value fits an int). */
 static void pool_args(const pt_window2d *w, pt__grad_args *a) {
@@ -46,19 +94,18 @@ static void pool_args(const pt_window2d *w, pt__grad_args *a) {
 pt_tensor *pt_max_pool2d_window(pt_tensor *x, const pt_window2d *w) {
     static const char fn[] = "pt_max_pool2d_window";
     if (!x) return NULL;
-    pt_tensor *out = pool_raw(fn, PT_OP_MAX_POOL2D, x, w);
-    if (out && pt__grad_wanted(1, &x)) {
-        pt_tensor *index = pool_raw(fn, PT_OP_MAX_POOL2D_INDEX, x, w);
-        if (!index) {
-            pt_release(out);
-            return NULL;
-        }
+    if (!pt__grad_wanted(1, &x)) return pt__ret(pool_raw(fn, PT_OP_MAX_POOL2D, x, w));
+    pt_tensor *index = pool_raw(fn, PT_OP_MAX_POOL2D_INDEX, x, w), *out = NULL;
+    bool skipped = false;
+    if (index) out = values_at(fn, x, index, w, &skipped);
+    if (skipped) out = pool_raw(fn, PT_OP_MAX_POOL2D, x, w);
+    if (out) {
         pt__grad_args args;
         pool_args(w, &args);
         pt_tensor *in[2] = {x, index};
         pt__grad_record(out, PT__G_MAX_POOL2D, 2, in, &args);
-        pt_release(index); /* the tape holds it */
     }
+    pt_release(index); /* the tape holds it */
     return pt__ret(out);
 }
 
