@@ -97,8 +97,13 @@ static inline int64_t winner_f64(const double *restrict xp, const int64_t *restr
         T *vals = (T *)pt_cpu_base(j->out);                                                      \
         int64_t *idxs = (int64_t *)pt_cpu_base(j->out);                                          \
         const int64_t *restrict off = j->off, *restrict pos = j->pos;                            \
+        int64_t n = p0 / j->c, c = p0 % j->c; /* (n, c) of plane p, stepped: no division per plane */ \
         for (int64_t p = p0; p < p1; ++p) {                                                      \
-            const T *restrict xp = xb + (p / j->c) * xs[0] + (p % j->c) * xs[1];                 \
+            const T *restrict xp = xb + n * xs[0] + c * xs[1];                                   \
+            if (++c == j->c) {                                                                   \
+                c = 0;                                                                           \
+                ++n;                                                                             \
+            }                                                                                    \
             for (int64_t e = 0; e < windows; ++e) {                                              \
                 const int64_t b = e * taps; /* 2x2 and 3x3 unrolled: the common pools */         \
                 const int64_t t = taps == 4   ? WINNER(xp, off + b, 4)                           \
