@@ -213,6 +213,64 @@ static inline bool in_window(const pool_job *j, int64_t e, int64_t r, int64_t q)
            dw / j->dw < j->kw;
 }
 
+/* The commonest pool, 2x2 windows at stride 2 without padding or dilation
+ * over rows of contiguous floats (a CNN's "max pool 2"): the four taps are
+ * read in place, with no tables and no padding tests. */
+static inline uint64_t tap_word_f32(float v, unsigned t) {
+    return ((uint64_t)((uint32_t)pool_key_f32(v) ^ 0x80000000u) << 32) | (3u - t);
+}
+
+static void max_pool_2x2_f32(void *ctx, int64_t p0, int64_t p1) {
+    const pool_job *j = ctx;
+    const float *xb = (const float *)pt_cpu_base(j->x);
+    const int64_t *xs = j->x->strides, xs2 = xs[2], windows = j->oh * j->ow;
+    const bool index = j->out->dtype == PT_I64;
+    int64_t n = p0 / j->c, c = p0 % j->c;
+    for (int64_t p = p0; p < p1; ++p) {
+        const float *restrict xp = xb + n * xs[0] + c * xs[1];
+        if (++c == j->c) {
+            c = 0;
+            ++n;
+        }
+        float *restrict vals = (float *)pt_cpu_base(j->out) + p * windows;
+        int64_t *restrict idxs = (int64_t *)pt_cpu_base(j->out) + p * windows;
+        for (int64_t r = 0; r < j->oh; ++r) {
+            const float *restrict row0 = xp + 2 * r * xs2, *restrict row1 = row0 + xs2;
+            for (int64_t q = 0; q < j->ow; ++q) {
+                uint64_t best = tap_word_f32(row0[2 * q], 0), w;
+                w = tap_word_f32(row0[2 * q + 1], 1);
+                best = w > best ? w : best;
+                w = tap_word_f32(row1[2 * q], 2);
+                best = w > best ? w : best;
+                w = tap_word_f32(row1[2 * q + 1], 3);
+                best = w > best ? w : best;
+                const int64_t t = 3 - (int64_t)(uint32_t)best, i = t >> 1, k = t & 1;
+                if (index) idxs[r * j->ow + q] = (2 * r + i) * j->w + 2 * q + k;
+                else vals[r * j->ow + q] = (i ? row1 : row0)[2 * q + k];
+            }
+        }
+    }
+}
+
+static void max_unpool_2x2_f32(void *ctx, int64_t p0, int64_t p1) {
+    const pool_job *j = ctx;
+    const float *gb = (const float *)pt_cpu_base(j->g);
+    const int64_t *ib = (const int64_t *)pt_cpu_base(j->index);
+    float *out = (float *)pt_cpu_base(j->out);
+    const int64_t windows = j->oh * j->ow, hw = j->h * j->w, w = j->w;
+    for (int64_t p = p0; p < p1; ++p) {
+        float *restrict img = out + p * hw;
+        const float *restrict gp = gb + p * windows;
+        const int64_t *restrict ip = ib + p * windows;
+        for (int64_t e = 0; e < hw; ++e) img[e] = 0.0f;
+        for (int64_t r = 0, e = 0; r < j->oh; ++r)
+            for (int64_t q = 0; q < j->ow; ++q, ++e) {
+                const int64_t at = ip[e], d = at - (2 * r * w + 2 * q); /* one of window e's taps? */
+                if ((d == 0) | (d == 1) | (d == w) | (d == w + 1)) img[at] += gp[e];
+            }
+    }
+}
+
 PT_CPU_WINDOW_MAX(f32, float)
 PT_CPU_WINDOW_MAX(f64, double)
 PT_CPU_POOL_TABLE(f32, float, winner_f32)
@@ -248,7 +306,11 @@ pt_status pt_cpu_max_pool(const pt_op *op, bool run) {
     const int64_t grain = per_plane >= PT_CPU_GRAIN_CHEAP ? 1 : PT_CPU_GRAIN_CHEAP / (per_plane ? per_plane : 1);
     int64_t *tables = NULL;
     const int64_t taps = j.kh * j.kw * j.oh * j.ow;
-    if (taps <= POOL_TABLE_MAX && (tables = malloc(2 * (size_t)taps * sizeof *tables))) {
+    const bool two_by_two = f32 && j.kh == 2 && j.kw == 2 && j.sh == 2 && j.sw == 2 && j.ph == 0 && j.pw == 0 &&
+                            j.dh == 1 && j.dw == 1 && (unpool || op->in[0].strides[3] == 1);
+    if (two_by_two) {
+        fn = unpool ? max_unpool_2x2_f32 : max_pool_2x2_f32;
+    } else if (taps <= POOL_TABLE_MAX && (tables = malloc(2 * (size_t)taps * sizeof *tables))) {
         if (unpool) j.x = NULL; /* no image to read: offsets unused */
         pool_tables(&j, tables, tables + taps);
         j.off = tables;

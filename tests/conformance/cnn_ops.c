@@ -23,6 +23,9 @@ static const window_case cases[] = {
     {2, 4, 6, 6, {{3, 2}, {1, 2}, {2, 1}, {2, 1}}, 6, 2, LAY_C},
     {1, 4, 9, 8, {{1, 1}, {2, 3}, {0, 0}, {1, 1}}, 8, 4, LAY_O},
     {3, 1, 8, 8, {{5, 5}, {3, 3}, {2, 2}, {1, 1}}, 2, 1, LAY_C},
+    /* the commonest pool, 2x2 at stride 2 (the cpu backend reads its taps in place), and on a view */
+    {2, 3, 8, 6, {{2, 2}, {2, 2}, {0, 0}, {1, 1}}, 3, 1, LAY_C},
+    {1, 2, 7, 9, {{2, 2}, {2, 2}, {0, 0}, {1, 1}}, 2, 1, LAY_O},
     /* planes of more than 65536 column elements: the cpu backend's row loops
      * rather than its small-window offset table */
     {1, 2, 96, 90, {{3, 3}, {1, 1}, {1, 1}, {1, 1}}, 2, 2, LAY_T}, /* 9 * 96 * 90 per plane */
