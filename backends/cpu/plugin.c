@@ -109,7 +109,9 @@ static pt_status cpu_dispatch(const pt_op *op, bool run) {
     case PT_OP_FAMILY_SOFTMAX: return pt_cpu_softmax(op, run);
     case PT_OP_FAMILY_MATMUL: return pt_cpu_matmul(op, run);
     case PT_OP_FAMILY_INDEX: return pt_cpu_index_op(op, run);
-    case PT_OP_FAMILY_WINDOW: return pt_cpu_window(op, run);
+    case PT_OP_FAMILY_WINDOW:
+        return op->kind == PT_OP_IM2COL || op->kind == PT_OP_COL2IM ? pt_cpu_window(op, run)
+                                                                      : pt_cpu_max_pool(op, run);
     }
     return pt_cpu_bad_op(op, "family outside op_table.h");
 }

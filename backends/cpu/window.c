@@ -48,8 +48,13 @@ static int64_t *tap_table(const window_job *j, int64_t row_stride, int64_t col_s
         const T pad = (T)j->op->scalar;                                                          \
         const int64_t plane = j->kh * j->kw * j->oh * j->ow;                                     \
         const int64_t *restrict tap = j->tap;                                                    \
+        int64_t n = p0 / j->c, c = p0 % j->c; /* stepped: no division per (small) plane */     \
         for (int64_t p = p0; p < p1; ++p) {                                                      \
-            const T *restrict xp = xb + (p / j->c) * x->strides[0] + (p % j->c) * x->strides[1]; \
+            const T *restrict xp = xb + n * x->strides[0] + c * x->strides[1];                   \
+            if (++c == j->c) {                                                                   \
+                c = 0;                                                                           \
+                ++n;                                                                             \
+            }                                                                                    \
             T *restrict o = out + p * plane;                                                     \
             for (int64_t e = 0; e < plane; ++e) o[e] = tap[e] >= 0 ? xp[tap[e]] : pad;           \
         }                                                                                        \

@@ -6,7 +6,7 @@
  *
  * Dtypes: f32 f64 i32 i64 for arithmetic; u8 also for COPY, FILL, EQ/LT/GT
  * inputs, WHERE, GATHER values and MAX; float only for POW, the transcendental
- * ops, MEAN, SOFTMAX/LOG_SOFTMAX, MATMUL, IM2COL/COL2IM and RAND_*; f16/bf16
+ * ops, MEAN, SOFTMAX/LOG_SOFTMAX, MATMUL, the WINDOW kinds and RAND_*; f16/bf16
  * wherever f32 is, but RAND_* (the core's f32 path). Anything else is
  * PT_ERR_UNSUPPORTED with the kind and dtypes named. */
 #include <string.h>
@@ -25,7 +25,7 @@ static bool is_int(pt_dtype t) { return t == PT_I32 || t == PT_I64; }
 static bool is_numeric(pt_dtype t) { return is_float(t) || is_int(t); }
 static bool is_any(pt_dtype t) { return is_numeric(t) || t == PT_U8; }
 
-_Static_assert(PT_OP_COUNT == 46, "a pt_op_kind was added: decide its dtypes below");
+_Static_assert(PT_OP_COUNT == 49, "a pt_op_kind was added: decide its dtypes below");
 
 static bool dtypes_ok(const pt_op *op) {
     const pt_dtype o = op->out.dtype;
@@ -58,6 +58,9 @@ static bool dtypes_ok(const pt_op *op) {
     case PT_OP_GATHER: return is_any(a) && o == a && is_int(b);
     case PT_OP_ONE_HOT: return is_int(a) && is_any(o);
     case PT_OP_IM2COL: case PT_OP_COL2IM: return is_float(o) && a == o;
+    case PT_OP_MAX_POOL2D: return is_float(o) && a == o;
+    case PT_OP_MAX_POOL2D_INDEX: return is_float(a) && o == PT_I64;
+    case PT_OP_MAX_UNPOOL2D: return is_float(o) && a == o && b == PT_I64;
     default: return false;
     }
 }
@@ -169,7 +172,34 @@ static pt_status run_one_hot(ptcu_device *d, const pt_op *op) {
 
 /* ---- Sliding windows ---- */
 
+/* The max pools: image [n, c, h, w] and windows [n, c, oh, ow]; the kernel
+ * from op->kernel. */
+static pt_status run_max_pool(ptcu_device *d, const pt_op *op) {
+    const bool unpool = op->kind == PT_OP_MAX_UNPOOL2D;
+    const pt_operand *img = unpool ? &op->out : &op->in[0], *win = unpool ? &op->in[0] : &op->out;
+    ptcu_window_launch l;
+    memset(&l, 0, sizeof l);
+    l.kind = op->kind;
+    l.dtype = op->dtype;
+    l.in = ptcu_operand_ptr(&op->in[0]);
+    l.index = unpool ? ptcu_operand_ptr(&op->in[1]) : NULL;
+    l.out = ptcu_operand_ptr(&op->out);
+    l.n = img->shape[0];
+    l.c = img->shape[1];
+    l.h = img->shape[2];
+    l.w = img->shape[3];
+    l.kh = op->kernel[0];
+    l.kw = op->kernel[1];
+    l.oh = win->shape[2];
+    l.ow = win->shape[3];
+    for (int k = 0; k < 4; ++k) l.xs[k] = img->strides[k];
+    for (int k = 0; k < 6; ++k) l.window[k] = op->window[k];
+    l.sm_count = d->sm_count;
+    return ptcu_launch_error(ptcu_launch_window(&l, d->stream), op);
+}
+
 static pt_status run_window(ptcu_device *d, const pt_op *op) {
+    if (op->kind != PT_OP_IM2COL && op->kind != PT_OP_COL2IM) return run_max_pool(d, op);
     const bool im2col = op->kind == PT_OP_IM2COL;
     const pt_operand *img = im2col ? &op->in[0] : &op->out, *col = im2col ? &op->out : &op->in[0];
     ptcu_window_launch l;

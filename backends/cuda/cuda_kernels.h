@@ -132,10 +132,11 @@ typedef struct ptcu_one_hot_launch {
 
 cudaError_t ptcu_launch_one_hot(const ptcu_one_hot_launch *l, cudaStream_t stream);
 
-/* ---- IM2COL and COL2IM (k_window.cu) ---- */
+/* ---- IM2COL, COL2IM and the max pools (k_window.cu); the pools take kh,
+ * kw from pt_op.kernel and oh, ow from their [n, c, oh, ow] windows ---- */
 
 typedef struct ptcu_window_launch {
-    pt_op_kind kind;                      /* PT_OP_IM2COL or PT_OP_COL2IM */
+    pt_op_kind kind;                      /* PT_OP_IM2COL, COL2IM, MAX_POOL2D(_INDEX), MAX_UNPOOL2D */
     pt_dtype dtype;                       /* PT_F32 or PT_F64 */
     const void *in;
     void *out;                            /* contiguous */
@@ -144,6 +145,7 @@ typedef struct ptcu_window_launch {
     int64_t window[6];                    /* as pt_op.window */
     double pad;                           /* IM2COL: value outside the image */
     int sm_count;
+    const void *index;                    /* MAX_UNPOOL2D: in[1], i64 [n, c, oh, ow] contiguous */
 } ptcu_window_launch;
 
 cudaError_t ptcu_launch_window(const ptcu_window_launch *l, cudaStream_t stream);

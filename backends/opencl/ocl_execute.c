@@ -558,6 +558,46 @@ static pt_status ocl_run_window(ocl_device *d, const pt_op *op) {
     return ocl_launch_items(d, k, "col2im", wg, n);
 }
 
+/* The max pools (backend.h WINDOW): one work item per window (MAX_POOL2D,
+ * MAX_POOL2D_INDEX) or per image element (MAX_UNPOOL2D, a gather). */
+static pt_status ocl_run_max_pool(ocl_device *d, const pt_op *op) {
+    const bool unpool = op->kind == PT_OP_MAX_UNPOOL2D;
+    const pt_operand *img = unpool ? &op->out : &op->in[0], *win = unpool ? &op->in[0] : &op->out;
+    const ocl_kernel_id id = op->kind == PT_OP_MAX_POOL2D ? OCL_K_MAX_POOL2D
+                             : unpool                     ? OCL_K_MAX_UNPOOL2D
+                                                          : OCL_K_MAX_POOL2D_INDEX;
+    const char *name = pt_op_name(op->kind);
+    cl_kernel k;
+    size_t wg;
+    pt_status s = ocl_kernel(d, op->dtype, id, &k, &wg);
+    if (s != PT_OK) return s;
+    cl_long oo = 0, io = 0, jo = 0;
+    if ((s = ocl_elem_offset(&op->out, &oo)) != PT_OK || (s = ocl_elem_offset(&op->in[0], &io)) != PT_OK ||
+        (unpool && (s = ocl_elem_offset(&op->in[1], &jo)) != PT_OK))
+        return s;
+    cl_mem out = (cl_mem)op->out.buf, in = (cl_mem)op->in[0].buf;
+    cl_long c = img->shape[1], h = img->shape[2], w = img->shape[3], kh = op->kernel[0], kw = op->kernel[1];
+    cl_long oh = win->shape[2], ow = win->shape[3], n = ocl_numel(&op->out);
+    cl_long sh = op->window[0], sw = op->window[1], ph = op->window[2], pw = op->window[3];
+    cl_long dh = op->window[4], dw = op->window[5];
+    if (unpool) {
+        cl_mem index = (cl_mem)op->in[1].buf;
+        ocl_arg args[] = {OCL_ARG(out), OCL_ARG(oo), OCL_ARG(in), OCL_ARG(io), OCL_ARG(index), OCL_ARG(jo),
+                          OCL_ARG(h), OCL_ARG(w), OCL_ARG(kh), OCL_ARG(kw), OCL_ARG(oh), OCL_ARG(ow),
+                          OCL_ARG(sh), OCL_ARG(sw), OCL_ARG(ph), OCL_ARG(pw), OCL_ARG(dh), OCL_ARG(dw),
+                          OCL_ARG(n)};
+        if ((s = ocl_set_args(k, name, (int)(sizeof args / sizeof args[0]), args)) != PT_OK) return s;
+        return ocl_launch_items(d, k, name, wg, n);
+    }
+    cl_long xs_n = img->strides[0], xs_c = img->strides[1], xs_h = img->strides[2], xs_w = img->strides[3];
+    ocl_arg args[] = {OCL_ARG(out), OCL_ARG(oo), OCL_ARG(in), OCL_ARG(io), OCL_ARG(xs_n), OCL_ARG(xs_c),
+                      OCL_ARG(xs_h), OCL_ARG(xs_w), OCL_ARG(c), OCL_ARG(h), OCL_ARG(w), OCL_ARG(kh),
+                      OCL_ARG(kw), OCL_ARG(oh), OCL_ARG(ow), OCL_ARG(sh), OCL_ARG(sw), OCL_ARG(ph),
+                      OCL_ARG(pw), OCL_ARG(dh), OCL_ARG(dw), OCL_ARG(n)};
+    if ((s = ocl_set_args(k, name, (int)(sizeof args / sizeof args[0]), args)) != PT_OK) return s;
+    return ocl_launch_items(d, k, name, wg, n);
+}
+
 /* ---- What is supported ---- */
 
 pt_status ocl_supports(int dev, const pt_op *op) {
@@ -609,6 +649,8 @@ pt_status ocl_supports(int dev, const pt_op *op) {
     if ((op->kind == PT_OP_GATHER && op->in[1].dtype != PT_I32 && op->in[1].dtype != PT_I64) ||
         (op->kind == PT_OP_ONE_HOT && op->in[0].dtype != PT_I32 && op->in[0].dtype != PT_I64))
         return ocl_fail(PT_ERR_UNSUPPORTED, "%s needs i32 or i64 indices", pt_op_name(op->kind));
+    if (op->kind == PT_OP_MAX_UNPOOL2D && op->in[1].dtype != PT_I64)
+        return ocl_fail(PT_ERR_UNSUPPORTED, "%s needs i64 indices", pt_op_name(op->kind));
     return PT_OK;
 }
 
@@ -630,7 +672,9 @@ static pt_status ocl_dispatch(ocl_device *d, const pt_op *op) {
     case PT_OP_FAMILY_MATMUL: return ocl_matmul(d, op);
     case PT_OP_FAMILY_INDEX:
         return op->kind == PT_OP_GATHER ? ocl_run_gather(d, op) : ocl_run_one_hot(d, op);
-    case PT_OP_FAMILY_WINDOW: return ocl_run_window(d, op);
+    case PT_OP_FAMILY_WINDOW:
+        return op->kind == PT_OP_IM2COL || op->kind == PT_OP_COL2IM ? ocl_run_window(d, op)
+                                                                      : ocl_run_max_pool(d, op);
     }
     return ocl_fail(PT_ERR_UNSUPPORTED, "unknown op kind %d", (int)op->kind);
 }

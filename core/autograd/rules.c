@@ -308,6 +308,15 @@ static void backward_col2im(pt__grad_node *node, pt_tensor *g, pt_tensor **out) 
     out[0] = pt_im2col(g, &w, 0.0);
 }
 
+/* max pooling: the gradient goes back through the saved indices of each
+ * window's maximum (args: the window as im2col's, then the kernel). */
+static void backward_max_pool2d(pt__grad_node *node, pt_tensor *g, pt_tensor **out) {
+    const pt__grad_edge *ex = &node->edges[0];
+    pt_window2d w;
+    pt__window_from_args(&node->args, node->args.ints[6], node->args.ints[7], &w);
+    out[0] = pt_max_unpool2d(g, node->edges[1].saved, &w, ex->shape[2], ex->shape[3]);
+}
+
 /* 1 where lo <= x <= hi (bounds included, as torch.clamp), else 0. */
 static void backward_clamp(pt__grad_node *node, pt_tensor *g, pt_tensor **out) {
     pt_tensor *x = node->edges[0].saved;
@@ -420,6 +429,7 @@ static const pt__grad_rule rules[] = {
     [PT__G_IM2COL] = {"im2col", 0, backward_im2col},
     [PT__G_COL2IM] = {"col2im", 0, backward_col2im},
     [PT__G_GELU] = {"gelu", SAVES_INPUT(0), backward_gelu},
+    [PT__G_MAX_POOL2D] = {"max_pool2d", SAVES_INPUT(1) /* the indices */, backward_max_pool2d},
 };
 
 /* An op added at the end of PT__GRAD_OPS without a row cannot build... */

@@ -101,11 +101,13 @@ static pt_status pool_window(const char *fn, const pt_pool2d_opts *o, pt_window2
     return PT_OK;
 }
 
-/* Every window as [N, C, KH*KW, OH, OW], reduced over dim 2. */
+/* Every window as [N, C, KH*KW, OH, OW], reduced over dim 2; max pooling
+ * runs as its own kinds where the device has them. */
 static pt_tensor *pool(const char *fn, pt_tensor *x, const pt_pool2d_opts *opts, bool max) {
     if (!x) return NULL;
     pt_window2d w;
     if (pool_window(fn, opts, &w) || check_nchw(fn, "x", x)) return NULL;
+    if (max && pt__max_pool2d_kinds_run_on(x)) return pt_max_pool2d_window(x, &w); /* max_pool.c */
     pt_scope scope = pt_scope_begin();
     pt_tensor *col = pt_im2col(x, &w, max ? -INFINITY : 0.0), *y = NULL;
     if (col) {

@@ -27,6 +27,19 @@ pt_status pt__layout3(const char *fn, pt_tensor *x, int d, pt_operand *o, pt_ten
  * f32 for float-only kinds and i32 otherwise. */
 pt_status pt__check_op_dtype(const char *fn, pt_op_kind kind, pt_dtype t);
 
+/* Sliding windows (window.c). pt__window_out_size validates w (kernel,
+ * stride, dilation >= 1, padding >= 0, each small enough for the tape) and
+ * gives the output extents of an h x wd image, or an error naming fn and the
+ * values. pt__window_op fills op's window[] and kernel[]; pt__window_args
+ * puts stride, padding and dilation (h then w) in a->ints[0..5]. */
+pt_status pt__window_out_size(const char *fn, const pt_window2d *w, int64_t h, int64_t wd, int64_t *oh,
+                              int64_t *ow);
+void pt__window_op(pt_op *op, pt_op_kind kind, pt_dtype t, const pt_window2d *w);
+void pt__window_args(const pt_window2d *w, pt__grad_args *a);
+/* True when x's device runs the three max pool kinds in x's dtype (natively
+ * or through f32); else pooling composes im2col and max. max_pool.c */
+bool pt__max_pool2d_kinds_run_on(pt_tensor *x);
+
 /* Records out = g(inputs, args) on the tape when out exists and an input
  * needs a gradient; returns out. The one way a public op records itself. */
 static inline pt_tensor *pt__record(pt_tensor *out, pt__grad_op g, int n, pt_tensor *const *in,

@@ -159,6 +159,20 @@ pt_tensor *pt_col2im(pt_tensor *col, const pt_window2d *w, int64_t height, int64
     return pt__ret(out ? pt__record(out, PT__G_COL2IM, 1, &col, &args) : NULL);
 }
 
+pt_status pt__window_out_size(const char *fn, const pt_window2d *w, int64_t h, int64_t wd, int64_t *oh,
+                              int64_t *ow) {
+    if (check_window(fn, w) || check_int_range(fn, w)) return pt_last_status();
+    return out_size(fn, h, wd, w, oh, ow);
+}
+
+void pt__window_op(pt_op *op, pt_op_kind kind, pt_dtype t, const pt_window2d *w) {
+    window_op(op, kind, t, w);
+    op->kernel[0] = w->kernel[0];
+    op->kernel[1] = w->kernel[1];
+}
+
+void pt__window_args(const pt_window2d *w, pt__grad_args *a) { window_args(w, a); }
+
 void pt__window_from_args(const pt__grad_args *a, int64_t kh, int64_t kw, pt_window2d *w) {
     *w = (pt_window2d){.kernel = {kh, kw},
                        .stride = {a->ints[0], a->ints[1]},

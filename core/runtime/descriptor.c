@@ -89,8 +89,15 @@ void pt__probe_op(pt_op_kind kind, pt_dtype t, pt_op *op) {
         }
         break;
     case PT_OP_FAMILY_WINDOW: /* a 1x1 window over a 1x1 image */
-        probe_operand(&op->in[0], t, kind == PT_OP_IM2COL ? 4 : 6);
-        probe_operand(&op->out, out_t, kind == PT_OP_IM2COL ? 6 : 4);
+        if (kind == PT_OP_IM2COL || kind == PT_OP_COL2IM) {
+            probe_operand(&op->in[0], t, kind == PT_OP_IM2COL ? 4 : 6);
+            probe_operand(&op->out, out_t, kind == PT_OP_IM2COL ? 6 : 4);
+        } else { /* the max pools: images and windows are all 4-D */
+            probe_operand(&op->in[0], t, 4);
+            if (kind == PT_OP_MAX_UNPOOL2D) probe_operand(&op->in[1], PT_I64, 4);
+            probe_operand(&op->out, out_t, 4);
+            op->kernel[0] = op->kernel[1] = 1;
+        }
         op->window[0] = op->window[1] = op->window[4] = op->window[5] = 1;
         break;
     }

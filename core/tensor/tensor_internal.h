@@ -147,6 +147,7 @@ static inline void pt__op_init(pt_op *op, pt_op_kind kind, pt_dtype t, int n_inp
     op->counter = 0;
     op->count = 0;
     for (int i = 0; i < 6; ++i) op->window[i] = 0;
+    op->kernel[0] = op->kernel[1] = 0;
 }
 
 /* ---- dtype rules (layout.c) ---- */

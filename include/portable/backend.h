@@ -93,7 +93,21 @@ extern "C" {
  *   (h, w) falls outside the image (0 for a convolution, -inf for max pool).
  *   COL2IM, its adjoint: in[0] [N, C, KH, KW, OH, OW] contiguous, out
  *   [N, C, H, W] contiguous: out[n][c][h][w] = the sum of every in element
- *   IM2COL would have read from (h, w) (0 where none does). */
+ *   IM2COL would have read from (h, w) (0 where none does).
+ *   The max pools take the kernel from kernel[] (their shapes lack it):
+ *   MAX_POOL2D: in[0] x [N, C, H, W] any strides, out [N, C, OH, OW]
+ *   contiguous: each window's maximum over its taps inside the image
+ *   (padding never wins; a window of padding only is -inf); NaN wins.
+ *   MAX_POOL2D_INDEX: the same windows, out PT_I64 [N, C, OH, OW]
+ *   contiguous: h*W + w of the tap MAX_POOL2D chose (the first maximum in
+ *   row-major tap order, the first NaN where one is present; -1 for a window
+ *   of padding only).
+ *   MAX_UNPOOL2D, its adjoint: in[0] g [N, C, OH, OW] contiguous, in[1] PT_I64
+ *   indices [N, C, OH, OW] contiguous (from MAX_POOL2D_INDEX with the same
+ *   window), out [N, C, H, W] contiguous: out[n][c][h][w] = the sum of
+ *   g[n][c][oh][ow] over the windows (oh, ow) that contain (h, w) and whose
+ *   index is h*W + w, added in increasing (oh, ow) order (deterministic; the
+ *   same bits on every backend). */
 
 /* One operand: a strided view into a backend buffer. */
 typedef struct pt_operand {
@@ -120,6 +134,7 @@ typedef struct pt_op {
     int64_t count;           /* ONE_HOT: number of classes */
     /* Appended members go below this line. */
     int64_t window[6];       /* WINDOW: stride h, w; pad h, w; dilation h, w */
+    int64_t kernel[2];       /* MAX_POOL2D*, MAX_UNPOOL2D: window height, width */
 } pt_op;
 
 /* ---- What the core offers a plugin ---- */

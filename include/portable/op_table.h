@@ -76,7 +76,10 @@ extern "C" {
     X(IM2COL,       "im2col",       WINDOW,      1, FLOAT,   SAME, 1)                \
     X(COL2IM,       "col2im",       WINDOW,      1, FLOAT,   SAME, 1)                \
     X(GELU,         "gelu",         ELEMENTWISE, 1, FLOAT,   SAME, 1)                \
-    X(GELU_GRAD,    "gelu_grad",    ELEMENTWISE, 1, FLOAT,   SAME, 0)
+    X(GELU_GRAD,    "gelu_grad",    ELEMENTWISE, 1, FLOAT,   SAME, 0)                \
+    X(MAX_POOL2D,   "max_pool2d",   WINDOW,      1, FLOAT,   SAME, 1)                \
+    X(MAX_POOL2D_INDEX, "max_pool2d_index", WINDOW, 1, FLOAT, I64, 0)                \
+    X(MAX_UNPOOL2D, "max_unpool2d", WINDOW,      2, FLOAT,   SAME, 0)
 /* clang-format on */
 
 typedef enum pt_op_family {

@@ -120,6 +120,22 @@ PT_API pt_tensor *pt_im2col(pt_tensor *x, const pt_window2d *w, double pad_value
  * [N, C, height, width] image (torch's fold). col's shape must be what
  * pt_im2col gives for that image. */
 PT_API pt_tensor *pt_col2im(pt_tensor *col, const pt_window2d *w, int64_t height, int64_t width);
+/* Max pooling over windows w (torch's max_pool2d with dilation; f32/f64,
+ * 16-bit through f32): x [N, C, H, W] -> [N, C, OH, OW], OH as pt_im2col's.
+ * Taps in the padding never win (a window of padding only gives -inf); NaN
+ * wins. Differentiable: the gradient goes to the first maximum of each
+ * window (the first NaN where there is one), summed where windows overlap. */
+PT_API pt_tensor *pt_max_pool2d_window(pt_tensor *x, const pt_window2d *w);
+/* The i64 index h * W + w within its image plane of each window's maximum
+ * (the element pt_max_pool2d_window took; -1 for a window of padding only),
+ * [N, C, OH, OW]: torch's max_pool2d(return_indices=True). Not recorded. */
+PT_API pt_tensor *pt_max_pool2d_indices(pt_tensor *x, const pt_window2d *w);
+/* The adjoint of max pooling: g [N, C, OH, OW] routed through indices (from
+ * pt_max_pool2d_indices with the same w) into an [N, C, height, width]
+ * image; an element takes the sum of g over the windows of w that contain
+ * it and chose it (0 where none does). Not recorded (no gradient). */
+PT_API pt_tensor *pt_max_unpool2d(pt_tensor *g, pt_tensor *indices, const pt_window2d *w, int64_t height,
+                                  int64_t width);
 
 /* torch.nn.functional.conv2d options; 0 in stride, dilation or groups means 1. */
 typedef struct pt_conv2d_opts {

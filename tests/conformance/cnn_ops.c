@@ -1,5 +1,6 @@
 /* The convolutional-net kinds against float64 references: IM2COL and COL2IM
- * directly and through conv2d and the pools, GELU forward and GELU_GRAD
+ * directly and through conv2d and the pools, MAX_POOL2D, MAX_POOL2D_INDEX
+ * and MAX_UNPOOL2D directly and through autograd (NaN windows too), GELU forward and GELU_GRAD
  * through its backward pass. Windows cover stride, padding, dilation,
  * groups and overlapping pools; inputs come contiguous and as views. */
 #include <math.h>
@@ -22,6 +23,9 @@ static const window_case cases[] = {
     {2, 4, 6, 6, {{3, 2}, {1, 2}, {2, 1}, {2, 1}}, 6, 2, LAY_C},
     {1, 4, 9, 8, {{1, 1}, {2, 3}, {0, 0}, {1, 1}}, 8, 4, LAY_O},
     {3, 1, 8, 8, {{5, 5}, {3, 3}, {2, 2}, {1, 1}}, 2, 1, LAY_C},
+    /* the commonest pool, 2x2 at stride 2 (the cpu backend reads its taps in place), and on a view */
+    {2, 3, 8, 6, {{2, 2}, {2, 2}, {0, 0}, {1, 1}}, 3, 1, LAY_C},
+    {1, 2, 7, 9, {{2, 2}, {2, 2}, {0, 0}, {1, 1}}, 2, 1, LAY_O},
     /* planes of more than 65536 column elements: the cpu backend's row loops
      * rather than its small-window offset table */
     {1, 2, 96, 90, {{3, 3}, {1, 1}, {1, 1}, {1, 1}}, 2, 2, LAY_T}, /* 9 * 96 * 90 per plane */
@@ -132,6 +136,51 @@ static void ref_pool(const ht *x, const pt_window2d *w, bool max, expect *e) {
     ht_free(col);
 }
 
+/* The max pool kinds: each window's first maximum over its taps inside the
+ * image (a NaN over any number), its index h*W + w (-1 for padding only),
+ * and the adjoint that sums g over the windows that chose each element. */
+static void ref_max_window(const ht *x, const pt_window2d *w, ht **val, ht **idx) {
+    const int64_t n = x->shape[0], c = x->shape[1], h = x->shape[2], wd = x->shape[3];
+    const int64_t oh = out_extent(h, w->kernel[0], w->stride[0], w->padding[0], w->dilation[0]);
+    const int64_t ow = out_extent(wd, w->kernel[1], w->stride[1], w->padding[1], w->dilation[1]);
+    const int64_t shape[4] = {n, c, oh, ow};
+    *val = ht_new(x->dtype, 4, shape);
+    *idx = ht_new(PT_I64, 4, shape);
+    int64_t e = 0;
+    for (int64_t b = 0; b < n * c; ++b)
+        for (int64_t r = 0; r < oh; ++r)
+            for (int64_t q = 0; q < ow; ++q, ++e) {
+                double best = -INFINITY;
+                int64_t at = -1;
+                for (int64_t i = 0; i < w->kernel[0]; ++i)
+                    for (int64_t j = 0; j < w->kernel[1]; ++j) {
+                        int64_t y = tap(w, 0, r, i, h), z = tap(w, 1, q, j, wd);
+                        if (y < 0 || z < 0) continue;
+                        double v = x->v[(b * h + y) * wd + z];
+                        if (at < 0 || v > best || (isnan(v) && !isnan(best))) {
+                            best = v;
+                            at = y * wd + z;
+                        }
+                    }
+                (*val)->v[e] = best;
+                (*idx)->v[e] = (double)at;
+            }
+}
+
+static ht *ref_max_unpool(const ht *g, const ht *idx, int64_t h, int64_t wd, double **acc) {
+    const int64_t shape[4] = {g->shape[0], g->shape[1], h, wd}, l = g->shape[2] * g->shape[3];
+    ht *o = ht_new(g->dtype, 4, shape);
+    *acc = calloc((size_t)o->numel, sizeof **acc);
+    for (int64_t b = 0; b < g->shape[0] * g->shape[1]; ++b)
+        for (int64_t p = 0; p < l; ++p) {
+            const int64_t at = (int64_t)idx->v[b * l + p];
+            if (at < 0) continue;
+            o->v[b * h * wd + at] += g->v[b * l + p];
+            (*acc)[b * h * wd + at] += fabs(g->v[b * l + p]);
+        }
+    return o;
+}
+
 /* ---- Calls ---- */
 
 typedef struct call_params {
@@ -167,6 +216,40 @@ static pt_tensor *call_pool(pt_tensor **in, const void *p, bool max) {
 }
 static pt_tensor *call_max_pool(pt_tensor **in, const void *p) { return call_pool(in, p, true); }
 static pt_tensor *call_avg_pool(pt_tensor **in, const void *p) { return call_pool(in, p, false); }
+
+static pt_tensor *call_max_window(pt_tensor **in, const void *p) {
+    const window_case *wc = p;
+    return pt_max_pool2d_window(in[0], &wc->win);
+}
+
+static pt_tensor *call_max_indices(pt_tensor **in, const void *p) {
+    const window_case *wc = p;
+    return pt_max_pool2d_indices(in[0], &wc->win);
+}
+
+static pt_tensor *call_max_unpool(pt_tensor **in, const void *p) {
+    const window_case *wc = p;
+    return pt_max_unpool2d(in[0], in[1], &wc->win, wc->h, wc->w);
+}
+
+/* d sum(max_pool(x) * g) / dx through the autograd rule (MAX_POOL2D_INDEX
+ * at record time, MAX_UNPOOL2D backward). in: x, g. */
+static pt_tensor *call_max_backward(pt_tensor **in, const void *p) {
+    const window_case *wc = p;
+    pt_tensor *x = pt_contiguous(in[0]);
+    if (!x || pt_set_requires_grad(x, true)) {
+        pt_release(x);
+        return NULL;
+    }
+    pt_tensor *y = pt_max_pool2d_window(x, &wc->win), *yg = pt_mul(y, in[1]);
+    pt_tensor *s = pt_sum(yg, PT_ALL, false);
+    pt_tensor *g = s && pt_backward(s) == PT_OK ? pt_grad(x) : NULL;
+    pt_release(s);
+    pt_release(yg);
+    pt_release(y);
+    pt_release(x);
+    return g;
+}
 
 static pt_tensor *call_gelu(pt_tensor **in, const void *p) {
     (void)p;
@@ -208,6 +291,58 @@ static bool poolable(const window_case *wc) {
     for (int a = 0; a < 2; ++a)
         if (wc->win.dilation[a] != 1 || 2 * wc->win.padding[a] > wc->win.kernel[a]) return false;
     return true;
+}
+
+/* The max pool kinds directly, on x and on x with NaNs in some windows:
+ * values and indices exactly, the unpool of random g (with indices from
+ * the reference) and the backward pass through autograd. */
+static void max_window_cases(const window_case *wc, const ht *x0, const char *name, lcg *g) {
+    const pt_window2d *w = &wc->win;
+    char full[360];
+    for (int nan = 0; nan < 2; ++nan) {
+        ht *x = ht_clone(x0);
+        if (nan)
+            for (int64_t e = 0; e < x->numel; e += 7) x->v[e] = NAN; /* and x keeps its layout */
+        ht *val, *idx;
+        ref_max_window(x, w, &val, &idx);
+        const layout lays[2] = {wc->lay, LAY_C};
+        const char *tag = nan ? " with NaN" : "";
+        {
+            expect e = {.val = val};
+            snprintf(full, sizeof full, "max_pool2d_window %s%s", name, tag);
+            run_case(full, 1, &x, lays, call_max_window, wc, &e, TOL_EXACT, CF_CONTIGUOUS);
+        }
+        {
+            expect e = {.val = idx};
+            snprintf(full, sizeof full, "max_pool2d_indices %s%s", name, tag);
+            run_case(full, 1, &x, lays, call_max_indices, wc, &e, TOL_EXACT, CF_CONTIGUOUS);
+        }
+        if (!nan) {
+            ht *gr = ht_new(x->dtype, 4, val->shape);
+            ht_fill(gr, (domain){DOM_UNIFORM, -2, 2}, g);
+            expect e = {0};
+            e.val = ref_max_unpool(gr, idx, wc->h, wc->w, &e.acc);
+            e.K = (double)(w->kernel[0] * w->kernel[1]);
+            ht *in[2] = {gr, idx};
+            for (int view = 0; view < 2; ++view) { /* g contiguous, then a transposed view the core copies */
+                const layout glays[2] = {view ? LAY_T : LAY_C, LAY_C};
+                snprintf(full, sizeof full, "max_unpool2d %s g %s", name, view ? "transposed" : "contiguous");
+                run_case(full, 2, in, glays, call_max_unpool, wc, &e, TOL_SUM, CF_CONTIGUOUS);
+            }
+            expect_free(&e);
+            expect eb = {0};
+            eb.val = ref_max_unpool(gr, idx, wc->h, wc->w, &eb.acc);
+            eb.K = e.K;
+            ht *xin[2] = {x, gr};
+            snprintf(full, sizeof full, "max_pool2d_window backward %s", name);
+            run_case(full, 2, xin, lays, call_max_backward, wc, &eb, TOL_SUM, CF_CONTIGUOUS);
+            expect_free(&eb);
+            ht_free(gr);
+        }
+        ht_free(val);
+        ht_free(idx);
+        ht_free(x);
+    }
 }
 
 static void window_cases(pt_dtype t) {
@@ -267,6 +402,7 @@ static void window_cases(pt_dtype t) {
             ht_free(wt);
             ht_free(bias);
         }
+        max_window_cases(wc, x, name, &g);
         if (poolable(wc)) {
             for (int max = 0; max < 2; ++max) {
                 expect e = {0};

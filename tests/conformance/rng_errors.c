@@ -211,6 +211,26 @@ void run_error_cases(void) {
         const pt_window2d zero_stride = {{2, 2}, {0, 1}, {0, 0}, {1, 1}};
         EXPECT_NULL("error im2col stride 0", pt_im2col(x, &zero_stride, 0.0), ST(PT_ERR_INVALID_ARGUMENT),
                     "pt_im2col", "stride [0, 1]", NULL);
+        const pt_window2d w2 = {{2, 2}, {2, 2}, {0, 0}, {1, 1}};
+        EXPECT_NULL("error max_pool2d_window of a 3-D input", pt_max_pool2d_window(x3d, &w2), DIMERR,
+                    "pt_max_pool2d_window", "[4, 5, 5]", "4-D");
+        EXPECT_NULL("error max_pool2d_indices window larger than the image", pt_max_pool2d_indices(x, &big), DIMERR,
+                    "pt_max_pool2d_indices", "5x5", "kernel [7, 7]");
+        {
+            int64_t ps[4] = {1, 4, 2, 2}, qs[4] = {1, 4, 3, 2};
+            pt_tensor *gp = pt_ones(g_dev, PT_F32, 4, ps), *ix = pt_zeros(g_dev, PT_I64, 4, ps);
+            pt_tensor *i32 = pt_zeros(g_dev, PT_I32, 4, ps), *wrong = pt_zeros(g_dev, PT_I64, 4, qs);
+            EXPECT_NULL("error max_unpool2d with i32 indices", pt_max_unpool2d(gp, i32, &w2, 5, 5), ST(PT_ERR_DTYPE),
+                        "pt_max_unpool2d", "i32", "i64");
+            EXPECT_NULL("error max_unpool2d indices of another shape", pt_max_unpool2d(gp, wrong, &w2, 5, 5),
+                        ST(PT_ERR_SHAPE), "pt_max_unpool2d", "[1, 4, 3, 2]", "5x5");
+            EXPECT_NULL("error max_unpool2d g for another image", pt_max_unpool2d(gp, ix, &w2, 7, 7),
+                        ST(PT_ERR_SHAPE), "pt_max_unpool2d", "[1, 4, 2, 2]", "7x7");
+            pt_release(gp);
+            pt_release(ix);
+            pt_release(i32);
+            pt_release(wrong);
+        }
         EXPECT_NULL("error adaptive_avg_pool2d 5x5 to 2x2", pt_adaptive_avg_pool2d(x, 2, 2),
                     ST(PT_ERR_INVALID_ARGUMENT), "pt_adaptive_avg_pool2d", "2x2", "5x5");
         pt_release(x);

@@ -225,6 +225,19 @@ static pt_tensor *f_col2im(pt_tensor **x) { /* col [1, 2, 2, 2, 3, 3] of a 4x4 i
 static pt_tensor *f_max_pool(pt_tensor **x) {
     return pt_f_max_pool2d(x[0], &(pt_pool2d_opts){.kernel = {3, 3}, .stride = {2, 1}, .padding = {1, 1}});
 }
+/* The max pool kind with dilation, overlapping in both directions, padded. */
+static pt_tensor *f_max_pool_window(pt_tensor **x) {
+    const pt_window2d w = {{3, 2}, {1, 1}, {1, 1}, {2, 1}};
+    return pt_max_pool2d_window(x[0], &w);
+}
+/* The same, on a transposed view of the input (strided MAX_POOL2D reads). */
+static pt_tensor *f_max_pool_window_t(pt_tensor **x) {
+    const pt_window2d w = {{2, 2}, {1, 2}, {0, 1}, {1, 1}};
+    pt_tensor *t = pt_transpose(x[0], 2, 3);
+    pt_tensor *y = pt_max_pool2d_window(t, &w);
+    pt_release(t);
+    return y;
+}
 static pt_tensor *f_avg_pool(pt_tensor **x) {
     return pt_f_avg_pool2d(x[0], &(pt_pool2d_opts){.kernel = {3, 2}, .stride = {1, 1}, .padding = {1, 1}});
 }
@@ -336,6 +349,10 @@ static const gcase cases[] = {
     {"im2col 2x3 stride (2,1) pad 1 dil (1,2)", 1, {4}, {S(2, 2, 4, 5)}, {ANY}, f_im2col, 0, 0},
     {"col2im 2x2 of 4x4", 1, {1}, {S(72)}, {ANY}, f_col2im, 0, 0},
     {"max_pool2d 3x3 stride (2,1) pad 1 (overlapping)", 1, {4}, {S(1, 2, 5, 6)}, {SPREAD}, f_max_pool, 0, 0},
+    {"max_pool2d_window 3x2 dil (2,1) pad 1 (overlapping)", 1, {4}, {S(1, 2, 6, 5)}, {SPREAD}, f_max_pool_window,
+     0, 0},
+    {"max_pool2d_window 2x2 stride (1,2) of a transposed view", 1, {4}, {S(1, 3, 5, 4)}, {SPREAD},
+     f_max_pool_window_t, 0, 0},
     {"avg_pool2d 3x2 stride 1 pad 1 (overlapping)", 1, {4}, {S(2, 2, 3, 4)}, {ANY}, f_avg_pool, 0, 0},
     {"adaptive_avg_pool2d 1x1", 1, {4}, {S(2, 3, 3, 2)}, {ANY}, f_adaptive_avg, 0, 0},
     {"adaptive_avg_pool2d 2x2", 1, {4}, {S(1, 2, 4, 6)}, {ANY}, f_adaptive_avg_2x2, 0, 0},

@@ -1,4 +1,4 @@
-/* libportable OpenCL kernels — im2col and col2im (backend.h WINDOW).
+/* libportable OpenCL kernels — im2col, col2im and the max pools (backend.h WINDOW).
  *
  * Both are gathers, one work item per output element: col2im sums, for its
  * image element, the column entries of every window tap that reads it, so no
@@ -43,6 +43,87 @@ __kernel void col2im(__global T *out, long oo, __global const T *col, long co, l
                 const long ww = w + pw - j * dw;
                 if (ww < 0 || ww % sw != 0 || ww / sw >= OW) continue;
                 acc += cp[((i * KW + j) * OH + oh) * OW + ww / sw];
+            }
+        }
+        out[oo + e] = acc;
+    }
+}
+
+/* Max pooling (MAX_POOL2D, MAX_POOL2D_INDEX): one work item per window of x
+ * [N, C, H, W] (any strides), its taps inside the image in row-major order;
+ * the first maximum wins, a NaN over any number. *at: h*W + w (-1 and the
+ * lowest value for a window of padding only). */
+static T window_max(__global const T *xp, long xs_h, long xs_w, long H, long W, long KH, long KW,
+                    long oh, long ow, long sh, long sw, long ph, long pw, long dh, long dw,
+                    long *at) {
+    T best = (T)PT_ACC_LOWEST;
+    long where = -1;
+    for (long i = 0; i < KH; ++i) {
+        const long h = oh * sh - ph + i * dh;
+        if (h < 0 || h >= H) continue;
+        for (long j = 0; j < KW; ++j) {
+            const long w = ow * sw - pw + j * dw;
+            if (w < 0 || w >= W) continue;
+            const T v = xp[h * xs_h + w * xs_w];
+            if (where < 0 || v > best || (PT_ISNAN(v) && !PT_ISNAN(best))) {
+                best = v;
+                where = h * W + w;
+            }
+        }
+    }
+    *at = where;
+    return best;
+}
+
+#define PT_POOL_WINDOW_INDEX                                                                     \
+    const long ow = e % OW, t = e / OW, oh = t % OH, plane = t / OH;                             \
+    __global const T *xp = x + xo + (plane / C) * xs_n + (plane % C) * xs_c;                     \
+    long at
+
+/* out [N, C, OH, OW] contiguous: each window's maximum. */
+__kernel void max_pool2d(__global T *out, long oo, __global const T *x, long xo, long xs_n, long xs_c,
+                         long xs_h, long xs_w, long C, long H, long W, long KH, long KW, long OH,
+                         long OW, long sh, long sw, long ph, long pw, long dh, long dw, long n) {
+    PT_FOR_EACH(e, n) {
+        PT_POOL_WINDOW_INDEX;
+        out[oo + e] = window_max(xp, xs_h, xs_w, H, W, KH, KW, oh, ow, sh, sw, ph, pw, dh, dw, &at);
+    }
+}
+
+/* out PT_I64 [N, C, OH, OW] contiguous: where each window's maximum is. */
+__kernel void max_pool2d_index(__global long *out, long oo, __global const T *x, long xo, long xs_n,
+                               long xs_c, long xs_h, long xs_w, long C, long H, long W, long KH,
+                               long KW, long OH, long OW, long sh, long sw, long ph, long pw, long dh,
+                               long dw, long n) {
+    PT_FOR_EACH(e, n) {
+        PT_POOL_WINDOW_INDEX;
+        (void)window_max(xp, xs_h, xs_w, H, W, KH, KW, oh, ow, sh, sw, ph, pw, dh, dw, &at);
+        out[oo + e] = at;
+    }
+}
+
+/* MAX_UNPOOL2D: out [N, C, H, W] contiguous; g and index [N, C, OH, OW]
+ * contiguous. Each image element gathers the windows that contain it and
+ * chose it, in increasing (oh, ow) order (taps i, j descending), the order
+ * the cpu backend's scatter adds them in. */
+__kernel void max_unpool2d(__global T *out, long oo, __global const T *g, long go,
+                           __global const long *index, long io, long H, long W, long KH, long KW,
+                           long OH, long OW, long sh, long sw, long ph, long pw, long dh, long dw,
+                           long n) {
+    PT_FOR_EACH(e, n) {
+        const long hw = e % (H * W), plane = e / (H * W), h = hw / W, w = hw % W;
+        __global const T *gp = g + go + plane * OH * OW;
+        __global const long *ip = index + io + plane * OH * OW;
+        T acc = (T)0;
+        for (long i = KH - 1; i >= 0; --i) {
+            const long hh = h + ph - i * dh;
+            if (hh < 0 || hh % sh != 0 || hh / sh >= OH) continue;
+            const long oh = hh / sh;
+            for (long j = KW - 1; j >= 0; --j) {
+                const long ww = w + pw - j * dw;
+                if (ww < 0 || ww % sw != 0 || ww / sw >= OW) continue;
+                const long k = oh * OW + ww / sw;
+                if (ip[k] == hw) acc += gp[k];
             }
         }
         out[oo + e] = acc;
