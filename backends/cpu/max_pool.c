@@ -161,29 +161,25 @@ static inline int64_t winner_f64(const double *restrict xp, const int64_t *restr
         *at = where;                                                                             \
         return best;                                                                             \
     }                                                                                            \
+    /* Values, or (an i64 output: MAX_POOL2D_INDEX) the indices of the maxima. */            \
     static void max_pool_##S(void *ctx, int64_t p0, int64_t p1) {                                \
         const pool_job *j = ctx;                                                                 \
         const T *xb = (const T *)pt_cpu_base(j->x);                                              \
-        T *out = (T *)pt_cpu_base(j->out);                                                       \
-        const int64_t *xs = j->x->strides;                                                       \
+        const bool index = j->out->dtype == PT_I64;                                              \
+        T *vals = (T *)pt_cpu_base(j->out);                                                      \
+        int64_t *idxs = (int64_t *)pt_cpu_base(j->out);                                          \
+        const int64_t *xs = j->x->strides, windows = j->oh * j->ow;                              \
         for (int64_t p = p0; p < p1; ++p) {                                                      \
             const T *restrict xp = xb + (p / j->c) * xs[0] + (p % j->c) * xs[1];                 \
-            T *restrict o = out + p * j->oh * j->ow;                                             \
-            int64_t at;                                                                          \
-            for (int64_t r = 0; r < j->oh; ++r)                                                  \
-                for (int64_t q = 0; q < j->ow; ++q) *o++ = window_max_##S(j, xp, xs[2], xs[3], r, q, &at); \
-        }                                                                                        \
-    }                                                                                            \
-    static void max_index_##S(void *ctx, int64_t p0, int64_t p1) {                               \
-        const pool_job *j = ctx;                                                                 \
-        const T *xb = (const T *)pt_cpu_base(j->x);                                              \
-        int64_t *out = (int64_t *)pt_cpu_base(j->out);                                           \
-        const int64_t *xs = j->x->strides;                                                       \
-        for (int64_t p = p0; p < p1; ++p) {                                                      \
-            const T *restrict xp = xb + (p / j->c) * xs[0] + (p % j->c) * xs[1];                 \
-            int64_t *restrict o = out + p * j->oh * j->ow;                                       \
-            for (int64_t r = 0; r < j->oh; ++r)                                                  \
-                for (int64_t q = 0; q < j->ow; ++q) (void)window_max_##S(j, xp, xs[2], xs[3], r, q, o++); \
+            for (int64_t r = 0, e = p * windows; r < j->oh; ++r)                                 \
+                for (int64_t q = 0; q < j->ow; ++q, ++e) {                                       \
+                    int64_t at;                                                                  \
+                    const T v = window_max_##S(j, xp, xs[2], xs[3], r, q, &at);                  \
+                    if (index)                                                                   \
+                        idxs[e] = at;                                                            \
+                    else                                                                         \
+                        vals[e] = v;                                                             \
+                }                                                                                \
         }                                                                                        \
     }                                                                                            \
     static void max_unpool_##S(void *ctx, int64_t p0, int64_t p1) {                              \
@@ -300,7 +296,7 @@ pt_status pt_cpu_max_pool(const pt_op *op, bool run) {
     const bool f32 = op->dtype == PT_F32;
     pt_cpu_piece_fn fn = op->kind == PT_OP_MAX_POOL2D ? (f32 ? max_pool_f32 : max_pool_f64)
                          : unpool                     ? (f32 ? max_unpool_f32 : max_unpool_f64)
-                                                      : (f32 ? max_index_f32 : max_index_f64);
+                                                      : (f32 ? max_pool_f32 : max_pool_f64);
     /* grain in planes: about PT_CPU_GRAIN_CHEAP taps (or image elements) per piece */
     const int64_t per_plane = unpool ? j.h * j.w + j.oh * j.ow : j.kh * j.kw * j.oh * j.ow;
     const int64_t grain = per_plane >= PT_CPU_GRAIN_CHEAP ? 1 : PT_CPU_GRAIN_CHEAP / (per_plane ? per_plane : 1);
