@@ -106,10 +106,9 @@ __kernel void max_pool2d_index(__global long *out, long oo, __global const T *x,
  * contiguous. Each image element gathers the windows that contain it and
  * chose it, in increasing (oh, ow) order (taps i, j descending), the order
  * the cpu backend's scatter adds them in. */
-__kernel void max_unpool2d(__global T *out, long oo, __global const T *g, long go,
-                           __global const long *index, long io, long H, long W, long KH, long KW,
-                           long OH, long OW, long sh, long sw, long ph, long pw, long dh, long dw,
-                           long n) {
+__kernel void max_unpool2d(__global T *out, long oo, __global const T *g, long go, long H, long W,
+                           long KH, long KW, long OH, long OW, long sh, long sw, long ph, long pw,
+                           long dh, long dw, __global const long *index, long io, long n) {
     PT_FOR_EACH(e, n) {
         const long hw = e % (H * W), plane = e / (H * W), h = hw / W, w = hw % W;
         __global const T *gp = g + go + plane * OH * OW;
