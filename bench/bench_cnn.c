@@ -16,6 +16,7 @@
 #include <time.h>
 
 #include "digits_data.h"
+#include "digits_train.h"
 #include "portable/portable.h"
 
 #define REPS 5
@@ -44,18 +45,6 @@ static int cmp_double(const void *a, const void *b) {
 static int fail(const char *what) {
     fprintf(stderr, "bench_cnn: %s: %s\n", what, pt_last_error());
     return 1;
-}
-
-/* As examples/cnn_digits.c: keep the two in step. */
-static pt_module *make_net(void) {
-    const pt_conv2d_opts pad1 = {.padding = {1, 1}};
-    const pt_pool2d_opts pool2 = {.kernel = {2, 2}};
-    pt_module *layers[] = {
-        pt_conv2d(16, 3, 3, &pad1, true), pt_batch_norm2d(1e-5, 0.1), pt_relu_module(), pt_max_pool2d(&pool2),
-        pt_conv2d(32, 3, 3, &pad1, true), pt_batch_norm2d(1e-5, 0.1), pt_relu_module(), pt_max_pool2d(&pool2),
-        pt_flatten(),                     pt_linear(DIGITS_CLASSES),
-    };
-    return pt_sequential((int)(sizeof layers / sizeof layers[0]), layers);
 }
 
 static double epoch(pt_device *dev, pt_module *net, pt_optimizer *opt, const digits *tr, uint64_t seed, int *order,
@@ -96,7 +85,7 @@ static int bench_epoch(const char *data_arg) {
     if (digits_split(&all, 42, 0.8, &train, &test) != 0) return 2;
     pt_device *dev = pt_cpu();
     pt_manual_seed(0);
-    pt_module *net = make_net();
+    pt_module *net = digits_cnn(true); /* conv -> batch norm -> relu -> pool, twice, then linear */
     pt_optimizer *opt = net ? pt_sgd(net, 0.1, 0.9, 0.0) : NULL;
     int *order = malloc((size_t)train.n * sizeof *order);
     float *px = malloc((size_t)BATCH * DIGITS_FEATURES * sizeof *px);

@@ -38,6 +38,7 @@
 
 #include "digits_cli.h"
 #include "digits_data.h"
+#include "digits_train.h"
 #include "portable/portable.h"
 
 #define SPLIT_SEED 42      /* the 80/20 split */
@@ -56,18 +57,6 @@ static double now_seconds(void) {
 static int fail(const char *what) {
     fprintf(stderr, "cnn_digits: %s: %s (%s)\n", what, pt_last_error(), pt_status_name(pt_last_status()));
     return 1;
-}
-
-/* conv -> batch norm -> relu -> pool, twice, then flatten -> linear. */
-static pt_module *make_net(void) {
-    const pt_conv2d_opts pad1 = {.padding = {1, 1}};
-    const pt_pool2d_opts pool2 = {.kernel = {2, 2}};
-    pt_module *layers[] = {
-        pt_conv2d(16, 3, 3, &pad1, true), pt_batch_norm2d(1e-5, 0.1), pt_relu_module(), pt_max_pool2d(&pool2),
-        pt_conv2d(32, 3, 3, &pad1, true), pt_batch_norm2d(1e-5, 0.1), pt_relu_module(), pt_max_pool2d(&pool2),
-        pt_flatten(),                     pt_linear(DIGITS_CLASSES),
-    };
-    return pt_sequential((int)(sizeof layers / sizeof layers[0]), layers);
 }
 
 /* Copies rows [first, first + count) of order to dev as a batch. */
@@ -117,7 +106,7 @@ typedef struct run_opts {
 /* The net's mode for this run: mixed precision when the compute dtype is
  * not the parameters' f32. */
 static pt_module *make_net_for(const run_opts *o) {
-    pt_module *net = make_net();
+    pt_module *net = digits_cnn(true); /* conv -> batch norm -> relu -> pool, twice, then linear */
     if (net && o->compute != PT_F32 && pt_module_set_compute_dtype(net, o->compute) != PT_OK) {
         pt_module_free(net);
         return NULL;

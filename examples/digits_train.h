@@ -40,7 +40,8 @@ pt_status digits_update(pt_optimizer *opt, pt_tensor *loss);
  * same with 32 channels, flatten -> linear 10. Without batch_norm the net
  * has no buffers and a rank's step does not depend on how the batch is
  * split across ranks. Lazy layers: parameters appear at the first forward.
- * Keep it in step with examples/cnn_digits.c's make_net. */
+ * The net of cnn_digits (with batch norm), ddp_digits --model cnn and
+ * bench_cnn. */
 pt_module *digits_cnn(bool batch_norm);
 
 /* digits_batch_loss for the CNN: the rows as [count, 1, 8, 8] images. */
