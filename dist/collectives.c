@@ -86,7 +86,8 @@ pt_status pt_dist_all_reduce(pt_dist *g, pt_tensor *x, pt_reduce_op op) {
     static const char fn[] = "pt_dist_all_reduce";
     if (!g) return pt_set_error(PT_ERR_INVALID_ARGUMENT, fn, "group is NULL");
     pt_status s = pt__check_header(g, fn, PT__COLL_ALL_REDUCE, x, op, -1, check_common(fn, g, x, op));
-    return s ? s : in_place(g, fn, x, op, -1);
+    /* the copies run pt_contiguous and pt_copy_: their errors are this call's */
+    return s ? s : (in_place(g, fn, x, op, -1) ? pt__dist_error_as(fn) : PT_OK);
 }
 
 pt_status pt_dist_broadcast(pt_dist *g, pt_tensor *x, int root) {
@@ -97,7 +98,8 @@ pt_status pt_dist_broadcast(pt_dist *g, pt_tensor *x, int root) {
         local = pt_set_error(PT_ERR_INVALID_ARGUMENT, fn, "root %d is not a rank of this group (0..%d)", root,
                              g->size - 1);
     pt_status s = pt__check_header(g, fn, PT__COLL_BROADCAST, x, PT_REDUCE_SUM, root, local);
-    return s ? s : in_place(g, fn, x, PT_REDUCE_SUM, root);
+    /* the copies run pt_contiguous and pt_copy_: their errors are this call's */
+    return s ? s : (in_place(g, fn, x, PT_REDUCE_SUM, root) ? pt__dist_error_as(fn) : PT_OK);
 }
 
 /* out must be [world, ...in] (gather) or in must be [world, ...out]
@@ -183,7 +185,8 @@ pt_status pt_dist_all_gather(pt_dist *g, pt_tensor *out, pt_tensor *in) {
     pt_status local = check_common(fn, g, in, PT_REDUCE_SUM);
     if (!local) local = check_stacked(fn, g, out, in, "out", "in");
     pt_status s = pt__check_header(g, fn, PT__COLL_ALL_GATHER, in, PT_REDUCE_SUM, -1, local);
-    return s ? s : stacked(g, fn, true, out, in, PT_REDUCE_SUM);
+    /* the copies run pt_contiguous and pt_copy_: their errors are this call's */
+    return s ? s : (stacked(g, fn, true, out, in, PT_REDUCE_SUM) ? pt__dist_error_as(fn) : PT_OK);
 }
 
 pt_status pt_dist_reduce_scatter(pt_dist *g, pt_tensor *out, pt_tensor *in, pt_reduce_op op) {
@@ -192,11 +195,15 @@ pt_status pt_dist_reduce_scatter(pt_dist *g, pt_tensor *out, pt_tensor *in, pt_r
     pt_status local = check_common(fn, g, in, op);
     if (!local) local = check_stacked(fn, g, in, out, "in", "out");
     pt_status s = pt__check_header(g, fn, PT__COLL_REDUCE_SCATTER, in, op, -1, local);
-    return s ? s : stacked(g, fn, false, in, out, op);
+    /* the copies run pt_contiguous and pt_copy_: their errors are this call's */
+    return s ? s : (stacked(g, fn, false, in, out, op) ? pt__dist_error_as(fn) : PT_OK);
 }
 
 pt_status pt_dist_barrier(pt_dist *g) {
-    if (!g) return pt_set_error(PT_ERR_INVALID_ARGUMENT, "pt_dist_barrier", "group is NULL");
+    static const char fn[] = "pt_dist_barrier";
+    if (!g) return pt_set_error(PT_ERR_INVALID_ARGUMENT, fn, "group is NULL");
+    pt_status s = pt__check_header_no_tensor(g, fn, PT__COLL_BARRIER);
+    if (s) return s;
     int rc = MPI_Barrier(g->comm);
-    return rc == MPI_SUCCESS ? PT_OK : pt__mpi_failed("pt_dist_barrier", "MPI_Barrier", rc);
+    return rc == MPI_SUCCESS ? PT_OK : pt__mpi_failed(fn, "MPI_Barrier", rc);
 }

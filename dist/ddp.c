@@ -354,7 +354,7 @@ static pt_status sync_and_step(pt_ddp *d, pt_optimizer *opt) {
 
 pt_status pt_ddp_sync(pt_ddp *d) {
     if (!d) return pt_set_error(PT_ERR_INVALID_ARGUMENT, "pt_ddp_sync", "wrapper is NULL");
-    return sync_and_step(d, NULL);
+    return sync_and_step(d, NULL) ? pt__dist_error_as("pt_ddp_sync") : PT_OK;
 }
 
 pt_status pt_ddp_step(pt_ddp *d, pt_optimizer *opt) {
@@ -365,7 +365,7 @@ pt_status pt_ddp_step(pt_ddp *d, pt_optimizer *opt) {
         sync_and_step(d, NULL);
         return pt_set_error(PT_ERR_INVALID_ARGUMENT, fn, "optimizer is NULL (the gradients were synced, not applied)");
     }
-    return sync_and_step(d, opt);
+    return sync_and_step(d, opt) ? pt__dist_error_as(fn) : PT_OK;
 }
 
 pt_status pt_ddp_set_require_sync(pt_ddp *d, bool on) {
@@ -387,6 +387,11 @@ static pt_status broadcast_params(pt_dist *g, pt_tensor **ps, int n) {
     static const char fn[] = "pt_ddp_new";
     int *counts = malloc((size_t)g->size * sizeof *counts);
     if (!counts) return pt_set_error(PT_ERR_OUT_OF_MEMORY, fn, "out of host memory");
+    pt_status named = pt__check_header_no_tensor(g, fn, PT__COLL_DDP_NEW);
+    if (named) {
+        free(counts);
+        return named;
+    }
     int rc = MPI_Allgather(&n, 1, MPI_INT, counts, 1, MPI_INT, g->comm);
     pt_status s = rc == MPI_SUCCESS ? PT_OK : pt__mpi_failed(fn, "MPI_Allgather", rc);
     for (int r = 1; !s && r < g->size; ++r)
@@ -395,7 +400,7 @@ static pt_status broadcast_params(pt_dist *g, pt_tensor **ps, int n) {
                              r, counts[r], counts[0], g->rank);
     free(counts);
     for (int i = 0; !s && i < n; ++i) s = pt_dist_broadcast(g, ps[i], 0);
-    return s;
+    return s ? pt__dist_error_as(fn) : PT_OK;
 }
 
 /* Splits the parameters (already in reverse order) into buckets and makes
@@ -541,6 +546,7 @@ pt_ddp *pt_ddp_new(pt_dist *g, pt_module *m, size_t bucket_bytes) {
     free(names);
     free(ps);
     if (s) {
+        pt__dist_error_as(fn);
         pt_ddp_free(d);
         return NULL;
     }
