@@ -88,7 +88,11 @@ pt_tensor *pt_module_forward(pt_module *m, pt_tensor *x) {
         pt__error(PT_ERR_INVALID_ARGUMENT, "pt_module_forward", "module is NULL");
         return NULL;
     }
-    return m->kind->forward(m, x);
+    /* a layer runs other public functions (pt_zeros for lazy parameters,
+     * pt_f_conv2d, ...): their failures are reported as the forward's */
+    pt_tensor *y = m->kind->forward(m, x);
+    if (!y) pt__error_as("pt_module_forward");
+    return y;
 }
 
 /* ---- Parameters ---- */

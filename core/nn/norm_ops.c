@@ -56,6 +56,11 @@ pt_tensor *pt_f_batch_norm(pt_tensor *x, pt_tensor *running_mean, pt_tensor *run
     if (!per_channel(fn, "running_mean", running_mean, x, c) || !per_channel(fn, "running_var", running_var, x, c) ||
         !per_channel(fn, "weight", weight, x, c) || !per_channel(fn, "bias", bias, x, c))
         return NULL;
+    if (!running_mean != !running_var) { /* one without the other has no meaning, in either mode */
+        pt__error(PT_ERR_INVALID_ARGUMENT, fn, "running_mean is %s but running_var is %s; pass both or neither",
+                  running_mean ? "given" : "NULL", running_var ? "given" : "NULL");
+        return NULL;
+    }
     if (!training && (!running_mean || !running_var)) {
         pt__error(PT_ERR_INVALID_ARGUMENT, fn, "evaluation mode needs running_mean and running_var; pass them or train");
         return NULL;
@@ -97,6 +102,7 @@ pt_tensor *pt_f_batch_norm(pt_tensor *x, pt_tensor *running_mean, pt_tensor *run
     if (bias) y = pt_add(y, pt_reshape(bias, 3, (int64_t[]){1, c, 1}));
     y = pt_keep(pt_reshape(y, x->ndim, x->shape));
     pt_scope_end(scope);
+    if (!y) pt__error_as(fn);
     return y;
 }
 
@@ -142,6 +148,7 @@ pt_tensor *pt_f_layer_norm(pt_tensor *x, int n_dims, pt_tensor *weight, pt_tenso
     if (bias) y = pt_add(y, bias);
     y = pt_keep(y);
     pt_scope_end(scope);
+    if (!y) pt__error_as(fn);
     return y;
 }
 
@@ -166,5 +173,6 @@ pt_tensor *pt_f_dropout(pt_tensor *x, double p, bool training) {
     }
     y = pt_keep(y);
     pt_scope_end(scope);
+    if (!y) pt__error_as(fn);
     return y;
 }

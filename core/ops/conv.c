@@ -77,6 +77,7 @@ pt_tensor *pt_f_conv2d(pt_tensor *x, pt_tensor *weight, pt_tensor *bias, const p
     }
     y = pt_keep(y);
     pt_scope_end(scope);
+    if (!y) pt__error_as(fn);
     return y;
 }
 
@@ -107,7 +108,11 @@ static pt_tensor *pool(const char *fn, pt_tensor *x, const pt_pool2d_opts *opts,
     if (!x) return NULL;
     pt_window2d w;
     if (pool_window(fn, opts, &w) || check_nchw(fn, "x", x)) return NULL;
-    if (max && pt__max_pool2d_kinds_run_on(x)) return pt_max_pool2d_window(x, &w); /* max_pool.c */
+    if (max && pt__max_pool2d_kinds_run_on(x)) {
+        pt_tensor *y = pt_max_pool2d_window(x, &w); /* max_pool.c */
+        if (!y) pt__error_as(fn);
+        return y;
+    }
     pt_scope scope = pt_scope_begin();
     pt_tensor *col = pt_im2col(x, &w, max ? -INFINITY : 0.0), *y = NULL;
     if (col) {
@@ -117,6 +122,7 @@ static pt_tensor *pool(const char *fn, pt_tensor *x, const pt_pool2d_opts *opts,
     }
     y = pt_keep(y);
     pt_scope_end(scope);
+    if (!y) pt__error_as(fn);
     return y;
 }
 
@@ -127,6 +133,11 @@ pt_tensor *pt_adaptive_avg_pool2d(pt_tensor *x, int64_t out_h, int64_t out_w) {
     static const char fn[] = "pt_adaptive_avg_pool2d";
     if (!x || check_nchw(fn, "x", x)) return NULL;
     const int64_t h = x->shape[2], wd = x->shape[3];
+    if (h < 1 || wd < 1) { /* no value to average: torch refuses it too */
+        pt__error(PT_ERR_SHAPE, fn, "the image is %lldx%lld; adaptive pooling needs at least 1x1",
+                  (long long)h, (long long)wd);
+        return NULL;
+    }
     if (out_h < 1 || out_w < 1 || h % out_h || wd % out_w) {
         pt__error(PT_ERR_INVALID_ARGUMENT, fn,
                   "output %lldx%lld from a %lldx%lld image: the output must be >= 1 and divide the "

@@ -10,10 +10,14 @@
 
 #include "ops/ops_internal.h"
 
-/* The output extent of one spatial dim, or < 1 when the window does not fit. */
+/* The output extent of one spatial dim, or < 1 when the window does not fit
+ * (a window spanning more than int64 holds fits no image). in is a tensor
+ * extent (< 2^62) and p, d <= 2^30 (check_int_range), so only the span's
+ * product can overflow. */
 static int64_t out_extent(int64_t in, int64_t k, int64_t s, int64_t p, int64_t d) {
-    int64_t span = d * (k - 1) + 1;
-    if (in + 2 * p < span) return 0;
+    int64_t span;
+    if (__builtin_mul_overflow(d, k - 1, &span) || span > in + 2 * p - 1) return 0;
+    span += 1;
     return (in + 2 * p - span) / s + 1;
 }
 
@@ -69,14 +73,19 @@ static void window_op(pt_op *op, pt_op_kind kind, pt_dtype t, const pt_window2d 
     window_six(w, op->window);
 }
 
-/* Window parameters go through the tape as ints: refuse what does not fit. */
+/* Window parameters go through the tape as ints (max pooling's kernel
+ * too): refuse what does not fit. */
 static pt_status check_int_range(const char *fn, const pt_window2d *w) {
-    for (int i = 0; i < 2; ++i)
+    for (int i = 0; i < 2; ++i) {
         if (w->stride[i] > (1 << 30) || w->padding[i] > (1 << 30) || w->dilation[i] > (1 << 30))
             return pt__error(PT_ERR_INVALID_ARGUMENT, fn,
                              "stride, padding and dilation must be at most 2^30 (got stride %lld, "
                              "padding %lld, dilation %lld)",
                              (long long)w->stride[i], (long long)w->padding[i], (long long)w->dilation[i]);
+        if (w->kernel[i] > (1 << 30))
+            return pt__error(PT_ERR_SHAPE, fn, "kernel [%lld, %lld] is larger than 2^30 in dim %d",
+                             (long long)w->kernel[0], (long long)w->kernel[1], i);
+    }
     return PT_OK;
 }
 

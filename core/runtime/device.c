@@ -165,10 +165,12 @@ static chosen_backend choose_backend(const char *fn) {
 static bool known_device(const pt_device *d) {
     for (int i = 0; i < pt__backend_total(); ++i) {
         pt__backend *b = pt__backend_at(i);
-        /* only a loaded backend has devices; the acquire pairs with its admission */
-        if (b && atomic_load_explicit(&b->loaded, memory_order_acquire) && b->devices &&
-            d >= b->devices && d < b->devices + b->ndev)
-            return true;
+        /* only a loaded backend has devices; the acquire pairs with its
+         * admission. Exactly a handle, not any address inside the array: a
+         * pointer into the middle of one would be used as a device. */
+        if (!b || !atomic_load_explicit(&b->loaded, memory_order_acquire) || !b->devices) continue;
+        for (int j = 0; j < b->ndev; ++j)
+            if (d == &b->devices[j]) return true;
     }
     return false;
 }

@@ -26,6 +26,11 @@
 
 /* Sets the thread's last error to "fn: <formatted message>" and returns s. */
 pt_status pt__error(pt_status s, const char *fn, const char *fmt, ...) PT_PRINTF(3, 4);
+/* After a public function fn failed in another public function it called:
+ * makes the last error read "fn: <the inner message>" (same status), so the
+ * message starts with the function the caller called. Returns the status
+ * (PT_OK, changing nothing, when no error is set). */
+pt_status pt__error_as(const char *fn);
 /* After a backend member returned s != PT_OK: sets the last error to
  * "fn: <device>: <what the plugin said>" and returns s. */
 pt_status pt__backend_failed(pt_status s, const char *fn, const pt_device *d);

@@ -93,6 +93,17 @@ void pt_clear_error(void) {
     if (errors) errors->last_message[0] = '\0';
 }
 
+pt_status pt__error_as(const char *fn) {
+    if (last_status == PT_OK) return PT_OK;
+    error_state *e = errors;
+    size_t n = strlen(fn);
+    if (!e || (strncmp(e->last_message, fn, n) == 0 && e->last_message[n] == ':')) return last_status;
+    char inner[PT__MESSAGE_CAP];
+    memcpy(inner, e->last_message, sizeof inner);
+    snprintf(e->last_message, sizeof e->last_message, "%s: %s", fn, inner);
+    return last_status;
+}
+
 /* Records s and "fn: <message>" as this thread's last error. */
 static pt_status set_error_v(pt_status s, const char *fn, const char *fmt, va_list ap) {
     char detail[PT__MESSAGE_CAP];

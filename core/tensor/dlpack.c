@@ -224,6 +224,16 @@ static pt_device *import_device(const char *fn, DLDevice dev) {
     char name[48];
     switch ((int)dev.device_type) {
     case kDLCPU:
+        /* DLPack numbers host memory device 0; another id is a producer's
+         * mistake, not a second cpu (libportable's cpu:N are its own). */
+        if (dev.device_id != 0) {
+            pt__error(PT_ERR_INVALID_ARGUMENT, fn,
+                      "the tensor is on kDLCPU device_id %d; DLPack host memory has device_id 0 "
+                      "(fix the producer's device field)",
+                      (int)dev.device_id);
+            return NULL;
+        }
+        return pt_cpu();
     case kDLCUDAHost: return pt_cpu();
     case kDLCUDA: {
         snprintf(name, sizeof name, "cuda:%d", (int)dev.device_id);

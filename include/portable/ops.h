@@ -73,7 +73,9 @@ PT_API pt_tensor *pt_log_softmax(pt_tensor *x, int dim);
 
 /* ---- Linear algebra ---- */
 /* 1-D and 2-D like NumPy's matmul; N-D: batched over the leading dims, which
- * broadcast. f32/f64. */
+ * broadcast. Float dtypes (f32, f64, f16, bf16), both operands the same one:
+ * mixed dtypes, f16 with bf16 included, are PT_ERR_DTYPE as in torch.matmul
+ * (the promotion rule in types.h is the element-wise ops'). */
 PT_API pt_tensor *pt_matmul(pt_tensor *a, pt_tensor *b);
 
 /* ---- Shape (views share storage with x) ---- */

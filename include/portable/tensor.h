@@ -48,7 +48,8 @@ PT_API pt_tensor *pt_full(pt_device *d, pt_dtype t, int ndim, const int64_t *sha
 PT_API pt_tensor *pt_arange(pt_device *d, pt_dtype t, double start, double stop, double step);
 /* U[0,1) and N(0,1) from the Philox4x32-10 counter-based generator: for the
  * same seed and sequence of calls every backend gives the same bits (randn:
- * within rounding of log/sin/cos). f32/f64 only. */
+ * within rounding of log/sin/cos). Float dtypes: f32, f64, and f16/bf16
+ * (drawn in f32, rounded once). Other dtypes: PT_ERR_DTYPE. */
 PT_API pt_tensor *pt_rand(pt_device *d, pt_dtype t, int ndim, const int64_t *shape);
 PT_API pt_tensor *pt_randn(pt_device *d, pt_dtype t, int ndim, const int64_t *shape);
 /* Resets the generator: seed and counter (process-wide). */
@@ -61,11 +62,13 @@ PT_API pt_tensor *pt_from_data(pt_device *d, pt_dtype t, int ndim, const int64_t
 
 /* Host buffers to and from 16-bit storage (n elements; src and dst must not
  * overlap). To 16 bits rounds to nearest even, overflows to +-inf and keeps
- * NaN; from 16 bits is exact. Per element: portable/half.h. */
-PT_API void pt_f32_to_f16(const float *src, uint16_t *dst, size_t n);
-PT_API void pt_f16_to_f32(const uint16_t *src, float *dst, size_t n);
-PT_API void pt_f32_to_bf16(const float *src, uint16_t *dst, size_t n);
-PT_API void pt_bf16_to_f32(const uint16_t *src, float *dst, size_t n);
+ * NaN; from 16 bits is exact. Per element: portable/half.h. Errors:
+ * PT_ERR_INVALID_ARGUMENT for a NULL src or dst with n > 0 (nothing
+ * written). */
+PT_API pt_status pt_f32_to_f16(const float *src, uint16_t *dst, size_t n);
+PT_API pt_status pt_f16_to_f32(const uint16_t *src, float *dst, size_t n);
+PT_API pt_status pt_f32_to_bf16(const float *src, uint16_t *dst, size_t n);
+PT_API pt_status pt_bf16_to_f32(const uint16_t *src, float *dst, size_t n);
 
 /* ---- Reading back ---- */
 
