@@ -41,10 +41,11 @@ static int list_devices(void) {
         const char *reason = NULL;
         bool ok = pt_backend_available(i, &reason);
         const char *path = pt_backend_path(i);
-        if (ok)
+        if (ok) {
             printf("  %-8s ok, %d device%s  (%s)\n", pt_backend_name(i), pt_backend_device_count(i),
                    pt_backend_device_count(i) == 1 ? "" : "s", path);
-        else
+            if (reason && *reason) printf("  %-8s skipped: %s\n", "", reason);
+        } else
             printf("  %-8s unavailable: %s\n", pt_backend_name(i), reason);
     }
     printf("\nDevices\n");

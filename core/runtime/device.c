@@ -270,7 +270,7 @@ const char *pt_backend_name(int i) {
 
 bool pt_backend_available(int i, const char **reason) {
     pt__backend *b = pt__backend_load(pt__backend_at(i));
-    if (reason) *reason = b ? (b->available ? "" : b->reason) : "no such backend";
+    if (reason) *reason = b ? (b->available ? b->skipped : b->reason) : "no such backend";
     return b && b->available;
 }
 

@@ -26,7 +26,16 @@
  * LD_LIBRARY_PATH never makes the loader look relative to the working
  * directory. The first regular file found for a name wins; a FIFO, folder
  * or device named like a plugin is skipped (opening a FIFO would block for
- * ever) and named in that backend's reason. */
+ * ever) and named in that backend's reason.
+ *
+ * A plugin's constructor runs with the program's rights as soon as it is
+ * opened, so only files nobody else could have planted are opened, as the
+ * OpenCL ICD loader's guidance asks: the file and its folder must be owned
+ * by root or by the user running the program, and writable by nobody else
+ * (no world-writable folder, sticky or not). Skipped files are named in the
+ * backend's reason (`portable devices` shows it even when the backend
+ * loaded from another folder). Group-writable folders are accepted: a
+ * umask of 002 makes them for every build tree. */
 #define _GNU_SOURCE /* dladdr, secure_getenv */
 #include <dirent.h>
 #include <dlfcn.h>
@@ -38,6 +47,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <unistd.h>
 
 #include "runtime/runtime.h"
 
@@ -144,9 +154,27 @@ static const char *file_kind(mode_t m) {
     return "not a file";
 }
 
-/* Whether path is a regular file (after symlinks); otherwise why not, in
- * why. Only regular files are ever handed to dlopen: opening a FIFO blocks
- * until somebody writes to it, a device may do anything. */
+/* Whether st (a plugin file or its folder) could only have been made by
+ * root or this user; otherwise why not, in why. */
+static bool trusted(const char *what, const char *path, const struct stat *st, char *why, size_t cap) {
+    if (st->st_uid != 0 && st->st_uid != geteuid()) {
+        snprintf(why, cap, "%s %s is owned by uid %u, neither root nor this user (uid %u): not loaded", what,
+                 path, (unsigned)st->st_uid, (unsigned)geteuid());
+        return false;
+    }
+    if (st->st_mode & S_IWOTH) {
+        snprintf(why, cap, "%s %s is writable by others (mode %o): not loaded", what, path,
+                 (unsigned)(st->st_mode & 07777));
+        return false;
+    }
+    return true;
+}
+
+/* Whether path is a regular file (after symlinks) that root or this user
+ * owns, in a folder only they can write; otherwise why not, in why. Only
+ * such files are ever handed to dlopen: opening a FIFO blocks until
+ * somebody writes to it, a device may do anything, and another user's file
+ * would run its code as this user. */
 static bool regular_file(const char *path, char *why, size_t cap) {
     struct stat st;
     if (stat(path, &st) != 0) {
@@ -158,7 +186,24 @@ static bool regular_file(const char *path, char *why, size_t cap) {
                  path, file_kind(st.st_mode));
         return false;
     }
-    return true;
+    struct stat file = st;
+    char folder[PATH_MAX];
+    snprintf(folder, sizeof folder, "%s", path);
+    char *slash = strrchr(folder, '/');
+    if (slash) *slash = '\0';
+    if (slash == folder) snprintf(folder, sizeof folder, "/");
+    if (stat(slash ? folder : ".", &st) != 0) {
+        snprintf(why, cap, "the folder of %s cannot be read: %s", path, strerror(errno));
+        return false;
+    }
+    return trusted("folder", slash ? folder : ".", &st, why, cap) && trusted("plugin", path, &file, why, cap);
+}
+
+/* Appends "why" to b's list of skipped files. */
+static void note_skipped(pt__backend *b, const char *why) {
+    size_t used = strlen(b->skipped);
+    if (used + 3 < sizeof b->skipped)
+        snprintf(b->skipped + used, sizeof b->skipped - used, "%s%s", used ? "; " : "", why);
 }
 
 static void find_plugin_files(void) {
@@ -176,8 +221,8 @@ static void find_plugin_files(void) {
                 continue;
             if (regular_file(path, why, sizeof why))
                 snprintf(b->path, sizeof b->path, "%s", path);
-            else if (!b->reason[0]) /* kept for admission's "not found" reason */
-                snprintf(b->reason, sizeof b->reason, "%s", why);
+            else /* kept for `portable devices` and admission's "not found" reason */
+                note_skipped(b, why);
         }
         closedir(dir);
     }
@@ -206,7 +251,7 @@ static void admit(pt__backend *b) {
     if (!b->path[0]) {
         char dirs[700], skipped[300] = "";
         describe_search(dirs, sizeof dirs);
-        if (b->reason[0]) snprintf(skipped, sizeof skipped, "%s; ", b->reason);
+        if (b->skipped[0]) snprintf(skipped, sizeof skipped, "%s; ", b->skipped);
         snprintf(b->reason, sizeof b->reason,
                  "%splugin libportable-%s.so not found (searched: %s; set PORTABLE_PLUGIN_PATH)",
                  skipped, b->name, dirs);

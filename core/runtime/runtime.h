@@ -55,6 +55,7 @@ typedef struct pt__backend {
     bool host_visible;           /* the table's host_visible, copied at admission */
     bool shut_down;              /* shutdown ran (process exit): no more calls */
     char reason[1024];           /* why not available */
+    char skipped[512];           /* plugin files of this name not loaded, and why ("" if none) */
     int ndev;
     pt_device *devices;          /* ndev entries */
     /* Admission runs once, under load_lock, the first time the backend is

@@ -114,7 +114,9 @@ PT_API int pt_backend_count(void);
 PT_API const char *pt_backend_name(int i);
 /* Whether backend i loaded and has at least one device; when not, *reason
  * (if non-NULL) gets why: the dlopen text, a missing symbol, an ABI mismatch,
- * an init failure or "0 devices: <driver's reason>". */
+ * an init failure or "0 devices: <driver's reason>". When it did, *reason is
+ * "" or names the plugin files of that name that were skipped, and why
+ * (another user's file, a world-writable folder: docs/security.md). */
 PT_API bool pt_backend_available(int i, const char **reason);
 /* The plugin file backend i was loaded from ("" when none was found or i
  * is out of range). */
