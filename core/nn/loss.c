@@ -9,13 +9,16 @@
  * Re-states it as the loss's error, keeping the status and the step's
  * words, with what (if not NULL) saying what the caller got wrong. */
 static void restate_error(const char *fn, const char *what) {
+    if (!what) {
+        pt__error_as(fn);
+        return;
+    }
     pt_status s = pt_last_status();
     if (s == PT_OK) return;
     char step[480];
     snprintf(step, sizeof step, "%s", pt_last_error());
     if (strncmp(step, fn, strlen(fn)) == 0) return; /* already ours */
-    if (what) pt__error(s, fn, "%s (%s)", what, step);
-    else pt__error(s, fn, "%s", step);
+    pt__error(s, fn, "%s (%s)", what, step);
 }
 
 pt_tensor *pt_mse_loss(pt_tensor *pred, pt_tensor *target) {

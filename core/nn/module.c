@@ -253,7 +253,7 @@ pt_status pt_module_to(pt_module *m, pt_device *d) {
     if (!s) set_device(m, d);
     free(moved);
     free(ps);
-    return s;
+    return s ? pt__error_as(fn) : PT_OK; /* pt_to's failure is the move's */
 }
 
 bool pt__layer_input_ok(const char *fn, const pt_module *m, const pt_tensor *x, int min_ndim, int max_ndim,
