@@ -12,26 +12,16 @@ static bool buffers_given(const char *fn, const void *src, const void *dst, size
     return false;
 }
 
-pt_status pt_f32_to_f16(const float *src, uint16_t *dst, size_t n) {
-    if (!buffers_given("pt_f32_to_f16", src, dst, n)) return PT_ERR_INVALID_ARGUMENT;
-    for (size_t i = 0; i < n; ++i) dst[i] = pt_f32_to_f16_bits(src[i]);
-    return PT_OK;
-}
+/* One definition for the four: check the buffers, then convert each
+ * element with portable/half.h's per-element function. */
+#define PT__HOST_CONVERTER(name, src_t, dst_t, convert)                       \
+    pt_status name(const src_t *src, dst_t *dst, size_t n) {                 \
+        if (!buffers_given(#name, src, dst, n)) return PT_ERR_INVALID_ARGUMENT; \
+        for (size_t i = 0; i < n; ++i) dst[i] = convert(src[i]);             \
+        return PT_OK;                                                        \
+    }
 
-pt_status pt_f16_to_f32(const uint16_t *src, float *dst, size_t n) {
-    if (!buffers_given("pt_f16_to_f32", src, dst, n)) return PT_ERR_INVALID_ARGUMENT;
-    for (size_t i = 0; i < n; ++i) dst[i] = pt_f16_bits_to_f32(src[i]);
-    return PT_OK;
-}
-
-pt_status pt_f32_to_bf16(const float *src, uint16_t *dst, size_t n) {
-    if (!buffers_given("pt_f32_to_bf16", src, dst, n)) return PT_ERR_INVALID_ARGUMENT;
-    for (size_t i = 0; i < n; ++i) dst[i] = pt_f32_to_bf16_bits(src[i]);
-    return PT_OK;
-}
-
-pt_status pt_bf16_to_f32(const uint16_t *src, float *dst, size_t n) {
-    if (!buffers_given("pt_bf16_to_f32", src, dst, n)) return PT_ERR_INVALID_ARGUMENT;
-    for (size_t i = 0; i < n; ++i) dst[i] = pt_bf16_bits_to_f32(src[i]);
-    return PT_OK;
-}
+PT__HOST_CONVERTER(pt_f32_to_f16, float, uint16_t, pt_f32_to_f16_bits)
+PT__HOST_CONVERTER(pt_f16_to_f32, uint16_t, float, pt_f16_bits_to_f32)
+PT__HOST_CONVERTER(pt_f32_to_bf16, float, uint16_t, pt_f32_to_bf16_bits)
+PT__HOST_CONVERTER(pt_bf16_to_f32, uint16_t, float, pt_bf16_bits_to_f32)

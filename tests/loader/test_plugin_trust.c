@@ -12,42 +12,15 @@
  * The cases with nobody's files need root (as here and in CI); otherwise
  * only the world-writable file is tried and the rest is skipped with a
  * message. */
-#define _GNU_SOURCE
+#include "../unit/other_user.h"
+
 #include <errno.h>
-#include <grp.h>
-#include <pwd.h>
 #include <signal.h>
-#include <sys/stat.h>
 
 #include "../unit/check.h"
 
 static char dirs[3][64], marker[128];
 static int n_dirs;
-
-static bool copy_file(const char *from, const char *to, mode_t mode) {
-    FILE *in = fopen(from, "rb"), *out = in ? fopen(to, "wb") : NULL;
-    char buf[65536];
-    size_t n;
-    bool ok = in && out;
-    while (ok && (n = fread(buf, 1, sizeof buf, in)) > 0) ok = fwrite(buf, 1, n, out) == n;
-    if (in) fclose(in);
-    if (out && fclose(out) != 0) ok = false;
-    return ok && chmod(to, mode) == 0;
-}
-
-/* The copy made by user pw (a child that drops root first). */
-static bool copy_as(const struct passwd *pw, const char *from, const char *to) {
-    pid_t pid = fork();
-    if (pid == 0) {
-        if (setgroups(0, NULL) != 0 || setresgid(pw->pw_gid, pw->pw_gid, pw->pw_gid) != 0 ||
-            setresuid(pw->pw_uid, pw->pw_uid, pw->pw_uid) != 0)
-            _exit(2);
-        _exit(copy_file(from, to, 0755) ? 0 : 1);
-    }
-    int st = 0;
-    waitpid(pid, &st, 0);
-    return WIFEXITED(st) && WEXITSTATUS(st) == 0;
-}
 
 static int backend_index(const char *name) {
     for (int i = 0; i < pt_backend_count(); ++i)
@@ -81,24 +54,24 @@ int main(void) {
     snprintf(marker, sizeof marker, "/tmp/pt-trust-marker-%ld", (long)getpid());
     if (!mkdtemp(src_dir) || chmod(src_dir, 0755) != 0) return 1;
     snprintf(src, sizeof src, "%s/libportable-cpu.so", src_dir);
-    CHECK(copy_file(planted, src, 0644));
+    CHECK(test_copy_file(planted, src, 0644));
 
     /* a file of this user's that others may write, in a folder of its own */
     snprintf(dirs[n_dirs], sizeof dirs[0], "/tmp/pt-trust-wf-XXXXXX");
     CHECK(mkdtemp(dirs[n_dirs]) && chmod(dirs[n_dirs], 0755) == 0);
     snprintf(path, sizeof path, "%s/libportable-cpu.so", dirs[n_dirs++]);
-    CHECK(copy_file(src, path, 0666));
+    CHECK(test_copy_file(src, path, 0666));
     if (as_root) {
         /* the repro: a sticky world-writable folder, the file made by nobody */
         snprintf(dirs[n_dirs], sizeof dirs[0], "/tmp/pt-trust-ww-XXXXXX");
         CHECK(mkdtemp(dirs[n_dirs]) && chmod(dirs[n_dirs], 01777) == 0);
         snprintf(path, sizeof path, "%s/libportable-cpu.so", dirs[n_dirs++]);
-        CHECK(copy_as(nobody, src, path));
+        CHECK(test_copy_as(nobody, src, path, 0755));
         /* nobody's file in a folder of root's */
         snprintf(dirs[n_dirs], sizeof dirs[0], "/tmp/pt-trust-own-XXXXXX");
         CHECK(mkdtemp(dirs[n_dirs]) && chmod(dirs[n_dirs], 0755) == 0);
         snprintf(path, sizeof path, "%s/libportable-cpu.so", dirs[n_dirs++]);
-        CHECK(copy_file(src, path, 0755) && chown(path, nobody->pw_uid, nobody->pw_gid) == 0);
+        CHECK(test_copy_file(src, path, 0755) && chown(path, nobody->pw_uid, nobody->pw_gid) == 0);
     } else {
         printf("SKIP (part): the cases with files made by another user need root and a 'nobody' user "
                "(running as uid %u)\n",

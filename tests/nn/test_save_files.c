@@ -4,11 +4,10 @@
  *
  * The owner case gives the file to nobody first, which needs root (as here
  * and in CI); it is skipped with a message otherwise. */
-#define _GNU_SOURCE
+#include "../unit/other_user.h"
+
 #include <errno.h>
 #include <fcntl.h>
-#include <ftw.h>
-#include <pwd.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -128,11 +127,6 @@ static void loads_regular_files_only(void) {
     unlink(fifo);
 }
 
-static int remove_one(const char *p, const struct stat *s, int flag, struct FTW *f) {
-    (void)s, (void)flag, (void)f;
-    return remove(p);
-}
-
 int main(void) {
     nn_begin();
     snprintf(dir, sizeof dir, "/tmp/save_files.XXXXXX");
@@ -145,6 +139,6 @@ int main(void) {
     removes_stale_temporaries(m);
     loads_regular_files_only();
     pt_module_free(m);
-    nftw(dir, remove_one, 16, FTW_DEPTH | FTW_PHYS);
+    test_remove_tree(dir);
     return nn_finish();
 }

@@ -15,15 +15,12 @@
  *
  * The cases with nobody's files need root (as here and in CI) and are
  * skipped with a message otherwise. Exit 77 when there is no OpenCL device. */
-#define _GNU_SOURCE
+#include "other_user.h"
+
 #include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
-#include <ftw.h>
-#include <grp.h>
-#include <pwd.h>
 #include <signal.h>
-#include <sys/stat.h>
 
 #include "../../backends/opencl/ocl_sha256.h"
 #include "check.h"
@@ -145,38 +142,6 @@ static bool in_list(const char *name, char names[MAX_FILES][256], int n) {
     return false;
 }
 
-static bool copy_file(const char *from, const char *to) {
-    FILE *in = fopen(from, "rb"), *out = in ? fopen(to, "wb") : NULL;
-    char buf[65536];
-    size_t n;
-    bool ok = in && out;
-    while (ok && (n = fread(buf, 1, sizeof buf, in)) > 0) ok = fwrite(buf, 1, n, out) == n;
-    if (in) fclose(in);
-    if (out && fclose(out) != 0) ok = false;
-    return ok;
-}
-
-/* Copies from over to as user pw (a child that drops root first), so the
- * file is made by that user. */
-static bool copy_as(const struct passwd *pw, const char *from, const char *to) {
-    pid_t pid = fork();
-    if (pid == 0) {
-        if (setgroups(0, NULL) != 0 || setresgid(pw->pw_gid, pw->pw_gid, pw->pw_gid) != 0 ||
-            setresuid(pw->pw_uid, pw->pw_uid, pw->pw_uid) != 0)
-            _exit(2);
-        unlink(to);
-        _exit(copy_file(from, to) ? 0 : 1);
-    }
-    int st = 0;
-    waitpid(pid, &st, 0);
-    return WIFEXITED(st) && WEXITSTATUS(st) == 0;
-}
-
-static int remove_one(const char *p, const struct stat *s, int flag, struct FTW *f) {
-    (void)s, (void)flag, (void)f;
-    return remove(p);
-}
-
 int main(void) {
     sha256_vectors();
     /* under /tmp, which every user can reach: nobody must get to the folders */
@@ -194,7 +159,7 @@ int main(void) {
     compute(xdg_a, NULL, PT_F32, 1.5, 2.25, &o);
     if (o.status == 77) {
         printf("SKIP: no OpenCL device (%d checks passed before)\n", check_passed);
-        nftw(base, remove_one, 16, FTW_DEPTH | FTW_PHYS);
+        test_remove_tree(base);
         return check_failed ? 1 : 77;
     }
     CHECK(o.status == 0 && o.value == 3.75);
@@ -215,17 +180,17 @@ int main(void) {
     snprintf(f32_path, sizeof f32_path, "%s/%s", dir_a, names_a[0]);
     char saved[1024];
     snprintf(saved, sizeof saved, "%s/i32.bin", base);
-    CHECK(copy_file(foreign_path, saved));
+    CHECK(test_copy_file(foreign_path, saved, 0644));
 
     /* the poisoning repro, in the user's own directory: bound to its key */
     for (int i = 0; i < na; ++i) {
         snprintf(path, sizeof path, "%s/%s", dir_a, names_a[i]);
-        CHECK(copy_file(saved, path));
+        CHECK(test_copy_file(saved, path, 0644));
     }
     expect_refused("the i32 binary under the f32 name", xdg_a, "another program's");
 
     /* a file others may write */
-    CHECK(copy_file(saved, f32_path) && chmod(f32_path, 0666) == 0);
+    CHECK(test_copy_file(saved, f32_path, 0666));
     expect_refused("a cache file writable by others", xdg_a, "writable by group or others");
 
     /* a FIFO under the entry's name: no hang */
@@ -241,8 +206,8 @@ int main(void) {
                (unsigned)geteuid());
     } else {
         /* a file nobody made, in the user's own directory */
-        CHECK(copy_as(nobody, saved, f32_path) == false); /* nobody may not write there ... */
-        CHECK(copy_file(saved, f32_path) && chown(f32_path, nobody->pw_uid, nobody->pw_gid) == 0);
+        CHECK(test_copy_as(nobody, saved, f32_path, 0644) == false); /* nobody cannot write in the user's folder */
+        CHECK(test_copy_file(saved, f32_path, 0644) && chown(f32_path, nobody->pw_uid, nobody->pw_gid) == 0);
         expect_refused("a cache file owned by nobody", xdg_a, "owned by another user");
 
         /* the issue's repro: a world-writable directory owned by nobody, the
@@ -254,7 +219,7 @@ int main(void) {
               chown(dir_b, nobody->pw_uid, nobody->pw_gid) == 0);
         for (int i = 0; i < na; ++i) {
             snprintf(other, sizeof other, "%s/%s", dir_b, names_a[i]);
-            CHECK(copy_as(nobody, saved, other));
+            CHECK(test_copy_as(nobody, saved, other, 0644));
         }
         expect_refused("a world-writable cache directory owned by nobody", xdg_b,
                        "not using the program cache directory");
@@ -275,6 +240,6 @@ int main(void) {
         CHECK_HAS(o.log, "not a regular file");
         CHECK(o.log_bytes < 4096);
     }
-    nftw(base, remove_one, 16, FTW_DEPTH | FTW_PHYS);
+    test_remove_tree(base);
     return check_summary();
 }
