@@ -6,10 +6,13 @@
  * built from, bound into the entry), in a directory and a file of the
  * user's own that nobody else may write. Each case plants a bad entry, then
  * a fresh process computes 1.5 + 2.25 in f32 on opencl:0 and must get 3.75
- * and a warning naming the problem: the poisoning repro (the i32 program's
- * binary filed under the f32 program's name), the same in a world-writable
- * directory owned by nobody with files nobody wrote, a file owned by nobody
- * in the user's own directory, a file others may write, and a FIFO. The
+ * and a warning naming the problem: the i32 program's entry copied under the
+ * f32 program's name (its header names another key), then the poisoning
+ * repro, the i32 binary forged into a self-consistent f32 entry (header key
+ * and digest recomputed, as someone who can write the folder could): in a
+ * world-writable directory owned by nobody with files nobody wrote, owned
+ * by nobody in the user's own directory, or writable by others; and a
+ * FIFO. The
  * tuning file named by PORTABLE_OPENCL_TUNING may be a FIFO, /dev/zero or
  * /dev/urandom: refused, without hanging or flooding stderr.
  *
@@ -125,6 +128,38 @@ static void expect_refused(const char *label, const char *xdg, const char *want)
 
 /* ---- the cache directory's entries ---- */
 
+/* An entry's header (backends/opencl/ocl_cache.c): magic, key, size, digest. */
+enum { MAGIC_BYTES = 8, KEY_BYTES = 32, HEADER_BYTES = 8 + 32 + 8 + 32 };
+
+/* What an attacker who can write the folder makes (the issue's repro): the
+ * payload of entry foreign under the key of entry own, with a header whose
+ * digest is right for them, to out. Without the ownership checks such an
+ * entry would be loaded. */
+static bool forge(const char *own, const char *foreign, const char *out) {
+    static unsigned char a[HEADER_BYTES], payload[1 << 24];
+    FILE *fa = fopen(own, "rb"), *fb = fopen(foreign, "rb");
+    size_t n = 0;
+    bool ok = fa && fb && fread(a, 1, HEADER_BYTES, fa) == HEADER_BYTES && fseek(fb, HEADER_BYTES, SEEK_SET) == 0;
+    if (ok) n = fread(payload, 1, sizeof payload, fb);
+    if (fa) fclose(fa);
+    if (fb) fclose(fb);
+    if (!ok || n == 0 || n == sizeof payload) return false;
+    uint64_t size = n;
+    unsigned char header[HEADER_BYTES];
+    memcpy(header, a, MAGIC_BYTES + KEY_BYTES); /* magic and the victim's key */
+    memcpy(header + MAGIC_BYTES + KEY_BYTES, &size, 8);
+    ocl_sha256 s;
+    ocl_sha256_init(&s);
+    ocl_sha256_update(&s, a + MAGIC_BYTES, KEY_BYTES);
+    ocl_sha256_update(&s, &size, 8);
+    ocl_sha256_update(&s, payload, n);
+    ocl_sha256_final(&s, header + MAGIC_BYTES + KEY_BYTES + 8);
+    FILE *f = fopen(out, "wb");
+    ok = f && fwrite(header, 1, HEADER_BYTES, f) == HEADER_BYTES && fwrite(payload, 1, n, f) == n;
+    if (f && fclose(f) != 0) ok = false;
+    return ok;
+}
+
 static int list_entries(const char *dir, char names[MAX_FILES][256]) {
     DIR *d = opendir(dir);
     int n = 0;
@@ -178,9 +213,11 @@ int main(void) {
     char foreign_path[1024], f32_path[1024];
     snprintf(foreign_path, sizeof foreign_path, "%s/%s", dir_a, names_b[foreign]);
     snprintf(f32_path, sizeof f32_path, "%s/%s", dir_a, names_a[0]);
-    char saved[1024];
+    char saved[1024], forged[1024];
     snprintf(saved, sizeof saved, "%s/i32.bin", base);
+    snprintf(forged, sizeof forged, "%s/forged.bin", base);
     CHECK(test_copy_file(foreign_path, saved, 0644));
+    CHECK(forge(f32_path, foreign_path, forged) && chmod(forged, 0644) == 0);
 
     /* the poisoning repro, in the user's own directory: bound to its key */
     for (int i = 0; i < na; ++i) {
@@ -189,8 +226,10 @@ int main(void) {
     }
     expect_refused("the i32 binary under the f32 name", xdg_a, "another program's");
 
+    /* from here on the planted entries are forged (self-consistent): only
+     * the ownership and mode checks stand in their way */
     /* a file others may write */
-    CHECK(test_copy_file(saved, f32_path, 0666));
+    CHECK(test_copy_file(forged, f32_path, 0666));
     expect_refused("a cache file writable by others", xdg_a, "writable by group or others");
 
     /* a FIFO under the entry's name: no hang */
@@ -206,8 +245,8 @@ int main(void) {
                (unsigned)geteuid());
     } else {
         /* a file nobody made, in the user's own directory */
-        CHECK(test_copy_as(nobody, saved, f32_path, 0644) == false); /* nobody cannot write in the user's folder */
-        CHECK(test_copy_file(saved, f32_path, 0644) && chown(f32_path, nobody->pw_uid, nobody->pw_gid) == 0);
+        CHECK(test_copy_as(nobody, forged, f32_path, 0644) == false); /* nobody cannot write in the user's folder */
+        CHECK(test_copy_file(forged, f32_path, 0644) && chown(f32_path, nobody->pw_uid, nobody->pw_gid) == 0);
         expect_refused("a cache file owned by nobody", xdg_a, "owned by another user");
 
         /* the issue's repro: a world-writable directory owned by nobody, the
@@ -219,7 +258,7 @@ int main(void) {
               chown(dir_b, nobody->pw_uid, nobody->pw_gid) == 0);
         for (int i = 0; i < na; ++i) {
             snprintf(other, sizeof other, "%s/%s", dir_b, names_a[i]);
-            CHECK(test_copy_as(nobody, saved, other, 0644));
+            CHECK(test_copy_as(nobody, forged, other, 0644));
         }
         expect_refused("a world-writable cache directory owned by nobody", xdg_b,
                        "not using the program cache directory");
