@@ -128,7 +128,7 @@ GEN=()
 note "configure + build ($BUILD_DIR, $JOBS jobs)"
 build_ok=1
 {
-  timeout 120 cmake -S . -B "$BUILD_DIR" "${GEN[@]}" -DCMAKE_BUILD_TYPE=Release \
+  timeout 120 cmake -S . -B "$BUILD_DIR" "${GEN[@]}" -DCMAKE_BUILD_TYPE=Release -DPT_WERROR=ON \
     -DPT_BUILD_OPENCL=OFF -DPT_BUILD_CPU=$CPU -DPT_BUILD_CUDA=ON "${CMAKE_EXTRA[@]}" ${EXTRA_CMAKE_ARGS:-} &&
   timeout 360 cmake --build "$BUILD_DIR" -j "$JOBS"
 } >"$OUT/build.log" 2>&1 || build_ok=0
