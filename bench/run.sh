@@ -2,7 +2,7 @@
 # Runs every benchmark this machine can run and writes one markdown report.
 #   bench/run.sh [build-dir] > bench/results/<machine>-<date>.md
 # Needs a Release build (cmake -S . -B build && cmake --build build) and, for
-# the peer columns, scripts/install-deps.sh --bench (NumPy, PyTorch).
+# the peer columns, scripts/install-deps.sh (NumPy, PyTorch).
 set -uo pipefail
 build=${1:-build}
 echo "# libportable benchmarks — $(date -u +%Y-%m-%d)"
