@@ -53,8 +53,9 @@ def _library_candidates() -> list[str]:
     return found
 
 
+cdef_text = _cdef_text()
 ffi = cffi.FFI()
-ffi.cdef(_cdef_text())
+ffi.cdef(cdef_text)
 
 
 def _open():
