@@ -521,11 +521,12 @@ def tensor(data, dtype=None, device: Optional[DeviceLike] = None, requires_grad:
             arr = arr.astype(np.int64)
         t = _dt.from_numpy(arr.dtype)
     if t is _dt.bfloat16:
-        src = np.ascontiguousarray(arr, np.float32)
+        src = np.array(arr, np.float32, order="C")
         arr = np.empty(src.shape, np.uint16)
         lib.pt_f32_to_bf16(ffi.cast("float *", ffi.from_buffer(src)),
                            ffi.cast("uint16_t *", ffi.from_buffer(arr)), src.size)
-    arr = np.ascontiguousarray(arr)
+    if not arr.flags.c_contiguous:
+        arr = arr.copy(order="C")  # (np.ascontiguousarray would make a 0-d array 1-d)
     s = list(arr.shape)
     h = lib.pt_from_data(as_device(device).ptr, t.code, len(s), ffi.new("int64_t[]", s) if s else _NULL,
                          ffi.from_buffer(arr))
