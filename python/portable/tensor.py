@@ -112,8 +112,10 @@ class Tensor:
             values = self.numpy()
         except Exception as e:  # a tensor whose device failed still prints
             return f"tensor(<unreadable: {e}>, device='{self.device}')"
+        # PyTorch's layout: "1." when every value is a whole number, else four decimals
+        whole = not self.dtype.is_floating_point or bool(np.all(np.mod(values[np.isfinite(values)], 1) == 0))
         body = np.array2string(values, separator=", ", prefix="tensor(", precision=4,
-                               floatmode="maxprec_equal" if self.dtype.is_floating_point else "maxprec")
+                               floatmode="maxprec" if whole else "fixed")
         extra = "" if self.dtype in (_dt.float32, _dt.int64) else f", dtype=portable.{self.dtype.name}"
         return f"tensor({body}, device='{self.device}'{extra})"
 

@@ -135,7 +135,7 @@ def test_to_device_returns_the_same_object_when_there(backend_device):
 
 def test_repr_shows_values_and_device(backend_device):
     x = pt.tensor([[1.0, 2.5], [3.0, 4.0]], device=backend_device)
-    assert repr(x) == f"tensor([[1.0, 2.5],\n        [3.0, 4.0]], device='{backend_device}')"
+    assert repr(x) == f"tensor([[1.0000, 2.5000],\n        [3.0000, 4.0000]], device='{backend_device}')"
     assert str(pt.tensor([1, 2], device=backend_device)) == f"tensor([1, 2], device='{backend_device}')"
     assert "dtype=portable.uint8" in repr(pt.tensor([1, 2]) > 1)
 
