@@ -13,7 +13,7 @@ from typing import Any, Optional, Sequence, Tuple, Union
 import numpy as np
 
 from . import dtypes as _dt
-from ._errors import check, last_error
+from ._errors import InvalidArgumentError, check, last_error
 from ._ffi import ffi, lib
 from ._device import DeviceLike, as_device, device
 
@@ -309,8 +309,9 @@ class Tensor:
 
     def permute(self, *dims) -> "Tensor":
         p = _shape(dims)
-        if len(p) != self.ndim:
-            raise ValueError(f"permute: {len(p)} dims given for a tensor of {self.ndim} dims")
+        if len(p) != self.ndim:  # the library reads ndim entries: never hand it fewer
+            raise InvalidArgumentError(f"pt_permute: {len(p)} dims given for a tensor of {self.ndim} dims",
+                                       "PT_ERR_INVALID_ARGUMENT", int(lib.PT_ERR_INVALID_ARGUMENT))
         return _wrap(lib.pt_permute(self._h, ffi.new("int[]", p)))
 
     def narrow(self, dim: int, start: int, length: int) -> "Tensor":
