@@ -24,8 +24,6 @@ _api.PyCapsule_GetPointer.restype = ctypes.c_void_p
 _api.PyCapsule_GetPointer.argtypes = [ctypes.py_object, ctypes.c_char_p]
 _api.PyCapsule_SetName.restype = ctypes.c_int
 _api.PyCapsule_SetName.argtypes = [ctypes.py_object, ctypes.c_char_p]
-_raw_name = ctypes.pythonapi.PyCapsule_GetName
-_raw_pointer = ctypes.pythonapi.PyCapsule_GetPointer
 
 # Capsules keep a pointer to their name: these bytes live as long as the module.
 _VERSIONED, _LEGACY = b"dltensor_versioned", b"dltensor"

@@ -40,7 +40,6 @@ by_name.update({d.short: d for d in by_code})
 float32, float64 = by_name["float32"], by_name["float64"]
 int32, int64, uint8 = by_name["int32"], by_name["int64"], by_name["uint8"]
 float16, bfloat16 = by_name["float16"], by_name["bfloat16"]
-float, double, half, long, int = float32, float64, float16, int64, int32  # torch's aliases
 
 _FROM_NUMPY = {np.dtype(d.numpy): d for d in by_code if d.numpy is not None}
 _FROM_NUMPY[np.dtype(np.bool_)] = uint8

@@ -23,11 +23,11 @@ class Optimizer:
         self._o = handle
         self._module = module  # the module must outlive the optimizer
 
-    def __del__(self) -> None:
+    def __del__(self, _free=lib.pt_optimizer_free) -> None:  # bound now: globals are gone at exit
         o = getattr(self, "_o", None)
         if o is not None:
             self._o = None
-            lib.pt_optimizer_free(o)
+            _free(o)
 
     def step(self) -> None:
         """One update of every parameter that has a gradient (queued, not waited for)."""

@@ -27,7 +27,7 @@ class Tensor:
 
     __slots__ = ("_h", "__weakref__")
 
-    def __del__(self) -> None:
+    def __del__(self, _release=_release) -> None:  # bound now: module globals are gone at exit
         h = self._h
         if h is not None:
             self._h = None
@@ -411,11 +411,10 @@ def _scalar_like(v, like: Tensor) -> Tensor:
     with an integer tensor (PyTorch's promotion of Python scalars)."""
     if isinstance(v, Tensor):
         return v
-    if isinstance(v, bool) or not isinstance(v, numbers.Number):
-        if isinstance(v, bool):
-            v = int(v)
-        else:
-            return tensor(v, device=like.device)
+    if not isinstance(v, numbers.Number):
+        return tensor(v, device=like.device)
+    if isinstance(v, bool):
+        v = int(v)
     code = lib.pt_tensor_dtype(like._h)
     if isinstance(v, numbers.Real) and not isinstance(v, numbers.Integral) and code not in _FLOAT_CODES:
         code = _dt.float32.code

@@ -159,3 +159,32 @@ def test_errors_carry_the_library_message_and_status():
     with pytest.raises(RuntimeError):
         bool(pt.ones(3))
     assert pt.ones(1).item() == 1.0  # the failures above left no error behind
+
+
+def test_every_status_maps_to_its_exception_class():
+    from portable._errors import last_error
+    from portable._ffi import ffi, lib
+    classes = {"PT_ERR_INVALID_ARGUMENT": (pt.InvalidArgumentError, ValueError),
+               "PT_ERR_SHAPE": (pt.ShapeError, ValueError), "PT_ERR_DTYPE": (pt.DTypeError, TypeError),
+               "PT_ERR_DEVICE_MISMATCH": (pt.DeviceMismatchError, RuntimeError),
+               "PT_ERR_NO_DEVICE": (pt.NoDeviceError, RuntimeError),
+               "PT_ERR_BACKEND_LOAD": (pt.BackendLoadError, RuntimeError),
+               "PT_ERR_OUT_OF_MEMORY": (pt.OutOfMemoryError, MemoryError),
+               "PT_ERR_UNSUPPORTED": (pt.UnsupportedError, RuntimeError), "PT_ERR_IO": (pt.Error, OSError),
+               "PT_ERR_BACKEND": (pt.BackendError, RuntimeError), "PT_ERR_INTERNAL": (pt.Error, RuntimeError)}
+    for name, (cls, builtin) in classes.items():
+        code = getattr(lib, name)
+        lib.pt_set_error(code, b"pt_test", b"%s", ffi.new("char[]", b"made up"))
+        e = last_error()
+        assert isinstance(e, cls) and isinstance(e, builtin) and isinstance(e, pt.Error)
+        assert (e.status, e.code, str(e)) == (name, code, "pt_test: made up")
+    assert lib.pt_last_status() == 0  # reading the error cleared it
+
+
+def test_package_surface():
+    x = pt.ones(2)
+    assert isinstance(x, pt.Tensor) and x.requires_grad_() is x and x.requires_grad
+    assert pt.__version__ == pt.library_version() and pt.cpu().ptr is not None
+    net = pt.nn.Sequential(pt.nn.Linear(2, 1))
+    assert isinstance(net, pt.nn.Module) and isinstance(net.parameters(), pt.nn.Parameters)
+    assert net.forward(x).shape == (1,) and net.parameters().module is net

@@ -39,11 +39,11 @@ class Module:
         # path ("0.weight"), the same names the child's own handle lists.
         self._prefix = ""
 
-    def __del__(self) -> None:
+    def __del__(self, _free=lib.pt_module_free) -> None:  # bound now: globals are gone at exit
         m = getattr(self, "_m", None)
         if m is not None and self._owner is None:
             self._m = None
-            lib.pt_module_free(m)
+            _free(m)
 
     def __call__(self, x: Tensor) -> Tensor:
         return _wrap(lib.pt_module_forward(self._m, x._h))
