@@ -162,7 +162,7 @@ class Tensor:
         return self.to(dtype=_dt.bfloat16)
 
     # ---- arithmetic (Python scalars become 0-d tensors on this device) ----
-    def __add__(self, o):
+    def __add__(self, o: Any) -> "Tensor":
         if type(o) is Tensor:
             return _wrap(_add(self._h, o._h))
         if isinstance(o, numbers.Real) and (self._is_float() or isinstance(o, numbers.Integral)):
@@ -171,15 +171,15 @@ class Tensor:
 
     __radd__ = __add__
 
-    def __sub__(self, o):
+    def __sub__(self, o: Any) -> "Tensor":
         if type(o) is Tensor:
             return _wrap(_sub(self._h, o._h))
         return _binary(_sub, self, o)
 
-    def __rsub__(self, o):
+    def __rsub__(self, o: Any) -> "Tensor":
         return _binary(_sub, _scalar_like(o, self), self)
 
-    def __mul__(self, o):
+    def __mul__(self, o: Any) -> "Tensor":
         if type(o) is Tensor:
             return _wrap(_mul(self._h, o._h))
         if isinstance(o, numbers.Real) and (self._is_float() or isinstance(o, numbers.Integral)):
@@ -188,53 +188,53 @@ class Tensor:
 
     __rmul__ = __mul__
 
-    def __truediv__(self, o):
+    def __truediv__(self, o: Any) -> "Tensor":
         a = self if self._is_float() else self.float()  # true division, as in PyTorch
         if type(o) is Tensor and not o._is_float() and o.dtype is not _dt.float64:
             o = o.float()
         return _binary(lib.pt_div, a, o)
 
-    def __rtruediv__(self, o):
+    def __rtruediv__(self, o: Any) -> "Tensor":
         a = self if self._is_float() else self.float()
         return _binary(lib.pt_div, _scalar_like(o, a), a)
 
-    def __pow__(self, o):
+    def __pow__(self, o: Any) -> "Tensor":
         return _binary(lib.pt_pow, self, o)
 
-    def __rpow__(self, o):
+    def __rpow__(self, o: Any) -> "Tensor":
         return _binary(lib.pt_pow, _scalar_like(o, self), self)
 
-    def __matmul__(self, o):
+    def __matmul__(self, o: Any) -> "Tensor":
         return _binary(lib.pt_matmul, self, o)
 
-    def __rmatmul__(self, o):
+    def __rmatmul__(self, o: Any) -> "Tensor":
         return _binary(lib.pt_matmul, _tensor_operand(o, self), self)
 
-    def __neg__(self):
+    def __neg__(self) -> "Tensor":
         return _wrap(lib.pt_neg(self._h))
 
-    def __pos__(self):
+    def __pos__(self) -> "Tensor":
         return self
 
-    def __abs__(self):
+    def __abs__(self) -> "Tensor":
         return _wrap(lib.pt_abs(self._h))
 
-    def __eq__(self, o):  # type: ignore[override]
+    def __eq__(self, o: Any) -> "Tensor":  # type: ignore[override]
         return _binary(lib.pt_eq, self, o)
 
-    def __ne__(self, o):  # type: ignore[override]
+    def __ne__(self, o: Any) -> "Tensor":  # type: ignore[override]
         return _binary(lib.pt_ne, self, o)
 
-    def __lt__(self, o):
+    def __lt__(self, o: Any) -> "Tensor":
         return _binary(lib.pt_lt, self, o)
 
-    def __le__(self, o):
+    def __le__(self, o: Any) -> "Tensor":
         return _binary(lib.pt_le, self, o)
 
-    def __gt__(self, o):
+    def __gt__(self, o: Any) -> "Tensor":
         return _binary(lib.pt_gt, self, o)
 
-    def __ge__(self, o):
+    def __ge__(self, o: Any) -> "Tensor":
         return _binary(lib.pt_ge, self, o)
 
     __hash__ = object.__hash__
@@ -243,24 +243,60 @@ class Tensor:
         return lib.pt_tensor_dtype(self._h) in _FLOAT_CODES
 
     # ---- element-wise functions ----
-    def exp(self): return _wrap(lib.pt_exp(self._h))
-    def log(self): return _wrap(lib.pt_log(self._h))
-    def sqrt(self): return _wrap(lib.pt_sqrt(self._h))
-    def relu(self): return _wrap(lib.pt_relu(self._h))
-    def sigmoid(self): return _wrap(lib.pt_sigmoid(self._h))
-    def tanh(self): return _wrap(lib.pt_tanh(self._h))
-    def sin(self): return _wrap(lib.pt_sin(self._h))
-    def cos(self): return _wrap(lib.pt_cos(self._h))
-    def abs(self): return _wrap(lib.pt_abs(self._h))
+    def exp(self) -> "Tensor":
+        """Element-wise exp (a new tensor on the same device)."""
+        return _wrap(lib.pt_exp(self._h))
+
+    def log(self) -> "Tensor":
+        """Element-wise log (a new tensor on the same device)."""
+        return _wrap(lib.pt_log(self._h))
+
+    def sqrt(self) -> "Tensor":
+        """Element-wise sqrt (a new tensor on the same device)."""
+        return _wrap(lib.pt_sqrt(self._h))
+
+    def relu(self) -> "Tensor":
+        """Element-wise relu (a new tensor on the same device)."""
+        return _wrap(lib.pt_relu(self._h))
+
+    def sigmoid(self) -> "Tensor":
+        """Element-wise sigmoid (a new tensor on the same device)."""
+        return _wrap(lib.pt_sigmoid(self._h))
+
+    def tanh(self) -> "Tensor":
+        """Element-wise tanh (a new tensor on the same device)."""
+        return _wrap(lib.pt_tanh(self._h))
+
+    def sin(self) -> "Tensor":
+        """Element-wise sin (a new tensor on the same device)."""
+        return _wrap(lib.pt_sin(self._h))
+
+    def cos(self) -> "Tensor":
+        """Element-wise cos (a new tensor on the same device)."""
+        return _wrap(lib.pt_cos(self._h))
+
+    def abs(self) -> "Tensor":
+        """Element-wise abs (a new tensor on the same device)."""
+        return _wrap(lib.pt_abs(self._h))
+
 
     def clamp(self, min: Optional[float] = None, max: Optional[float] = None) -> "Tensor":
         lo = -float("inf") if min is None else min
         hi = float("inf") if max is None else max
         return _wrap(lib.pt_clamp(self._h, lo, hi))
 
-    def maximum(self, o): return _binary(lib.pt_maximum, self, o)
-    def minimum(self, o): return _binary(lib.pt_minimum, self, o)
-    def matmul(self, o): return _binary(lib.pt_matmul, self, o)
+    def maximum(self, o: Any) -> "Tensor":
+        """maximum with a tensor or a Python number (broadcasting)."""
+        return _binary(lib.pt_maximum, self, o)
+
+    def minimum(self, o: Any) -> "Tensor":
+        """minimum with a tensor or a Python number (broadcasting)."""
+        return _binary(lib.pt_minimum, self, o)
+
+    def matmul(self, o: Any) -> "Tensor":
+        """matmul with a tensor or a Python number (broadcasting)."""
+        return _binary(lib.pt_matmul, self, o)
+
 
     # ---- reductions ----
     def sum(self, dim: Optional[int] = None, keepdim: bool = False) -> "Tensor":

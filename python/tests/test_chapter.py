@@ -5,7 +5,6 @@ import json
 import os
 import re
 
-import numpy as np
 import pytest
 
 from conftest import REPO, backend_available, run_python
