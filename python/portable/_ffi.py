@@ -1,9 +1,9 @@
 """Loads libportable and its cffi declarations (ABI mode: nothing is compiled).
 
 The declarations are generated from the public headers at build time
-(python/gen_cdef.py): the wheel carries them as _cdef.h; a build tree names
-them with PORTABLE_CDEF; a source checkout regenerates them with the C
-compiler. The library is, in order: $PORTABLE_LIBRARY, the copy inside the
+(python/gen_cdef.py): PORTABLE_CDEF names them (a build tree's
+python/_cdef.h), else the wheel's _cdef.h, else a source checkout regenerates
+them with the C compiler. The library is, in order: $PORTABLE_LIBRARY, the copy inside the
 package (the wheel's, with its plugins in _lib/portable/ beside it, where
 libportable looks for them), then the system's (the dynamic linker's search,
 e.g. a `cmake --install` prefix on LD_LIBRARY_PATH or /usr/local/lib).
@@ -23,7 +23,7 @@ _HERE = os.path.dirname(os.path.abspath(__file__))
 
 def _cdef_text() -> str:
     packaged = os.path.join(_HERE, "_cdef.h")
-    for path in (packaged, os.environ.get("PORTABLE_CDEF", "")):
+    for path in (os.environ.get("PORTABLE_CDEF", ""), packaged):
         if path and os.path.isfile(path):
             with open(path, encoding="utf-8") as f:
                 return f.read()
