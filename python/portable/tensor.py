@@ -27,8 +27,14 @@ class Tensor:
 
     __slots__ = ("_h", "__weakref__")
 
+    def __init__(self, *args: Any, **kwargs: Any) -> None:
+        raise TypeError("tensors are made by portable.tensor, ones, zeros, rand, randn, ... (not Tensor())")
+
     def __del__(self, _release=_release) -> None:  # bound now: module globals are gone at exit
-        h = self._h
+        try:
+            h = self._h
+        except AttributeError:  # Tensor() refused before it had a handle
+            return
         if h is not None:
             self._h = None
             _release(h)

@@ -184,6 +184,8 @@ def test_every_status_maps_to_its_exception_class():
 def test_package_surface():
     x = pt.ones(2)
     assert isinstance(x, pt.Tensor) and x.requires_grad_() is x and x.requires_grad
+    with pytest.raises(TypeError):
+        pt.Tensor()
     assert pt.__version__ == pt.library_version() and pt.cpu().ptr is not None
     net = pt.nn.Sequential(pt.nn.Linear(2, 1))
     assert isinstance(net, pt.nn.Module) and isinstance(net.parameters(), pt.nn.Parameters)
