@@ -11,14 +11,17 @@ packages=(build-essential cmake pkg-config zlib1g-dev libcjson-dev libopenblas-d
 # clang and its sanitizer and libFuzzer runtimes: the ThreadSanitizer build and the fuzz
 # targets (tests/fuzz) in scripts/run-tests.sh
 packages+=(clang libclang-rt-14-dev)
+# The Python package (python/, pyproject.toml): cffi and its parser for the
+# bindings, pytest and PyTorch for its tests (the chapter and DLPack checks
+# compare with PyTorch), venv and ninja for the `pip install .` check
+packages+=(python3-cffi python3-pytest python3-torch python3-venv ninja-build)
 # Open MPI: libportable-dist (dist/) and its tests under mpirun
 packages+=(libopenmpi-dev openmpi-bin)
 # More OpenCL implementations for scripts/opencl-matrix.sh: Mesa rusticl (no
 # fp64) and the Oclgrind simulator (Intel's CPU runtime comes from PyPI there)
 packages+=(mesa-opencl-icd oclgrind)
-# PyTorch: the oracle of the CNN tests and DLPack's other side (they fail in CI
-# without it), and a peer in the benchmarks
-packages+=(python3-torch)
+# (python3-torch, above, is also the oracle of the CNN tests and DLPack's
+# other side, which fail in CI without it, and a peer in the benchmarks.)
 # Doxygen: the API reference (docs/api), built with undocumented names as errors
 packages+=(doxygen)
 
