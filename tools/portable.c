@@ -18,6 +18,7 @@
 #include <time.h>
 
 #include "format_bytes.h" /* core/runtime/format_bytes.c, built into this tool too */
+#include "plugin_libraries.h"
 #include "portable/portable.h"
 
 static const char *type_name(pt_device_type t) {
@@ -80,6 +81,7 @@ static int list_devices(void) {
     }
     if (!shown) printf("| (no devices)\n");
     print_rule();
+    print_plugin_libraries();
     const char *env = getenv("PORTABLE_BACKEND");
     pt_device *def = pt_default_device();
     if (def)

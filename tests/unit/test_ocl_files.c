@@ -131,7 +131,7 @@ static void expect_refused(const char *label, const char *xdg, const char *want)
 /* An entry's header (backends/opencl/ocl_cache.c): magic, key, size, digest. */
 enum { MAGIC_BYTES = 8, KEY_BYTES = 32, HEADER_BYTES = 8 + 32 + 8 + 32 };
 
-/* What an attacker who can write the folder makes (the issue's repro): the
+/* What an attacker who can write the folder makes (the poisoning repro): the
  * payload of entry foreign under the key of entry own, with a header whose
  * digest is right for them, to out. Without the ownership checks such an
  * entry would be loaded. */
@@ -249,7 +249,7 @@ int main(void) {
         CHECK(test_copy_file(forged, f32_path, 0644) && chown(f32_path, nobody->pw_uid, nobody->pw_gid) == 0);
         expect_refused("a cache file owned by nobody", xdg_a, "owned by another user");
 
-        /* the issue's repro: a world-writable directory owned by nobody, the
+        /* the poisoning repro: a world-writable directory owned by nobody, the
          * entries written by nobody */
         char xdg_b[600], dir_b[700];
         snprintf(xdg_b, sizeof xdg_b, "%s/b", base);
