@@ -10,7 +10,7 @@
  *   KIND    enum suffix: PT_OP_<KIND>
  *   name    lower-case name used in messages ("add")
  *   family  operand layout (backend.h documents each): CREATION, ELEMENTWISE,
- *           REDUCE, SOFTMAX, MATMUL, INDEX, WINDOW
+ *           REDUCE, SOFTMAX, MATMUL, INDEX, WINDOW, CONV
  *   arity   number of inputs (pt_op.n_inputs)
  *   dtypes  the compute dtypes (pt_op.dtype) the core may send:
  *           ANY, NUMERIC (not u8) or FLOAT (pt_dtype bit masks, types.h)
@@ -79,7 +79,10 @@ extern "C" {
     X(GELU_GRAD,    "gelu_grad",    ELEMENTWISE, 1, FLOAT,   SAME, 0)                \
     X(MAX_POOL2D,   "max_pool2d",   WINDOW,      1, FLOAT,   SAME, 1)                \
     X(MAX_POOL2D_INDEX, "max_pool2d_index", WINDOW, 1, FLOAT, I64, 0)                \
-    X(MAX_UNPOOL2D, "max_unpool2d", WINDOW,      2, FLOAT,   SAME, 0)
+    X(MAX_UNPOOL2D, "max_unpool2d", WINDOW,      2, FLOAT,   SAME, 0)                \
+    X(CONV2D,       "conv2d",       CONV,        2, FLOAT,   SAME, 1)                \
+    X(CONV2D_BWD_DATA, "conv2d_bwd_data", CONV,  2, FLOAT,   SAME, 0)                \
+    X(CONV2D_BWD_WEIGHT, "conv2d_bwd_weight", CONV, 2, FLOAT, SAME, 0)
 /* clang-format on */
 
 typedef enum pt_op_family {
@@ -89,7 +92,8 @@ typedef enum pt_op_family {
     PT_OP_FAMILY_SOFTMAX,
     PT_OP_FAMILY_MATMUL,
     PT_OP_FAMILY_INDEX,
-    PT_OP_FAMILY_WINDOW
+    PT_OP_FAMILY_WINDOW,
+    PT_OP_FAMILY_CONV
 } pt_op_family;
 
 typedef enum pt_op_result {

@@ -146,9 +146,26 @@ typedef struct pt_conv2d_opts {
 } pt_conv2d_opts;
 /* x [N, C, H, W], weight [CO, C / groups, KH, KW], bias [CO] or NULL ->
  * [N, CO, OH, OW]. opts NULL: stride 1, padding 0, dilation 1, groups 1.
- * Lowered to pt_im2col and one batched GEMM (OpenBLAS, CLBlast, cuBLAS);
- * differentiable in x, weight and bias. */
+ * Runs as the device's own convolution kinds where it has them and takes
+ * the shape (the cpu backend's oneDNN; PORTABLE_CPU_CONV=im2col|onednn
+ * forces either path there), else lowered to pt_im2col and one batched GEMM
+ * (OpenBLAS, CLBlast, cuBLAS); differentiable in x, weight and bias. */
 PT_API pt_tensor *pt_f_conv2d(pt_tensor *x, pt_tensor *weight, pt_tensor *bias, const pt_conv2d_opts *opts);
+/* The device's convolution kinds themselves (backend.h CONV), with no
+ * fallback: PT_ERR_UNSUPPORTED naming the reason where the device has no
+ * convolution library or refuses the shape (pt_f_conv2d then composes it).
+ * Operands as pt_f_conv2d's, without the bias. pt_conv2d_direct is
+ * differentiable in x and weight (once: its gradients are not recorded).
+ * pt_conv2d_backward_data: g [N, CO, OH, OW] (the gradient of a
+ * convolution's output) -> the gradient of its input [N, C, height, width].
+ * pt_conv2d_backward_weight: x and g -> the gradient of the weight [CO,
+ * C/groups, kernel_h, kernel_w]. PT_ERR_SHAPE when g is not the output shape
+ * of that convolution. */
+PT_API pt_tensor *pt_conv2d_direct(pt_tensor *x, pt_tensor *weight, const pt_conv2d_opts *opts);
+PT_API pt_tensor *pt_conv2d_backward_data(pt_tensor *g, pt_tensor *weight, const pt_conv2d_opts *opts, int64_t height,
+                                          int64_t width);
+PT_API pt_tensor *pt_conv2d_backward_weight(pt_tensor *x, pt_tensor *g, const pt_conv2d_opts *opts, int64_t kernel_h,
+                                            int64_t kernel_w);
 /* Pooling options: kernel >= 1; stride 0 means the kernel (torch's default);
  * padding at most half the kernel (as torch requires). */
 typedef struct pt_pool2d_opts {
