@@ -4,7 +4,7 @@
 #   --bench  also the peers the benchmarks compare with (NumPy, PyTorch)
 set -euo pipefail
 
-packages=(build-essential cmake pkg-config zlib1g-dev libcjson-dev libopenblas-dev libsleef-dev
+packages=(build-essential cmake pkg-config zlib1g-dev libcjson-dev libopenblas-dev libsleef-dev libdnnl-dev
           ocl-icd-opencl-dev opencl-headers pocl-opencl-icd libclblast-dev python3-numpy)
 # clang and its sanitizer and libFuzzer runtimes: the ThreadSanitizer build and the fuzz
 # targets (tests/fuzz) in scripts/run-tests.sh

@@ -75,19 +75,21 @@ static pt_tensor *conv_raw(const char *fn, pt_op_kind kind, pt_tensor *a, pt_ten
     if (!out || pt__tensor_numel(out) == 0) return out;
     if (pt__tensor_numel(a) == 0 || pt__tensor_numel(b) == 0)
         return pt__result_or_release(pt__fill(fn, out, 0.0), out);
-    pt_tensor *ac = pt__is_contiguous(a) ? NULL : pt__copy_new(fn, a, a->dtype, 4, a->shape);
-    pt_tensor *bc = pt__is_contiguous(b) ? NULL : pt__copy_new(fn, b, b->dtype, 4, b->shape);
-    pt_status s = (pt__is_contiguous(a) || ac) && (pt__is_contiguous(b) || bc) ? PT_OK : pt_last_status();
+    pt_tensor *in[2] = {a, b}, *copy[2] = {NULL, NULL};
+    pt_status s = PT_OK;
+    for (int k = 0; k < 2 && !s; ++k)
+        if (!pt__is_contiguous(in[k]) && !(in[k] = copy[k] = pt__copy_new(fn, in[k], in[k]->dtype, 4, in[k]->shape)))
+            s = pt_last_status();
     if (!s) {
         pt_op op;
         conv_op(&op, kind, a->dtype, w, groups, a->shape, b->shape, out_shape);
-        pt__operand(ac ? ac : a, &op.in[0]);
-        pt__operand(bc ? bc : b, &op.in[1]);
+        pt__operand(in[0], &op.in[0]);
+        pt__operand(in[1], &op.in[1]);
         pt__operand(out, &op.out);
         s = pt__execute(fn, pt__dev(a), &op);
     }
-    pt_release(ac);
-    pt_release(bc);
+    pt_release(copy[0]);
+    pt_release(copy[1]);
     return pt__result_or_release(s, out);
 }
 
@@ -132,41 +134,45 @@ static pt_status check_4d(const char *fn, const char *what, const char *layout, 
 
 static int64_t groups_of(const pt_conv2d_opts *opts) { return opts && opts->groups > 0 ? opts->groups : 1; }
 
-pt_tensor *pt_conv2d_backward_data(pt_tensor *g, pt_tensor *weight, const pt_conv2d_opts *opts, int64_t height,
-                                   int64_t width) {
-    static const char fn[] = "pt_conv2d_backward_data";
-    if (!g || !weight) return NULL;
-    pt_tensor *both[2] = {g, weight};
-    if (pt__check_same_device(fn, 2, both) || check_4d(fn, "g", "[N, CO, OH, OW]", g) ||
-        check_4d(fn, "weight", "[CO, C/groups, KH, KW]", weight))
-        return NULL;
-    /* The image whose convolution g is the gradient of. */
-    const int64_t xshape[4] = {g->shape[0], weight->shape[1] * groups_of(opts), height, width};
+/* a and b 4-D (named an, bn, laid out as al, bl) and on one device. */
+static pt_status check_pair(const char *fn, pt_tensor *a, const char *an, const char *al, pt_tensor *b,
+                            const char *bn, const char *bl) {
+    pt_tensor *both[2] = {a, b};
+    if (pt__check_same_device(fn, 2, both) || check_4d(fn, an, al, a) || check_4d(fn, bn, bl, b))
+        return pt_last_status();
+    return PT_OK;
+}
+
+/* An adjoint of the convolution of an image of shape xs with a weight of
+ * shape ws: g must be its output's gradient; kind runs on a and b into a
+ * tensor of x's shape (BWD_DATA) or the weight's (BWD_WEIGHT). */
+static pt_tensor *adjoint(const char *fn, pt_op_kind kind, pt_tensor *a, pt_tensor *b, pt_tensor *g,
+                          const int64_t xs[4], const int64_t ws[4], const pt_conv2d_opts *opts) {
     pt_window2d w;
     int64_t groups;
     conv_shapes s;
-    if (pt__conv_check_shapes(fn, xshape, weight->shape, g->dtype, weight->dtype, opts, &w, &groups) ||
-        shapes_of(fn, xshape, weight->shape, &w, &s) || check_g(fn, g, &s))
+    if (pt__conv_check_shapes(fn, xs, ws, a->dtype, b->dtype, opts, &w, &groups) || shapes_of(fn, xs, ws, &w, &s) ||
+        check_g(fn, g, &s))
         return NULL;
-    return pt__ret(conv_raw(fn, PT_OP_CONV2D_BWD_DATA, g, weight, s.x, &w, groups));
+    return pt__ret(conv_raw(fn, kind, a, b, kind == PT_OP_CONV2D_BWD_DATA ? s.x : s.weight, &w, groups));
+}
+
+pt_tensor *pt_conv2d_backward_data(pt_tensor *g, pt_tensor *weight, const pt_conv2d_opts *opts, int64_t height,
+                                   int64_t width) {
+    static const char fn[] = "pt_conv2d_backward_data";
+    if (!g || !weight || check_pair(fn, g, "g", "[N, CO, OH, OW]", weight, "weight", "[CO, C/groups, KH, KW]"))
+        return NULL;
+    /* The image whose convolution g is the gradient of. */
+    const int64_t xshape[4] = {g->shape[0], weight->shape[1] * groups_of(opts), height, width};
+    return adjoint(fn, PT_OP_CONV2D_BWD_DATA, g, weight, g, xshape, weight->shape, opts);
 }
 
 pt_tensor *pt_conv2d_backward_weight(pt_tensor *x, pt_tensor *g, const pt_conv2d_opts *opts, int64_t kernel_h,
                                      int64_t kernel_w) {
     static const char fn[] = "pt_conv2d_backward_weight";
-    if (!x || !g) return NULL;
-    pt_tensor *both[2] = {x, g};
-    if (pt__check_same_device(fn, 2, both) || check_4d(fn, "x", "[N, C, H, W]", x) ||
-        check_4d(fn, "g", "[N, CO, OH, OW]", g))
-        return NULL;
+    if (!x || !g || check_pair(fn, x, "x", "[N, C, H, W]", g, "g", "[N, CO, OH, OW]")) return NULL;
     /* The weight g's convolution had (C/groups rounded down: a C that groups
      * does not divide fails the channel check, naming both). */
     const int64_t wshape[4] = {g->shape[1], x->shape[1] / groups_of(opts), kernel_h, kernel_w};
-    pt_window2d w;
-    int64_t groups;
-    conv_shapes s;
-    if (pt__conv_check_shapes(fn, x->shape, wshape, x->dtype, g->dtype, opts, &w, &groups) ||
-        shapes_of(fn, x->shape, wshape, &w, &s) || check_g(fn, g, &s))
-        return NULL;
-    return pt__ret(conv_raw(fn, PT_OP_CONV2D_BWD_WEIGHT, x, g, s.weight, &w, groups));
+    return adjoint(fn, PT_OP_CONV2D_BWD_WEIGHT, x, g, g, x->shape, wshape, opts);
 }

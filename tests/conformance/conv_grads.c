@@ -97,6 +97,16 @@ static pt_tensor *conv_grad(pt_tensor **in, const conv_params *cp, int which) {
 static pt_tensor *call_grad_x(pt_tensor **in, const void *p) { return conv_grad(in, p, 0); }
 static pt_tensor *call_grad_weight(pt_tensor **in, const void *p) { return conv_grad(in, p, 1); }
 
+/* One conv kind called directly on a (in layout la) and b. */
+static void run_kind(const char *kind, const char *name, ht *a, layout la, ht *b, case_fn fn, const conv_params *cp,
+                     const expect *e) {
+    char full[400];
+    ht *in[2] = {a, b};
+    const layout lays[2] = {la, LAY_C};
+    snprintf(full, sizeof full, "%s %s", kind, name);
+    run_case(full, 2, in, lays, fn, cp, e, TOL_CONV, CF_CONTIGUOUS);
+}
+
 void conv_grad_cases(ht *x, ht *wt, const pt_window2d *w, int64_t groups, layout lay, const char *name,
                      lcg *rng) {
     const int64_t *xs = x->shape, *ws = wt->shape;
@@ -110,34 +120,18 @@ void conv_grad_cases(ht *x, ht *wt, const pt_window2d *w, int64_t groups, layout
     ht_fill(g, (domain){DOM_UNIFORM, -1, 1}, rng);
     const double k_fwd = (double)(ws[1] * ws[2] * ws[3]), k_data = (double)(ws[0] / groups * ws[2] * ws[3]);
     const double k_weight = (double)(xs[0] * oh * ow);
-    char full[400];
-    {
-        expect e = {0};
-        expect_new(&e, x->dtype, ys, k_fwd);
-        for_each_term(xs, ws, ys, w, groups, visit_forward, &(terms){x, wt, &e});
-        ht *in[2] = {x, wt};
-        const layout lays[2] = {lay, LAY_C};
-        snprintf(full, sizeof full, "conv2d_direct %s", name);
-        run_case(full, 2, in, lays, call_direct, &cp, &e, TOL_CONV, CF_CONTIGUOUS);
-        expect_free(&e);
-    }
-    expect ed = {0}, ew = {0};
+    expect e = {0}, ed = {0}, ew = {0};
+    expect_new(&e, x->dtype, ys, k_fwd);
+    for_each_term(xs, ws, ys, w, groups, visit_forward, &(terms){x, wt, &e});
     expect_new(&ed, x->dtype, xs, k_data);
     for_each_term(xs, ws, ys, w, groups, visit_data, &(terms){g, wt, &ed});
     expect_new(&ew, x->dtype, ws, k_weight);
     for_each_term(xs, ws, ys, w, groups, visit_weight, &(terms){x, g, &ew});
-    {
-        ht *in[2] = {g, wt};
-        const layout lays[2] = {LAY_C, LAY_C};
-        snprintf(full, sizeof full, "conv2d_backward_data %s", name);
-        run_case(full, 2, in, lays, call_bwd_data, &cp, &ed, TOL_CONV, CF_CONTIGUOUS);
-    }
-    {
-        ht *in[2] = {x, g};
-        const layout lays[2] = {lay, LAY_C};
-        snprintf(full, sizeof full, "conv2d_backward_weight %s", name);
-        run_case(full, 2, in, lays, call_bwd_weight, &cp, &ew, TOL_CONV, CF_CONTIGUOUS);
-    }
+    run_kind("conv2d_direct", name, x, lay, wt, call_direct, &cp, &e);
+    run_kind("conv2d_backward_data", name, g, LAY_C, wt, call_bwd_data, &cp, &ed);
+    run_kind("conv2d_backward_weight", name, x, lay, g, call_bwd_weight, &cp, &ew);
+    expect_free(&e);
+    char full[400];
     {
         ht *in[3] = {x, wt, g};
         const layout lays[3] = {lay, LAY_C, LAY_C};
