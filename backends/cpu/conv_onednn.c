@@ -64,9 +64,16 @@ static struct {
 /* The team oneDNN sizes its work for: the plugin's (OMP_NUM_THREADS capped
  * by the cores this process may run on), set around oneDNN's calls and put
  * back after, since it reads omp_get_max_threads. */
+static int team_size(void) {
+#ifdef PT_CPU_ONEDNN_ONE_THREAD
+    return 1; /* the sanitizer builds: CMakeLists.txt says why */
+#else
+    return pt_cpu_max_threads();
+#endif
+}
 static int team_enter(void) {
     const int before = omp_get_max_threads();
-    omp_set_num_threads(pt_cpu_max_threads());
+    omp_set_num_threads(team_size());
     return before;
 }
 static void team_leave(int before) { omp_set_num_threads(before); }
@@ -93,7 +100,7 @@ static void key_of(const pt_op *op, int64_t key[KEY_N]) {
     const int64_t k[KEY_N] = {op->kind, x->shape[0], x->shape[1], x->shape[2], x->shape[3], w->shape[0],
                               w->shape[2], w->shape[3], y[2], y[3], op->window[0], op->window[1],
                               op->window[2], op->window[3], op->window[4], op->window[5], op->count,
-                              pt_cpu_max_threads()};
+                              team_size()};
     memcpy(key, k, sizeof k);
 }
 
