@@ -12,6 +12,7 @@ import sys
 
 from . import _device as _dev
 from ._ffi import ffi, lib
+from ._plugin_libraries import print_plugin_libraries
 from .version import library_version
 
 _TYPES = {0: "CPU", 1: "GPU", 2: "ACCEL"}
@@ -63,6 +64,7 @@ def devices() -> int:
     if not shown:
         print("| (no devices)")
     print(_RULE)
+    print_plugin_libraries([(b["name"], b["path"]) for b in bs])
     # The tool's platform lines the column cuts (the cpu plugin's libraries and the ISA each runs).
     header = False
     for b in bs:
