@@ -10,6 +10,7 @@
 
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 
 #include "cpu_internal.h"
 #include "vecmath.h"
@@ -131,6 +132,33 @@ static pt_status cpu_synchronize(int dev) {
     return PT_OK; /* every member completed before returning */
 }
 
+/* ---- Device timing for traces ---- */
+
+/* Execution is immediate, so the queue passes a stamp the moment it is
+ * recorded: the stamp is the host's clock then. */
+static pt_status cpu_stamp_record(int dev, void **stamp) {
+    (void)dev;
+    int64_t *t = malloc(sizeof *t);
+    if (!t)
+        return pt_cpu_fail(PT_ERR_OUT_OF_MEMORY, "stamp_record: out of host memory for a stamp");
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    *t = (int64_t)ts.tv_sec * 1000000000 + ts.tv_nsec;
+    *stamp = t;
+    return PT_OK;
+}
+
+static pt_status cpu_stamp_time(int dev, void *stamp, int64_t *ns) {
+    (void)dev;
+    *ns = *(const int64_t *)stamp;
+    return PT_OK;
+}
+
+static void cpu_stamp_release(int dev, void *stamp) {
+    (void)dev;
+    free(stamp);
+}
+
 /* ---- Admission ---- */
 
 static const pt_backend_vtable pt_cpu_vtable = {
@@ -155,6 +183,9 @@ static const pt_backend_vtable pt_cpu_vtable = {
     .supports = cpu_supports,
     .execute = cpu_execute,
     .synchronize = cpu_synchronize,
+    .stamp_record = cpu_stamp_record,
+    .stamp_time = cpu_stamp_time,
+    .stamp_release = cpu_stamp_release,
 };
 
 PT_PLUGIN_API const pt_backend_vtable *pt_backend_entry(const pt_host_api *host,

@@ -226,6 +226,19 @@ typedef struct pt_backend_vtable {
     pt_status (*marker_record)(int dev, void **marker);
     bool (*marker_passed)(int dev, void *marker);
     void (*marker_release)(int dev, void *marker);
+    /* Device timing for traces (optional, all three or none) default: no
+     * device spans; the trace shows the host's calls only. Asked only while
+     * a trace is being written (include/portable/trace.h), around each op
+     * and copy. stamp_record puts a timestamp at the end of dev's queue;
+     * stamp_time, called after a synchronize of dev, gives the time at which
+     * the queue passed it (the work queued before it complete) on the host's
+     * CLOCK_MONOTONIC clock in nanoseconds, never later than the true time
+     * (a device clock mapped with an offset measured early, say);
+     * stamp_release frees it. A backend that executes at once (the cpu)
+     * returns the host's clock when recording. */
+    pt_status (*stamp_record)(int dev, void **stamp);
+    pt_status (*stamp_time)(int dev, void *stamp, int64_t *ns);
+    void (*stamp_release)(int dev, void *stamp);
 } pt_backend_vtable;
 
 typedef const pt_backend_vtable *(*pt_backend_entry_fn)(const pt_host_api *host, uint32_t host_abi);
