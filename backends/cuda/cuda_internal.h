@@ -55,6 +55,10 @@ typedef struct ptcu_device {
     void *scratch_block;          /* its block in the core's caching allocator (NULL: cudaMalloc) */
     size_t scratch_bytes;
     bool peer_tried[PTCU_MAX_DEVICES];
+    /* Trace stamps (cuda_stamps.c): an event recorded on the idle stream
+     * and the host time just before, under lock; NULL until the first. */
+    cudaEvent_t clock_anchor;
+    int64_t clock_anchor_ns;
 } ptcu_device;
 
 /* cuBLAS's workspace per device (cublasSetWorkspace): NVIDIA's figure for
@@ -182,6 +186,10 @@ pt_status ptcu_vt_synchronize(int dev);
 pt_status ptcu_vt_marker_record(int dev, void **marker);
 bool ptcu_vt_marker_passed(int dev, void *marker);
 void ptcu_vt_marker_release(int dev, void *marker);
+/* Trace stamps (cuda_stamps.c): timing events mapped to the host clock. */
+pt_status ptcu_vt_stamp_record(int dev, void **stamp);
+pt_status ptcu_vt_stamp_time(int dev, void *stamp, int64_t *ns);
+void ptcu_vt_stamp_release(int dev, void *stamp);
 pt_status ptcu_vt_supports(int dev, const pt_op *op);
 pt_status ptcu_vt_execute(int dev, const pt_op *op);
 

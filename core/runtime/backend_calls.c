@@ -278,7 +278,7 @@ pt_status pt__copy_h2d(const char *fn, pt_device *d, void *dst, size_t dst_off, 
     const bool traced = pt__tracing();
     if (traced) pt__trace_copy_begin(&m, fn, d, "h2d", bytes, async);
     pt_status s = checked(vt_of(d)->copy_h2d(d->index, dst, dst_off, src, bytes, async), fn, d);
-    if (traced) pt__trace_copy_end(&m, d, "h2d", bytes, async, s);
+    if (traced) pt__trace_copy_end(&m, d, "h2d", !async, s);
     return s;
 }
 
@@ -290,7 +290,7 @@ pt_status pt__copy_d2h(const char *fn, pt_device *d, void *dst, const void *src,
     const bool traced = pt__tracing();
     if (traced) pt__trace_copy_begin(&m, fn, d, "d2h", bytes, async);
     pt_status s = checked(vt_of(d)->copy_d2h(d->index, dst, src, src_off, bytes, async), fn, d);
-    if (traced) pt__trace_copy_end(&m, d, "d2h", bytes, async, s);
+    if (traced) pt__trace_copy_end(&m, d, "d2h", !async, s);
     return s;
 }
 
@@ -302,7 +302,7 @@ pt_status pt__copy_d2d(const char *fn, pt_device *d, void *dst, size_t dst_off, 
     const bool traced = pt__tracing();
     if (traced) pt__trace_copy_begin(&m, fn, d, "d2d", bytes, false);
     pt_status s = checked(vt_of(d)->copy_d2d(d->index, dst, dst_off, src, src_off, bytes), fn, d);
-    if (traced) pt__trace_copy_end(&m, d, "d2d", bytes, false, s);
+    if (traced) pt__trace_copy_end(&m, d, "d2d", false, s);
     return s;
 }
 
@@ -319,7 +319,7 @@ pt_status pt__copy_peer(const char *fn, pt_device *dst_dev, void *dst, size_t ds
         pt_status s = checked(
             vt->copy_peer(dst_dev->index, dst, dst_off, src_dev->index, src, src_off, bytes), fn,
             src_dev);
-        if (traced) pt__trace_copy_end(&m, src_dev, "peer", bytes, false, s);
+        if (traced) pt__trace_copy_end(&m, src_dev, "peer", false, s);
         return s;
     }
     /* copy_peer (optional) default: stage through pinned host memory of the

@@ -18,8 +18,8 @@
 /* ---- Device work waiting for its stamps to pass ---- */
 
 typedef struct pending_span {
-    void *stamp0, *stamp1;
-    int64_t enqueued_ns;
+    void *stamp0, *stamp1; /* stamp1 NULL: the work ended by end_ns */
+    int64_t enqueued_ns, end_ns;
     uint64_t flow;
     char name[40];
 } pending_span;
@@ -58,8 +58,8 @@ static device_queue *queue_of_locked(pt_device *d) {
     return NULL;
 }
 
-static void push_pending(pt_device *d, void *s0, void *s1, int64_t enq, uint64_t flow,
-                         const char *name) {
+static void push_pending(pt_device *d, void *s0, void *s1, int64_t enq, int64_t end,
+                         uint64_t flow, const char *name) {
     pthread_mutex_lock(&pending_lock);
     device_queue *q = queue_of_locked(d);
     if (q && q->n == q->cap && q->cap < MAX_PENDING) {
@@ -75,6 +75,7 @@ static void push_pending(pt_device *d, void *s0, void *s1, int64_t enq, uint64_t
         p->stamp0 = s0;
         p->stamp1 = s1;
         p->enqueued_ns = enq;
+        p->end_ns = end;
         p->flow = flow;
         snprintf(p->name, sizeof p->name, "%s", name);
         s0 = s1 = NULL;
@@ -104,7 +105,9 @@ static void drain(pt_device *d, bool plugin_gone) {
     for (int i = 0; i < n && !plugin_gone; i++) {
         pending_span *p = &items[i];
         int64_t t0, t1;
-        if (pt__stamp_time(d, p->stamp0, &t0) == PT_OK && pt__stamp_time(d, p->stamp1, &t1) == PT_OK) {
+        t1 = p->end_ns;
+        if (pt__stamp_time(d, p->stamp0, &t0) == PT_OK &&
+            (!p->stamp1 || pt__stamp_time(d, p->stamp1, &t1) == PT_OK)) {
             /* The queue passed stamp0 when the work before was done; an
              * idle queue passed it before this work was even queued. */
             const int64_t start = t0 > p->enqueued_ns ? t0 : p->enqueued_ns;
@@ -207,7 +210,7 @@ pt_status pt__trace_execute(const char *fn, pt_device *d, pt_op *op) {
     void *s1 = NULL;
     if (timed) {
         if (s == PT_OK && pt__stamp_record(d, &s1) == PT_OK)
-            push_pending(d, s0, s1, t0, flow, name);
+            push_pending(d, s0, s1, t0, 0, flow, name);
         else
             pt__stamp_release(d, s0);
     }
@@ -256,21 +259,25 @@ void pt__trace_copy_begin(pt__trace_mark *m, const char *fn, pt_device *d, const
     }
 }
 
-void pt__trace_copy_end(pt__trace_mark *m, pt_device *d, const char *dir, size_t bytes,
-                        bool pinned, pt_status s) {
-    (void)bytes;
-    (void)pinned;
+void pt__trace_copy_end(pt__trace_mark *m, pt_device *d, const char *dir, bool blocking,
+                        pt_status s) {
     const int pid = pt__trace_pid(d), tid = pt__trace_host_tid(pid);
     if (m->stamp0) {
         void *s1 = NULL;
         char name[40];
         snprintf(name, sizeof name, "copy %s", dir);
-        if (s == PT_OK && pt__stamp_record(d, &s1) == PT_OK)
-            push_pending(d, m->stamp0, s1, m->t0, m->flow, name);
+        /* A blocking copy is over when the call returns: a stamp queued
+         * now would pass only later, so its end is the host's clock. */
+        if (s == PT_OK && blocking)
+            push_pending(d, m->stamp0, NULL, m->t0, pt__trace_now_ns(), m->flow, name);
+        else if (s == PT_OK && pt__stamp_record(d, &s1) == PT_OK)
+            push_pending(d, m->stamp0, s1, m->t0, 0, m->flow, name);
         else
             pt__stamp_release(d, m->stamp0);
     }
     end_span(pid, tid, s);
+    /* A blocking read waits for the in-order queue: a wait like synchronize. */
+    if (s == PT_OK && blocking && !strcmp(dir, "d2h")) drain(d, false);
 }
 
 void pt__trace_sync_begin(pt__trace_mark *m, const char *fn, pt_device *d) {

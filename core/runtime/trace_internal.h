@@ -37,8 +37,9 @@ typedef struct pt__trace_mark {
 } pt__trace_mark;
 void pt__trace_copy_begin(pt__trace_mark *m, const char *fn, pt_device *d, const char *dir,
                           size_t bytes, bool pinned);
-void pt__trace_copy_end(pt__trace_mark *m, pt_device *d, const char *dir, size_t bytes,
-                        bool pinned, pt_status s);
+/* blocking: the copy is complete when the backend call returns. */
+void pt__trace_copy_end(pt__trace_mark *m, pt_device *d, const char *dir, bool blocking,
+                        pt_status s);
 void pt__trace_sync_begin(pt__trace_mark *m, const char *fn, pt_device *d);
 /* Ends the span and writes the device spans d's completed queue now allows. */
 void pt__trace_sync_end(pt__trace_mark *m, pt_device *d, pt_status s);
