@@ -14,6 +14,8 @@ packages+=(libopenmpi-dev openmpi-bin)
 # More OpenCL implementations for scripts/opencl-matrix.sh: Mesa rusticl (no
 # fp64) and the Oclgrind simulator (Intel's CPU runtime comes from PyPI there)
 packages+=(mesa-opencl-icd oclgrind)
+# matplotlib: scripts/render_trace.py (trace timelines) and bench/plot_results.py
+packages+=(python3-matplotlib)
 if [[ "${1:-}" == "--bench" ]]; then packages+=(python3-torch); fi
 
 missing=()

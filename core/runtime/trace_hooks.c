@@ -112,12 +112,12 @@ static void drain(pt_device *d, bool plugin_gone) {
              * idle queue passed it before this work was even queued. */
             const int64_t start = t0 > p->enqueued_ns ? t0 : p->enqueued_ns;
             const int64_t end = t1 > start ? t1 : start;
-            const double ts = pt__trace_us(start);
+            const char *ts = PT__TRACE_TS(start);
             emitf("{\"ph\":\"X\",\"name\":\"%s\",\"cat\":\"device\",\"pid\":%d,\"tid\":%d,"
-                  "\"ts\":%.3f,\"dur\":%.3f,\"args\":{\"flow\":%" PRIu64 "}}",
-                  p->name, pid, PT__TRACE_QUEUE_TID, ts, (double)(end - start) / 1000.0, p->flow);
+                  "\"ts\":%s,\"dur\":%s,\"args\":{\"flow\":%" PRIu64 "}}",
+                  p->name, pid, PT__TRACE_QUEUE_TID, ts, PT__TRACE_US(end - start), p->flow);
             emitf("{\"ph\":\"f\",\"bp\":\"e\",\"name\":\"enqueue\",\"cat\":\"flow\",\"id\":%" PRIu64
-                  ",\"pid\":%d,\"tid\":%d,\"ts\":%.3f}",
+                  ",\"pid\":%d,\"tid\":%d,\"ts\":%s}",
                   p->flow, pid, PT__TRACE_QUEUE_TID, ts);
         }
         pt__stamp_release(d, p->stamp0);
@@ -145,33 +145,33 @@ void pt__trace_flush_devices(bool at_exit) {
 
 static void begin_span(int pid, int tid, int64_t t, const char *name, const char *cat,
                        const char *args) {
-    emitf("{\"ph\":\"B\",\"name\":\"%s\",\"cat\":\"%s\",\"pid\":%d,\"tid\":%d,\"ts\":%.3f,"
+    emitf("{\"ph\":\"B\",\"name\":\"%s\",\"cat\":\"%s\",\"pid\":%d,\"tid\":%d,\"ts\":%s,"
           "\"args\":{%s}}",
-          name, cat, pid, tid, pt__trace_us(t), args);
+          name, cat, pid, tid, PT__TRACE_TS(t), args);
 }
 
 static void end_span(int pid, int tid, pt_status s) {
     if (s == PT_OK)
-        emitf("{\"ph\":\"E\",\"pid\":%d,\"tid\":%d,\"ts\":%.3f}", pid, tid,
-              pt__trace_us(pt__trace_now_ns()));
+        emitf("{\"ph\":\"E\",\"pid\":%d,\"tid\":%d,\"ts\":%s}", pid, tid,
+              PT__TRACE_TS(pt__trace_now_ns()));
     else
-        emitf("{\"ph\":\"E\",\"pid\":%d,\"tid\":%d,\"ts\":%.3f,\"args\":{\"status\":\"%s\"}}",
-              pid, tid, pt__trace_us(pt__trace_now_ns()), pt_status_name(s));
+        emitf("{\"ph\":\"E\",\"pid\":%d,\"tid\":%d,\"ts\":%s,\"args\":{\"status\":\"%s\"}}",
+              pid, tid, PT__TRACE_TS(pt__trace_now_ns()), pt_status_name(s));
 }
 
 static void flow_start(int pid, int tid, uint64_t flow) {
     emitf("{\"ph\":\"s\",\"name\":\"enqueue\",\"cat\":\"flow\",\"id\":%" PRIu64
-          ",\"pid\":%d,\"tid\":%d,\"ts\":%.3f}",
-          flow, pid, tid, pt__trace_us(pt__trace_now_ns()));
+          ",\"pid\":%d,\"tid\":%d,\"ts\":%s}",
+          flow, pid, tid, PT__TRACE_TS(pt__trace_now_ns()));
 }
 
 static void memory_counter(pt_device *d, int pid) {
     pt__spin_lock(&d->alloc.lock);
     const int64_t in_use = d->alloc.in_use, cached = d->alloc.cached;
     pt__spin_unlock(&d->alloc.lock);
-    emitf("{\"ph\":\"C\",\"name\":\"memory\",\"pid\":%d,\"ts\":%.3f,"
+    emitf("{\"ph\":\"C\",\"name\":\"memory\",\"pid\":%d,\"ts\":%s,"
           "\"args\":{\"in_use\":%" PRId64 ",\"cached\":%" PRId64 "}}",
-          pid, pt__trace_us(pt__trace_now_ns()), in_use, cached);
+          pid, PT__TRACE_TS(pt__trace_now_ns()), in_use, cached);
 }
 
 /* Appends ",[d0, d1]" for each operand to buf. */
@@ -230,8 +230,8 @@ pt__block *pt__trace_alloc(pt_device *d, size_t bytes, const char *fn) {
     /* Another thread's driver call in between reads as ours: tracing
      * programs are rarely allocating from two threads at the same instant. */
     const bool driver = atomic_load(&driver_allocs) != before;
-    emitf("{\"ph\":\"E\",\"pid\":%d,\"tid\":%d,\"ts\":%.3f,\"args\":{\"source\":\"%s\"%s}}", pid,
-          tid, pt__trace_us(pt__trace_now_ns()), driver ? "driver" : "cache",
+    emitf("{\"ph\":\"E\",\"pid\":%d,\"tid\":%d,\"ts\":%s,\"args\":{\"source\":\"%s\"%s}}", pid,
+          tid, PT__TRACE_TS(pt__trace_now_ns()), driver ? "driver" : "cache",
           b ? "" : ",\"status\":\"failed\"");
     memory_counter(d, pid);
     return b;

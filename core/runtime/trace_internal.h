@@ -78,8 +78,15 @@ int pt__trace_host_tid(int pid);
 /* Appends one event (a JSON object without the separating comma); drops it
  * once the size cap is reached. */
 void pt__trace_emit(const char *event, size_t len);
-/* Microseconds since the trace began, as Chrome's "ts" wants them. */
-double pt__trace_us(int64_t ns);
+/* When the trace began (ns). */
+int64_t pt__trace_origin_ns(void);
+/* ns as microseconds with three decimals ("12.345"), into buf (>= 24
+ * bytes), without floating point: printf's %f was half of a traced tiny
+ * op's cost. */
+char *pt__trace_format_us(int64_t ns, char *buf);
+/* Chrome's "ts" (microseconds since the trace began) and "dur". */
+#define PT__TRACE_TS(ns) pt__trace_format_us((ns)-pt__trace_origin_ns(), (char[24]){0})
+#define PT__TRACE_US(ns) pt__trace_format_us((ns), (char[24]){0})
 /* A process-unique id for a flow arrow. */
 uint64_t pt__trace_next_flow(void);
 #endif

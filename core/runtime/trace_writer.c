@@ -49,7 +49,25 @@ int64_t pt__trace_now_ns(void) {
     return (int64_t)ts.tv_sec * 1000000000 + ts.tv_nsec;
 }
 
-double pt__trace_us(int64_t ns) { return (double)(ns - origin_ns) / 1000.0; }
+int64_t pt__trace_origin_ns(void) { return origin_ns; }
+
+char *pt__trace_format_us(int64_t ns, char *buf) {
+    char digits[24];
+    int n = 0;
+    const bool negative = ns < 0;
+    uint64_t v = negative ? (uint64_t)0 - (uint64_t)ns : (uint64_t)ns;
+    do {
+        digits[n++] = (char)('0' + v % 10);
+        v /= 10;
+    } while (v || n < 4); /* at least "0.000" */
+    char *p = buf;
+    if (negative) *p++ = '-';
+    while (n > 3) *p++ = digits[--n];
+    *p++ = '.';
+    while (n > 0) *p++ = digits[--n];
+    *p = '\0';
+    return buf;
+}
 
 uint64_t pt__trace_next_flow(void) { return atomic_fetch_add(&flow_ids, 1) + 1; }
 
