@@ -2,7 +2,11 @@
  * 10-element f32 tensors on the cpu, with no trace and with a trace being
  * written, in alternating rounds of one run (best round of each).
  *
- *   bench_trace [rounds]
+ *   bench_trace [rounds] [off]
+ *
+ * "off" skips the traced rounds: for counting instructions per op with
+ * `perf stat -e instructions:u`, which a loaded machine does not disturb
+ * (bench/trace_overhead.sh).
  *
  * The trace functions are looked up at run time (dlsym), so the same binary
  * also runs against a libportable.so from before tracing existed
@@ -13,6 +17,7 @@
 #include <dlfcn.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <string.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -34,6 +39,7 @@ static double time_adds(pt_tensor *a, pt_tensor *b, long iters) {
 int main(int argc, char **argv) {
     int rounds = argc > 1 ? atoi(argv[1]) : 7;
     if (rounds < 1) rounds = 1;
+    const bool off_only = argc > 2 && !strcmp(argv[2], "off");
     pt_status (*begin)(const char *, size_t) =
         (pt_status(*)(const char *, size_t))dlsym(RTLD_DEFAULT, "pt_trace_begin_capped");
     pt_status (*end)(void) = (pt_status(*)(void))dlsym(RTLD_DEFAULT, "pt_trace_end");
@@ -52,7 +58,7 @@ int main(int argc, char **argv) {
     for (int r = 0; r < rounds; ++r) {
         double t = time_adds(a, b, iters_off);
         if (t < best_off) best_off = t;
-        if (begin && end && begin(path, (size_t)1 << 30) == PT_OK) {
+        if (!off_only && begin && end && begin(path, (size_t)1 << 30) == PT_OK) {
             t = time_adds(a, b, iters_on);
             end();
             if (t < best_on) best_on = t;
@@ -61,7 +67,9 @@ int main(int argc, char **argv) {
     unlink(path);
     printf("| tracing | ns per pt_add + pt_release (10 f32, cpu) |\n|---|---:|\n");
     printf("| off | %.1f |\n", best_off * 1e9);
-    if (begin && end)
+    if (off_only)
+        ;
+    else if (begin && end)
         printf("| on (writing a trace) | %.1f |\n", best_on * 1e9);
     else
         printf("| on | (this libportable has no tracing) |\n");
