@@ -2,12 +2,12 @@
  * (include/portable/trace.h) in four tables: the ops that took the most
  * device time, the host's time spent waiting, copy bandwidth per direction,
  * and per device how much of its queue's span was busy versus idle. */
-#include <cjson/cJSON.h>
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
+#include "trace_json.h"
 #include "trace_summary.h"
 
 #define MAX_NAMES 256
@@ -58,39 +58,9 @@ static device_row *row_of(device_row *r, int *n, int pid) {
     return x;
 }
 
-static const char *str_of(const cJSON *o, const char *key) {
-    const cJSON *v = cJSON_GetObjectItemCaseSensitive(o, key);
-    return cJSON_IsString(v) ? v->valuestring : "";
-}
-
-static double num_of(const cJSON *o, const char *key) {
-    const cJSON *v = cJSON_GetObjectItemCaseSensitive(o, key);
-    return cJSON_IsNumber(v) ? v->valuedouble : NAN;
-}
-
 static int by_time(const void *a, const void *b) {
     const double x = ((const tally *)a)->us, y = ((const tally *)b)->us;
     return (x < y) - (x > y);
-}
-
-static char *read_all(const char *path) {
-    FILE *f = fopen(path, "rb");
-    if (!f) return NULL;
-    size_t cap = 1 << 16, n = 0;
-    char *text = malloc(cap);
-    for (;;) {
-        if (n + 4096 > cap) {
-            char *g = realloc(text, cap *= 2);
-            if (!g) break;
-            text = g;
-        }
-        size_t got = fread(text + n, 1, cap - n - 1, f);
-        n += got;
-        if (got == 0) break;
-    }
-    fclose(f);
-    text[n] = '\0';
-    return text;
 }
 
 /* One host row's open spans, to pair each E with its B. */
@@ -101,18 +71,12 @@ typedef struct open_span {
 } open_span;
 
 int pt_tool_trace_summary(const char *path, FILE *out) {
-    char *text = read_all(path);
-    if (!text) {
-        fprintf(stderr, "portable trace summary: cannot read '%s'\n", path);
-        return 1;
-    }
-    cJSON *root = cJSON_Parse(text);
-    free(text);
+    cJSON *root = trace_json_load(path);
     const cJSON *events = root ? cJSON_GetObjectItemCaseSensitive(root, "traceEvents") : NULL;
     if (!cJSON_IsArray(events)) {
         fprintf(stderr,
-                "portable trace summary: '%s' is not a trace (no traceEvents array); "
-                "write one with PORTABLE_TRACE=file.json\n",
+                "portable trace summary: '%s' cannot be read or is not a trace (no traceEvents "
+                "array); write one with PORTABLE_TRACE=file.json\n",
                 path);
         cJSON_Delete(root);
         return 1;
@@ -125,11 +89,11 @@ int pt_tool_trace_summary(const char *path, FILE *out) {
     flow_bytes *flows = NULL;
     const cJSON *e;
     cJSON_ArrayForEach(e, events) {
-        const char *ph = str_of(e, "ph");
-        const int pid = (int)num_of(e, "pid"), tid = (int)num_of(e, "tid");
+        const char *ph = trace_json_str(e, "ph");
+        const int pid = (int)trace_json_num(e, "pid"), tid = (int)trace_json_num(e, "tid");
         if (!strcmp(ph, "M")) {
-            device_row *r = !strcmp(str_of(e, "name"), "process_name") ? row_of(devs, &n_devs, pid) : NULL;
-            if (r) snprintf(r->name, sizeof r->name, "%s", str_of(cJSON_GetObjectItemCaseSensitive(e, "args"), "name"));
+            device_row *r = !strcmp(trace_json_str(e, "name"), "process_name") ? row_of(devs, &n_devs, pid) : NULL;
+            if (r) snprintf(r->name, sizeof r->name, "%s", trace_json_str(cJSON_GetObjectItemCaseSensitive(e, "args"), "name"));
             continue;
         }
         open_span *o = NULL;
@@ -151,21 +115,21 @@ int pt_tool_trace_summary(const char *path, FILE *out) {
             o->depth--;
             const cJSON *b = o->depth < MAX_OPEN ? o->b[o->depth] : NULL;
             if (!b) continue;
-            const double us = num_of(e, "ts") - num_of(b, "ts");
-            if (!strcmp(str_of(b, "name"), "synchronize")) {
+            const double us = trace_json_num(e, "ts") - trace_json_num(b, "ts");
+            if (!strcmp(trace_json_str(b, "name"), "synchronize")) {
                 char why[80];
-                snprintf(why, sizeof why, "synchronize (%s)", str_of(cJSON_GetObjectItemCaseSensitive(b, "args"), "why"));
+                snprintf(why, sizeof why, "synchronize (%s)", trace_json_str(cJSON_GetObjectItemCaseSensitive(b, "args"), "why"));
                 tally *t = tally_of(waits, &n_waits, why);
                 if (t) t->count++, t->us += us;
-            } else if (!strcmp(str_of(b, "cat"), "copy") &&
+            } else if (!strcmp(trace_json_str(b, "cat"), "copy") &&
                        cJSON_IsFalse(cJSON_GetObjectItemCaseSensitive(cJSON_GetObjectItemCaseSensitive(b, "args"), "pinned")) &&
-                       !strcmp(str_of(b, "name"), "copy d2h")) {
+                       !strcmp(trace_json_str(b, "name"), "copy d2h")) {
                 tally *t = tally_of(waits, &n_waits, "blocking read (copy d2h)");
                 if (t) t->count++, t->us += us;
             }
         } else if (!strcmp(ph, "s") && o->depth > 0 && o->depth <= MAX_OPEN) {
             const cJSON *b = o->b[o->depth - 1];
-            if (strcmp(str_of(b, "cat"), "copy")) continue;
+            if (strcmp(trace_json_str(b, "cat"), "copy")) continue;
             if (n_flows == cap_flows) {
                 cap_flows = cap_flows ? 2 * cap_flows : 1024;
                 flow_bytes *g = realloc(flows, cap_flows * sizeof *g);
@@ -174,11 +138,11 @@ int pt_tool_trace_summary(const char *path, FILE *out) {
             }
             const cJSON *args = cJSON_GetObjectItemCaseSensitive(b, "args");
             flow_bytes *f = &flows[n_flows++];
-            f->id = (long)num_of(e, "id");
-            f->bytes = num_of(args, "bytes");
-            snprintf(f->dir, sizeof f->dir, "%s", str_of(args, "direction"));
+            f->id = (long)trace_json_num(e, "id");
+            f->bytes = trace_json_num(args, "bytes");
+            snprintf(f->dir, sizeof f->dir, "%s", trace_json_str(args, "direction"));
         } else if (!strcmp(ph, "X")) {
-            const double ts = num_of(e, "ts"), dur = num_of(e, "dur");
+            const double ts = trace_json_num(e, "ts"), dur = trace_json_num(e, "dur");
             device_row *r = row_of(devs, &n_devs, pid);
             if (r) {
                 if (ts < r->first) r->first = ts;
@@ -186,9 +150,9 @@ int pt_tool_trace_summary(const char *path, FILE *out) {
                 r->busy += dur;
                 r->spans++;
             }
-            const char *name = str_of(e, "name");
+            const char *name = trace_json_str(e, "name");
             if (!strncmp(name, "copy ", 5)) {
-                const long id = (long)num_of(cJSON_GetObjectItemCaseSensitive(e, "args"), "flow");
+                const long id = (long)trace_json_num(cJSON_GetObjectItemCaseSensitive(e, "args"), "flow");
                 for (size_t i = n_flows; i-- > 0;) {
                     if (flows[i].id != id) continue;
                     tally *t = tally_of(copies, &n_copies, flows[i].dir);

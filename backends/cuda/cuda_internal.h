@@ -183,6 +183,8 @@ pt_status ptcu_vt_copy_d2d(int dev, void *dst, size_t dst_offset, const void *sr
 pt_status ptcu_vt_copy_peer(int dst_dev, void *dst, size_t dst_offset, int src_dev, const void *src,
                             size_t src_offset, size_t bytes);
 pt_status ptcu_vt_synchronize(int dev);
+/* A new event of the given flags recorded on d's stream (d selected). */
+pt_status ptcu_record_event(ptcu_device *d, unsigned flags, const char *what, cudaEvent_t *out);
 pt_status ptcu_vt_marker_record(int dev, void **marker);
 bool ptcu_vt_marker_passed(int dev, void *marker);
 void ptcu_vt_marker_release(int dev, void *marker);

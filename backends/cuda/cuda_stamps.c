@@ -20,14 +20,16 @@ static int64_t host_ns(void) {
 
 /* Caller holds d->lock and has selected d. */
 static pt_status set_anchor(ptcu_device *d) {
-    cudaEvent_t ev = NULL;
     cudaError_t e = cudaStreamSynchronize(d->stream);
+    if (e != cudaSuccess)
+        return ptcu_cuda_error(e, "stamp_record: waiting for CUDA device %d", d->ordinal);
     const int64_t before = host_ns();
-    if (e == cudaSuccess) e = cudaEventCreateWithFlags(&ev, cudaEventDefault);
-    if (e == cudaSuccess) e = cudaEventRecord(ev, d->stream);
-    if (e == cudaSuccess) e = cudaEventSynchronize(ev);
+    cudaEvent_t ev = NULL;
+    pt_status s = ptcu_record_event(d, cudaEventDefault, "stamp_record", &ev);
+    if (s != PT_OK) return s;
+    e = cudaEventSynchronize(ev);
     if (e != cudaSuccess) {
-        if (ev) cudaEventDestroy(ev);
+        cudaEventDestroy(ev);
         return ptcu_cuda_error(e, "stamp_record: the clock anchor on CUDA device %d", d->ordinal);
     }
     d->clock_anchor = ev;
@@ -44,14 +46,9 @@ pt_status ptcu_vt_stamp_record(int dev, void **stamp) {
     pthread_mutex_unlock(&d->lock);
     if (s != PT_OK) return s;
     cudaEvent_t ev = NULL;
-    cudaError_t e = cudaEventCreateWithFlags(&ev, cudaEventDefault);
-    if (e == cudaSuccess) e = cudaEventRecord(ev, d->stream);
-    if (e != cudaSuccess) {
-        if (ev) cudaEventDestroy(ev);
-        return ptcu_cuda_error(e, "stamp_record: cudaEventRecord on CUDA device %d", d->ordinal);
-    }
-    *stamp = ev;
-    return PT_OK;
+    s = ptcu_record_event(d, cudaEventDefault, "stamp_record", &ev);
+    if (s == PT_OK) *stamp = ev;
+    return s;
 }
 
 pt_status ptcu_vt_stamp_time(int dev, void *stamp, int64_t *ns) {

@@ -270,40 +270,40 @@ pt_status pt__synchronize(const char *fn, pt_device *d) {
 
 /* ---- Transfers ---- */
 
+/* Returns the plugin's copy call (its failure named after fn and dev),
+ * inside a trace span while tracing. blocking: complete when it returns. */
+#define PT__TRACED_COPY(dev, dir, bytes, pinned, blocking, call)                 \
+    do {                                                                         \
+        pt__trace_mark m_;                                                       \
+        const bool traced_ = pt__tracing();                                      \
+        if (traced_) pt__trace_copy_begin(&m_, fn, dev, dir, bytes, pinned);     \
+        pt_status s_ = checked(call, fn, dev);                                   \
+        if (traced_) pt__trace_copy_end(&m_, dev, dir, blocking, s_);            \
+        return s_;                                                               \
+    } while (0)
+
 pt_status pt__copy_h2d(const char *fn, pt_device *d, void *dst, size_t dst_off, const void *src,
                        size_t bytes, bool async) {
     if (bytes == 0) return PT_OK;
     if (d->backend->shut_down) return after_shutdown(fn, d);
-    pt__trace_mark m;
-    const bool traced = pt__tracing();
-    if (traced) pt__trace_copy_begin(&m, fn, d, "h2d", bytes, async);
-    pt_status s = checked(vt_of(d)->copy_h2d(d->index, dst, dst_off, src, bytes, async), fn, d);
-    if (traced) pt__trace_copy_end(&m, d, "h2d", !async, s);
-    return s;
+    PT__TRACED_COPY(d, "h2d", bytes, async, !async,
+                    vt_of(d)->copy_h2d(d->index, dst, dst_off, src, bytes, async));
 }
 
 pt_status pt__copy_d2h(const char *fn, pt_device *d, void *dst, const void *src, size_t src_off,
                        size_t bytes, bool async) {
     if (bytes == 0) return PT_OK;
     if (d->backend->shut_down) return after_shutdown(fn, d);
-    pt__trace_mark m;
-    const bool traced = pt__tracing();
-    if (traced) pt__trace_copy_begin(&m, fn, d, "d2h", bytes, async);
-    pt_status s = checked(vt_of(d)->copy_d2h(d->index, dst, src, src_off, bytes, async), fn, d);
-    if (traced) pt__trace_copy_end(&m, d, "d2h", !async, s);
-    return s;
+    PT__TRACED_COPY(d, "d2h", bytes, async, !async,
+                    vt_of(d)->copy_d2h(d->index, dst, src, src_off, bytes, async));
 }
 
 pt_status pt__copy_d2d(const char *fn, pt_device *d, void *dst, size_t dst_off, const void *src,
                        size_t src_off, size_t bytes) {
     if (bytes == 0) return PT_OK;
     if (d->backend->shut_down) return after_shutdown(fn, d);
-    pt__trace_mark m;
-    const bool traced = pt__tracing();
-    if (traced) pt__trace_copy_begin(&m, fn, d, "d2d", bytes, false);
-    pt_status s = checked(vt_of(d)->copy_d2d(d->index, dst, dst_off, src, src_off, bytes), fn, d);
-    if (traced) pt__trace_copy_end(&m, d, "d2d", false, s);
-    return s;
+    PT__TRACED_COPY(d, "d2d", bytes, false, false,
+                    vt_of(d)->copy_d2d(d->index, dst, dst_off, src, src_off, bytes));
 }
 
 pt_status pt__copy_peer(const char *fn, pt_device *dst_dev, void *dst, size_t dst_off,
@@ -312,16 +312,10 @@ pt_status pt__copy_peer(const char *fn, pt_device *dst_dev, void *dst, size_t ds
     if (src_dev->backend->shut_down) return after_shutdown(fn, src_dev);
     if (dst_dev->backend->shut_down) return after_shutdown(fn, dst_dev);
     const pt_backend_vtable *vt = vt_of(src_dev);
-    if (src_dev->backend == dst_dev->backend && vt->copy_peer) {
-        pt__trace_mark m;
-        const bool traced = pt__tracing();
-        if (traced) pt__trace_copy_begin(&m, fn, src_dev, "peer", bytes, false);
-        pt_status s = checked(
-            vt->copy_peer(dst_dev->index, dst, dst_off, src_dev->index, src, src_off, bytes), fn,
-            src_dev);
-        if (traced) pt__trace_copy_end(&m, src_dev, "peer", false, s);
-        return s;
-    }
+    if (src_dev->backend == dst_dev->backend && vt->copy_peer)
+        PT__TRACED_COPY(src_dev, "peer", bytes, false, false,
+                        vt->copy_peer(dst_dev->index, dst, dst_off, src_dev->index, src, src_off,
+                                      bytes));
     /* copy_peer (optional) default: stage through pinned host memory of the
      * source device (so the read can run at full speed), synchronously. */
     void *staging = NULL;

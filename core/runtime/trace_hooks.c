@@ -187,6 +187,18 @@ static size_t shape_list(char *buf, size_t cap, const pt_operand *ops, int n) {
     return used;
 }
 
+/* A host span with one string argument. */
+static void span_begin(pt__trace_mark *m, const char *name, const char *cat, const char *key,
+                       const char *value, pt_device *d) {
+    const int pid = pt__trace_pid(d), tid = pt__trace_host_tid(pid);
+    char args[160];
+    snprintf(args, sizeof args, "\"%s\":\"%s\"", key, value);
+    m->t0 = pt__trace_now_ns();
+    m->stamp0 = NULL;
+    m->flow = 0;
+    begin_span(pid, tid, m->t0, name, cat, args);
+}
+
 pt_status pt__trace_execute(const char *fn, pt_device *d, pt_op *op) {
     const int pid = pt__trace_pid(d), tid = pt__trace_host_tid(pid);
     const char *name = pt_op_name(op->kind);
@@ -281,30 +293,16 @@ void pt__trace_copy_end(pt__trace_mark *m, pt_device *d, const char *dir, bool b
 }
 
 void pt__trace_sync_begin(pt__trace_mark *m, const char *fn, pt_device *d) {
-    const int pid = pt__trace_pid(d), tid = pt__trace_host_tid(pid);
-    char args[120];
-    snprintf(args, sizeof args, "\"why\":\"%s\"", fn);
-    m->t0 = pt__trace_now_ns();
-    m->stamp0 = NULL;
-    m->flow = 0;
-    begin_span(pid, tid, m->t0, "synchronize", "wait", args);
+    span_begin(m, "synchronize", "wait", "why", fn, d);
 }
 
 void pt__trace_sync_end(pt__trace_mark *m, pt_device *d, pt_status s) {
-    (void)m;
-    const int pid = pt__trace_pid(d), tid = pt__trace_host_tid(pid);
-    end_span(pid, tid, s);
+    pt__trace_region_end(m, d, s);
     if (s == PT_OK) drain(d, false);
 }
 
 void pt__trace_region_begin(pt__trace_mark *m, const char *name, const char *fn, pt_device *d) {
-    const int pid = pt__trace_pid(d), tid = pt__trace_host_tid(pid);
-    char args[120];
-    snprintf(args, sizeof args, "\"fn\":\"%s\"", fn);
-    m->t0 = pt__trace_now_ns();
-    m->stamp0 = NULL;
-    m->flow = 0;
-    begin_span(pid, tid, m->t0, name, "region", args);
+    span_begin(m, name, "region", "fn", fn, d);
 }
 
 void pt__trace_region_end(pt__trace_mark *m, pt_device *d, pt_status s) {

@@ -9,39 +9,17 @@
  * and the edges: a bad path is an error at pt_trace_begin, a size-capped
  * trace is still valid JSON, and a trace the program never ended
  * (PORTABLE_TRACE) is closed valid at exit. */
-#include <cjson/cJSON.h>
 #include <sys/stat.h>
 
+#include "../../tools/trace_json.h"
 #include "../unit/check.h"
 
 /* ---- Reading a trace ---- */
 
-static cJSON *read_trace(const char *path) {
-    FILE *f = fopen(path, "rb");
-    if (!f) return NULL;
-    fseek(f, 0, SEEK_END);
-    long n = ftell(f);
-    fseek(f, 0, SEEK_SET);
-    char *text = malloc((size_t)n + 1);
-    size_t got = fread(text, 1, (size_t)n, f);
-    fclose(f);
-    text[got] = '\0';
-    cJSON *root = cJSON_Parse(text);
-    free(text);
-    return root;
-}
-
-static const char *str_of(const cJSON *o, const char *key) {
-    const cJSON *v = cJSON_GetObjectItemCaseSensitive(o, key);
-    return cJSON_IsString(v) ? v->valuestring : "";
-}
-
-static double num_of(const cJSON *o, const char *key) {
-    const cJSON *v = cJSON_GetObjectItemCaseSensitive(o, key);
-    return cJSON_IsNumber(v) ? v->valuedouble : NAN;
-}
-
-static const cJSON *args_of(const cJSON *e) { return cJSON_GetObjectItemCaseSensitive(e, "args"); }
+#define read_trace trace_json_load
+#define str_of trace_json_str
+#define num_of trace_json_num
+#define args_of trace_json_args
 
 #define MAX_ROWS 64
 #define MAX_DEPTH 32
