@@ -92,8 +92,10 @@ int pt_tool_trace_summary(const char *path, FILE *out) {
         const char *ph = trace_json_str(e, "ph");
         const int pid = (int)trace_json_num(e, "pid"), tid = (int)trace_json_num(e, "tid");
         if (!strcmp(ph, "M")) {
-            device_row *r = !strcmp(trace_json_str(e, "name"), "process_name") ? row_of(devs, &n_devs, pid) : NULL;
-            if (r) snprintf(r->name, sizeof r->name, "%s", trace_json_str(cJSON_GetObjectItemCaseSensitive(e, "args"), "name"));
+            device_row *r = !strcmp(trace_json_str(e, "name"), "process_name")
+                                ? row_of(devs, &n_devs, pid)
+                                : NULL;
+            if (r) snprintf(r->name, sizeof r->name, "%s", trace_json_str(trace_json_args(e), "name"));
             continue;
         }
         open_span *o = NULL;
@@ -118,11 +120,12 @@ int pt_tool_trace_summary(const char *path, FILE *out) {
             const double us = trace_json_num(e, "ts") - trace_json_num(b, "ts");
             if (!strcmp(trace_json_str(b, "name"), "synchronize")) {
                 char why[80];
-                snprintf(why, sizeof why, "synchronize (%s)", trace_json_str(cJSON_GetObjectItemCaseSensitive(b, "args"), "why"));
+                snprintf(why, sizeof why, "synchronize (%s)",
+                         trace_json_str(trace_json_args(b), "why"));
                 tally *t = tally_of(waits, &n_waits, why);
                 if (t) t->count++, t->us += us;
             } else if (!strcmp(trace_json_str(b, "cat"), "copy") &&
-                       cJSON_IsFalse(cJSON_GetObjectItemCaseSensitive(cJSON_GetObjectItemCaseSensitive(b, "args"), "pinned")) &&
+                       cJSON_IsFalse(cJSON_GetObjectItemCaseSensitive(trace_json_args(b), "pinned")) &&
                        !strcmp(trace_json_str(b, "name"), "copy d2h")) {
                 tally *t = tally_of(waits, &n_waits, "blocking read (copy d2h)");
                 if (t) t->count++, t->us += us;
@@ -152,7 +155,7 @@ int pt_tool_trace_summary(const char *path, FILE *out) {
             }
             const char *name = trace_json_str(e, "name");
             if (!strncmp(name, "copy ", 5)) {
-                const long id = (long)trace_json_num(cJSON_GetObjectItemCaseSensitive(e, "args"), "flow");
+                const long id = (long)trace_json_num(trace_json_args(e), "flow");
                 for (size_t i = n_flows; i-- > 0;) {
                     if (flows[i].id != id) continue;
                     tally *t = tally_of(copies, &n_copies, flows[i].dir);
@@ -173,10 +176,12 @@ int pt_tool_trace_summary(const char *path, FILE *out) {
     double total = 0;
     for (int i = 0; i < n_ops; i++) total += ops[i].us;
     qsort(ops, (size_t)n_ops, sizeof *ops, by_time);
-    fprintf(out, "## Top ops by device time\n\n| op | calls | device ms | mean us | share |\n|---|---:|---:|---:|---:|\n");
+    fprintf(out, "## Top ops by device time\n\n"
+                 "| op | calls | device ms | mean us | share |\n|---|---:|---:|---:|---:|\n");
     for (int i = 0; i < n_ops && i < TOP_OPS; i++)
         fprintf(out, "| %s | %ld | %.3f | %.2f | %.1f %% |\n", ops[i].name, ops[i].count,
-                ops[i].us / 1e3, ops[i].us / (double)ops[i].count, total > 0 ? 100 * ops[i].us / total : 0);
+                ops[i].us / 1e3, ops[i].us / (double)ops[i].count,
+                total > 0 ? 100 * ops[i].us / total : 0);
     if (!n_ops) fprintf(out, "| (no device spans: the backend has no device timing) | | | | |\n");
 
     fprintf(out, "\n## Host time spent waiting\n\n| why | waits | ms |\n|---|---:|---:|\n");
@@ -184,14 +189,17 @@ int pt_tool_trace_summary(const char *path, FILE *out) {
         fprintf(out, "| %s | %ld | %.3f |\n", waits[i].name, waits[i].count, waits[i].us / 1e3);
     if (!n_waits) fprintf(out, "| (none) | 0 | 0 |\n");
 
-    fprintf(out, "\n## Copy bandwidth (device time)\n\n| direction | copies | MB | ms | GB/s |\n|---|---:|---:|---:|---:|\n");
+    fprintf(out, "\n## Copy bandwidth (device time)\n\n"
+                 "| direction | copies | MB | ms | GB/s |\n|---|---:|---:|---:|---:|\n");
     for (int i = 0; i < n_copies; i++)
         fprintf(out, "| %s | %ld | %.3f | %.3f | %.2f |\n", copies[i].name, copies[i].count,
                 copies[i].bytes / 1e6, copies[i].us / 1e3,
                 copies[i].us > 0 ? copies[i].bytes / (copies[i].us * 1e3) : 0.0);
     if (!n_copies) fprintf(out, "| (none) | 0 | 0 | 0 | |\n");
 
-    fprintf(out, "\n## Device queues: busy vs idle\n\n| device | spans | first to last ms | busy ms | idle (gap) ms | busy |\n|---|---:|---:|---:|---:|---:|\n");
+    fprintf(out, "\n## Device queues: busy vs idle\n\n"
+                 "| device | spans | first to last ms | busy ms | idle (gap) ms | busy |\n"
+                 "|---|---:|---:|---:|---:|---:|\n");
     for (int i = 0; i < n_devs; i++) {
         const device_row *r = &devs[i];
         if (!r->spans) continue;

@@ -24,7 +24,8 @@ pt_status ocl_stamp_record(int dev, void **stamp) {
     if (s != PT_OK) return s;
     cl_event ev = NULL;
     cl_int err = clEnqueueMarkerWithWaitList(d->queue, 0, NULL, &ev);
-    if (err != CL_SUCCESS) return ocl_cl_fail(err, "stamp_record: clEnqueueMarkerWithWaitList on opencl:%d", dev);
+    if (err != CL_SUCCESS)
+        return ocl_cl_fail(err, "stamp_record: clEnqueueMarkerWithWaitList on opencl:%d", dev);
     *stamp = ev;
     return PT_OK;
 }
@@ -32,7 +33,8 @@ pt_status ocl_stamp_record(int dev, void **stamp) {
 static pt_status end_of(int dev, cl_event ev, cl_ulong *end) {
     cl_int err = clGetEventProfilingInfo(ev, CL_PROFILING_COMMAND_END, sizeof *end, end, NULL);
     if (err != CL_SUCCESS)
-        return ocl_cl_fail(err, "stamp_time: clGetEventProfilingInfo(CL_PROFILING_COMMAND_END) on opencl:%d", dev);
+        return ocl_cl_fail(err, "stamp_time: clGetEventProfilingInfo(CL_PROFILING_COMMAND_END) "
+                                "on opencl:%d", dev);
     return PT_OK;
 }
 

@@ -221,7 +221,8 @@ static void check_step_trace(const char *path, pt_device *d) {
                 continue;
             }
             flows[id].seen_device = true;
-            const double end = ts + num_of(e, "dur"), sync_end = next_sync_end(events, r->pid, flows[id].ts);
+            const double end = ts + num_of(e, "dur");
+            const double sync_end = next_sync_end(events, r->pid, flows[id].ts);
             char what[200];
             snprintf(what, sizeof what, "device span %s [%.3f, %.3f] inside [%.3f, %.3f]",
                      str_of(e, "name"), ts, end, flows[id].ts, sync_end);
@@ -332,7 +333,8 @@ int main(int argc, char **argv) {
         printf("skip: no device: %s\n", pt_last_error());
         return 77;
     }
-    snprintf(trace_dir, sizeof trace_dir, "%s", getenv("PT_TRACE_TEST_DIR") ? getenv("PT_TRACE_TEST_DIR") : ".");
+    const char *dir = getenv("PT_TRACE_TEST_DIR");
+    snprintf(trace_dir, sizeof trace_dir, "%s", dir ? dir : ".");
     test_bad_paths();
     test_step();
     test_capped();
