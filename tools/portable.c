@@ -83,6 +83,8 @@ static int list_devices(void) {
     }
     if (!shown) printf("| (no devices)\n");
     print_rule();
+    printf("mem total, mem free: as each driver reports them (unknown: the driver has no query\n"
+           "for it, e.g. OpenCL without AMD's extension); in use: memory libportable holds\n");
     const char *env = getenv("PORTABLE_BACKEND");
     pt_device *def = pt_default_device();
     if (def)

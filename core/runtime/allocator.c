@@ -356,6 +356,7 @@ static void count_used(pt__allocator *a, pt__block *b) {
     a->in_use += (int64_t)b->size;
     a->cached -= (int64_t)b->size;
     if (a->in_use > a->peak) a->peak = a->in_use;
+    if (a->in_use > a->shown_peak) a->shown_peak = a->in_use;
 }
 
 /* The path that found no fast-bin block: best fit among merged free blocks,
