@@ -282,6 +282,9 @@ pt_status ocl_device_ready(int dev, const char *what, ocl_device **out) {
         /* In order: the one queue orders every op and copy. Profiling on,
          * so trace stamps (ocl_stamps.c) can read when markers passed. */
         d->queue = clCreateCommandQueue(d->ctx, d->id, CL_QUEUE_PROFILING_ENABLE, &err);
+        d->profiling = d->queue != NULL;
+        if (!d->queue) /* a driver without profiling still runs, untimed */
+            d->queue = clCreateCommandQueue(d->ctx, d->id, 0, &err);
         if (!d->queue) {
             clReleaseContext(d->ctx);
             d->ctx = NULL;

@@ -116,6 +116,7 @@ typedef struct ocl_device {
      * device's profiling clock, measured once, under lock. */
     int64_t clock_offset;
     bool clock_known;
+    bool profiling; /* the queue has CL_QUEUE_PROFILING_ENABLE (set with it) */
 } ocl_device;
 
 typedef struct ocl_state {

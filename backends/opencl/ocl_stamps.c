@@ -22,6 +22,9 @@ pt_status ocl_stamp_record(int dev, void **stamp) {
     ocl_device *d = NULL;
     pt_status s = ocl_device_ready(dev, "stamp_record", &d);
     if (s != PT_OK) return s;
+    if (!d->profiling)
+        return ocl_fail(PT_ERR_UNSUPPORTED, "stamp_record: opencl:%d's driver refused a queue "
+                                            "with profiling, so its work is not timed", dev);
     cl_event ev = NULL;
     cl_int err = clEnqueueMarkerWithWaitList(d->queue, 0, NULL, &ev);
     if (err != CL_SUCCESS)

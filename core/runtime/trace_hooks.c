@@ -85,9 +85,9 @@ static void push_pending(pt_device *d, void *s0, void *s1, int64_t enq, int64_t 
     if (s1) pt__stamp_release(d, s1);
 }
 
-/* Writes the device spans of d's pending work (its queue is drained) and
- * forgets them. */
-static void drain(pt_device *d, bool plugin_gone) {
+/* Writes the device spans of d's pending work (its queue is drained: the
+ * host's wait for it returned at waited_ns) and forgets them. */
+static void drain(pt_device *d, bool plugin_gone, int64_t waited_ns) {
     pthread_mutex_lock(&pending_lock);
     device_queue *q = queue_of_locked(d);
     pending_span *items = q ? q->items : NULL;
@@ -110,12 +110,23 @@ static void drain(pt_device *d, bool plugin_gone) {
             (!p->stamp1 || pt__stamp_time(d, p->stamp1, &t1) == PT_OK)) {
             /* The queue passed stamp0 when the work before was done; an
              * idle queue passed it before this work was even queued. */
-            const int64_t start = t0 > p->enqueued_ns ? t0 : p->enqueued_ns;
-            const int64_t end = t1 > start ? t1 : start;
+            int64_t start = t0 > p->enqueued_ns ? t0 : p->enqueued_ns;
+            int64_t end = t1 > start ? t1 : start;
+            /* The work was over when the wait returned. A device clock that
+             * says otherwise is mapped wrongly (Mesa rusticl stamps markers
+             * when it processes a batch, not when the work ran): the span
+             * is cut to the wait and marked, so pictures stay causal and
+             * the tests can tell. */
+            const bool clamped = end > waited_ns;
+            if (clamped) {
+                end = waited_ns;
+                if (start > end) start = end;
+            }
             const char *ts = PT__TRACE_TS(start);
             emitf("{\"ph\":\"X\",\"name\":\"%s\",\"cat\":\"device\",\"pid\":%d,\"tid\":%d,"
-                  "\"ts\":%s,\"dur\":%s,\"args\":{\"flow\":%" PRIu64 "}}",
-                  p->name, pid, PT__TRACE_QUEUE_TID, ts, PT__TRACE_US(end - start), p->flow);
+                  "\"ts\":%s,\"dur\":%s,\"args\":{\"flow\":%" PRIu64 "%s}}",
+                  p->name, pid, PT__TRACE_QUEUE_TID, ts, PT__TRACE_US(end - start), p->flow,
+                  clamped ? ",\"clamped\":true" : "");
             emitf("{\"ph\":\"f\",\"bp\":\"e\",\"name\":\"enqueue\",\"cat\":\"flow\",\"id\":%" PRIu64
                   ",\"pid\":%d,\"tid\":%d,\"ts\":%s}",
                   p->flow, pid, PT__TRACE_QUEUE_TID, ts);
@@ -137,7 +148,7 @@ void pt__trace_flush_devices(bool at_exit) {
         const bool gone = d->backend->shut_down;
         /* A synchronize drains d (its hook writes the spans). */
         if (gone || pt__synchronize(at_exit ? "exit" : "pt_trace_end", d) != PT_OK)
-            drain(d, gone);
+            drain(d, gone, pt__trace_now_ns());
     }
 }
 
@@ -273,6 +284,7 @@ void pt__trace_copy_begin(pt__trace_mark *m, const char *fn, pt_device *d, const
 
 void pt__trace_copy_end(pt__trace_mark *m, pt_device *d, const char *dir, bool blocking,
                         pt_status s) {
+    const int64_t done = pt__trace_now_ns();
     const int pid = pt__trace_pid(d), tid = pt__trace_host_tid(pid);
     if (m->stamp0) {
         void *s1 = NULL;
@@ -281,7 +293,7 @@ void pt__trace_copy_end(pt__trace_mark *m, pt_device *d, const char *dir, bool b
         /* A blocking copy is over when the call returns: a stamp queued
          * now would pass only later, so its end is the host's clock. */
         if (s == PT_OK && blocking)
-            push_pending(d, m->stamp0, NULL, m->t0, pt__trace_now_ns(), m->flow, name);
+            push_pending(d, m->stamp0, NULL, m->t0, done, m->flow, name);
         else if (s == PT_OK && pt__stamp_record(d, &s1) == PT_OK)
             push_pending(d, m->stamp0, s1, m->t0, 0, m->flow, name);
         else
@@ -289,7 +301,7 @@ void pt__trace_copy_end(pt__trace_mark *m, pt_device *d, const char *dir, bool b
     }
     end_span(pid, tid, s);
     /* A blocking read waits for the in-order queue: a wait like synchronize. */
-    if (s == PT_OK && blocking && !strcmp(dir, "d2h")) drain(d, false);
+    if (s == PT_OK && blocking && !strcmp(dir, "d2h")) drain(d, false, done);
 }
 
 void pt__trace_sync_begin(pt__trace_mark *m, const char *fn, pt_device *d) {
@@ -297,8 +309,9 @@ void pt__trace_sync_begin(pt__trace_mark *m, const char *fn, pt_device *d) {
 }
 
 void pt__trace_sync_end(pt__trace_mark *m, pt_device *d, pt_status s) {
+    const int64_t waited = pt__trace_now_ns();
     pt__trace_region_end(m, d, s);
-    if (s == PT_OK) drain(d, false);
+    if (s == PT_OK) drain(d, false, waited);
 }
 
 void pt__trace_region_begin(pt__trace_mark *m, const char *name, const char *fn, pt_device *d) {

@@ -187,7 +187,7 @@ static void check_step_trace(const char *path, pt_device *d) {
     static row rows[MAX_ROWS];
     static enqueue flows[MAX_FLOWS + 1];
     memset(flows, 0, sizeof flows);
-    int nrows = 0, n_ops = 0, n_enqueued = 0, n_device = 0, n_waits = 0, bad_order = 0,
+    int nrows = 0, n_ops = 0, n_enqueued = 0, n_device = 0, n_waits = 0, n_clamped = 0, bad_order = 0,
         bad_nesting = 0;
     cJSON_ArrayForEach(e, events) {
         const char *ph = str_of(e, "ph");
@@ -221,6 +221,8 @@ static void check_step_trace(const char *path, pt_device *d) {
                 continue;
             }
             flows[id].seen_device = true;
+            /* The backend's clock needed no cutting to the wait's end */
+            if (cJSON_IsTrue(cJSON_GetObjectItemCaseSensitive(args_of(e), "clamped"))) n_clamped++;
             const double end = ts + num_of(e, "dur");
             const double sync_end = next_sync_end(events, r->pid, flows[id].ts);
             char what[200];
@@ -238,6 +240,7 @@ static void check_step_trace(const char *path, pt_device *d) {
     /* Every backend this runs on times its queue: one device span per enqueue. */
     CHECK(n_enqueued >= n_ops);
     CHECK_INT(n_device, n_enqueued);
+    CHECK_INT(n_clamped, 0);
     int missing = 0;
     for (int i = 1; i <= MAX_FLOWS; i++)
         if (flows[i].pid && !flows[i].seen_device) missing++;
