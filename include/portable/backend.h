@@ -229,7 +229,8 @@ typedef struct pt_backend_vtable {
     /* Device timing for traces (optional, all three or none) default: no
      * device spans; the trace shows the host's calls only. Asked only while
      * a trace is being written (include/portable/trace.h), around each op
-     * and copy. stamp_record puts a timestamp at the end of dev's queue;
+     * and copy. stamp_record puts a timestamp at the end of dev's queue
+     * (*stamp is never NULL on success: NULL means "no stamp" to the core);
      * stamp_time, called after a synchronize of dev, gives the time at which
      * the queue passed it (the work queued before it complete) on the host's
      * CLOCK_MONOTONIC clock in nanoseconds, never later than the true time
