@@ -21,6 +21,7 @@
 #include <time.h>
 
 #include "format_bytes.h" /* core/runtime/format_bytes.c, built into this tool too */
+#include "plugin_libraries.h"
 #include "trace_summary.h"
 #include "portable/portable.h"
 
@@ -85,6 +86,7 @@ static int list_devices(void) {
     print_rule();
     printf("mem total, mem free: as each driver reports them (unknown: the driver has no query\n"
            "for it, e.g. OpenCL without AMD's extension); in use: memory libportable holds\n");
+    print_plugin_libraries();
     const char *env = getenv("PORTABLE_BACKEND");
     pt_device *def = pt_default_device();
     if (def)

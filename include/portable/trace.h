@@ -1,4 +1,5 @@
-/* libportable — tracing: what the host and the devices did, as a Chrome
+/** @file
+ * libportable — tracing: what the host and the devices did, as a Chrome
  * trace-event JSON file (open it in https://ui.perfetto.dev or
  * chrome://tracing, or summarise it with `portable trace summary FILE`).
  *
@@ -38,22 +39,22 @@
 extern "C" {
 #endif
 
-/* The size cap pt_trace_begin uses: 256 MiB (about two million ops). */
+/** The size cap pt_trace_begin uses: 256 MiB (about two million ops). */
 #define PT_TRACE_DEFAULT_MAX_BYTES ((size_t)256 << 20)
 
-/* Starts writing a trace to path (created or truncated), capped at
+/** Starts writing a trace to path (created or truncated), capped at
  * PT_TRACE_DEFAULT_MAX_BYTES. Errors: PT_ERR_INVALID_ARGUMENT for a NULL or
  * empty path or while another trace is being written (end it first);
  * PT_ERR_IO when path cannot be opened for writing (the message names the
  * path and the system's reason). Nothing is traced after a failure. */
 PT_API pt_status pt_trace_begin(const char *path);
-/* pt_trace_begin with a size cap of max_bytes (at least 4096: PT_ERR_INVALID_ARGUMENT below). */
+/** pt_trace_begin with a size cap of max_bytes (at least 4096: PT_ERR_INVALID_ARGUMENT below). */
 PT_API pt_status pt_trace_begin_capped(const char *path, size_t max_bytes);
-/* Waits for every device that has device spans pending, writes them, and
+/** Waits for every device that has device spans pending, writes them, and
  * closes the file. PT_ERR_INVALID_ARGUMENT when no trace is being written;
  * PT_ERR_IO when writing or closing the file failed (a full disk, say). */
 PT_API pt_status pt_trace_end(void);
-/* Whether a trace is being written. */
+/** Whether a trace is being written. */
 PT_API bool pt_trace_active(void);
 
 #ifdef __cplusplus
