@@ -270,8 +270,8 @@ typedef struct pt_backend_vtable {
      * stamp_release frees it. A backend that executes at once (the cpu)
      * returns the host's clock when recording. */
     pt_status (*stamp_record)(int dev, void **stamp);
-    pt_status (*stamp_time)(int dev, void *stamp, int64_t *ns);
-    void (*stamp_release)(int dev, void *stamp);
+    pt_status (*stamp_time)(int dev, void *stamp, int64_t *ns); /**< When the queue passed stamp (host ns). */
+    void (*stamp_release)(int dev, void *stamp); /**< Frees a stamp from stamp_record. */
 } pt_backend_vtable;
 
 /** The type of a plugin's pt_backend_entry: given the core's host API and ABI

@@ -63,6 +63,8 @@ def devices() -> int:
     if not shown:
         print("| (no devices)")
     print(_RULE)
+    print("mem total, mem free: as each driver reports them (unknown: the driver has no query\n"
+          "for it, e.g. OpenCL without AMD's extension); in use: memory libportable holds")
     env = os.environ.get("PORTABLE_BACKEND") or "auto"
     d = lib.pt_default_device()
     if d:
