@@ -6,7 +6,7 @@
 # oracles.)
 set -euo pipefail
 
-packages=(build-essential cmake pkg-config zlib1g-dev libcjson-dev libopenblas-dev libsleef-dev
+packages=(build-essential cmake pkg-config zlib1g-dev libcjson-dev libopenblas-dev libsleef-dev libdnnl-dev
           ocl-icd-opencl-dev opencl-headers pocl-opencl-icd libclblast-dev python3-numpy)
 # clang and its sanitizer and libFuzzer runtimes: the ThreadSanitizer build and the fuzz
 # targets (tests/fuzz) in scripts/run-tests.sh

@@ -65,6 +65,20 @@ def devices() -> int:
     print(_RULE)
     print("mem total, mem free: as each driver reports them (unknown: the driver has no query\n"
           "for it, e.g. OpenCL without AMD's extension); in use: memory libportable holds")
+    # The tool's platform lines the column cuts (the cpu plugin's libraries and the ISA each runs).
+    header = False
+    for b in bs:
+        for d in b["devices"]:
+            try:
+                p = d.properties()
+            except Exception:
+                continue
+            if len(p["platform"]) <= 24:
+                continue
+            if not header:
+                print("\nPlatforms (the libraries and the ISA each runs)")
+            header = True
+            print(f"  {str(d):<10} {p['platform']}")
     env = os.environ.get("PORTABLE_BACKEND") or "auto"
     d = lib.pt_default_device()
     if d:

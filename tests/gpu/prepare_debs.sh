@@ -32,5 +32,12 @@ if ! (cd "$dest/pkgs.tmp" && apt-get download -qq "${pkgs[@]}"); then
 fi
 rm -rf "$dest/pkgs"
 mv "$dest/pkgs.tmp" "$dest/pkgs"
+# cffi (compiled) and pycparser for the Python package's step: the GPU
+# machine's python3 (/opt/torch/.venv, CPython 3.12) has neither. From PyPI.
+rm -rf "$dest/wheels"
+if ! python3 -m pip download -q --only-binary=:all: --python-version 3.12 --implementation cp \
+       --platform manylinux2014_x86_64 --platform manylinux_2_17_x86_64 -d "$dest/wheels" cffi pycparser; then
+  echo "prepare_debs: pip download of cffi and pycparser failed: the Python step will say so" >&2
+fi
 du -sh "$dest/pkgs"
 echo "prepare_debs: ready in $dest/pkgs; carry \"$(basename "$dest")\" with the device command"

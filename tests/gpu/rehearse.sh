@@ -94,7 +94,7 @@ if [ "$mode" = sim ]; then
   check "script exit status 0" '[ $rc = 0 ]'
   for s in "Dependencies" "Build (" "Gate: portable devices" "Suites on cuda:0" "GPU tour, full sizes" \
            "cnn_digits --dtype bf16" "Benchmarks" "compute-sanitizer" "OpenCL through the NVIDIA driver" \
-           "The chapter's experiments" "Summary"; do
+           "The chapter's experiments" "The Python package on cuda:0" "Summary"; do
     check "section '$s' present" 'grep -q "^## $s" "$res"'
   done
   check "nothing failed" 'grep -q "^Nothing failed" "$res"'

@@ -21,6 +21,7 @@
 #   8 opencl    NVIDIA's OpenCL through an .icd file of our own, when the
 #               driver ships libnvidia-opencl.so.1: conformance, digits MLP
 #   9 chapter   the chapter's experiments on cuda and in PyTorch: one table
+#  10 python    the Python package's chapter script on cuda
 #
 # What comes back (the device tool returns at most 8 files): $OUT/results.md
 # (everything above, in order), $OUT/logs.tar.gz (every step's full log),
@@ -481,6 +482,32 @@ if begin "chapter" 30; then
     "$PY" bench/cuda/combine_results.py "$LOGS/chapter_cuda.json" "$LOGS/chapter_torch.json" >>"$RESULTS" 2>>"$LOGS/bench.log"
   else
     say "PyTorch cannot use a CUDA device here: the PyTorch column waits for a GPU."
+  fi
+  pack_logs
+fi
+
+# ---- 10. The Python package on cuda ----
+# The chapter as a Python script, against this build. The GPU machine's
+# python3 has no cffi: prepare_debs.sh carries its wheels (.debs/wheels).
+if begin "python" 30; then
+  section "The Python package on cuda:0 (python/examples/gpus.py)"
+  pyroot=$BUILD_DIR/python-wheels
+  if ! "$PY" -c 'import cffi, pycparser' 2>/dev/null && compgen -G "$DEBS_DIR/wheels/*.whl" >/dev/null; then
+    rm -rf "$pyroot"; mkdir -p "$pyroot"
+    for w in "$DEBS_DIR"/wheels/*.whl; do "$PY" -m zipfile -e "$w" "$pyroot"; done
+  fi
+  export PYTHONPATH=$ROOT/python:$pyroot${PYTHONPATH:+:$PYTHONPATH}
+  if ! "$PY" -c 'import cffi, pycparser' 2>"$LOGS/python.log"; then
+    fail "python: $PY cannot import cffi and pycparser (carried wheels: $(ls "$DEBS_DIR/wheels" 2>/dev/null | tr '\n' ' '))"
+  else
+    mkdir -p "$BUILD_DIR/python"
+    "$PY" python/gen_cdef.py cc "$BUILD_DIR/python/_cdef.h" include third_party/dlpack/include >>"$LOGS/python.log" 2>&1
+    timeout "$(limit 90)" env PORTABLE_CDEF="$BUILD_DIR/python/_cdef.h" PORTABLE_LIBRARY="$BUILD_DIR/lib/libportable.so" \
+      PORTABLE_BACKEND=cuda "$PY" python/examples/gpus.py >"$LOGS/python_gpus.log" 2>&1
+    rc=$?
+    [ $rc = 0 ] || fail "python/examples/gpus.py on cuda (exit $rc)"
+    say "exit $rc; its first lines:"
+    head -30 "$LOGS/python_gpus.log" | fenced
   fi
   pack_logs
 fi
