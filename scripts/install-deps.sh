@@ -24,6 +24,8 @@ packages+=(mesa-opencl-icd oclgrind)
 # other side, which fail in CI without it, and a peer in the benchmarks.)
 # Doxygen: the API reference (docs/api), built with undocumented names as errors
 packages+=(doxygen)
+# matplotlib: scripts/render_trace.py (trace timelines) and bench/plot_results.py
+packages+=(python3-matplotlib)
 
 missing=()
 for p in "${packages[@]}"; do

@@ -10,6 +10,7 @@
 
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 
 #include "cpu_internal.h"
 #include "vecmath.h"
@@ -126,6 +127,32 @@ static pt_status cpu_synchronize(int dev) {
     return PT_OK; /* every member completed before returning */
 }
 
+/* ---- Device timing for traces ---- */
+
+/* Execution is immediate, so the queue passes a stamp the moment it is
+ * recorded: the stamp is the host's clock then, held in the handle itself
+ * (nothing to allocate, nothing to leak if a trace is cut off at exit). */
+_Static_assert(sizeof(void *) >= sizeof(int64_t), "a stamp handle holds nanoseconds");
+
+static pt_status cpu_stamp_record(int dev, void **stamp) {
+    (void)dev;
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    *stamp = (void *)(uintptr_t)((uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec);
+    return PT_OK;
+}
+
+static pt_status cpu_stamp_time(int dev, void *stamp, int64_t *ns) {
+    (void)dev;
+    *ns = (int64_t)(uintptr_t)stamp;
+    return PT_OK;
+}
+
+static void cpu_stamp_release(int dev, void *stamp) {
+    (void)dev;
+    (void)stamp;
+}
+
 /* ---- Admission ---- */
 
 static const pt_backend_vtable pt_cpu_vtable = {
@@ -150,6 +177,9 @@ static const pt_backend_vtable pt_cpu_vtable = {
     .supports = cpu_supports,
     .execute = cpu_execute,
     .synchronize = cpu_synchronize,
+    .stamp_record = cpu_stamp_record,
+    .stamp_time = cpu_stamp_time,
+    .stamp_release = cpu_stamp_release,
 };
 
 PT_PLUGIN_API const pt_backend_vtable *pt_backend_entry(const pt_host_api *host,

@@ -274,6 +274,20 @@ typedef struct pt_backend_vtable {
     pt_status (*marker_record)(int dev, void **marker);
     bool (*marker_passed)(int dev, void *marker); /**< Whether the work before marker is complete (never waits). */
     void (*marker_release)(int dev, void *marker); /**< Frees a marker from marker_record. */
+    /** Device timing for traces (optional, all three or none) default: no
+     * device spans; the trace shows the host's calls only. Asked only while
+     * a trace is being written (include/portable/trace.h), around each op
+     * and copy. stamp_record puts a timestamp at the end of dev's queue
+     * (*stamp is never NULL on success: NULL means "no stamp" to the core);
+     * stamp_time, called after a synchronize of dev, gives the time at which
+     * the queue passed it (the work queued before it complete) on the host's
+     * CLOCK_MONOTONIC clock in nanoseconds, never later than the true time
+     * (a device clock mapped with an offset measured early, say);
+     * stamp_release frees it. A backend that executes at once (the cpu)
+     * returns the host's clock when recording. */
+    pt_status (*stamp_record)(int dev, void **stamp);
+    pt_status (*stamp_time)(int dev, void *stamp, int64_t *ns); /**< When the queue passed stamp (host ns). */
+    void (*stamp_release)(int dev, void *stamp); /**< Frees a stamp from stamp_record. */
 } pt_backend_vtable;
 
 /** The type of a plugin's pt_backend_entry: given the core's host API and ABI

@@ -64,6 +64,8 @@ def devices() -> int:
     if not shown:
         print("| (no devices)")
     print(_RULE)
+    print("mem total, mem free: as each driver reports them (unknown: the driver has no query\n"
+          "for it, e.g. OpenCL without AMD's extension); in use: memory libportable holds")
     print_plugin_libraries([(b["name"], b["path"]) for b in bs])
     # The tool's platform lines the column cuts (the cpu plugin's libraries and the ISA each runs).
     header = False
