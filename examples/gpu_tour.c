@@ -70,12 +70,29 @@ static double time_matmul(pt_device *d, int64_t n, int reps) {
     return dt;
 }
 
+/* With --trace-dir, an experiment runs inside a trace of its own. */
+static void trace_begin(const char *dir, const char *name) {
+    if (!dir) return;
+    char path[1024];
+    snprintf(path, sizeof path, "%s/%s", dir, name);
+    if (pt_trace_begin(path) != PT_OK) fprintf(stderr, "gpu_tour: %s\n", pt_last_error());
+    else printf("  (tracing to %s)\n", path);
+}
+
+static void trace_end(const char *dir) {
+    if (dir && pt_trace_active() && pt_trace_end() != PT_OK)
+        fprintf(stderr, "gpu_tour: %s\n", pt_last_error());
+}
+
 static void section(const char *title) { printf("\n== %s\n", title); }
 
 static void usage(FILE *f, const char *prog) {
     fprintf(f,
-            "usage: %s [--quick]\n"
+            "usage: %s [--quick] [--trace-dir DIR]\n"
             "  --quick      smaller sizes, for tests\n"
+            "  --trace-dir DIR  write traces of the two-device and copy-overlap experiments\n"
+            "               to DIR/tour_two_devices.json and DIR/tour_overlap.json (open them\n"
+            "               in ui.perfetto.dev, or render with scripts/render_trace.py)\n"
             "  -h, --help   this text\n"
             "The device is PORTABLE_BACKEND's (auto, cpu, cuda, opencl, optionally :N).\n",
             prog);
@@ -83,12 +100,15 @@ static void usage(FILE *f, const char *prog) {
 
 int main(int argc, char **argv) {
     bool quick = false;
+    const char *trace_dir = NULL;
     static const struct option options[] = {{"quick", no_argument, NULL, 'q'},
+                                            {"trace-dir", required_argument, NULL, 't'},
                                             {"help", no_argument, NULL, 'h'},
                                             {NULL, 0, NULL, 0}};
     int opt;
     while ((opt = getopt_long(argc, argv, "h", options, NULL)) != -1) {
         if (opt == 'q') quick = true;
+        else if (opt == 't') trace_dir = optarg;
         else if (opt == 'h') {
             usage(stdout, argv[0]);
             return 0;
@@ -327,6 +347,7 @@ int main(int argc, char **argv) {
         pt_tensor *a0 = pt_rand(all[0], PT_F32, 2, shape), *a1 = pt_rand(all[1], PT_F32, 2, shape);
         CHECK(a0 && a1 && pt_matmul(a0, a0) && pt_matmul(a1, a1));
         CHECK(pt_device_synchronize(all[0]) == PT_OK && pt_device_synchronize(all[1]) == PT_OK);
+        trace_begin(trace_dir, "tour_two_devices.json");
         double t0 = now();
         for (int i = 0; i < 10; ++i) CHECK(pt_matmul(a0, a0));
         CHECK(pt_device_synchronize(all[0]) == PT_OK);
@@ -337,6 +358,7 @@ int main(int argc, char **argv) {
         for (int i = 0; i < 10; ++i) CHECK(pt_matmul(a0, a0) && pt_matmul(a1, a1));
         CHECK(pt_device_synchronize(all[0]) == PT_OK && pt_device_synchronize(all[1]) == PT_OK);
         double par = now() - t0;
+        trace_end(trace_dir);
         record("2x10 matmuls, one device after the other", all[0], seq);
         record("2x10 matmuls, both devices queued, then sync", all[0], par);
         pt_scope_end(s);
@@ -353,6 +375,7 @@ int main(int argc, char **argv) {
         pt_tensor *a = pt_rand(dev, PT_F32, 2, shape);
         CHECK(a && pt_matmul(a, a));
         CHECK(pt_device_synchronize(dev) == PT_OK);
+        trace_begin(trace_dir, "tour_overlap.json");
         double t0 = now();
         pt_tensor **ys = malloc(sizeof *ys * (size_t)reps);
         CHECK(ys);
@@ -375,6 +398,7 @@ int main(int argc, char **argv) {
         }
         CHECK(pt_device_synchronize(dev) == PT_OK);
         double overlapped = now() - t0;
+        trace_end(trace_dir);
         for (int i = 0; i < reps; ++i) pt_release(hs[i]);
         free(hs);
         free(ys);

@@ -6,7 +6,7 @@
 # oracles.)
 set -euo pipefail
 
-packages=(build-essential cmake pkg-config zlib1g-dev libcjson-dev libopenblas-dev libsleef-dev
+packages=(build-essential cmake pkg-config zlib1g-dev libcjson-dev libopenblas-dev libsleef-dev libdnnl-dev
           ocl-icd-opencl-dev opencl-headers pocl-opencl-icd libclblast-dev python3-numpy)
 # clang and its sanitizer and libFuzzer runtimes: the ThreadSanitizer build and the fuzz
 # targets (tests/fuzz) in scripts/run-tests.sh
@@ -24,6 +24,8 @@ packages+=(mesa-opencl-icd oclgrind)
 # other side, which fail in CI without it, and a peer in the benchmarks.)
 # Doxygen: the API reference (docs/api), built with undocumented names as errors
 packages+=(doxygen)
+# matplotlib: scripts/render_trace.py (trace timelines) and bench/plot_results.py
+packages+=(python3-matplotlib)
 
 missing=()
 for p in "${packages[@]}"; do

@@ -6,6 +6,9 @@
  *   portable bench     a quick f32 matmul and add on every device, timed
  *                      with a synchronise before reading the clock
  *   portable version   library version (pt_version: the loaded library's)
+ *   portable trace summary FILE
+ *                      tables from a trace (PORTABLE_TRACE=FILE): top ops by
+ *                      device time, waits, copy bandwidth, queue busy/idle
  *
  * Arguments are parsed with getopt_long: -h/--help anywhere, anything
  * unknown is an error with the usage text (exit status 2).
@@ -19,6 +22,7 @@
 
 #include "format_bytes.h" /* core/runtime/format_bytes.c, built into this tool too */
 #include "plugin_libraries.h"
+#include "trace_summary.h"
 #include "portable/portable.h"
 
 static const char *type_name(pt_device_type t) {
@@ -81,7 +85,20 @@ static int list_devices(void) {
     }
     if (!shown) printf("| (no devices)\n");
     print_rule();
+    printf("mem total, mem free: as each driver reports them (unknown: the driver has no query\n"
+           "for it, e.g. OpenCL without AMD's extension); in use: memory libportable holds\n");
     print_plugin_libraries();
+    /* The platform column cuts long strings (the cpu plugin's libraries and
+     * the ISA each picked): the whole line is here. */
+    bool header = false;
+    for (int i = 0; i < nb; ++i)
+        for (int j = 0; j < pt_backend_device_count(i); ++j) {
+            pt_device_props p;
+            if (pt_device_info(pt_backend_device(i, j), &p) != PT_OK || strlen(p.platform) <= 24) continue;
+            if (!header) printf("\nPlatforms (the libraries and the ISA each runs)\n");
+            header = true;
+            printf("  %-10s %s\n", pt_device_name(pt_backend_device(i, j)), p.platform);
+        }
     const char *env = getenv("PORTABLE_BACKEND");
     pt_device *def = pt_default_device();
     if (def)
@@ -146,6 +163,7 @@ static void usage(FILE *f) {
                "  devices   list backends (with why one is missing) and devices (the default)\n"
                "  bench     time a matmul and an add on every device\n"
                "  version   print the library's version (of the loaded libportable.so)\n"
+               "  trace summary FILE   tables from a trace written with PORTABLE_TRACE=FILE\n"
                "Each command takes -h/--help. Environment: PORTABLE_BACKEND picks the default\n"
                "device (auto, cpu, cuda, opencl, optionally :N), PORTABLE_PLUGIN_PATH adds plugin\n"
                "folders (searched before <folder of libportable.so> and its portable/ subfolder),\n"
@@ -199,6 +217,13 @@ int main(int argc, char **argv) {
     const char *command = optind < argc ? argv[optind] : "devices";
     int sub_argc = optind < argc ? argc - optind : 1;
     char **sub_argv = optind < argc ? argv + optind : argv;
+    if (strcmp(command, "trace") == 0) {
+        if (sub_argc == 3 && strcmp(sub_argv[1], "summary") == 0)
+            return pt_tool_trace_summary(sub_argv[2], stdout);
+        fprintf(stderr, "portable trace: expected 'portable trace summary FILE'\n");
+        usage(stderr);
+        return 2;
+    }
     int (*run)(void) = NULL;
     if (strcmp(command, "devices") == 0) run = list_devices;
     else if (strcmp(command, "bench") == 0) run = bench_devices;

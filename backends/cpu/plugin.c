@@ -10,6 +10,7 @@
 
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 
 #include "cpu_internal.h"
 #include "vecmath.h"
@@ -91,7 +92,7 @@ static pt_status cpu_copy_peer(int dst_dev, void *dst, size_t dst_offset, int sr
 
 /* ---- Execution ---- */
 
-static pt_status cpu_dispatch(const pt_op *op, bool run) {
+static pt_status cpu_dispatch(int dev, const pt_op *op, bool run) {
     const pt_op_info *info = pt_op_info_of(op->kind);
     if (!info)
         return pt_cpu_fail(PT_ERR_UNSUPPORTED,
@@ -112,23 +113,44 @@ static pt_status cpu_dispatch(const pt_op *op, bool run) {
     case PT_OP_FAMILY_WINDOW:
         return op->kind == PT_OP_IM2COL || op->kind == PT_OP_COL2IM ? pt_cpu_window(op, run)
                                                                       : pt_cpu_max_pool(op, run);
+    case PT_OP_FAMILY_CONV: return pt_cpu_conv(dev, op, run);
     }
     return pt_cpu_bad_op(op, "family outside op_table.h");
 }
 
-static pt_status cpu_supports(int dev, const pt_op *op) {
-    (void)dev;
-    return cpu_dispatch(op, false);
-}
+static pt_status cpu_supports(int dev, const pt_op *op) { return cpu_dispatch(dev, op, false); }
 
-static pt_status cpu_execute(int dev, const pt_op *op) {
-    (void)dev;
-    return cpu_dispatch(op, true);
-}
+static pt_status cpu_execute(int dev, const pt_op *op) { return cpu_dispatch(dev, op, true); }
 
 static pt_status cpu_synchronize(int dev) {
     (void)dev;
     return PT_OK; /* every member completed before returning */
+}
+
+/* ---- Device timing for traces ---- */
+
+/* Execution is immediate, so the queue passes a stamp the moment it is
+ * recorded: the stamp is the host's clock then, held in the handle itself
+ * (nothing to allocate, nothing to leak if a trace is cut off at exit). */
+_Static_assert(sizeof(void *) >= sizeof(int64_t), "a stamp handle holds nanoseconds");
+
+static pt_status cpu_stamp_record(int dev, void **stamp) {
+    (void)dev;
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    *stamp = (void *)(uintptr_t)((uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec);
+    return PT_OK;
+}
+
+static pt_status cpu_stamp_time(int dev, void *stamp, int64_t *ns) {
+    (void)dev;
+    *ns = (int64_t)(uintptr_t)stamp;
+    return PT_OK;
+}
+
+static void cpu_stamp_release(int dev, void *stamp) {
+    (void)dev;
+    (void)stamp;
 }
 
 /* ---- Admission ---- */
@@ -155,6 +177,9 @@ static const pt_backend_vtable pt_cpu_vtable = {
     .supports = cpu_supports,
     .execute = cpu_execute,
     .synchronize = cpu_synchronize,
+    .stamp_record = cpu_stamp_record,
+    .stamp_time = cpu_stamp_time,
+    .stamp_release = cpu_stamp_release,
 };
 
 PT_PLUGIN_API const pt_backend_vtable *pt_backend_entry(const pt_host_api *host,

@@ -55,6 +55,10 @@ typedef struct ptcu_device {
     void *scratch_block;          /* its block in the core's caching allocator (NULL: cudaMalloc) */
     size_t scratch_bytes;
     bool peer_tried[PTCU_MAX_DEVICES];
+    /* Trace stamps (cuda_stamps.c): an event recorded on the idle stream
+     * and the host time just before, under lock; NULL until the first. */
+    cudaEvent_t clock_anchor;
+    int64_t clock_anchor_ns;
 } ptcu_device;
 
 /* cuBLAS's workspace per device (cublasSetWorkspace): NVIDIA's figure for
@@ -179,9 +183,15 @@ pt_status ptcu_vt_copy_d2d(int dev, void *dst, size_t dst_offset, const void *sr
 pt_status ptcu_vt_copy_peer(int dst_dev, void *dst, size_t dst_offset, int src_dev, const void *src,
                             size_t src_offset, size_t bytes);
 pt_status ptcu_vt_synchronize(int dev);
+/* A new event of the given flags recorded on d's stream (d selected). */
+pt_status ptcu_record_event(ptcu_device *d, unsigned flags, const char *what, cudaEvent_t *out);
 pt_status ptcu_vt_marker_record(int dev, void **marker);
 bool ptcu_vt_marker_passed(int dev, void *marker);
 void ptcu_vt_marker_release(int dev, void *marker);
+/* Trace stamps (cuda_stamps.c): timing events mapped to the host clock. */
+pt_status ptcu_vt_stamp_record(int dev, void **stamp);
+pt_status ptcu_vt_stamp_time(int dev, void *stamp, int64_t *ns);
+void ptcu_vt_stamp_release(int dev, void *stamp);
 pt_status ptcu_vt_supports(int dev, const pt_op *op);
 pt_status ptcu_vt_execute(int dev, const pt_op *op);
 

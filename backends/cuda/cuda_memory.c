@@ -260,19 +260,25 @@ pt_status ptcu_scratch(ptcu_device *d, size_t bytes, void **out) {
 
 /* ---- Queue markers (the core's pinned host-block cache) ---- */
 
-pt_status ptcu_vt_marker_record(int dev, void **marker) {
-    ptcu_device *d = ptcu_dev(dev);
-    pt_status s = ptcu_select(d, "marker_record");
-    if (s != PT_OK) return s;
+pt_status ptcu_record_event(ptcu_device *d, unsigned flags, const char *what, cudaEvent_t *out) {
     cudaEvent_t ev = NULL;
-    cudaError_t e = cudaEventCreateWithFlags(&ev, cudaEventDisableTiming);
+    cudaError_t e = cudaEventCreateWithFlags(&ev, flags);
     if (e == cudaSuccess) e = cudaEventRecord(ev, d->stream);
     if (e != cudaSuccess) {
         if (ev) cudaEventDestroy(ev);
-        return ptcu_cuda_error(e, "marker_record: cudaEventRecord on CUDA device %d", d->ordinal);
+        return ptcu_cuda_error(e, "%s: cudaEventRecord on CUDA device %d", what, d->ordinal);
     }
-    *marker = ev;
+    *out = ev;
     return PT_OK;
+}
+
+pt_status ptcu_vt_marker_record(int dev, void **marker) {
+    ptcu_device *d = ptcu_dev(dev);
+    pt_status s = ptcu_select(d, "marker_record");
+    cudaEvent_t ev = NULL;
+    if (s == PT_OK) s = ptcu_record_event(d, cudaEventDisableTiming, "marker_record", &ev);
+    if (s == PT_OK) *marker = ev;
+    return s;
 }
 
 bool ptcu_vt_marker_passed(int dev, void *marker) {

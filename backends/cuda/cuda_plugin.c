@@ -378,6 +378,9 @@ static pt_status entry_synchronize(int dev) { PTCU_KEEP_DEVICE(ptcu_vt_synchroni
 static pt_status entry_marker_record(int dev, void **marker) {
     PTCU_KEEP_DEVICE(ptcu_vt_marker_record(dev, marker));
 }
+static pt_status entry_stamp_record(int dev, void **stamp) {
+    PTCU_KEEP_DEVICE(ptcu_vt_stamp_record(dev, stamp));
+}
 
 static const pt_backend_vtable g_vtable = {
     .struct_size = sizeof(pt_backend_vtable),
@@ -404,6 +407,9 @@ static const pt_backend_vtable g_vtable = {
     .marker_record = entry_marker_record,
     .marker_passed = ptcu_vt_marker_passed,
     .marker_release = ptcu_vt_marker_release,
+    .stamp_record = entry_stamp_record,
+    .stamp_time = ptcu_vt_stamp_time,
+    .stamp_release = ptcu_vt_stamp_release,
 };
 
 PT_PLUGIN_API const pt_backend_vtable *pt_backend_entry(const pt_host_api *host, uint32_t host_abi) {

@@ -279,8 +279,12 @@ pt_status ocl_device_ready(int dev, const char *what, ocl_device **out) {
             pthread_mutex_unlock(&d->lock);
             return ocl_cl_fail(err, "clCreateContext for opencl:%d (%s)", dev, d->name);
         }
-        /* In order, no profiling: the one queue orders every op and copy. */
-        d->queue = clCreateCommandQueue(d->ctx, d->id, 0, &err);
+        /* In order: the one queue orders every op and copy. Profiling on,
+         * so trace stamps (ocl_stamps.c) can read when markers passed. */
+        d->queue = clCreateCommandQueue(d->ctx, d->id, CL_QUEUE_PROFILING_ENABLE, &err);
+        d->profiling = d->queue != NULL;
+        if (!d->queue) /* a driver without profiling still runs, untimed */
+            d->queue = clCreateCommandQueue(d->ctx, d->id, 0, &err);
         if (!d->queue) {
             clReleaseContext(d->ctx);
             d->ctx = NULL;

@@ -111,6 +111,12 @@ typedef struct ocl_device {
     pthread_mutex_t host_lock;
     ocl_host_block *host_blocks;
     int n_host_blocks, cap_host_blocks;
+
+    /* Trace stamps (ocl_stamps.c): host CLOCK_MONOTONIC ns minus the
+     * device's profiling clock, measured once, under lock. */
+    int64_t clock_offset;
+    bool clock_known;
+    bool profiling; /* the queue has CL_QUEUE_PROFILING_ENABLE (set with it) */
 } ocl_device;
 
 typedef struct ocl_state {
@@ -134,6 +140,12 @@ pt_status ocl_device_ready(int dev, const char *what, ocl_device **out);
  * d->lock): waits for them and registers an exit handler that waits for
  * every queue (ocl_devices.c says why). */
 void ocl_after_new_kernels(ocl_device *d);
+
+/* ---- Trace stamps (ocl_stamps.c): markers with profiling times ---- */
+
+pt_status ocl_stamp_record(int dev, void **stamp);
+pt_status ocl_stamp_time(int dev, void *stamp, int64_t *ns);
+void ocl_stamp_release(int dev, void *stamp);
 
 /* ---- Errors (ocl_errors.c) ---- */
 

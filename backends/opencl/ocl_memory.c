@@ -98,10 +98,31 @@ void ocl_free(int dev, void *buf) {
     else clReleaseMemObject((cl_mem)buf);
 }
 
+/* CL_DEVICE_GLOBAL_FREE_MEMORY_AMD (cl_ext.h): two size_t, the free memory
+ * in KiB in total and in the largest free block. */
+#define OCL_GLOBAL_FREE_MEMORY_AMD 0x4039
+
+/* Free bytes from AMD's cl_amd_device_attribute_query, the one OpenCL query
+ * for it (NVIDIA's cl_nv_device_attribute_query has none); -1 elsewhere:
+ * unknown, never an estimate. */
+static int64_t free_memory(cl_device_id id) {
+    size_t n = 0;
+    if (clGetDeviceInfo(id, CL_DEVICE_EXTENSIONS, 0, NULL, &n) != CL_SUCCESS || n == 0) return -1;
+    char *ext = malloc(n + 1);
+    if (!ext) return -1;
+    bool amd = clGetDeviceInfo(id, CL_DEVICE_EXTENSIONS, n, ext, NULL) == CL_SUCCESS &&
+               (ext[n] = '\0', strstr(ext, "cl_amd_device_attribute_query") != NULL);
+    free(ext);
+    size_t kib[2] = {0, 0};
+    if (!amd || clGetDeviceInfo(id, OCL_GLOBAL_FREE_MEMORY_AMD, sizeof kib, kib, NULL) != CL_SUCCESS)
+        return -1;
+    return (int64_t)kib[0] * 1024;
+}
+
 pt_status ocl_memory_info(int dev, int64_t *free_bytes, int64_t *total_bytes) {
     if (dev < 0 || dev >= ocl_g.n_devices)
         return ocl_fail(PT_ERR_NO_DEVICE, "memory_info: no OpenCL device %d", dev);
-    *free_bytes = -1; /* OpenCL has no portable query for free memory */
+    *free_bytes = free_memory(ocl_g.devices[dev].id);
     *total_bytes = (int64_t)ocl_g.devices[dev].global_mem;
     return PT_OK;
 }

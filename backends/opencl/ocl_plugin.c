@@ -68,6 +68,9 @@ static const pt_backend_vtable ocl_vtable = {
     .supports = ocl_supports,
     .execute = ocl_execute,
     .synchronize = ocl_synchronize,
+    .stamp_record = ocl_stamp_record,
+    .stamp_time = ocl_stamp_time,
+    .stamp_release = ocl_stamp_release,
 };
 
 PT_PLUGIN_API const pt_backend_vtable *pt_backend_entry(const pt_host_api *host,

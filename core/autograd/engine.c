@@ -12,6 +12,7 @@
 #include <string.h>
 
 #include "autograd/autograd_internal.h"
+#include "runtime/trace_internal.h"
 
 static atomic_uint_fast64_t walk_counter;
 
@@ -153,7 +154,21 @@ static pt_status backward_from_leaf(pt_tensor *leaf) {
     return s;
 }
 
+static pt_status backward(pt_tensor *loss);
+
+/* In a trace, the ops backward runs (through the public functions) sit
+ * inside one "backward" span, apart from the caller's own calls. */
 pt_status pt_backward(pt_tensor *loss) {
+    pt_device *d = loss ? pt_tensor_device(loss) : NULL;
+    if (!pt__tracing() || !d) return backward(loss);
+    pt__trace_mark m;
+    pt__trace_region_begin(&m, "backward", "pt_backward", d);
+    pt_status s = backward(loss);
+    pt__trace_region_end(&m, d, s);
+    return s;
+}
+
+static pt_status backward(pt_tensor *loss) {
     static const char fn[] = "pt_backward";
     if (!loss) {
         if (pt_last_status() != PT_OK) return pt_last_status(); /* keep the first error */

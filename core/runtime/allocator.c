@@ -49,6 +49,7 @@
 
 #include "format_bytes.h"
 #include "runtime/runtime.h"
+#include "runtime/trace_internal.h"
 
 enum { BLOCK_USED, BLOCK_FAST, BLOCK_FREE };
 
@@ -355,6 +356,7 @@ static void count_used(pt__allocator *a, pt__block *b) {
     a->in_use += (int64_t)b->size;
     a->cached -= (int64_t)b->size;
     if (a->in_use > a->peak) a->peak = a->in_use;
+    if (a->in_use > a->shown_peak) a->shown_peak = a->in_use;
 }
 
 /* The path that found no fast-bin block: best fit among merged free blocks,
@@ -452,6 +454,11 @@ static void free_own(pt_device *d, pt__block *b) {
 }
 
 pt__block *pt__alloc(pt_device *d, size_t bytes, const char *fn) {
+    if (pt__tracing()) return pt__trace_alloc(d, bytes, fn);
+    return pt__alloc_untraced(d, bytes, fn);
+}
+
+pt__block *pt__alloc_untraced(pt_device *d, size_t bytes, const char *fn) {
     if (env_no_caching()) return alloc_own(d, bytes, fn);
     size_t size = round_size(bytes);
     if (size < bytes || size > SIZE_MAX / 2) {
@@ -475,6 +482,14 @@ pt__block *pt__alloc(pt_device *d, size_t bytes, const char *fn) {
 }
 
 void pt__free(pt_device *d, pt__block *b) {
+    if (pt__tracing()) {
+        if (b) pt__trace_free(d, b);
+        return;
+    }
+    pt__free_untraced(d, b);
+}
+
+void pt__free_untraced(pt_device *d, pt__block *b) {
     if (!b) return;
     if (b->own) {
         free_own(d, b);

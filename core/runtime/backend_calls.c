@@ -10,6 +10,7 @@
 #include <string.h>
 
 #include "runtime/runtime.h"
+#include "runtime/trace_internal.h"
 
 static inline const pt_backend_vtable *vt_of(const pt_device *d) { return d->backend->vt; }
 
@@ -118,6 +119,7 @@ pt_status pt__memory_info_call(const pt_device *d, int64_t *free_bytes, int64_t 
 
 pt_status pt__alloc_call(pt_device *d, size_t bytes, void **buf) {
     if (d->backend->shut_down) return PT_ERR_BACKEND;
+    if (pt__tracing()) pt__trace_note_driver_alloc();
     return vt_of(d)->alloc(d->index, bytes, buf);
 }
 
@@ -190,7 +192,39 @@ static pt_status check_supported(pt_device *d, const pt_op *op, unsigned bit) {
     return s;
 }
 
+/* Device stamps for traces (backend.h). */
+bool pt__stamps_supported(const pt_device *d) {
+    const pt_backend_vtable *vt = vt_of(d);
+    /* stamp_* (optional, all or none) default: no device spans */
+    return !d->backend->shut_down && PT__HAS_MEMBER(vt, stamp_record) &&
+           PT__HAS_MEMBER(vt, stamp_time) && PT__HAS_MEMBER(vt, stamp_release);
+}
+
+pt_status pt__stamp_record(pt_device *d, void **stamp) {
+    *stamp = NULL;
+    if (!pt__stamps_supported(d)) return PT_ERR_UNSUPPORTED;
+    pt_status s = vt_of(d)->stamp_record(d->index, stamp);
+    if (s != PT_OK) (void)pt__take_backend_message(); /* a trace without this span, no error */
+    return s;
+}
+
+pt_status pt__stamp_time(pt_device *d, void *stamp, int64_t *ns) {
+    if (!pt__stamps_supported(d)) return PT_ERR_UNSUPPORTED;
+    pt_status s = vt_of(d)->stamp_time(d->index, stamp, ns);
+    if (s != PT_OK) (void)pt__take_backend_message();
+    return s;
+}
+
+void pt__stamp_release(pt_device *d, void *stamp) {
+    if (stamp && pt__stamps_supported(d)) vt_of(d)->stamp_release(d->index, stamp);
+}
+
 pt_status pt__execute(const char *fn, pt_device *d, pt_op *op) {
+    if (pt__tracing()) return pt__trace_execute(fn, d, op);
+    return pt__execute_untraced(fn, d, op);
+}
+
+pt_status pt__execute_untraced(const char *fn, pt_device *d, pt_op *op) {
     if (d->backend->shut_down) return after_shutdown(fn, d);
     const pt_op_info *info = pt_op_info_of(op->kind);
     if (info && (info->family == PT_OP_FAMILY_ELEMENTWISE || info->family == PT_OP_FAMILY_CREATION))
@@ -222,7 +256,11 @@ pt_status pt__synchronize(const char *fn, pt_device *d) {
     /* Tickets for the pinned cache: a completed synchronize that began after
      * a block's release proves the queue is past it. */
     const uint64_t ticket = atomic_fetch_add(&d->pinned.sync_started, 1) + 1;
+    pt__trace_mark m;
+    const bool traced = pt__tracing();
+    if (traced) pt__trace_sync_begin(&m, fn, d);
     pt_status s = vt_of(d)->synchronize(d->index);
+    if (traced) pt__trace_sync_end(&m, d, s);
     if (s == PT_OK) {
         uint64_t done = atomic_load(&d->pinned.sync_done);
         while (done < ticket && !atomic_compare_exchange_weak(&d->pinned.sync_done, &done, ticket)) {}
@@ -232,25 +270,40 @@ pt_status pt__synchronize(const char *fn, pt_device *d) {
 
 /* ---- Transfers ---- */
 
+/* Returns the plugin's copy call (its failure named after fn and dev),
+ * inside a trace span while tracing. blocking: complete when it returns. */
+#define PT__TRACED_COPY(dev, dir, bytes, pinned, blocking, call)                 \
+    do {                                                                         \
+        pt__trace_mark m_;                                                       \
+        const bool traced_ = pt__tracing();                                      \
+        if (traced_) pt__trace_copy_begin(&m_, fn, dev, dir, bytes, pinned);     \
+        pt_status s_ = checked(call, fn, dev);                                   \
+        if (traced_) pt__trace_copy_end(&m_, dev, dir, blocking, s_);            \
+        return s_;                                                               \
+    } while (0)
+
 pt_status pt__copy_h2d(const char *fn, pt_device *d, void *dst, size_t dst_off, const void *src,
                        size_t bytes, bool async) {
     if (bytes == 0) return PT_OK;
     if (d->backend->shut_down) return after_shutdown(fn, d);
-    return checked(vt_of(d)->copy_h2d(d->index, dst, dst_off, src, bytes, async), fn, d);
+    PT__TRACED_COPY(d, "h2d", bytes, async, !async,
+                    vt_of(d)->copy_h2d(d->index, dst, dst_off, src, bytes, async));
 }
 
 pt_status pt__copy_d2h(const char *fn, pt_device *d, void *dst, const void *src, size_t src_off,
                        size_t bytes, bool async) {
     if (bytes == 0) return PT_OK;
     if (d->backend->shut_down) return after_shutdown(fn, d);
-    return checked(vt_of(d)->copy_d2h(d->index, dst, src, src_off, bytes, async), fn, d);
+    PT__TRACED_COPY(d, "d2h", bytes, async, !async,
+                    vt_of(d)->copy_d2h(d->index, dst, src, src_off, bytes, async));
 }
 
 pt_status pt__copy_d2d(const char *fn, pt_device *d, void *dst, size_t dst_off, const void *src,
                        size_t src_off, size_t bytes) {
     if (bytes == 0) return PT_OK;
     if (d->backend->shut_down) return after_shutdown(fn, d);
-    return checked(vt_of(d)->copy_d2d(d->index, dst, dst_off, src, src_off, bytes), fn, d);
+    PT__TRACED_COPY(d, "d2d", bytes, false, false,
+                    vt_of(d)->copy_d2d(d->index, dst, dst_off, src, src_off, bytes));
 }
 
 pt_status pt__copy_peer(const char *fn, pt_device *dst_dev, void *dst, size_t dst_off,
@@ -260,9 +313,9 @@ pt_status pt__copy_peer(const char *fn, pt_device *dst_dev, void *dst, size_t ds
     if (dst_dev->backend->shut_down) return after_shutdown(fn, dst_dev);
     const pt_backend_vtable *vt = vt_of(src_dev);
     if (src_dev->backend == dst_dev->backend && vt->copy_peer)
-        return checked(vt->copy_peer(dst_dev->index, dst, dst_off, src_dev->index, src, src_off,
-                                     bytes),
-                       fn, src_dev);
+        PT__TRACED_COPY(src_dev, "peer", bytes, false, false,
+                        vt->copy_peer(dst_dev->index, dst, dst_off, src_dev->index, src, src_off,
+                                      bytes));
     /* copy_peer (optional) default: stage through pinned host memory of the
      * source device (so the read can run at full speed), synchronously. */
     void *staging = NULL;

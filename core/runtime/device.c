@@ -249,10 +249,23 @@ pt_status pt_memory_stats(pt_device *d, pt_memory_usage *out) {
     pt__spin_lock(&d->alloc.lock);
     out->in_use = d->alloc.in_use;
     out->cached = d->alloc.cached;
-    out->peak = d->alloc.peak;
+    out->peak = d->alloc.shown_peak;
     out->reserved = d->alloc.in_use + d->alloc.cached;
     pt__spin_unlock(&d->alloc.lock);
     pt__pinned_stats(d, &out->pinned_cached, &out->pinned_allocs, &out->pinned_reuses);
+    if (pt__memory_info_call(d, &out->device_free, &out->device_total) != PT_OK) {
+        (void)pt__take_backend_message(); /* documented: unknown, not an error */
+        out->device_free = out->device_total = -1;
+    }
+    return PT_OK;
+}
+
+pt_status pt_reset_peak_memory(pt_device *d) {
+    pt_status s = check_device("pt_reset_peak_memory", d);
+    if (s) return s;
+    pt__spin_lock(&d->alloc.lock);
+    d->alloc.shown_peak = d->alloc.in_use;
+    pt__spin_unlock(&d->alloc.lock);
     return PT_OK;
 }
 

@@ -101,6 +101,7 @@ struct pt__allocator {
     double gc_ratio;              /* valid when gc_set (pt_set_memory_gc), else the env default */
     bool gc_set;
     int64_t in_use, cached, peak; /* in_use: blocks held by tensors; cached: the rest of the segments */
+    int64_t shown_peak;           /* pt_memory_stats' peak: since start or pt_reset_peak_memory */
 };
 
 /* Pinned host blocks a device owns, kept for reuse (pinned_cache.c). */

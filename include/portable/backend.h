@@ -113,7 +113,23 @@ extern "C" {
  *   window), out [N, C, H, W] contiguous: out[n][c][h][w] = the sum of
  *   g[n][c][oh][ow] over the windows (oh, ow) that contain (h, w) and whose
  *   index is h*W + w, added in increasing (oh, ow) order (deterministic; the
- *   same bits on every backend). */
+ *   same bits on every backend).
+ *
+ * CONV: 2-D convolution as one kind per pass, for a backend with a
+ *   convolution library; a backend without one refuses them and the core
+ *   composes the convolution from IM2COL and MATMUL instead. window[] as
+ *   WINDOW's; count = groups (>= 1, dividing C and CO); the kernel extents
+ *   are the weight's shape. Every operand contiguous. The core asks
+ *   supports() with the real shapes before each use, so a backend may refuse
+ *   one shape (or one call) and accept another.
+ *   CONV2D: in[0] x [N, C, H, W], in[1] weight [CO, C/groups, KH, KW], out
+ *   [N, CO, OH, OW]: out[n][o][oh][ow] = the sum over the taps (c, i, j) of
+ *   o's group of x[n][c][h][w] * weight[o][c - group start][i][j] (taps in
+ *   the padding add nothing). No bias: the core adds it.
+ *   CONV2D_BWD_DATA, its adjoint in x: in[0] g [N, CO, OH, OW], in[1] weight,
+ *   out [N, C, H, W] (H, W from out's shape).
+ *   CONV2D_BWD_WEIGHT, its adjoint in the weight: in[0] x [N, C, H, W], in[1]
+ *   g [N, CO, OH, OW], out [CO, C/groups, KH, KW]. */
 
 /** One operand: a strided view into a backend buffer. */
 typedef struct pt_operand {
@@ -141,7 +157,7 @@ typedef struct pt_op {
     double scalar2;          /**< ARANGE step */
     uint64_t seed;           /**< RAND_*: generator key */
     uint64_t counter;        /**< RAND_*: first Philox block of this call */
-    int64_t count;           /**< ONE_HOT: number of classes */
+    int64_t count;           /**< ONE_HOT: number of classes; CONV: groups */
     /* Appended members go below this line. */
     int64_t window[6];       /**< WINDOW: stride h, w; pad h, w; dilation h, w */
     int64_t kernel[2];       /**< MAX_POOL2D*, MAX_UNPOOL2D: window height, width */
@@ -258,6 +274,20 @@ typedef struct pt_backend_vtable {
     pt_status (*marker_record)(int dev, void **marker);
     bool (*marker_passed)(int dev, void *marker); /**< Whether the work before marker is complete (never waits). */
     void (*marker_release)(int dev, void *marker); /**< Frees a marker from marker_record. */
+    /** Device timing for traces (optional, all three or none) default: no
+     * device spans; the trace shows the host's calls only. Asked only while
+     * a trace is being written (include/portable/trace.h), around each op
+     * and copy. stamp_record puts a timestamp at the end of dev's queue
+     * (*stamp is never NULL on success: NULL means "no stamp" to the core);
+     * stamp_time, called after a synchronize of dev, gives the time at which
+     * the queue passed it (the work queued before it complete) on the host's
+     * CLOCK_MONOTONIC clock in nanoseconds, never later than the true time
+     * (a device clock mapped with an offset measured early, say);
+     * stamp_release frees it. A backend that executes at once (the cpu)
+     * returns the host's clock when recording. */
+    pt_status (*stamp_record)(int dev, void **stamp);
+    pt_status (*stamp_time)(int dev, void *stamp, int64_t *ns); /**< When the queue passed stamp (host ns). */
+    void (*stamp_release)(int dev, void *stamp); /**< Frees a stamp from stamp_record. */
 } pt_backend_vtable;
 
 /** The type of a plugin's pt_backend_entry: given the core's host API and ABI

@@ -79,9 +79,14 @@ PT_API pt_status pt_device_info(const pt_device *d, pt_device_props *out);
  * otherwise the backend's failure (PT_ERR_BACKEND with the driver's reason,
  * also after the backend was shut down at exit). */
 PT_API pt_status pt_device_synchronize(pt_device *d);
-/** The caching allocator's counters for d. PT_ERR_INVALID_ARGUMENT for a
- * NULL d or out; never fails otherwise. */
+/** The caching allocator's counters for d, and the driver's total and free
+ * figures (-1 each where the driver cannot say). PT_ERR_INVALID_ARGUMENT for
+ * a NULL d or out; never fails otherwise (a failed driver query reads -1). */
 PT_API pt_status pt_memory_stats(pt_device *d, pt_memory_usage *out);
+/** Starts d's peak (pt_memory_stats) again from the memory in use now, like
+ * torch.cuda.reset_peak_memory_stats; the allocator's own collection keeps
+ * its peak. PT_ERR_INVALID_ARGUMENT for a NULL d. */
+PT_API pt_status pt_reset_peak_memory(pt_device *d);
 /** Gives every cached (unused) segment of d back to the driver, and the pinned
  * host blocks d owns that are cached for reuse. Waits for d.
  * Free space inside segments that still hold a live tensor stays cached.

@@ -11,7 +11,7 @@
  *   KIND    enum suffix: PT_OP_<KIND>
  *   name    lower-case name used in messages ("add")
  *   family  operand layout (backend.h documents each): CREATION, ELEMENTWISE,
- *           REDUCE, SOFTMAX, MATMUL, INDEX, WINDOW
+ *           REDUCE, SOFTMAX, MATMUL, INDEX, WINDOW, CONV
  *   arity   number of inputs (pt_op.n_inputs)
  *   dtypes  the compute dtypes (pt_op.dtype) the core may send:
  *           ANY, NUMERIC (not u8) or FLOAT (pt_dtype bit masks, types.h)
@@ -82,7 +82,10 @@ extern "C" {
     X(GELU_GRAD,    "gelu_grad",    ELEMENTWISE, 1, FLOAT,   SAME, 0)                \
     X(MAX_POOL2D,   "max_pool2d",   WINDOW,      1, FLOAT,   SAME, 1)                \
     X(MAX_POOL2D_INDEX, "max_pool2d_index", WINDOW, 1, FLOAT, I64, 0)                \
-    X(MAX_UNPOOL2D, "max_unpool2d", WINDOW,      2, FLOAT,   SAME, 0)
+    X(MAX_UNPOOL2D, "max_unpool2d", WINDOW,      2, FLOAT,   SAME, 0)                \
+    X(CONV2D,       "conv2d",       CONV,        2, FLOAT,   SAME, 1)                \
+    X(CONV2D_BWD_DATA, "conv2d_bwd_data", CONV,  2, FLOAT,   SAME, 0)                \
+    X(CONV2D_BWD_WEIGHT, "conv2d_bwd_weight", CONV, 2, FLOAT, SAME, 0)
 /* clang-format on */
 
 /** How an op's operands are laid out (backend.h describes each family). */
@@ -93,7 +96,8 @@ typedef enum pt_op_family {
     PT_OP_FAMILY_SOFTMAX,     /**< along the middle axis, same shape out */
     PT_OP_FAMILY_MATMUL,      /**< batched GEMM */
     PT_OP_FAMILY_INDEX,       /**< gather, one-hot */
-    PT_OP_FAMILY_WINDOW       /**< sliding 2-D windows: im2col, pooling */
+    PT_OP_FAMILY_WINDOW,      /**< sliding 2-D windows: im2col, pooling */
+    PT_OP_FAMILY_CONV         /**< convolution and its two adjoints */
 } pt_op_family;
 
 /** The dtype of an op's result. */

@@ -212,9 +212,29 @@ typedef struct pt_conv2d_opts {
 } pt_conv2d_opts;
 /** x [N, C, H, W], weight [CO, C / groups, KH, KW], bias [CO] or NULL ->
  * [N, CO, OH, OW]. opts NULL: stride 1, padding 0, dilation 1, groups 1.
- * Lowered to pt_im2col and one batched GEMM (OpenBLAS, CLBlast, cuBLAS);
- * differentiable in x, weight and bias. */
+ * Runs as the device's own convolution kinds where it has them and takes
+ * the shape (the cpu backend's oneDNN; PORTABLE_CPU_CONV=im2col|onednn
+ * forces either path there), else lowered to pt_im2col and one batched GEMM
+ * (OpenBLAS, CLBlast, cuBLAS); differentiable in x, weight and bias. */
 PT_API pt_tensor *pt_f_conv2d(pt_tensor *x, pt_tensor *weight, pt_tensor *bias, const pt_conv2d_opts *opts);
+/** The device's own convolution (backend.h CONV kinds), with no fallback:
+ * PT_ERR_UNSUPPORTED naming the reason where the device has no convolution
+ * library or refuses the shape (pt_f_conv2d then composes it). Operands as
+ * pt_f_conv2d's, without the bias. Differentiable in x and weight, once (its
+ * gradients, pt_conv2d_backward_data and _weight, are not recorded). */
+PT_API pt_tensor *pt_conv2d_direct(pt_tensor *x, pt_tensor *weight, const pt_conv2d_opts *opts);
+/** The gradient of a convolution's input [N, C, height, width] from g [N, CO,
+ * OH, OW], the gradient of its output, and its weight (the CONV2D_BWD_DATA
+ * kind; PT_ERR_UNSUPPORTED as pt_conv2d_direct). PT_ERR_SHAPE when g is not
+ * that convolution's output shape. */
+PT_API pt_tensor *pt_conv2d_backward_data(pt_tensor *g, pt_tensor *weight, const pt_conv2d_opts *opts, int64_t height,
+                                          int64_t width);
+/** The gradient of a convolution's weight [CO, C/groups, kernel_h, kernel_w]
+ * from its input x and g, the gradient of its output (the CONV2D_BWD_WEIGHT
+ * kind; PT_ERR_UNSUPPORTED as pt_conv2d_direct). PT_ERR_SHAPE when g is not
+ * that convolution's output shape. */
+PT_API pt_tensor *pt_conv2d_backward_weight(pt_tensor *x, pt_tensor *g, const pt_conv2d_opts *opts, int64_t kernel_h,
+                                            int64_t kernel_w);
 /** Pooling options: kernel >= 1; stride 0 means the kernel (torch's default);
  * padding at most half the kernel (as torch requires). */
 typedef struct pt_pool2d_opts {

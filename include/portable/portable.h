@@ -8,6 +8,7 @@
 #include "ops.h"
 #include "status.h"
 #include "tensor.h"
+#include "trace.h"
 #include "types.h"
 #include "version.h"
 

@@ -126,13 +126,19 @@ typedef struct pt_device_props {
 typedef struct pt_memory_usage {
     int64_t in_use;     /**< held by live tensors */
     int64_t cached;     /**< freed by tensors, kept for reuse, still taken from the driver */
-    int64_t peak;       /**< largest in_use since start */
+    int64_t peak;       /**< largest in_use since start or the last pt_reset_peak_memory */
     int64_t reserved;   /**< in_use + cached: what the driver sees as taken by us */
     /** Pinned host blocks this device owns (pt_to_async to the cpu, staged
      * copies): bytes cached for reuse (pt_empty_cache frees them). */
     int64_t pinned_cached;
     int64_t pinned_allocs; /**< driver allocations of pinned host blocks made */
     int64_t pinned_reuses; /**< pinned requests served from the cache */
+    /** The device's memory as its driver reports it now, -1 when the driver
+     * has no query for it (OpenCL reports no free memory, except AMD's
+     * cl_amd_device_attribute_query), never an estimate. The figures above
+     * are libportable's own counts. */
+    int64_t device_total;
+    int64_t device_free; /**< free device memory per the driver; -1: unknown */
 } pt_memory_usage;
 
 #ifdef __cplusplus

@@ -12,6 +12,7 @@ import sys
 
 from . import _device as _dev
 from ._ffi import ffi, lib
+from ._plugin_libraries import print_plugin_libraries
 from .version import library_version
 
 _TYPES = {0: "CPU", 1: "GPU", 2: "ACCEL"}
@@ -63,6 +64,23 @@ def devices() -> int:
     if not shown:
         print("| (no devices)")
     print(_RULE)
+    print("mem total, mem free: as each driver reports them (unknown: the driver has no query\n"
+          "for it, e.g. OpenCL without AMD's extension); in use: memory libportable holds")
+    print_plugin_libraries([(b["name"], b["path"]) for b in bs])
+    # The tool's platform lines the column cuts (the cpu plugin's libraries and the ISA each runs).
+    header = False
+    for b in bs:
+        for d in b["devices"]:
+            try:
+                p = d.properties()
+            except Exception:
+                continue
+            if len(p["platform"]) <= 24:
+                continue
+            if not header:
+                print("\nPlatforms (the libraries and the ISA each runs)")
+            header = True
+            print(f"  {str(d):<10} {p['platform']}")
     env = os.environ.get("PORTABLE_BACKEND") or "auto"
     d = lib.pt_default_device()
     if d:

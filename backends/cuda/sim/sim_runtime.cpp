@@ -39,6 +39,7 @@
 #include <deque>
 #include <functional>
 #include <map>
+#include <memory>
 #include <mutex>
 #include <string>
 #include <thread>
@@ -51,6 +52,10 @@ struct CUstream_st {
 };
 struct CUevent_st {
     uint64_t seq = 0;
+    bool timing = true; /* not created with cudaEventDisableTiming */
+    /* When the device thread reached the event (steady clock, ns); shared
+     * with the queued item, so destroying a pending event is safe, as in CUDA. */
+    std::shared_ptr<std::atomic<int64_t>> ns = std::make_shared<std::atomic<int64_t>>(-1);
 };
 
 namespace {
@@ -474,16 +479,43 @@ cudaError_t cudaStreamSynchronize(cudaStream_t stream) {
 }
 
 cudaError_t cudaEventCreateWithFlags(cudaEvent_t *event, unsigned int flags) {
-    (void)flags;
     if (!event) return fail(cudaErrorInvalidValue);
     *event = new CUevent_st;
+    (*event)->timing = !(flags & cudaEventDisableTiming);
     return cudaSuccess;
 }
 
 cudaError_t cudaEventRecord(cudaEvent_t event, cudaStream_t stream) {
     if (!event) return fail(cudaErrorInvalidResourceHandle);
+    if (event->timing) {
+        /* A timing event is an item of its own: the device thread stamps it
+         * when it gets there, after the work queued before. */
+        auto ns = std::make_shared<std::atomic<int64_t>>(-1);
+        event->ns = ns;
+        event->seq = enqueue(stream, [ns] {
+            ns->store(std::chrono::duration_cast<std::chrono::nanoseconds>(
+                          std::chrono::steady_clock::now().time_since_epoch())
+                          .count());
+        });
+        return cudaSuccess;
+    }
     std::lock_guard<std::mutex> lk(sim().mu);
     event->seq = stream_of(stream)->last_seq;
+    return cudaSuccess;
+}
+
+cudaError_t cudaEventSynchronize(cudaEvent_t event) {
+    if (!event) return fail(cudaErrorInvalidResourceHandle);
+    wait_for(event->seq);
+    return cudaSuccess;
+}
+
+cudaError_t cudaEventElapsedTime(float *ms, cudaEvent_t start, cudaEvent_t end) {
+    if (!ms || !start || !end) return fail(cudaErrorInvalidValue);
+    if (!start->timing || !end->timing) return fail(cudaErrorInvalidResourceHandle);
+    const int64_t a = start->ns->load(), b = end->ns->load();
+    if (a < 0 || b < 0) return cudaErrorNotReady;
+    *ms = (float)((double)(b - a) / 1e6);
     return cudaSuccess;
 }
 

@@ -1,0 +1,346 @@
+/* The trace (include/portable/trace.h) of one MLP training step on the
+ * default device (PORTABLE_BACKEND picks it: ctest runs this on cpu, on
+ * OpenCL and on the CUDA simulator), read back with cJSON:
+ *   - every op the step called is there, by public function and op name;
+ *   - every op and copy that was enqueued has its device span, and the
+ *     device span lies inside [its enqueue, the next synchronize's end];
+ *   - host spans nest (each E closes the innermost B of its row) and every
+ *     row's timestamps never go back;
+ * and the edges: a bad path is an error at pt_trace_begin, a size-capped
+ * trace is still valid JSON, and a trace the program never ended
+ * (PORTABLE_TRACE) is closed valid at exit. */
+#include <sys/stat.h>
+
+#include "../../tools/trace_json.h"
+#include "../unit/check.h"
+
+/* ---- Reading a trace ---- */
+
+#define read_trace trace_json_load
+#define str_of trace_json_str
+#define num_of trace_json_num
+#define args_of trace_json_args
+
+#define MAX_ROWS 64
+#define MAX_DEPTH 32
+#define MAX_FLOWS 4096
+/* Chrome timestamps are printed in microseconds with three decimals. */
+#define TS_EPS 0.0015
+
+typedef struct row {
+    int pid, tid;
+    double last_ts;
+    int depth;
+    const cJSON *open[MAX_DEPTH];
+} row;
+
+typedef struct enqueue {
+    double ts;       /* the B of the host span that enqueued it */
+    int pid;
+    bool seen_device;
+} enqueue;
+
+/* ---- The step ---- */
+
+static pt_tensor *param(pt_device *d, int64_t rows, int64_t cols) {
+    int64_t shape[2] = {rows, cols};
+    pt_tensor *w = pt_mul_scalar(pt_randn(d, PT_F32, cols ? 2 : 1, cols ? shape : &rows), 0.3);
+    pt_set_requires_grad(w, true);
+    return w;
+}
+
+/* Counts of the public calls the step makes, compared with the trace. */
+enum { N_MATMUL = 2, N_ADD = 2, N_RELU = 1, N_AXPY = 4 };
+
+static double train_step(pt_device *d) {
+    pt_manual_seed(7);
+    pt_scope sc = pt_scope_begin();
+    pt_tensor *w1 = param(d, 4, 16), *b1 = param(d, 16, 0), *w2 = param(d, 16, 3),
+              *b2 = param(d, 3, 0);
+    int64_t xs[2] = {8, 4}, ts[2] = {8, 3};
+    pt_tensor *x = pt_rand(d, PT_F32, 2, xs), *target = pt_rand(d, PT_F32, 2, ts);
+    pt_tensor *h = pt_relu(pt_add(pt_matmul(x, w1), b1));
+    pt_tensor *y = pt_add(pt_matmul(h, w2), b2);
+    pt_tensor *loss = pt_mse_loss(y, target);
+    CHECK_OK(pt_backward(loss));
+    pt_tensor *params[4] = {w1, b1, w2, b2};
+    pt_no_grad_begin();
+    for (int i = 0; i < 4; i++) CHECK_OK(pt_axpy_(params[i], -0.1, pt_grad(params[i])));
+    pt_no_grad_end();
+    double l = pt_item(loss);
+    pt_scope_end(sc);
+    return l;
+}
+
+/* Spans named `name` opened by public function fn: those the caller made
+ * (top level on their row) and those inside a "backward" span. */
+static void count_ops(const cJSON *events, const char *fn, const char *name, int *top,
+                      int *in_backward) {
+    *top = *in_backward = 0;
+    int depth[MAX_ROWS] = {0}, backward_at[MAX_ROWS], keys[MAX_ROWS], nkeys = 0;
+    const cJSON *e;
+    cJSON_ArrayForEach(e, events) {
+        const char *ph = str_of(e, "ph");
+        if (strcmp(ph, "B") && strcmp(ph, "E")) continue;
+        const int key = (int)num_of(e, "pid") * 1000 + (int)num_of(e, "tid");
+        int k = 0;
+        while (k < nkeys && keys[k] != key) k++;
+        if (k == nkeys) {
+            if (nkeys == MAX_ROWS) continue;
+            keys[nkeys++] = key;
+            backward_at[k] = -1;
+        }
+        if (!strcmp(ph, "E")) {
+            if (depth[k] > 0 && --depth[k] == backward_at[k]) backward_at[k] = -1;
+            continue;
+        }
+        if (!strcmp(str_of(e, "name"), "backward") && backward_at[k] < 0) backward_at[k] = depth[k];
+        if (!strcmp(str_of(e, "cat"), "op") && !strcmp(str_of(args_of(e), "fn"), fn) &&
+            !strcmp(str_of(e, "name"), name)) {
+            if (depth[k] == 0) ++*top;
+            else if (backward_at[k] >= 0) ++*in_backward;
+        }
+        depth[k]++;
+    }
+}
+
+static row *row_of(row *rows, int *nrows, int pid, int tid) {
+    for (int i = 0; i < *nrows; i++)
+        if (rows[i].pid == pid && rows[i].tid == tid) return &rows[i];
+    if (*nrows == MAX_ROWS) return NULL;
+    row *r = &rows[(*nrows)++];
+    memset(r, 0, sizeof *r);
+    r->pid = pid;
+    r->tid = tid;
+    r->last_ts = -1e300;
+    return r;
+}
+
+/* A wait for the device: a synchronize, or a blocking read (a d2h copy
+ * into unpinned memory waits for the in-order queue before it). */
+static bool is_wait(const cJSON *b) {
+    if (!strcmp(str_of(b, "name"), "synchronize")) return true;
+    return !strcmp(str_of(b, "name"), "copy d2h") &&
+           cJSON_IsFalse(cJSON_GetObjectItemCaseSensitive(args_of(b), "pinned"));
+}
+
+/* The end of the first wait on pid's host rows that began at or after ts
+ * (NAN when none). */
+static double next_sync_end(const cJSON *events, int pid, double ts) {
+    const cJSON *e;
+    int depth = 0;
+    bool inside = false;
+    cJSON_ArrayForEach(e, events) {
+        if ((int)num_of(e, "pid") != pid || (int)num_of(e, "tid") < 100) continue;
+        const char *ph = str_of(e, "ph");
+        if (!strcmp(ph, "B")) {
+            if (!inside && is_wait(e) && num_of(e, "ts") >= ts) {
+                inside = true;
+                depth = 0;
+            } else if (inside) {
+                depth++;
+            }
+        } else if (!strcmp(ph, "E") && inside) {
+            if (depth == 0) return num_of(e, "ts");
+            depth--;
+        }
+    }
+    return NAN;
+}
+
+static void check_step_trace(const char *path, pt_device *d) {
+    cJSON *root = read_trace(path);
+    CHECK_NOT_NULL(root);
+    if (!root) return;
+    const cJSON *events = cJSON_GetObjectItemCaseSensitive(root, "traceEvents");
+    CHECK(cJSON_IsArray(events));
+    const cJSON *other = cJSON_GetObjectItemCaseSensitive(root, "otherData");
+    CHECK(cJSON_IsFalse(cJSON_GetObjectItemCaseSensitive(other, "truncated")));
+
+    /* Every public call of the step, by the API's op name. */
+    int top, in_backward;
+    count_ops(events, "pt_matmul", "matmul", &top, &in_backward);
+    CHECK_INT(top, N_MATMUL);
+    CHECK(in_backward >= 2); /* the weights' gradients */
+    count_ops(events, "pt_add", "add", &top, &in_backward);
+    CHECK_INT(top, N_ADD);
+    count_ops(events, "pt_relu", "relu", &top, &in_backward);
+    CHECK_INT(top, N_RELU);
+    count_ops(events, "pt_axpy_", "axpy", &top, &in_backward);
+    CHECK_INT(top, N_AXPY);
+    count_ops(events, "pt_randn", "rand_normal", &top, &in_backward);
+    CHECK_INT(top, 4);
+    count_ops(events, "pt_rand", "rand_uniform", &top, &in_backward);
+    CHECK_INT(top, 2);
+
+    /* The device's track is named after it. */
+    int pid = -1;
+    const cJSON *e;
+    cJSON_ArrayForEach(e, events) {
+        if (!strcmp(str_of(e, "ph"), "M") && !strcmp(str_of(e, "name"), "process_name") &&
+            !strcmp(str_of(args_of(e), "name"), pt_device_name(d)))
+            pid = (int)num_of(e, "pid");
+    }
+    CHECK(pid > 0);
+
+    /* Rows: nesting and order. Flows: enqueue to device span. */
+    static row rows[MAX_ROWS];
+    static enqueue flows[MAX_FLOWS + 1];
+    memset(flows, 0, sizeof flows);
+    int nrows = 0, n_ops = 0, n_enqueued = 0, n_device = 0, n_waits = 0, n_clamped = 0, bad_order = 0,
+        bad_nesting = 0;
+    cJSON_ArrayForEach(e, events) {
+        const char *ph = str_of(e, "ph");
+        if (!strcmp(ph, "M") || !strcmp(ph, "C")) continue;
+        row *r = row_of(rows, &nrows, (int)num_of(e, "pid"), (int)num_of(e, "tid"));
+        if (!r) continue;
+        const double ts = num_of(e, "ts");
+        if (!(ts >= r->last_ts)) bad_order++;
+        r->last_ts = ts;
+        if (!strcmp(ph, "B")) {
+            if (r->depth < MAX_DEPTH) r->open[r->depth] = e;
+            r->depth++;
+            if (!strcmp(str_of(e, "cat"), "op")) n_ops++;
+            if (is_wait(e)) n_waits++;
+        } else if (!strcmp(ph, "E")) {
+            if (r->depth == 0) bad_nesting++;
+            else r->depth--;
+        } else if (!strcmp(ph, "s")) {
+            const int id = (int)num_of(e, "id");
+            CHECK(id > 0 && id <= MAX_FLOWS && r->depth > 0);
+            if (id > 0 && id <= MAX_FLOWS && r->depth > 0) {
+                flows[id].ts = num_of(r->open[r->depth - 1], "ts");
+                flows[id].pid = r->pid;
+                n_enqueued++;
+            }
+        } else if (!strcmp(ph, "X")) {
+            n_device++;
+            const int id = (int)num_of(args_of(e), "flow");
+            if (id <= 0 || id > MAX_FLOWS || flows[id].pid != r->pid) {
+                CHECK(!"a device span whose flow matches no enqueue on its device");
+                continue;
+            }
+            flows[id].seen_device = true;
+            /* The backend's clock needed no cutting to the wait's end */
+            if (cJSON_IsTrue(cJSON_GetObjectItemCaseSensitive(args_of(e), "clamped"))) n_clamped++;
+            const double end = ts + num_of(e, "dur");
+            const double sync_end = next_sync_end(events, r->pid, flows[id].ts);
+            char what[200];
+            snprintf(what, sizeof what, "device span %s [%.3f, %.3f] inside [%.3f, %.3f]",
+                     str_of(e, "name"), ts, end, flows[id].ts, sync_end);
+            check_report(ts >= flows[id].ts - TS_EPS && end <= sync_end + TS_EPS, __FILE__,
+                         __LINE__, what);
+        }
+    }
+    for (int i = 0; i < nrows; i++) CHECK_INT(rows[i].depth, 0);
+    CHECK_INT(bad_order, 0);
+    CHECK_INT(bad_nesting, 0);
+    CHECK(n_ops >= N_MATMUL + N_ADD + N_RELU + N_AXPY + 6); /* + the loss and backward ops */
+    CHECK(n_waits >= 1);
+    /* Every backend this runs on times its queue: one device span per enqueue. */
+    CHECK(n_enqueued >= n_ops);
+    CHECK_INT(n_device, n_enqueued);
+    CHECK_INT(n_clamped, 0);
+    int missing = 0;
+    for (int i = 1; i <= MAX_FLOWS; i++)
+        if (flows[i].pid && !flows[i].seen_device) missing++;
+    CHECK_INT(missing, 0);
+    cJSON_Delete(root);
+}
+
+static char trace_dir[256];
+
+static void test_step(void) {
+    pt_device *d = pt_default_device();
+    REQUIRE(d);
+    char path[300];
+    snprintf(path, sizeof path, "%s/step.json", trace_dir);
+    train_step(d); /* kernels compiled and memory cached: the traced step is a steady one */
+    CHECK_OK(pt_trace_begin(path));
+    CHECK(pt_trace_active());
+    double loss = train_step(d);
+    CHECK(isfinite(loss));
+    CHECK_OK(pt_trace_end());
+    CHECK(!pt_trace_active());
+    check_step_trace(path, d);
+}
+
+static void test_capped(void) {
+    pt_device *d = pt_default_device();
+    REQUIRE(d);
+    char path[300];
+    snprintf(path, sizeof path, "%s/capped.json", trace_dir);
+    const size_t cap = 8192;
+    CHECK_OK(pt_trace_begin_capped(path, cap));
+    for (int i = 0; i < 3; i++) train_step(d);
+    CHECK_OK(pt_trace_end());
+    struct stat st;
+    CHECK(stat(path, &st) == 0 && (size_t)st.st_size <= cap);
+    cJSON *root = read_trace(path);
+    CHECK_NOT_NULL(root);
+    const cJSON *other = cJSON_GetObjectItemCaseSensitive(root, "otherData");
+    CHECK(cJSON_IsTrue(cJSON_GetObjectItemCaseSensitive(other, "truncated")));
+    CHECK(cJSON_GetArraySize(cJSON_GetObjectItemCaseSensitive(root, "traceEvents")) > 10);
+    cJSON_Delete(root);
+}
+
+static void test_bad_paths(void) {
+    CHECK(pt_trace_begin("/nonexistent-folder/sub/trace.json") == PT_ERR_IO);
+    CHECK_HAS(pt_last_error(), "pt_trace_begin");
+    CHECK_HAS(pt_last_error(), "/nonexistent-folder/sub/trace.json");
+    CHECK(!pt_trace_active());
+    CHECK(pt_trace_begin(NULL) == PT_ERR_INVALID_ARGUMENT);
+    CHECK(pt_trace_begin("") == PT_ERR_INVALID_ARGUMENT);
+    CHECK(pt_trace_begin_capped("x.json", 100) == PT_ERR_INVALID_ARGUMENT);
+    CHECK_HAS(pt_last_error(), "100");
+    CHECK(pt_trace_end() == PT_ERR_INVALID_ARGUMENT);
+    CHECK_HAS(pt_last_error(), "pt_trace_begin");
+    char path[300];
+    snprintf(path, sizeof path, "%s/twice.json", trace_dir);
+    CHECK_OK(pt_trace_begin(path));
+    CHECK(pt_trace_begin(path) == PT_ERR_INVALID_ARGUMENT);
+    CHECK_HAS(pt_last_error(), "pt_trace_end");
+    CHECK_OK(pt_trace_end());
+}
+
+/* A program that set PORTABLE_TRACE and never called pt_trace_end. */
+static void traced_child(void) {
+    pt_device *d = pt_default_device();
+    if (d) train_step(d);
+    exit(check_failed ? 1 : 0); /* exit handlers close the trace */
+}
+
+static void test_closed_at_exit(void) {
+    char path[300], env[320];
+    snprintf(path, sizeof path, "%s/at_exit.json", trace_dir);
+    snprintf(env, sizeof env, "PORTABLE_TRACE=%s", path);
+    /* The variable is read as the library loads: run the child through exec. */
+    pid_t pid = fork();
+    if (pid == 0) {
+        putenv(env);
+        execl("/proc/self/exe", "test_trace", "--child", (char *)NULL);
+        _exit(127);
+    }
+    int status = 0;
+    waitpid(pid, &status, 0);
+    CHECK(WIFEXITED(status) && WEXITSTATUS(status) == 0);
+    pt_device *d = pt_default_device();
+    REQUIRE(d);
+    check_step_trace(path, d);
+}
+
+int main(int argc, char **argv) {
+    if (argc > 1 && !strcmp(argv[1], "--child")) traced_child();
+    pt_device *d = pt_default_device();
+    if (!d) {
+        printf("skip: no device: %s\n", pt_last_error());
+        return 77;
+    }
+    const char *dir = getenv("PT_TRACE_TEST_DIR");
+    snprintf(trace_dir, sizeof trace_dir, "%s", dir ? dir : ".");
+    test_bad_paths();
+    test_step();
+    test_capped();
+    test_closed_at_exit();
+    return check_summary();
+}
