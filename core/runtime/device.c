@@ -50,7 +50,7 @@ static pt__backend *usable_backend(const char *fn, const char *backend_name, con
                                    pt_status load_failure) {
     pt__backend *b = pt__backend_load(pt__backend_find(backend_name));
     if (!b) {
-        char known[256] = "";
+        char known[256] = "(none)";
         size_t used = 0;
         for (int i = 0; i < pt__backend_total(); ++i)
             used += (size_t)snprintf(known + used, sizeof known - used, "%s%s", i ? ", " : "",

@@ -26,7 +26,9 @@
  * LD_LIBRARY_PATH never makes the loader look relative to the working
  * directory. The first regular file found for a name wins; a FIFO, folder
  * or device named like a plugin is skipped (opening a FIFO would block for
- * ever) and named in that backend's reason. */
+ * ever) and named in that backend's reason. A shared object without the
+ * entry symbol is another library of the project (libportable-dist.so), not
+ * a backend, and is not listed at all (plugin_probe.c). */
 #define _GNU_SOURCE /* dladdr, secure_getenv */
 #include <dirent.h>
 #include <dlfcn.h>
@@ -49,10 +51,6 @@ static int n_backends; /* fixed once the scan is done */
 static char search_dirs[PT__MAX_SEARCH_DIRS][PATH_MAX];
 static int n_search_dirs;
 static pthread_once_t registry_once = PTHREAD_ONCE_INIT;
-
-/* The backends every build knows about: listed even when their file is
- * missing, so "why is there no cuda?" always has an answer. */
-static const char *const well_known[] = {"cpu", "cuda", "opencl"};
 
 /* ---- Where libportable.so itself lives ----
  *
@@ -163,23 +161,29 @@ static bool regular_file(const char *path, char *why, size_t cap) {
 
 static void find_plugin_files(void) {
     for (int d = 0; d < n_search_dirs; ++d) {
-        DIR *dir = opendir(search_dirs[d]);
-        if (!dir) continue;
-        struct dirent *e;
-        while ((e = readdir(dir)) != NULL) {
+        /* in name order, so listings and messages do not follow the file system's */
+        struct dirent **entries;
+        int n = scandir(search_dirs[d], &entries, NULL, alphasort);
+        for (int k = 0; k < n; ++k) {
+            const struct dirent *e = entries[k];
             char name[32];
             if (!plugin_name(e->d_name, name, sizeof name)) continue;
-            pt__backend *b = slot_for(name);
-            if (!b || b->path[0]) continue; /* an earlier directory wins */
+            pt__backend *b = find_slot(name);
+            if (b && b->path[0]) continue; /* an earlier directory wins */
             char path[sizeof b->path], why[sizeof b->reason];
             if (snprintf(path, sizeof path, "%s/%s", search_dirs[d], e->d_name) >= (int)sizeof path)
                 continue;
+            /* libportable-dist.so and the like: named like a plugin, not one */
+            if (pt__file_is_other_library(path, PT_BACKEND_ENTRY_SYMBOL)) continue;
+            if (!b) b = slot_for(name);
+            if (!b) continue;
             if (regular_file(path, why, sizeof why))
                 snprintf(b->path, sizeof b->path, "%s", path);
             else if (!b->reason[0]) /* kept for admission's "not found" reason */
                 snprintf(b->reason, sizeof b->reason, "%s", why);
         }
-        closedir(dir);
+        for (int k = 0; k < n; ++k) free(entries[k]);
+        if (n > 0) free(entries);
     }
 }
 
@@ -286,8 +290,7 @@ static void shutdown_latest(void) {
 
 static void registry_init_once(void) {
     collect_search_dirs();
-    for (size_t i = 0; i < sizeof well_known / sizeof well_known[0]; ++i) slot_for(well_known[i]);
-    find_plugin_files();
+    find_plugin_files(); /* the backends are the plugins found: the core names none */
 }
 
 void pt__registry_init(void) { pthread_once(&registry_once, registry_init_once); }

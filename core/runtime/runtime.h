@@ -134,6 +134,10 @@ void pt__registry_init(void);
 int pt__backend_total(void);
 /* "dir1, dir2, ..." as searched for plugins (absolute paths). */
 const char *pt__plugin_search_path(void);
+/* True when path is a shared object that does not define entry_symbol (a
+ * library named like a plugin that is not one); false when it defines it or
+ * when the file cannot be judged without loading it (plugin_probe.c). */
+bool pt__file_is_other_library(const char *path, const char *entry_symbol);
 /* The i-th / named backend, possibly not loaded yet (name and path only). */
 pt__backend *pt__backend_at(int i);
 pt__backend *pt__backend_find(const char *name);
