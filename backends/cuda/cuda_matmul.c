@@ -20,15 +20,26 @@
  * deprecated aliases) with f32 accumulation, each result rounded once to
  * the 16-bit type. */
 #include <limits.h>
+#include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "cuda_internal.h"
 
+/* PORTABLE_CUDA_TF32, read once: a bad value is reported once, not per product. */
+static bool tf32_on;
+static void read_tf32(void) {
+    /* even index: off, odd: on */
+    static const char *const off_on[] = {"0", "1", "false", "true", "off", "on", NULL};
+    tf32_on = PT_HOST_HAS(ptcu_host, env_choice) &&
+           ptcu_host->env_choice("PORTABLE_CUDA_TF32", off_on, 0) % 2 == 1;
+}
+
 static bool tf32_requested(void) {
-    const char *v = getenv("PORTABLE_CUDA_TF32");
-    return v && (strcmp(v, "1") == 0 || strcmp(v, "true") == 0 || strcmp(v, "on") == 0);
+    static pthread_once_t once = PTHREAD_ONCE_INIT;
+    pthread_once(&once, read_tf32);
+    return tf32_on;
 }
 
 static bool fits_int(int64_t v) { return v >= 0 && v <= INT_MAX; }

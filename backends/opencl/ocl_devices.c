@@ -87,8 +87,9 @@ static void ocl_describe(ocl_device *d) {
     d->fp64 = ocl_has_extension(d->id, "cl_khr_fp64");
     /* PORTABLE_OPENCL_FP64=0 treats every device as lacking fp64, as many
      * consumer and mobile GPUs do: how CI tests that path on PoCL. */
-    const char *fp64_env = getenv("PORTABLE_OPENCL_FP64");
-    if (fp64_env && strcmp(fp64_env, "0") == 0) d->fp64 = false;
+    static const char *const off_on[] = {"0", "1", NULL};
+    if (PT_HOST_HAS(ocl_g.host, env_choice) && ocl_g.host->env_choice("PORTABLE_OPENCL_FP64", off_on, 1) == 0)
+        d->fp64 = false;
     /* f16 MATMUL runs as CLBlastHgemm only when asked for
      * (PORTABLE_OPENCL_HGEMM=1) on a cl_khr_fp16 device: CLBlast multiplies
      * and accumulates in half, so its error grows with the inner dimension
@@ -97,8 +98,9 @@ static void ocl_describe(ocl_device *d) {
      * accumulation and one rounding that cuBLAS and the f32 path meet). By
      * default f16 products take the f32 path: SGEMM on converted operands,
      * rounded once. */
-    const char *hgemm_env = getenv("PORTABLE_OPENCL_HGEMM");
-    d->fp16 = hgemm_env && strcmp(hgemm_env, "1") == 0 && ocl_has_extension(d->id, "cl_khr_fp16");
+    d->fp16 = PT_HOST_HAS(ocl_g.host, env_choice) &&
+              ocl_g.host->env_choice("PORTABLE_OPENCL_HGEMM", off_on, 0) == 1 &&
+              ocl_has_extension(d->id, "cl_khr_fp16");
     cl_device_fp_config scfg = 0;
     d->fp32_correct_div_sqrt =
         clGetDeviceInfo(d->id, CL_DEVICE_SINGLE_FP_CONFIG, sizeof scfg, &scfg, NULL) ==

@@ -77,12 +77,17 @@ __attribute__((constructor)) static void find_self_dir(void) {
 
 /* Adds the absolute form of dir[0..len) (realpath); a folder that does not
  * exist, or a duplicate, is left out. */
-static void add_search_dir(const char *dir, size_t len) {
+static void add_search_dir(const char *dir, size_t len, bool given_by_user) {
     char given[PATH_MAX], real[PATH_MAX];
     if (len == 0 || len >= sizeof given || n_search_dirs == PT__MAX_SEARCH_DIRS) return;
     memcpy(given, dir, len);
     given[len] = '\0';
-    if (!realpath(given, real)) return;
+    if (!realpath(given, real)) {
+        if (given_by_user)
+            pt_log_message(PT_LOG_WARN, "PORTABLE_PLUGIN_PATH entry '%s' cannot be used (%s); accepted: "
+               "existing folders, separated by ':'; it is skipped", given, strerror(errno));
+        return;
+    }
     for (int i = 0; i < n_search_dirs; ++i)
         if (strcmp(search_dirs[i], real) == 0) return;
     snprintf(search_dirs[n_search_dirs++], sizeof search_dirs[0], "%s", real);
@@ -93,14 +98,14 @@ static void collect_search_dirs(void) {
     while (env && *env) {
         const char *colon = strchr(env, ':');
         size_t len = colon ? (size_t)(colon - env) : strlen(env);
-        add_search_dir(env, len); /* an empty entry means nothing (not ".") */
+        add_search_dir(env, len, true); /* an empty entry means nothing (not ".") */
         env = colon ? colon + 1 : NULL;
     }
-    add_search_dir(self_dir, strlen(self_dir));
+    add_search_dir(self_dir, strlen(self_dir), false);
     if (self_dir[0]) {
         char installed[PATH_MAX];
         int n = snprintf(installed, sizeof installed, "%s/%s", self_dir, PT_PLUGIN_SUBDIR);
-        if (n > 0 && (size_t)n < sizeof installed) add_search_dir(installed, (size_t)n);
+        if (n > 0 && (size_t)n < sizeof installed) add_search_dir(installed, (size_t)n, false);
     }
 }
 
@@ -289,6 +294,7 @@ static void shutdown_latest(void) {
 }
 
 static void registry_init_once(void) {
+    pt__log_init();
     collect_search_dirs();
     find_plugin_files(); /* the backends are the plugins found: the core names none */
 }

@@ -23,6 +23,8 @@
 
 #include <stdarg.h>
 
+#include "env.h"
+#include "log.h"
 #include "op_table.h"
 #include "status.h"
 #include "types.h"
@@ -139,15 +141,14 @@ typedef struct pt_op {
 
 /* ---- What the core offers a plugin ---- */
 
-typedef enum pt_log_level { PT_LOG_DEBUG = 0, PT_LOG_INFO, PT_LOG_WARN } pt_log_level;
-
 typedef struct pt_host_api {
     uint32_t struct_size;
     uint32_t abi_version;
     /* Records the reason for the status the plugin is about to return. The
      * core prefixes it with the public function and device names. */
     void (*set_error)(pt_status s, const char *fmt, ...) PT_PRINTF(2, 3);
-    /* Diagnostics, shown when PORTABLE_LOG=debug|info|warn allows (stderr). */
+    /* Diagnostics: through the application's log handler (pt_set_log_handler)
+     * or to stderr, when PORTABLE_LOG=debug|info|warn allows. */
     void (*log)(pt_log_level level, const char *fmt, ...) PT_PRINTF(2, 3);
     /* Appended members go below this line (check struct_size before use). */
     /* Device memory for a plugin's own use (scratch space, a BLAS workspace)
@@ -160,7 +161,18 @@ typedef struct pt_host_api {
     pt_status (*device_alloc)(const char *backend, int dev, size_t bytes, void **buf, size_t *offset,
                               void **block);
     void (*device_free)(const char *backend, int dev, void *block);
+    /* The environment, read and checked as the core reads it (env.h:
+     * pt_env_int, pt_env_choice): a bad value is a warning naming the
+     * variable, the value and what is accepted, and the fallback is used.
+     * Use PT_HOST_HAS(host, env_int) first. */
+    int64_t (*env_int)(const char *name, int64_t lo, int64_t hi, int64_t fallback);
+    int (*env_choice)(const char *name, const char *const *choices, int fallback);
 } pt_host_api;
+
+/* Whether the host API h (as the core that loaded the plugin was built)
+ * has the appended member m. */
+#define PT_HOST_HAS(h, m) \
+    ((h) && (h)->struct_size >= offsetof(pt_host_api, m) + sizeof((h)->m) && (h)->m)
 
 /* ---- What a plugin offers the core ---- */
 

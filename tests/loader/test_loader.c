@@ -186,6 +186,19 @@ static void order(void) {
     CHECK(backend_index("nodev") >= 0);
 }
 
+/* A plugin's host->log reaches the application's log handler. */
+static char plugin_said[1024];
+static void capture_plugin_log(pt_log_level level, const char *message, void *user) {
+    (void)user;
+    if (level == PT_LOG_WARN && strstr(message, "fake nodev"))
+        snprintf(plugin_said, sizeof plugin_said, "%s", message);
+}
+static void plugin_log(void) {
+    pt_set_log_handler(capture_plugin_log, NULL);
+    CHECK_INT(pt_device_count("nodev"), 0); /* admits it: its init logs */
+    CHECK_HAS(plugin_said, "fake nodev: init logs through the host");
+}
+
 int main(void) {
     const char *fake_path = "PORTABLE_PLUGIN_PATH=/nonexistent-plugin-dir:" FAKE_PLUGIN_DIR;
     const char *env_fakes[] = {fake_path, "PORTABLE_BACKEND=cpu", "PORTABLE_CPU_DEVICES=", NULL};
@@ -202,6 +215,8 @@ int main(void) {
     check_in_child("PORTABLE_BACKEND=nosuch", env_nosuch, backend_nosuch);
     const char *env_default[] = {"PORTABLE_PLUGIN_PATH=", "PORTABLE_BACKEND=cpu", NULL};
     check_in_child("no PORTABLE_PLUGIN_PATH", env_default, default_search);
+    const char *env_log[] = {fake_path, "PORTABLE_BACKEND=cpu", "PORTABLE_LOG=", NULL};
+    check_in_child("a plugin's log goes to the log handler", env_log, plugin_log);
     const char *env_order[] = {"PORTABLE_PLUGIN_PATH=" FAKE_PLUGIN_DIR ":" PT_LIB_DIR, "PORTABLE_BACKEND=cpu", NULL};
     check_in_child("search order", env_order, order);
     return check_summary();
