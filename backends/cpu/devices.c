@@ -131,5 +131,7 @@ pt_status pt_cpu_device_info(int dev, pt_device_props *out) {
 #endif
     pt_cpu_memory_info(dev, &out->memory_free, &out->memory_total);
     out->supports_f64 = true;
+    out->supports_f16 = true;              /* stored in 16 bits, computed in f32 */
+    out->max_alloc = out->memory_total;    /* malloc: as much as there is */
     return PT_OK;
 }

@@ -61,6 +61,28 @@ static bool ocl_has_extension(cl_device_id id, const char *ext) {
     return found;
 }
 
+void ocl_device_props_extra(const ocl_device *d, pt_device_props *out) {
+    out->supports_f16 = ocl_has_extension(d->id, "cl_khr_fp16");
+    out->max_alloc = d->max_alloc ? (int64_t)d->max_alloc : -1;
+    cl_ulong local = 0;
+    out->local_memory = clGetDeviceInfo(d->id, CL_DEVICE_LOCAL_MEM_SIZE, sizeof local, &local, NULL) ==
+                                CL_SUCCESS
+                            ? (int64_t)local
+                            : -1;
+    out->max_work_group = (int64_t)d->max_work_group;
+    snprintf(out->device_version, sizeof out->device_version, "%s", d->device_version);
+    ocl_device_string(d->id, CL_DEVICE_OPENCL_C_VERSION, out->c_version, sizeof out->c_version);
+    /* asked for its length first: a list longer than the member is cut, not lost */
+    size_t n = 0;
+    if (clGetDeviceInfo(d->id, CL_DEVICE_EXTENSIONS, 0, NULL, &n) != CL_SUCCESS || n == 0) return;
+    char *list = malloc(n + 1);
+    if (list && clGetDeviceInfo(d->id, CL_DEVICE_EXTENSIONS, n, list, NULL) == CL_SUCCESS) {
+        list[n] = '\0';
+        snprintf(out->extensions, sizeof out->extensions, "%s", list);
+    }
+    free(list);
+}
+
 static void ocl_describe(ocl_device *d) {
     ocl_device_string(d->id, CL_DEVICE_NAME, d->name, sizeof d->name);
     ocl_device_string(d->id, CL_DEVICE_VENDOR, d->vendor, sizeof d->vendor);

@@ -217,22 +217,46 @@ static pt_status check_device(const char *fn, const pt_device *d) {
     return PT_OK;
 }
 
-pt_status pt_device_info(const pt_device *d, pt_device_props *out) {
-    pt_status s = check_device("pt_device_info", d);
+/* Fills a whole pt_device_props of this library's size, then gives the
+ * caller the first `size` bytes: members the caller's copy of the header
+ * does not have are never written, members it has that this library does
+ * not know are zeroed. */
+static pt_status device_info(const char *fn, const pt_device *d, pt_device_props *out, size_t size) {
+    pt_status s = check_device(fn, d);
     if (s) return s;
-    if (!out) return pt__error(PT_ERR_INVALID_ARGUMENT, "pt_device_info", "out is NULL");
-    memset(out, 0, sizeof *out);
-    s = pt__device_info_call(d, out);
-    if (s) return pt__backend_failed(s, "pt_device_info", d);
-    snprintf(out->backend, sizeof out->backend, "%.15s", d->backend->name);
+    if (!out) return pt__error(PT_ERR_INVALID_ARGUMENT, fn, "out is NULL; pass a pt_device_props to fill");
+    if (size < PT_DEVICE_PROPS_SIZE_V1)
+        return pt__error(PT_ERR_INVALID_ARGUMENT, fn,
+                         "size %zu is smaller than any pt_device_props (%zu); pass sizeof *out "
+                         "(the pt_device_info macro does)",
+                         size, (size_t)PT_DEVICE_PROPS_SIZE_V1);
+    pt_device_props p;
+    memset(&p, 0, sizeof p);
+    s = pt__device_info_call(d, &p);
+    if (s) return pt__backend_failed(s, fn, d);
+    snprintf(p.backend, sizeof p.backend, "%.15s", d->backend->name);
     int64_t free_b, total_b;
     if (pt__memory_info_call(d, &free_b, &total_b) == PT_OK) {
-        out->memory_free = free_b;
-        out->memory_total = total_b;
+        p.memory_free = free_b;
+        p.memory_total = total_b;
     } else {
         pt__take_backend_message();
     }
+    pt_memory_usage m;
+    pt_memory_stats_sized((pt_device *)d, &m, sizeof m);
+    p.memory_process = m.reserved;
+    memset(out, 0, size);
+    memcpy(out, &p, size < sizeof p ? size : sizeof p);
     return PT_OK;
+}
+
+pt_status pt_device_info_sized(const pt_device *d, pt_device_props *out, size_t size) {
+    return device_info("pt_device_info", d, out, size);
+}
+
+/* The symbol programs built before the sized entry point call. */
+pt_status(pt_device_info)(const pt_device *d, pt_device_props *out) {
+    return device_info("pt_device_info", d, out, PT_DEVICE_PROPS_SIZE_V1);
 }
 
 pt_status pt_device_synchronize(pt_device *d) {
@@ -240,18 +264,36 @@ pt_status pt_device_synchronize(pt_device *d) {
     return s ? s : pt__synchronize("pt_device_synchronize", d);
 }
 
-pt_status pt_memory_stats(pt_device *d, pt_memory_usage *out) {
-    pt_status s = check_device("pt_memory_stats", d);
+static pt_status memory_stats(pt_device *d, pt_memory_usage *out, size_t size) {
+    static const char fn[] = "pt_memory_stats";
+    pt_status s = check_device(fn, d);
     if (s) return s;
-    if (!out) return pt__error(PT_ERR_INVALID_ARGUMENT, "pt_memory_stats", "out is NULL");
+    if (!out) return pt__error(PT_ERR_INVALID_ARGUMENT, fn, "out is NULL; pass a pt_memory_usage to fill");
+    if (size < PT_MEMORY_USAGE_SIZE_V1)
+        return pt__error(PT_ERR_INVALID_ARGUMENT, fn,
+                         "size %zu is smaller than any pt_memory_usage (%zu); pass sizeof *out "
+                         "(the pt_memory_stats macro does)",
+                         size, (size_t)PT_MEMORY_USAGE_SIZE_V1);
+    pt_memory_usage m;
+    memset(&m, 0, sizeof m);
     pt__spin_lock(&d->alloc.lock);
-    out->in_use = d->alloc.in_use;
-    out->cached = d->alloc.cached;
-    out->peak = d->alloc.peak;
-    out->reserved = d->alloc.in_use + d->alloc.cached;
+    m.in_use = d->alloc.in_use;
+    m.cached = d->alloc.cached;
+    m.peak = d->alloc.peak;
+    m.reserved = d->alloc.in_use + d->alloc.cached;
     pt__spin_unlock(&d->alloc.lock);
-    pt__pinned_stats(d, &out->pinned_cached, &out->pinned_allocs, &out->pinned_reuses);
+    pt__pinned_stats(d, &m.pinned_cached, &m.pinned_allocs, &m.pinned_reuses);
+    memset(out, 0, size);
+    memcpy(out, &m, size < sizeof m ? size : sizeof m);
     return PT_OK;
+}
+
+pt_status pt_memory_stats_sized(pt_device *d, pt_memory_usage *out, size_t size) {
+    return memory_stats(d, out, size);
+}
+
+pt_status(pt_memory_stats)(pt_device *d, pt_memory_usage *out) {
+    return memory_stats(d, out, PT_MEMORY_USAGE_SIZE_V1);
 }
 
 /* ---- Backends, for tools ----

@@ -33,7 +33,9 @@
 extern "C" {
 #endif
 
-#define PT_BACKEND_ABI_VERSION 1u
+/* 2: pt_device_props grew (device_info writes the whole struct, so a
+ * plugin and a core must agree on its size). */
+#define PT_BACKEND_ABI_VERSION 2u
 #define PT_BACKEND_ENTRY_SYMBOL "pt_backend_entry"
 
 /* ---- Operation descriptors ---- */
@@ -191,6 +193,8 @@ typedef struct pt_backend_vtable {
      * unavailable_reason (optional) default: "no devices" says why. */
     int (*device_count)(void);
     const char *(*unavailable_reason)(void);
+    /* Fills *out, a whole pt_device_props of this header's size (the core
+     * zeroes it first; members the plugin cannot tell stay 0). */
     pt_status (*device_info)(int dev, pt_device_props *out);
 
     /* Memory. alloc returns PT_ERR_OUT_OF_MEMORY when the driver has no room
