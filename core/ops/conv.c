@@ -47,7 +47,8 @@ static pt_status check_conv(const char *fn, pt_tensor *x, pt_tensor *weight, pt_
 
 pt_tensor *pt_f_conv2d(pt_tensor *x, pt_tensor *weight, pt_tensor *bias, const pt_conv2d_opts *opts) {
     static const char fn[] = "pt_f_conv2d";
-    if (!x || !weight) return NULL;
+    if (!x) return pt__null_input("pt_f_conv2d", "x");
+    if (!weight) return pt__null_input("pt_f_conv2d", "weight");
     const pt_conv2d_opts none = {{1, 1}, {0, 0}, {1, 1}, 1};
     if (!opts) opts = &none;
     const int64_t groups = or_one(opts->groups);
@@ -104,7 +105,7 @@ static pt_status pool_window(const char *fn, const pt_pool2d_opts *o, pt_window2
 /* Every window as [N, C, KH*KW, OH, OW], reduced over dim 2; max pooling
  * runs as its own kinds where the device has them. */
 static pt_tensor *pool(const char *fn, pt_tensor *x, const pt_pool2d_opts *opts, bool max) {
-    if (!x) return NULL;
+    if (!x) return pt__null_input(fn, "x");
     pt_window2d w;
     if (pool_window(fn, opts, &w) || check_nchw(fn, "x", x)) return NULL;
     if (max && pt__max_pool2d_kinds_run_on(x)) return pt_max_pool2d_window(x, &w); /* max_pool.c */
@@ -125,7 +126,8 @@ pt_tensor *pt_f_avg_pool2d(pt_tensor *x, const pt_pool2d_opts *opts) { return po
 
 pt_tensor *pt_adaptive_avg_pool2d(pt_tensor *x, int64_t out_h, int64_t out_w) {
     static const char fn[] = "pt_adaptive_avg_pool2d";
-    if (!x || check_nchw(fn, "x", x)) return NULL;
+    if (!x) return pt__null_input(fn, "x");
+    if (check_nchw(fn, "x", x)) return NULL;
     const int64_t h = x->shape[2], wd = x->shape[3];
     if (out_h < 1 || out_w < 1 || h % out_h || wd % out_w) {
         pt__error(PT_ERR_INVALID_ARGUMENT, fn,

@@ -4,18 +4,31 @@
 #include "portable/half.h"
 #include "tensor/tensor_internal.h"
 
+/* A NULL buffer (with elements to convert) is PT_ERR_INVALID_ARGUMENT naming
+ * it: these return nothing, so the last error is the only report. */
+static bool null_buffers(const char *fn, const void *src, const void *dst, size_t n) {
+    if (n == 0 || (src && dst)) return true;
+    pt__error(PT_ERR_INVALID_ARGUMENT, fn, "%s is NULL with n %zu; pass a buffer of n elements",
+              src ? "dst" : "src", n);
+    return false;
+}
+
 void pt_f32_to_f16(const float *src, uint16_t *dst, size_t n) {
+    if (!null_buffers("pt_f32_to_f16", src, dst, n)) return;
     for (size_t i = 0; i < n; ++i) dst[i] = pt_f32_to_f16_bits(src[i]);
 }
 
 void pt_f16_to_f32(const uint16_t *src, float *dst, size_t n) {
+    if (!null_buffers("pt_f16_to_f32", src, dst, n)) return;
     for (size_t i = 0; i < n; ++i) dst[i] = pt_f16_bits_to_f32(src[i]);
 }
 
 void pt_f32_to_bf16(const float *src, uint16_t *dst, size_t n) {
+    if (!null_buffers("pt_f32_to_bf16", src, dst, n)) return;
     for (size_t i = 0; i < n; ++i) dst[i] = pt_f32_to_bf16_bits(src[i]);
 }
 
 void pt_bf16_to_f32(const uint16_t *src, float *dst, size_t n) {
+    if (!null_buffers("pt_bf16_to_f32", src, dst, n)) return;
     for (size_t i = 0; i < n; ++i) dst[i] = pt_bf16_bits_to_f32(src[i]);
 }

@@ -167,7 +167,7 @@ static void three_cpus(void) {
     CHECK(pt_device_info(NULL, &p) != PT_OK);
     CHECK_HAS(pt_last_error(), "pt_device_info");
     pt_clear_error();
-    CHECK(pt_device_info(cpu, NULL) != PT_OK);
+    CHECK((pt_device_info)(cpu, NULL) != PT_OK);
     pt_clear_error();
     CHECK_OK(pt_device_synchronize(c2));
     CHECK(pt_device_synchronize(NULL) != PT_OK);
