@@ -27,19 +27,25 @@
 
 #include "cuda_internal.h"
 
-/* PORTABLE_CUDA_TF32, read once: a bad value is reported once, not per product. */
-static bool tf32_on;
-static void read_tf32(void) {
-    /* even index: off, odd: on */
-    static const char *const off_on[] = {"0", "1", "false", "true", "off", "on", NULL};
-    tf32_on = PT_HOST_HAS(ptcu_host, env_choice) &&
-           ptcu_host->env_choice("PORTABLE_CUDA_TF32", off_on, 0) % 2 == 1;
-}
-
+/* PORTABLE_CUDA_TF32, parsed again only when its value changes (a program
+ * may switch it between products), so a bad value is reported once per
+ * value, not once per product. */
 static bool tf32_requested(void) {
-    static pthread_once_t once = PTHREAD_ONCE_INIT;
-    pthread_once(&once, read_tf32);
-    return tf32_on;
+    static pthread_mutex_t lock = PTHREAD_MUTEX_INITIALIZER;
+    static char seen[64] = "\x01"; /* no value looks like this: the first call parses */
+    static bool on;
+    const char *v = getenv("PORTABLE_CUDA_TF32");
+    pthread_mutex_lock(&lock);
+    if (strncmp(seen, v ? v : "", sizeof seen) != 0) {
+        snprintf(seen, sizeof seen, "%s", v ? v : "");
+        /* even index: off, odd: on */
+        static const char *const off_on[] = {"0", "1", "false", "true", "off", "on", NULL};
+        on = PT_HOST_HAS(ptcu_host, env_choice) &&
+             ptcu_host->env_choice("PORTABLE_CUDA_TF32", off_on, 0) % 2 == 1;
+    }
+    bool result = on;
+    pthread_mutex_unlock(&lock);
+    return result;
 }
 
 static bool fits_int(int64_t v) { return v >= 0 && v <= INT_MAX; }

@@ -3,7 +3,7 @@
  * headers are not included), calls the plain symbols pt_device_info and
  * pt_memory_stats as such a program does, and checks that the library
  * writes no byte past the old structs. Then the versioned symbols
- * (core/libportable.map) and the sized entry points with a size from a
+ * (cmake/libportable.map) and the sized entry points with a size from a
  * future, larger header. */
 #define _GNU_SOURCE /* dlvsym */
 #include <dlfcn.h>
