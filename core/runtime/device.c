@@ -217,19 +217,34 @@ static pt_status check_device(const char *fn, const pt_device *d) {
     return PT_OK;
 }
 
+/* The checks of a sized query: a device, an out struct, and a size at
+ * least the first release's (min) of `type`. */
+static pt_status check_sized(const char *fn, const pt_device *d, const void *out, size_t size,
+                             size_t min, const char *type) {
+    pt_status s = check_device(fn, d);
+    if (s) return s;
+    if (!out) return pt__error(PT_ERR_INVALID_ARGUMENT, fn, "out is NULL; pass a %s to fill", type);
+    if (size < min)
+        return pt__error(PT_ERR_INVALID_ARGUMENT, fn,
+                         "size %zu is smaller than any %s (%zu); pass sizeof *out (the %s macro does)",
+                         size, type, min, fn);
+    return PT_OK;
+}
+
+/* The first `size` bytes of the library's full struct at full: zeroes past
+ * what the library knows, nothing written past size. */
+static void give_sized(void *out, size_t size, const void *full, size_t full_size) {
+    memset(out, 0, size);
+    memcpy(out, full, size < full_size ? size : full_size);
+}
+
 /* Fills a whole pt_device_props of this library's size, then gives the
  * caller the first `size` bytes: members the caller's copy of the header
  * does not have are never written, members it has that this library does
  * not know are zeroed. */
 static pt_status device_info(const char *fn, const pt_device *d, pt_device_props *out, size_t size) {
-    pt_status s = check_device(fn, d);
+    pt_status s = check_sized(fn, d, out, size, PT_DEVICE_PROPS_SIZE_V1, "pt_device_props");
     if (s) return s;
-    if (!out) return pt__error(PT_ERR_INVALID_ARGUMENT, fn, "out is NULL; pass a pt_device_props to fill");
-    if (size < PT_DEVICE_PROPS_SIZE_V1)
-        return pt__error(PT_ERR_INVALID_ARGUMENT, fn,
-                         "size %zu is smaller than any pt_device_props (%zu); pass sizeof *out "
-                         "(the pt_device_info macro does)",
-                         size, (size_t)PT_DEVICE_PROPS_SIZE_V1);
     pt_device_props p;
     memset(&p, 0, sizeof p);
     s = pt__device_info_call(d, &p);
@@ -245,8 +260,7 @@ static pt_status device_info(const char *fn, const pt_device *d, pt_device_props
     pt_memory_usage m;
     pt_memory_stats_sized((pt_device *)d, &m, sizeof m);
     p.memory_process = m.reserved;
-    memset(out, 0, size);
-    memcpy(out, &p, size < sizeof p ? size : sizeof p);
+    give_sized(out, size, &p, sizeof p);
     return PT_OK;
 }
 
@@ -266,14 +280,8 @@ pt_status pt_device_synchronize(pt_device *d) {
 
 static pt_status memory_stats(pt_device *d, pt_memory_usage *out, size_t size) {
     static const char fn[] = "pt_memory_stats";
-    pt_status s = check_device(fn, d);
+    pt_status s = check_sized(fn, d, out, size, PT_MEMORY_USAGE_SIZE_V1, "pt_memory_usage");
     if (s) return s;
-    if (!out) return pt__error(PT_ERR_INVALID_ARGUMENT, fn, "out is NULL; pass a pt_memory_usage to fill");
-    if (size < PT_MEMORY_USAGE_SIZE_V1)
-        return pt__error(PT_ERR_INVALID_ARGUMENT, fn,
-                         "size %zu is smaller than any pt_memory_usage (%zu); pass sizeof *out "
-                         "(the pt_memory_stats macro does)",
-                         size, (size_t)PT_MEMORY_USAGE_SIZE_V1);
     pt_memory_usage m;
     memset(&m, 0, sizeof m);
     pt__spin_lock(&d->alloc.lock);
@@ -283,8 +291,7 @@ static pt_status memory_stats(pt_device *d, pt_memory_usage *out, size_t size) {
     m.reserved = d->alloc.in_use + d->alloc.cached;
     pt__spin_unlock(&d->alloc.lock);
     pt__pinned_stats(d, &m.pinned_cached, &m.pinned_allocs, &m.pinned_reuses);
-    memset(out, 0, size);
-    memcpy(out, &m, size < sizeof m ? size : sizeof m);
+    give_sized(out, size, &m, sizeof m);
     return PT_OK;
 }
 

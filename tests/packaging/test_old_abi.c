@@ -59,35 +59,31 @@ int main(void) {
     CHECK(cpu != NULL);
     if (!cpu) return 1;
 
-    /* the old struct inside a buffer whose tail is a canary */
-    union {
-        old_device_props p;
-        unsigned char raw[sizeof(old_device_props) + 4096];
-    } u;
-    memset(u.raw, 0xA5, sizeof u.raw);
-    CHECK(pt_device_info(cpu, &u.p) == 0);
-    printf("old pt_device_info: name '%s', backend '%s', %d compute units, %lld bytes\n", u.p.name,
-           u.p.backend, u.p.compute_units, (long long)u.p.memory_total);
-    CHECK(strcmp(u.p.backend, "cpu") == 0);
-    CHECK(u.p.compute_units >= 1);
-    CHECK(u.p.memory_total > 0);
-    CHECK(u.p.supports_f64);
-    CHECK(all_are(u.raw, sizeof(old_device_props), sizeof u.raw, 0xA5)); /* nothing past it */
+    /* each old struct at the start of a buffer whose tail is a canary */
+    static _Alignas(16) unsigned char future[65536];
+    old_device_props *p = (old_device_props *)(void *)future;
+    memset(future, 0xA5, sizeof future);
+    CHECK(pt_device_info(cpu, p) == 0);
+    printf("old pt_device_info: name '%s', backend '%s', %d compute units, %lld bytes\n", p->name,
+           p->backend, p->compute_units, (long long)p->memory_total);
+    CHECK(strcmp(p->backend, "cpu") == 0);
+    CHECK(p->compute_units >= 1);
+    CHECK(p->memory_total > 0);
+    CHECK(p->supports_f64);
+    CHECK(all_are(future, sizeof *p, 8192, 0xA5)); /* nothing past it */
+    char name[sizeof p->name];
+    memcpy(name, p->name, sizeof name);
 
-    union {
-        old_memory_usage m;
-        unsigned char raw[sizeof(old_memory_usage) + 256];
-    } v;
-    memset(v.raw, 0xA5, sizeof v.raw);
-    CHECK(pt_memory_stats(cpu, &v.m) == 0);
-    CHECK(v.m.in_use >= 0 && v.m.reserved >= v.m.in_use);
-    CHECK(all_are(v.raw, sizeof(old_memory_usage), sizeof v.raw, 0xA5));
+    old_memory_usage *m = (old_memory_usage *)(void *)future;
+    memset(future, 0xA5, sizeof future);
+    CHECK(pt_memory_stats(cpu, m) == 0);
+    CHECK(m->in_use >= 0 && m->reserved >= m->in_use);
+    CHECK(all_are(future, sizeof *m, 8192, 0xA5));
 
     /* a newer header than the library: what the library does not know is zeroed */
-    static unsigned char future[65536];
     memset(future, 0xA5, sizeof future);
     CHECK(pt_device_info_sized(cpu, future, sizeof future) == 0);
-    CHECK(strcmp((const char *)future, u.p.name) == 0);
+    CHECK(strcmp((const char *)future, name) == 0);
     CHECK(all_are(future, sizeof future - 1024, sizeof future, 0));
     memset(future, 0xA5, sizeof future);
     CHECK(pt_memory_stats_sized(cpu, future, 1024) == 0);

@@ -189,28 +189,27 @@ static void off_level(void) {
 }
 
 int main(void) {
-    const char *env_log[] = {"PORTABLE_LOG=bogus", NULL};
-    check_in_child("PORTABLE_LOG=bogus", env_log, bad_log_level);
-    const char *env_gc[] = {"PORTABLE_ALLOC_GC=abc", NULL};
-    check_in_child("PORTABLE_ALLOC_GC=abc", env_gc, bad_gc_ratio);
-    const char *env_cpus[] = {"PORTABLE_CPU_DEVICES=100000", NULL};
-    check_in_child("PORTABLE_CPU_DEVICES=100000", env_cpus, too_many_cpu_devices);
-    const char *env_vm[] = {"PORTABLE_CPU_VECMATH=avx9", NULL};
-    check_in_child("PORTABLE_CPU_VECMATH=avx9", env_vm, bad_vecmath);
     char plugin_path[1200];
     const char *dir = getenv("PORTABLE_PLUGIN_PATH");
     snprintf(plugin_path, sizeof plugin_path, "PORTABLE_PLUGIN_PATH=/nonexistent-plugin-dir:%s",
              dir ? dir : "");
-    const char *env_path[] = {plugin_path, NULL};
-    check_in_child("PORTABLE_PLUGIN_PATH with a missing folder", env_path, bad_plugin_path);
-    const char *env_good[] = {"PORTABLE_CPU_DEVICES=3", "PORTABLE_ALLOC_GC=2", "PORTABLE_LOG=warn",
-                              "PORTABLE_CPU_VECMATH=sse2", NULL};
-    check_in_child("good values", env_good, good_values);
-    const char *env_none[] = {"PORTABLE_LOG=", NULL};
-    check_in_child("the helpers and the handler", env_none, helpers);
-    const char *env_debug[] = {"PORTABLE_LOG=debug", NULL};
-    check_in_child("PORTABLE_LOG=debug", env_debug, debug_level);
-    const char *env_off[] = {"PORTABLE_LOG=off", NULL};
-    check_in_child("PORTABLE_LOG=off", env_off, off_level);
+    static const char *const good[] = {"PORTABLE_CPU_DEVICES=3", "PORTABLE_ALLOC_GC=2",
+                                       "PORTABLE_LOG=warn", "PORTABLE_CPU_VECMATH=sse2", NULL};
+    const struct {
+        const char *label, *env[5];
+        void (*fn)(void);
+    } scenarios[] = {
+        {"PORTABLE_LOG=bogus", {"PORTABLE_LOG=bogus"}, bad_log_level},
+        {"PORTABLE_ALLOC_GC=abc", {"PORTABLE_ALLOC_GC=abc"}, bad_gc_ratio},
+        {"PORTABLE_CPU_DEVICES=100000", {"PORTABLE_CPU_DEVICES=100000"}, too_many_cpu_devices},
+        {"PORTABLE_CPU_VECMATH=avx9", {"PORTABLE_CPU_VECMATH=avx9"}, bad_vecmath},
+        {"PORTABLE_PLUGIN_PATH with a missing folder", {plugin_path}, bad_plugin_path},
+        {"good values", {good[0], good[1], good[2], good[3]}, good_values},
+        {"the helpers and the handler", {"PORTABLE_LOG="}, helpers},
+        {"PORTABLE_LOG=debug", {"PORTABLE_LOG=debug"}, debug_level},
+        {"PORTABLE_LOG=off", {"PORTABLE_LOG=off"}, off_level},
+    };
+    for (size_t i = 0; i < sizeof scenarios / sizeof scenarios[0]; ++i)
+        check_in_child(scenarios[i].label, scenarios[i].env, scenarios[i].fn);
     return check_summary();
 }
