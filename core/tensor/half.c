@@ -13,22 +13,14 @@ static bool null_buffers(const char *fn, const void *src, const void *dst, size_
     return false;
 }
 
-void pt_f32_to_f16(const float *src, uint16_t *dst, size_t n) {
-    if (!null_buffers("pt_f32_to_f16", src, dst, n)) return;
-    for (size_t i = 0; i < n; ++i) dst[i] = pt_f32_to_f16_bits(src[i]);
-}
+/* One definition for the four: the NULL check, then the per-element loop. */
+#define PT__HOST_CONVERTER(name, from, to, one)                                   \
+    void name(const from *src, to *dst, size_t n) {                              \
+        if (!null_buffers(#name, src, dst, n)) return;                           \
+        for (size_t i = 0; i < n; ++i) dst[i] = one(src[i]);                     \
+    }
 
-void pt_f16_to_f32(const uint16_t *src, float *dst, size_t n) {
-    if (!null_buffers("pt_f16_to_f32", src, dst, n)) return;
-    for (size_t i = 0; i < n; ++i) dst[i] = pt_f16_bits_to_f32(src[i]);
-}
-
-void pt_f32_to_bf16(const float *src, uint16_t *dst, size_t n) {
-    if (!null_buffers("pt_f32_to_bf16", src, dst, n)) return;
-    for (size_t i = 0; i < n; ++i) dst[i] = pt_f32_to_bf16_bits(src[i]);
-}
-
-void pt_bf16_to_f32(const uint16_t *src, float *dst, size_t n) {
-    if (!null_buffers("pt_bf16_to_f32", src, dst, n)) return;
-    for (size_t i = 0; i < n; ++i) dst[i] = pt_bf16_bits_to_f32(src[i]);
-}
+PT__HOST_CONVERTER(pt_f32_to_f16, float, uint16_t, pt_f32_to_f16_bits)
+PT__HOST_CONVERTER(pt_f16_to_f32, uint16_t, float, pt_f16_bits_to_f32)
+PT__HOST_CONVERTER(pt_f32_to_bf16, float, uint16_t, pt_f32_to_bf16_bits)
+PT__HOST_CONVERTER(pt_bf16_to_f32, uint16_t, float, pt_bf16_bits_to_f32)
