@@ -173,12 +173,12 @@ static void three_cpus(void) {
     CHECK(pt_device_synchronize(NULL) != PT_OK);
     pt_clear_error();
 
-    /* backends: cpu, cuda and opencl are always listed */
+    /* backends: the plugin files found, each with its file, never dist */
     int ncpu = backend_index("cpu");
     CHECK(ncpu >= 0);
-    CHECK(backend_index("cuda") >= 0);
-    CHECK(backend_index("opencl") >= 0);
-    CHECK(pt_backend_count() >= 3);
+    CHECK(backend_index("dist") < 0);
+    CHECK(pt_backend_count() >= 1);
+    for (int b = 0; b < pt_backend_count(); ++b) CHECK(pt_backend_path(b)[0] != '\0');
     if (ncpu >= 0) {
         const char *reason = "unset";
         CHECK(pt_backend_available(ncpu, &reason));
