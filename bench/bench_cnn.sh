@@ -1,19 +1,27 @@
 #!/usr/bin/env bash
 # Convolutional nets, libportable (cpu backend) vs PyTorch (CPU), one thread
-# pinned to core 1, the contenders alternating round by round:
+# pinned to core 1 (or N threads unpinned), the contenders alternating round
+# by round:
 #   - one training epoch of examples/cnn_digits.c's net (1438 images, batch 64)
 #   - conv2d forward + backward of a [32, 64, 32, 32] input, 64 3x3 filters, pad 1
 # Each round runs each side's program once (one warm-up + 5 timed repetitions,
 # median); the table shows the median over rounds and the ratio.
-#   bench/bench_cnn.sh [build-dir] [rounds]
+#   bench/bench_cnn.sh [build-dir] [rounds] [threads]
+# Both sides run their convolutions on oneDNN, whose JIT takes the widest ISA
+# the CPU has; ONEDNN_MAX_CPU_ISA=AVX2 caps both (and PORTABLE_CPU_VECMATH=avx2
+# libportable's vector math) to compare the AVX2 paths on an AVX-512 host. The
+# heading names the ISA each side ran.
 set -euo pipefail
 build=${1:-build}
 rounds=${2:-3}
+threads=${3:-1}
 here=$(cd "$(dirname "$0")" && pwd)
 py=${PT_PYTHON:-/usr/bin/python3}
 data="$here/../examples/data/digits.csv.gz"
-export OMP_NUM_THREADS=1 OPENBLAS_NUM_THREADS=1 PORTABLE_BACKEND=cpu
+export OMP_NUM_THREADS=$threads OPENBLAS_NUM_THREADS=1 PORTABLE_BACKEND=cpu
 export PORTABLE_PLUGIN_PATH=${PORTABLE_PLUGIN_PATH:-$build/lib}
+pin=(taskset -c 1)
+[[ $threads == 1 ]] || pin=()
 
 median() { sort -g | awk '{a[NR]=$1} END {print (NR%2) ? a[(NR+1)/2] : (a[NR/2]+a[NR/2+1])/2}'; }
 
@@ -21,14 +29,21 @@ declare -A t c
 for r in $(seq "$rounds"); do
   for what in epoch conv; do
     args=("$what"); [[ $what == epoch ]] && args+=(--data "$data")
-    out=$(taskset -c 1 "$build"/bench/bench_cnn "${args[@]}")
+    out=$("${pin[@]}" "$build"/bench/bench_cnn "${args[@]}")
     t[$what,pt]+="$(awk '{print $2}' <<< "$out") "; c[$what,pt]+="$(awk '{print $6}' <<< "$out") "
-    out=$(taskset -c 1 "$py" "$here"/bench_cnn_torch.py "${args[@]}" 2>/dev/null)
+    out=$("${pin[@]}" "$py" "$here"/bench_cnn_torch.py "${args[@]}" 2>/dev/null)
     t[$what,torch]+="$(awk '{print $2}' <<< "$out") "; c[$what,torch]+="$(awk '{print $6}' <<< "$out") "
   done
 done
 torch_version=$("$py" -c 'import torch; print(torch.__version__)')
-echo "## Convolutional nets: libportable (cpu) vs PyTorch $torch_version (CPU), 1 thread pinned, $rounds alternating rounds"
+# The ISA each side's convolutions ran: libportable's from `portable devices`
+# (its oneDNN and vector math), PyTorch's from oneDNN's own log of one conv.
+ours=$("$build"/tools/portable devices | grep -o 'vecmath [a-z0-9_]*; [^;]*$' || echo "unknown")
+theirs=$(ONEDNN_VERBOSE=1 "$py" "$here"/bench_cnn_torch.py isa 2>/dev/null | grep -m1 'exec,cpu,convolution' | cut -d, -f5 || true)
+where=$([[ $threads == 1 ]] && echo "1 thread pinned" || echo "$threads threads")
+echo "## Convolutional nets: libportable (cpu) vs PyTorch $torch_version (CPU), $where, $rounds alternating rounds"
+echo
+echo "ISA: libportable ${ours}; PyTorch oneDNN ${theirs:-unknown}${ONEDNN_MAX_CPU_ISA:+ (ONEDNN_MAX_CPU_ISA=$ONEDNN_MAX_CPU_ISA)}${PORTABLE_CPU_VECMATH:+ (PORTABLE_CPU_VECMATH=$PORTABLE_CPU_VECMATH)}."
 echo
 echo "Wall seconds include time other processes held the core (shared machine); CPU seconds do not."
 echo

@@ -6,9 +6,13 @@
 
 One warm-up, then 5 timed repetitions; prints "seconds <median wall> min <min wall>
 cpu <median process CPU seconds>".
-Threads: torch.set_num_threads(1) (bench_cnn.sh pins both sides to one core).
+Threads: torch.set_num_threads(OMP_NUM_THREADS, default 1) (bench_cnn.sh pins both sides
+to one core for 1 thread).
+
+  bench_cnn_torch.py isa                          which oneDNN kernel runs the conv (ONEDNN_VERBOSE)
 """
 import gzip
+import os
 import statistics
 import sys
 import time
@@ -17,7 +21,7 @@ import numpy as np
 import torch
 
 REPS = 5
-torch.set_num_threads(1)
+torch.set_num_threads(int(os.environ.get("OMP_NUM_THREADS", "1")))
 
 
 def net():
@@ -73,6 +77,9 @@ def bench_conv():
 
 
 if __name__ == "__main__":
+    if sys.argv[1] == "isa":  # run with ONEDNN_VERBOSE=1: oneDNN prints the kernel it ran
+        torch.nn.functional.conv2d(torch.randn(2, 16, 8, 8), torch.randn(16, 16, 3, 3), padding=1)
+        sys.exit(0)
     t = bench_conv() if sys.argv[1] == "conv" else bench_epoch(sys.argv[3])
     wall, cpu = [a for a, _ in t], [b for _, b in t]
     print(f"seconds {statistics.median(wall):.6f} min {min(wall):.6f} cpu {statistics.median(cpu):.6f}")

@@ -19,7 +19,7 @@
  * there are two or more, like taskset -c 1) before anything starts, and
  * OMP_NUM_THREADS=1 and OPENBLAS_NUM_THREADS=1 are set for the cpu plugin
  * (loaded later, by pt_cpu) and for python. A benchmark prints numbers; it
- * asserts nothing.
+ * asserts nothing. The heading names the vector ISA each contender ran.
  *
  *   bench_math [--rounds N] */
 #define _GNU_SOURCE
@@ -107,6 +107,25 @@ static void python_times(double *numpy, double *torch) {
         pclose(p);
     }
     remove(path);
+}
+
+/* The widest SIMD level each peer runs: NumPy's dispatch (what
+ * NPY_DISABLE_CPU_FEATURES left on) and PyTorch's ATen capability
+ * (ATEN_CPU_CAPABILITY caps it), into isa as "NumPy X, PyTorch Y". */
+static void python_isa(char *isa, size_t cap) {
+    static const char *script =
+        "/usr/bin/python3 -c \"\n"
+        "from numpy.core._multiarray_umath import __cpu_features__ as f\n"
+        "n=[k for k in ('AVX512_SKX','AVX512F','AVX2','SSE2') if f.get(k)]\n"
+        "try:\n import torch,re; t=re.search('CPU capability usage: (.*)',torch.__config__.show()).group(1)\n"
+        "except Exception: t='not installed'\n"
+        "print('NumPy %s, PyTorch %s' % (n[0] if n else 'baseline', t))\" 2>/dev/null";
+    snprintf(isa, cap, "unknown");
+    FILE *p = popen(script, "r");
+    if (!p) return;
+    if (!fgets(isa, (int)cap, p)) snprintf(isa, cap, "unknown");
+    isa[strcspn(isa, "\n")] = 0;
+    pclose(p);
 }
 
 static double ours_time(const op *o, pt_tensor *x) {
@@ -201,6 +220,12 @@ int main(int argc, char **argv) {
 
     printf("## Transcendental ops on 1M f32 elements, one thread (cpu: %s, %d thread)\n\n",
            props.name, props.compute_units);
+    /* The vector ISA each contender ran (PORTABLE_CPU_VECMATH, NPY_DISABLE_CPU_FEATURES and
+     * ATEN_CPU_CAPABILITY cap them, to compare the AVX2 paths on an AVX-512 host). */
+    char peers[160];
+    python_isa(peers, sizeof peers);
+    const char *vm = strstr(props.platform, "vecmath ");
+    printf("ISA: libportable %.*s, %s.\n\n", vm ? (int)strcspn(vm, ";") : 7, vm ? vm : "unknown", peers);
     printf("Pinned to one core, OMP_NUM_THREADS=1; %d alternated rounds, ms per call "
            "(best / median); ratio = libportable's median / the peer's median (< 1: libportable "
            "faster). NumPy: the faster of a fresh result and out=; its sigmoid is 1/(1+np.exp(-x)), "

@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # The digits MLP epoch with 1 and with 2 threads, alternated round by round
-# in one run (issue 17: more threads must never be slower).
+# in one run: more threads must never be slower.
 #   bench/mlp_threads.sh [build-dir] [rounds]
 # Prints a markdown table of each round's median epoch, then the median of
 # those medians per thread count. Numbers only; nothing is asserted.

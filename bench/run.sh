@@ -2,7 +2,7 @@
 # Runs every benchmark this machine can run and writes one markdown report.
 #   bench/run.sh [build-dir] > bench/results/<machine>-<date>.md
 # Needs a Release build (cmake -S . -B build && cmake --build build) and, for
-# the peer columns, scripts/install-deps.sh --bench (NumPy, PyTorch).
+# the peer columns, scripts/install-deps.sh (NumPy, PyTorch).
 set -uo pipefail
 build=${1:-build}
 echo "# libportable benchmarks — $(date -u +%Y-%m-%d)"
@@ -24,4 +24,13 @@ done
 if [[ -x "$build"/bench/bench_cnn ]]; then
   echo
   bash "$(dirname "$0")"/bench_cnn.sh "$build" 3 2>&1 || echo "(bench_cnn.sh failed)"
+fi
+# Per-op overhead from Python, the package against PyTorch (needs python3-cffi and torch).
+if [[ -f "$build"/python/_cdef.h ]] && /usr/bin/python3 -c "import cffi, torch" 2>/dev/null; then
+  echo
+  echo '```'
+  PORTABLE_LIBRARY="$build"/lib/libportable.so PORTABLE_CDEF="$build"/python/_cdef.h \
+    PYTHONPATH="$(dirname "$0")"/../python /usr/bin/python3 "$(dirname "$0")"/python_overhead.py 2>&1 ||
+    echo "(python_overhead.py failed)"
+  echo '```'
 fi

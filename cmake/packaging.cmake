@@ -1,11 +1,13 @@
-# How other projects find an installed libportable (issue 11):
-#  - pkg-config: <libdir>/pkgconfig/portable.pc (its prefix is relative to
-#    the .pc file, so a moved prefix still works);
-#  - CMake: find_package(portable [version] [COMPONENTS cpu opencl cuda])
-#    gives the imported target portable::portable, portable_BACKENDS (the
-#    plugins this copy was built with) and portable_PLUGIN_DIR;
-#  - add_subdirectory/FetchContent: the same portable::portable target
-#    (core/CMakeLists.txt makes the alias).
+# How other projects find an installed libportable:
+#  - pkg-config: <libdir>/pkgconfig/portable.pc, and portable-dist.pc where
+#    libportable-dist was built (their prefix is relative to the .pc file, so
+#    a moved prefix still works);
+#  - CMake: find_package(portable [version] [COMPONENTS cpu opencl cuda dist])
+#    gives the imported targets portable::portable and (where built)
+#    portable::dist, portable_BACKENDS (the plugins this copy was built with)
+#    and portable_PLUGIN_DIR;
+#  - add_subdirectory/FetchContent: the same target names (core/ and dist/
+#    make the aliases).
 
 # The version lives in include/portable/version.h (what pt_version() and
 # PT_VERSION_NUMBER report); project(VERSION) must say the same.
@@ -29,6 +31,11 @@ foreach(backend cpu opencl cuda)
     list(APPEND PT_BUILT_BACKENDS ${backend})
   endif()
 endforeach()
+# find_package components: the backends, and dist where libportable-dist was built.
+set(PT_BUILT_COMPONENTS ${PT_BUILT_BACKENDS})
+if(TARGET portable-dist)
+  list(APPEND PT_BUILT_COMPONENTS dist)
+endif()
 message(STATUS "libportable ${PROJECT_VERSION}: plugins installed: ${PT_BUILT_BACKENDS}")
 
 include(CMakePackageConfigHelpers)
@@ -62,5 +69,13 @@ else()
   set(PT_PC_INCLUDEDIR "\${prefix}/${CMAKE_INSTALL_INCLUDEDIR}")
 endif()
 string(REPLACE ";" " " PT_PC_BACKENDS "${PT_BUILT_BACKENDS}")
+# The license, by its SPDX name, in both .pc files (pkgconf 1.9 reads the
+# License field; older pkg-config ignores it, hence the variable too).
+set(PT_LICENSE MIT)
 configure_file(${CMAKE_CURRENT_LIST_DIR}/portable.pc.in ${PROJECT_BINARY_DIR}/portable.pc @ONLY)
 install(FILES ${PROJECT_BINARY_DIR}/portable.pc DESTINATION ${PT_PKGCONFIG_INSTALL_DIR})
+if(TARGET portable-dist)
+  configure_file(${CMAKE_CURRENT_LIST_DIR}/portable-dist.pc.in ${PROJECT_BINARY_DIR}/portable-dist.pc @ONLY)
+  install(FILES ${PROJECT_BINARY_DIR}/portable-dist.pc DESTINATION ${PT_PKGCONFIG_INSTALL_DIR})
+endif()
+install(FILES ${PROJECT_SOURCE_DIR}/LICENSE DESTINATION ${CMAKE_INSTALL_DOCDIR})

@@ -2,10 +2,13 @@
 #include "digits_cli.h"
 
 #include <errno.h>
+#include <fcntl.h>
 #include <getopt.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
 
 static void usage(FILE *f, const char *prog, const digits_cli_spec *spec, const digits_cli *out, int default_epochs) {
     const char *models = out->models;
@@ -25,6 +28,22 @@ static void usage(FILE *f, const char *prog, const digits_cli_spec *spec, const 
             "  -h, --help     this text\n"
             "%s\n",
             default_epochs, spec->footer);
+}
+
+/* 0 when a file can be written at path (an existing regular file is left as
+ * it is; a new one is created and removed again), else the errno saying why,
+ * so a bad --save is found before minutes of training, not after. */
+static int check_writable(const char *path) {
+    struct stat st;
+    if (stat(path, &st) == 0) {
+        if (S_ISDIR(st.st_mode)) return EISDIR;
+        return access(path, W_OK) == 0 ? 0 : errno;
+    }
+    int fd = open(path, O_WRONLY | O_CREAT | O_EXCL, 0644);
+    if (fd < 0) return errno;
+    close(fd);
+    unlink(path);
+    return 0;
 }
 
 /* Whether name is one of the '|'-separated choices. */
@@ -110,6 +129,16 @@ int digits_cli_parse(int argc, char **argv, const digits_cli_spec *spec, digits_
         fprintf(stderr, "%s: unexpected argument '%s'\n", argv[0], argv[optind]);
         usage(stderr, argv[0], spec, out, default_epochs);
         return 2;
+    }
+    const char *outputs[2][2] = {{"--save", out->save}, {"--loss-log", out->loss_log}};
+    for (int i = 0; i < 2; ++i) {
+        int err = outputs[i][1] ? check_writable(outputs[i][1]) : 0;
+        if (err) {
+            fprintf(stderr, "%s: %s '%s' cannot be written (%s); give a path in a writable folder\n",
+                    argv[0], outputs[i][0], outputs[i][1], strerror(err));
+            usage(stderr, argv[0], spec, out, default_epochs);
+            return 2;
+        }
     }
     return 0;
 }

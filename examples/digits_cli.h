@@ -1,8 +1,9 @@
 /* The command line of the digits trainers (mlp_digits, cnn_digits,
  * ddp_digits): --data, --epochs, --help, where the example saves --save,
  * where it has several models --model, and where it offers them --dtype and
- * --loss-log, parsed with getopt_long. Bad values stop the program before any
- * work, with the usage line. */
+ * --loss-log, parsed with getopt_long. Bad values, and --save or --loss-log
+ * paths that cannot be written, stop the program before any work, with the
+ * usage line. */
 #ifndef PORTABLE_EXAMPLES_DIGITS_CLI_H
 #define PORTABLE_EXAMPLES_DIGITS_CLI_H
 

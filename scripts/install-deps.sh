@@ -1,20 +1,29 @@
 #!/usr/bin/env bash
 # Installs the Debian 12 packages libportable builds and tests with, skipping
-# those already present. Usage: scripts/install-deps.sh [--bench]
-#   --bench  also the peers the benchmarks compare with (NumPy, PyTorch)
+# those already present. Usage: scripts/install-deps.sh
+# (--bench, once needed for the benchmarks' peers, is accepted and changes
+# nothing: NumPy and PyTorch are installed anyway, as the tests use them as
+# oracles.)
 set -euo pipefail
 
-packages=(build-essential cmake pkg-config zlib1g-dev libcjson-dev libopenblas-dev libsleef-dev
+packages=(build-essential cmake pkg-config zlib1g-dev libcjson-dev libopenblas-dev libsleef-dev libdnnl-dev
           ocl-icd-opencl-dev opencl-headers pocl-opencl-icd libclblast-dev python3-numpy)
 # clang and its sanitizer and libFuzzer runtimes: the ThreadSanitizer build and the fuzz
 # targets (tests/fuzz) in scripts/run-tests.sh
 packages+=(clang libclang-rt-14-dev)
+# The Python package (python/, pyproject.toml): cffi and its parser for the
+# bindings, pytest and PyTorch for its tests (the chapter and DLPack checks
+# compare with PyTorch), venv and ninja for the `pip install .` check
+packages+=(python3-cffi python3-pytest python3-torch python3-venv ninja-build)
 # Open MPI: libportable-dist (dist/) and its tests under mpirun
 packages+=(libopenmpi-dev openmpi-bin)
 # More OpenCL implementations for scripts/opencl-matrix.sh: Mesa rusticl (no
 # fp64) and the Oclgrind simulator (Intel's CPU runtime comes from PyPI there)
 packages+=(mesa-opencl-icd oclgrind)
-if [[ "${1:-}" == "--bench" ]]; then packages+=(python3-torch); fi
+# (python3-torch, above, is also the oracle of the CNN tests and DLPack's
+# other side, which fail in CI without it, and a peer in the benchmarks.)
+# Doxygen: the API reference (docs/api), built with undocumented names as errors
+packages+=(doxygen)
 
 missing=()
 for p in "${packages[@]}"; do

@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# The OpenCL matrix (issue 15 item 1): the conformance suite, the
+# The OpenCL matrix: the conformance suite, the
 # cross-backend test and the digits example on each OpenCL implementation this
 # machine can run, each alone (its own OCL_ICD_VENDORS folder and its own
 # kernel cache folders), then a small-shape conformance subset under Oclgrind

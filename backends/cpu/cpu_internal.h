@@ -140,5 +140,8 @@ void pt_cpu_blas_init(void);
 pt_status pt_cpu_index_op(const pt_op *op, bool run);    /* index_ops.c: GATHER, ONE_HOT */
 pt_status pt_cpu_window(const pt_op *op, bool run);      /* window.c: IM2COL, COL2IM */
 pt_status pt_cpu_max_pool(const pt_op *op, bool run);    /* max_pool.c: MAX_POOL2D, _INDEX, MAX_UNPOOL2D */
+/* conv.c: CONV2D, CONV2D_BWD_DATA, CONV2D_BWD_WEIGHT (oneDNN; scratch from
+ * device dev's allocator) */
+pt_status pt_cpu_conv(int dev, const pt_op *op, bool run);
 
 #endif

@@ -14,7 +14,9 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "conv.h"
 #include "cpu_internal.h"
+#include "vecmath.h"
 
 #ifdef PT_CPU_HAVE_CBLAS
 #include <cblas.h>
@@ -122,6 +124,15 @@ pt_status pt_cpu_device_info(int dev, pt_device_props *out) {
 #else
     copy_str(out->platform, sizeof out->platform, "built-in loops (no BLAS)");
 #endif
+    /* Which ISA the vector math and oneDNN's convolutions use (AVX-512 or
+     * AVX2): what decides how they compare with NumPy's and PyTorch's. */
+    char conv[64] = "convolutions im2col + GEMM";
+#ifdef PT_CPU_HAVE_ONEDNN
+    pt_cpu_onednn_version(conv, sizeof conv);
+#endif
+    char libs[sizeof out->platform];
+    snprintf(libs, sizeof libs, "%s; vecmath %s; %s", out->platform, pt_cpu_vm.isa, conv);
+    copy_str(out->platform, sizeof out->platform, libs);
     copy_str(out->driver_version, sizeof out->driver_version, "libportable-cpu 0.1");
     out->type = PT_DEVICE_CPU;
     out->compute_units = pt_cpu_max_threads();

@@ -91,7 +91,7 @@ static pt_status cpu_copy_peer(int dst_dev, void *dst, size_t dst_offset, int sr
 
 /* ---- Execution ---- */
 
-static pt_status cpu_dispatch(const pt_op *op, bool run) {
+static pt_status cpu_dispatch(int dev, const pt_op *op, bool run) {
     const pt_op_info *info = pt_op_info_of(op->kind);
     if (!info)
         return pt_cpu_fail(PT_ERR_UNSUPPORTED,
@@ -112,19 +112,14 @@ static pt_status cpu_dispatch(const pt_op *op, bool run) {
     case PT_OP_FAMILY_WINDOW:
         return op->kind == PT_OP_IM2COL || op->kind == PT_OP_COL2IM ? pt_cpu_window(op, run)
                                                                       : pt_cpu_max_pool(op, run);
+    case PT_OP_FAMILY_CONV: return pt_cpu_conv(dev, op, run);
     }
     return pt_cpu_bad_op(op, "family outside op_table.h");
 }
 
-static pt_status cpu_supports(int dev, const pt_op *op) {
-    (void)dev;
-    return cpu_dispatch(op, false);
-}
+static pt_status cpu_supports(int dev, const pt_op *op) { return cpu_dispatch(dev, op, false); }
 
-static pt_status cpu_execute(int dev, const pt_op *op) {
-    (void)dev;
-    return cpu_dispatch(op, true);
-}
+static pt_status cpu_execute(int dev, const pt_op *op) { return cpu_dispatch(dev, op, true); }
 
 static pt_status cpu_synchronize(int dev) {
     (void)dev;

@@ -9,5 +9,6 @@
 #define PT_VM_VF __m256
 #define PT_VM_VD __m256d
 #define PT_VM_SF(f) Sleef_##f##f8_u10avx2
+#define PT_VM_SF35(f) Sleef_##f##f8_u35avx2
 #define PT_VM_SD(f) Sleef_##f##d4_u10avx2
 #include "vecmath_impl.h"

@@ -9,5 +9,6 @@
 #define PT_VM_VF __m512
 #define PT_VM_VD __m512d
 #define PT_VM_SF(f) Sleef_##f##f16_u10avx512f
+#define PT_VM_SF35(f) Sleef_##f##f16_u35avx512f
 #define PT_VM_SD(f) Sleef_##f##d8_u10avx512f
 #include "vecmath_impl.h"

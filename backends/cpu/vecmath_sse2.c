@@ -9,5 +9,6 @@
 #define PT_VM_VF __m128
 #define PT_VM_VD __m128d
 #define PT_VM_SF(f) Sleef_##f##f4_u10sse2
+#define PT_VM_SF35(f) Sleef_##f##f4_u35sse2
 #define PT_VM_SD(f) Sleef_##f##d2_u10sse2
 #include "vecmath_impl.h"

@@ -25,7 +25,7 @@ static bool is_int(pt_dtype t) { return t == PT_I32 || t == PT_I64; }
 static bool is_numeric(pt_dtype t) { return is_float(t) || is_int(t); }
 static bool is_any(pt_dtype t) { return is_numeric(t) || t == PT_U8; }
 
-_Static_assert(PT_OP_COUNT == 49, "a pt_op_kind was added: decide its dtypes below");
+_Static_assert(PT_OP_COUNT == 52, "a pt_op_kind was added: decide its dtypes below");
 
 static bool dtypes_ok(const pt_op *op) {
     const pt_dtype o = op->out.dtype;
@@ -61,6 +61,8 @@ static bool dtypes_ok(const pt_op *op) {
     case PT_OP_MAX_POOL2D: return is_float(o) && a == o;
     case PT_OP_MAX_POOL2D_INDEX: return is_float(a) && o == PT_I64;
     case PT_OP_MAX_UNPOOL2D: return is_float(o) && a == o && b == PT_I64;
+    /* No convolution library here: the core composes IM2COL and MATMUL. */
+    case PT_OP_CONV2D: case PT_OP_CONV2D_BWD_DATA: case PT_OP_CONV2D_BWD_WEIGHT: return false;
     default: return false;
     }
 }
@@ -229,6 +231,7 @@ pt_status ptcu_execute(ptcu_device *d, const pt_op *op) {
     case PT_OP_FAMILY_MATMUL: return ptcu_matmul(d, op);
     case PT_OP_FAMILY_INDEX: return op->kind == PT_OP_GATHER ? run_gather(d, op) : run_one_hot(d, op);
     case PT_OP_FAMILY_WINDOW: return run_window(d, op);
+    case PT_OP_FAMILY_CONV: break; /* refused by ptcu_supports */
     }
     return ptcu_unsupported(op);
 }

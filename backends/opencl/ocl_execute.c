@@ -659,6 +659,11 @@ pt_status ocl_supports(int dev, const pt_op *op) {
                   op->kind == PT_OP_ONE_HOT)
                      ? op->out.dtype
                      : op->in[0].dtype;
+    if (info->family == PT_OP_FAMILY_CONV)
+        return ocl_fail(PT_ERR_UNSUPPORTED,
+                        "%s: this plugin has no convolution library; pt_f_conv2d composes it from "
+                        "im2col and a CLBlast GEMM",
+                        pt_op_name(op->kind));
     if (info->family == PT_OP_FAMILY_ELEMENTWISE && op->kind != PT_OP_COPY &&
         op->kind != PT_OP_WHERE && !ocl_has_ew_kernel(op->kind))
         return ocl_fail(PT_ERR_UNSUPPORTED, "%s has no OpenCL kernel in this plugin",
@@ -695,6 +700,7 @@ static pt_status ocl_dispatch(ocl_device *d, const pt_op *op) {
         return op->kind == PT_OP_GATHER ? ocl_run_gather(d, op) : ocl_run_one_hot(d, op);
     case PT_OP_FAMILY_WINDOW:
         return ocl_run_window(d, op);
+    case PT_OP_FAMILY_CONV: break; /* refused by ocl_supports */
     }
     return ocl_fail(PT_ERR_UNSUPPORTED, "unknown op kind %d", (int)op->kind);
 }

@@ -15,7 +15,11 @@
  * Timing: wall clock around a loop, with the device synchronised before the
  * clock starts and before it is read; warm-up runs first.
  *
- * Usage: bench_cuda [--quick] [--json FILE] [--no-tour] [--device cuda:N] */
+ * Usage: bench_cuda [--quick] [--json FILE] [--no-tour] [--only SECTIONS] [--device cuda:N]
+ * SECTIONS is a comma-separated subset of gemm,bandwidth,overhead,transfers,tour;
+ * overhead and tour call only libportable, so they also run on the CUDA
+ * simulator (the GPU script's rehearsal), where cudart and cuBLAS called
+ * directly have no device. */
 #define _POSIX_C_SOURCE 200809L
 #include <cublas_v2.h>
 #include <cuda_runtime_api.h>
@@ -435,18 +439,38 @@ static void write_json(const char *path, const pt_device_props *p) {
 }
 
 int main(int argc, char **argv) {
-    const char *json = NULL, *devname = "cuda:0";
+    const char *json = NULL, *devname = "cuda:0", *only = "gemm,bandwidth,overhead,transfers,tour";
     bool tour = true;
     for (int i = 1; i < argc; ++i) {
         if (strcmp(argv[i], "--quick") == 0) g_quick = true;
         else if (strcmp(argv[i], "--no-tour") == 0) tour = false;
         else if (strcmp(argv[i], "--json") == 0 && i + 1 < argc) json = argv[++i];
         else if (strcmp(argv[i], "--device") == 0 && i + 1 < argc) devname = argv[++i];
+        else if (strcmp(argv[i], "--only") == 0 && i + 1 < argc) only = argv[++i];
         else {
-            fprintf(stderr, "usage: %s [--quick] [--json FILE] [--no-tour] [--device cuda:N]\n", argv[0]);
+            fprintf(stderr,
+                    "usage: %s [--quick] [--json FILE] [--no-tour] [--only SECTIONS] [--device cuda:N]\n"
+                    "  SECTIONS: comma-separated, of gemm,bandwidth,overhead,transfers,tour\n",
+                    argv[0]);
             return 2;
         }
     }
+    const char *known[] = {"gemm", "bandwidth", "overhead", "transfers", "tour"};
+    bool want[5] = {false};
+    for (const char *p = only; *p;) {
+        size_t n = strcspn(p, ",");
+        int k = -1;
+        for (int j = 0; j < 5; ++j)
+            if (strlen(known[j]) == n && strncmp(p, known[j], n) == 0) k = j;
+        if (k < 0) {
+            fprintf(stderr, "bench_cuda: --only: unknown section '%.*s' (known: gemm, bandwidth, "
+                            "overhead, transfers, tour)\n", (int)n, p);
+            return 2;
+        }
+        want[k] = true;
+        p += n + (p[n] == ',');
+    }
+    tour = tour && want[4];
     g_dev = pt_device_get(devname);
     if (!g_dev) {
         fprintf(stderr, "bench_cuda: no %s: %s\n", devname, pt_last_error());
@@ -458,10 +482,10 @@ int main(int argc, char **argv) {
     printf("| device | driver | platform | SMs | memory |\n|---|---|---|---|---|\n");
     printf("| %s | %s | %s | %d | %.1f GiB |\n", p.name, p.driver_version, p.platform, p.compute_units,
            (double)p.memory_total / (1 << 30));
-    bench_gemm();
-    bench_bandwidth();
-    bench_overhead();
-    bench_transfers();
+    if (want[0]) bench_gemm();
+    if (want[1]) bench_bandwidth();
+    if (want[2]) bench_overhead();
+    if (want[3]) bench_transfers();
     if (tour) bench_tour();
     if (json) write_json(json, &p);
     return 0;

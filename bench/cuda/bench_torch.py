@@ -12,7 +12,7 @@ side by side:
   transfers       host<->device, pageable and pinned
   GPU tour        large vs small products, a norm per step vs once, copies
 
-Usage: bench_torch.py [--quick] [--json FILE] [--no-tour] [--device cuda:N]
+Usage: bench_torch.py [--quick] [--json FILE] [--no-tour | --only-tour] [--device cuda:N]
 """
 import argparse
 import json
@@ -229,6 +229,7 @@ def main():
     ap.add_argument("--quick", action="store_true")
     ap.add_argument("--json")
     ap.add_argument("--no-tour", action="store_true")
+    ap.add_argument("--only-tour", action="store_true", help="the chapter's experiments only")
     ap.add_argument("--device", default="cuda:0")
     args = ap.parse_args()
     if not torch.cuda.is_available():
@@ -239,10 +240,11 @@ def main():
     print(f"# bench_torch: PyTorch {torch.__version__} (CUDA {torch.version.cuda}) on {args.device}\n")
     print("| device | SMs | memory |\n|---|---|---|")
     print(f"| {props.name} | {props.multi_processor_count} | {props.total_memory / 2**30:.1f} GiB |")
-    bench_gemm(dev, args.quick)
-    bench_bandwidth(dev, args.quick)
-    bench_overhead(dev, args.quick)
-    bench_transfers(dev, args.quick)
+    if not args.only_tour:
+        bench_gemm(dev, args.quick)
+        bench_bandwidth(dev, args.quick)
+        bench_overhead(dev, args.quick)
+        bench_transfers(dev, args.quick)
     if not args.no_tour:
         bench_tour(dev, args.quick)
     if args.json:

@@ -97,7 +97,7 @@ def main(argv):
             lib_label = f"{fmt(lib)} (copy)"
         print(f"| {label} | {unit} | {fmt(a)} | {lib_label} | {fmt(t)} | {ratio(a, lib, hib)} | {ratio(a, t, hib)} |")
 
-    print("\n### Targets (issue 4)\n")
+    print("\n### Targets\n")
     checks = []
     for n in sizes:
         if n >= 4096:

@@ -317,6 +317,16 @@ static void backward_max_pool2d(pt__grad_node *node, pt_tensor *g, pt_tensor **o
     out[0] = pt_max_unpool2d(g, node->edges[1].saved, &w, ex->shape[2], ex->shape[3]);
 }
 
+/* conv2d as the device's kinds: each input's gradient is one adjoint kind
+ * (args: the window as im2col's, then groups). */
+static void backward_conv2d(pt__grad_node *node, pt_tensor *g, pt_tensor **out) {
+    pt__grad_edge *ex = &node->edges[0], *ew = &node->edges[1];
+    const int *a = node->args.ints;
+    const pt_conv2d_opts o = {{a[0], a[1]}, {a[2], a[3]}, {a[4], a[5]}, a[6]};
+    if (ex->needs_grad) out[0] = pt_conv2d_backward_data(g, ew->saved, &o, ex->shape[2], ex->shape[3]);
+    if (ew->needs_grad) out[1] = pt_conv2d_backward_weight(ex->saved, g, &o, ew->shape[2], ew->shape[3]);
+}
+
 /* 1 where lo <= x <= hi (bounds included, as torch.clamp), else 0. */
 static void backward_clamp(pt__grad_node *node, pt_tensor *g, pt_tensor **out) {
     pt_tensor *x = node->edges[0].saved;
@@ -430,6 +440,7 @@ static const pt__grad_rule rules[] = {
     [PT__G_COL2IM] = {"col2im", 0, backward_col2im},
     [PT__G_GELU] = {"gelu", SAVES_INPUT(0), backward_gelu},
     [PT__G_MAX_POOL2D] = {"max_pool2d", SAVES_INPUT(1) /* the indices */, backward_max_pool2d},
+    [PT__G_CONV2D] = {"conv2d", SAVES_INPUT(0) | SAVES_INPUT(1) | FOR_PARTNER, backward_conv2d},
 };
 
 /* An op added at the end of PT__GRAD_OPS without a row cannot build... */

@@ -40,6 +40,19 @@ void pt__window_args(const pt_window2d *w, pt__grad_args *a);
  * or through f32); else pooling composes im2col and max. max_pool.c */
 bool pt__max_pool2d_kinds_run_on(pt_tensor *x);
 
+/* Convolution checks (conv.c): x [N, C, H, W] and weight [CO, C/groups, KH,
+ * KW] of one float dtype, channels divisible by groups; the window and groups
+ * of opts (NULL: stride 1, no padding). The _shapes form checks shapes and
+ * dtypes only; pt__conv_check also devices, ranks and the bias. */
+pt_status pt__conv_check_shapes(const char *fn, const int64_t xs[4], const int64_t ws[4], pt_dtype tx, pt_dtype tw,
+                                const pt_conv2d_opts *opts, pt_window2d *w, int64_t *groups);
+pt_status pt__conv_check(const char *fn, pt_tensor *x, pt_tensor *weight, pt_tensor *bias, const pt_conv2d_opts *opts,
+                         pt_window2d *w, int64_t *groups);
+/* True when x's device takes this convolution as its CONV kinds (the
+ * forward pass, and both adjoints when grad): asked per call with the real
+ * shapes, since a backend may refuse some. conv_kinds.c */
+bool pt__conv_kinds_run(pt_tensor *x, pt_tensor *weight, const pt_window2d *w, int64_t groups, bool grad);
+
 /* Records out = g(inputs, args) on the tape when out exists and an input
  * needs a gradient; returns out. The one way a public op records itself. */
 static inline pt_tensor *pt__record(pt_tensor *out, pt__grad_op g, int n, pt_tensor *const *in,

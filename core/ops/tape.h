@@ -18,7 +18,7 @@
     X(ABS) X(EXP) X(LOG) X(SQRT) X(RELU) X(SIGMOID) X(TANH) X(WHERE) X(SUM) X(MEAN) X(MAX) X(NORM)  \
     X(SOFTMAX) X(LOG_SOFTMAX) X(MATMUL) X(RESHAPE) X(TRANSPOSE) X(PERMUTE) X(NARROW) X(EXPAND)      \
     X(CONTIGUOUS) X(CAST) X(CAT) X(STACK) X(GATHER) X(SIN) X(COS) X(CLAMP)     \
-    X(IM2COL) X(COL2IM) X(GELU) X(MAX_POOL2D)
+    X(IM2COL) X(COL2IM) X(GELU) X(MAX_POOL2D) X(CONV2D)
 
 /* Ops call pt__grad_record with one of these after computing out when
  * pt__grad_wanted says an input needs a gradient. */

@@ -100,5 +100,12 @@ void pt__probe_op(pt_op_kind kind, pt_dtype t, pt_op *op) {
         }
         op->window[0] = op->window[1] = op->window[4] = op->window[5] = 1;
         break;
+    case PT_OP_FAMILY_CONV: /* a 1x1 kernel over a 1x1 image of one channel */
+        probe_operand(&op->in[0], t, 4);
+        probe_operand(&op->in[1], t, 4);
+        probe_operand(&op->out, out_t, 4);
+        op->window[0] = op->window[1] = op->window[4] = op->window[5] = 1;
+        op->count = 1;
+        break;
     }
 }

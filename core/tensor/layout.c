@@ -95,6 +95,11 @@ int pt__broadcast_shapes(int n, const int *ndims, const int64_t *const *shapes, 
 
 pt_status pt__broadcast_tensors(const char *fn, int n, pt_tensor *const *xs, int *ndim,
                                 int64_t *shape) {
+    /* The arrays below hold one entry per operand: a count outside them is a
+     * caller's bug inside the core, reported rather than overrun. */
+    if (n < 1 || n > PT_OP_MAX_INPUTS)
+        return pt__error(PT_ERR_INTERNAL, fn, "broadcasting %d operands (1..%d supported)", n,
+                         PT_OP_MAX_INPUTS);
     int ndims[PT_OP_MAX_INPUTS];
     const int64_t *shapes[PT_OP_MAX_INPUTS];
     for (int i = 0; i < n; ++i) {

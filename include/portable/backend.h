@@ -1,7 +1,8 @@
-/* libportable — the plugin ABI.
+/** @file
+ * libportable — the plugin ABI.
  *
  * The only header a backend plugin includes. A plugin is a shared object
- * named libportable-<name>.so exporting one symbol:
+ * named `libportable-<name>.so` exporting one symbol:
  *
  *   const pt_backend_vtable *pt_backend_entry(const pt_host_api *host, uint32_t host_abi);
  *
@@ -33,12 +34,15 @@
 extern "C" {
 #endif
 
-/* 2: pt_device_props grew (device_info writes the whole struct, so a
- * plugin and a core must agree on its size). */
-#define PT_BACKEND_ABI_VERSION 2u
+/** The ABI version of this header: a plugin returns it in
+ * pt_backend_vtable.abi_version, the core passes it as host_abi, and a
+ * mismatch keeps the plugin out (reported by `portable devices`). */
+#define PT_BACKEND_ABI_VERSION 2u /* 2: pt_device_props grew; device_info writes all of it */
+/** The one symbol a plugin exports, a pt_backend_entry_fn. */
 #define PT_BACKEND_ENTRY_SYMBOL "pt_backend_entry"
 
-/* ---- Operation descriptors ---- */
+/** @name Operation descriptors */
+/** @{ */
 
 /* The kinds, their names, arities and dtypes are rows of op_table.h. What
  * each family's operands look like:
@@ -111,49 +115,74 @@ extern "C" {
  *   window), out [N, C, H, W] contiguous: out[n][c][h][w] = the sum of
  *   g[n][c][oh][ow] over the windows (oh, ow) that contain (h, w) and whose
  *   index is h*W + w, added in increasing (oh, ow) order (deterministic; the
- *   same bits on every backend). */
+ *   same bits on every backend).
+ *
+ * CONV: 2-D convolution as one kind per pass, for a backend with a
+ *   convolution library; a backend without one refuses them and the core
+ *   composes the convolution from IM2COL and MATMUL instead. window[] as
+ *   WINDOW's; count = groups (>= 1, dividing C and CO); the kernel extents
+ *   are the weight's shape. Every operand contiguous. The core asks
+ *   supports() with the real shapes before each use, so a backend may refuse
+ *   one shape (or one call) and accept another.
+ *   CONV2D: in[0] x [N, C, H, W], in[1] weight [CO, C/groups, KH, KW], out
+ *   [N, CO, OH, OW]: out[n][o][oh][ow] = the sum over the taps (c, i, j) of
+ *   o's group of x[n][c][h][w] * weight[o][c - group start][i][j] (taps in
+ *   the padding add nothing). No bias: the core adds it.
+ *   CONV2D_BWD_DATA, its adjoint in x: in[0] g [N, CO, OH, OW], in[1] weight,
+ *   out [N, C, H, W] (H, W from out's shape).
+ *   CONV2D_BWD_WEIGHT, its adjoint in the weight: in[0] x [N, C, H, W], in[1]
+ *   g [N, CO, OH, OW], out [CO, C/groups, KH, KW]. */
 
-/* One operand: a strided view into a backend buffer. */
+/** One operand: a strided view into a backend buffer. */
 typedef struct pt_operand {
-    void *buf;               /* handle from alloc() (or a host pointer on host-visible devices) */
-    size_t offset;           /* byte offset of element [0, ..., 0] in buf */
-    pt_dtype dtype;
-    int ndim;
-    int64_t shape[PT_MAX_DIMS];
-    int64_t strides[PT_MAX_DIMS]; /* in elements; 0 on broadcast dims; never negative */
+    void *buf;               /**< handle from alloc() (or a host pointer on host-visible devices) */
+    size_t offset;           /**< byte offset of element [0, ..., 0] in buf */
+    pt_dtype dtype; /**< the operand's element type */
+    int ndim; /**< dims in use in shape and strides (0..PT_MAX_DIMS) */
+    int64_t shape[PT_MAX_DIMS]; /**< extents, each >= 1 */
+    int64_t strides[PT_MAX_DIMS]; /**< in elements; 0 on broadcast dims; never negative */
 } pt_operand;
 
+/** The most inputs an op takes (pt_op.in). */
 #define PT_OP_MAX_INPUTS 3
 
+/** One operation for a backend to queue: its kind (a row of op_table.h), its
+ * operands and its parameters, already validated by the core. Valid only
+ * during the execute or supports call; a backend keeps none of it. */
 typedef struct pt_op {
-    pt_op_kind kind;
-    pt_dtype dtype;          /* compute dtype: the inputs' dtype (out's for creation ops) */
-    int n_inputs;
-    pt_operand out;
-    pt_operand in[PT_OP_MAX_INPUTS];
-    double scalar;           /* FILL value, ARANGE start, *_SCALAR operand, AXPY alpha */
-    double scalar2;          /* ARANGE step */
-    uint64_t seed;           /* RAND_*: generator key */
-    uint64_t counter;        /* RAND_*: first Philox block of this call */
-    int64_t count;           /* ONE_HOT: number of classes */
+    pt_op_kind kind; /**< which operation */
+    pt_dtype dtype;          /**< compute dtype: the inputs' dtype (out's for creation ops) */
+    int n_inputs; /**< inputs used in in[] */
+    pt_operand out; /**< where the result goes */
+    pt_operand in[PT_OP_MAX_INPUTS]; /**< the inputs, n_inputs of them */
+    double scalar;           /**< FILL value, ARANGE start, *_SCALAR operand, AXPY alpha */
+    double scalar2;          /**< ARANGE step */
+    uint64_t seed;           /**< RAND_*: generator key */
+    uint64_t counter;        /**< RAND_*: first Philox block of this call */
+    int64_t count;           /**< ONE_HOT: number of classes; CONV: groups */
     /* Appended members go below this line. */
-    int64_t window[6];       /* WINDOW: stride h, w; pad h, w; dilation h, w */
-    int64_t kernel[2];       /* MAX_POOL2D*, MAX_UNPOOL2D: window height, width */
+    int64_t window[6];       /**< WINDOW: stride h, w; pad h, w; dilation h, w */
+    int64_t kernel[2];       /**< MAX_POOL2D*, MAX_UNPOOL2D: window height, width */
 } pt_op;
 
-/* ---- What the core offers a plugin ---- */
+/** @} */
+/** @name What the core offers a plugin */
+/** @{ */
 
+/** What the core gives a plugin at pt_backend_entry: error reporting, logging
+ * (pt_log_level is in log.h), settings and device memory from its allocator.
+ * Owned by the core and valid until the plugin's shutdown returns. */
 typedef struct pt_host_api {
-    uint32_t struct_size;
-    uint32_t abi_version;
-    /* Records the reason for the status the plugin is about to return. The
+    uint32_t struct_size; /**< sizeof(pt_host_api) in the core: members past it are absent */
+    uint32_t abi_version; /**< PT_BACKEND_ABI_VERSION of the core */
+    /** Records the reason for the status the plugin is about to return. The
      * core prefixes it with the public function and device names. */
     void (*set_error)(pt_status s, const char *fmt, ...) PT_PRINTF(2, 3);
-    /* Diagnostics: through the application's log handler (pt_set_log_handler)
+    /** Diagnostics: through the application's log handler (pt_set_log_handler)
      * or to stderr, when PORTABLE_LOG=debug|info|warn allows. */
     void (*log)(pt_log_level level, const char *fmt, ...) PT_PRINTF(2, 3);
     /* Appended members go below this line (check struct_size before use). */
-    /* Device memory for a plugin's own use (scratch space, a BLAS workspace)
+    /** Device memory for a plugin's own use (scratch space, a BLAS workspace)
      * from the core's caching allocator of device dev of backend `backend`
      * (the plugin's name): bytes [*offset, *offset + bytes) of the handle
      * *buf; *block is what device_free takes back. Work queued on dev's
@@ -162,6 +191,8 @@ typedef struct pt_host_api {
      * cache was emptied) with its reason already recorded. */
     pt_status (*device_alloc)(const char *backend, int dev, size_t bytes, void **buf, size_t *offset,
                               void **block);
+    /** Gives back a block from device_alloc (work already queued on dev may
+     * still use it: it is reused in queue order). */
     void (*device_free)(const char *backend, int dev, void *block);
     /* The environment, read and checked as the core reads it (env.h:
      * pt_env_int, pt_env_choice): a bad value is a warning naming the
@@ -171,67 +202,77 @@ typedef struct pt_host_api {
     int (*env_choice)(const char *name, const char *const *choices, int fallback);
 } pt_host_api;
 
-/* Whether the host API h (as the core that loaded the plugin was built)
+/** Whether the host API h (as the core that loaded the plugin was built)
  * has the appended member m. */
 #define PT_HOST_HAS(h, m) \
     ((h) && (h)->struct_size >= offsetof(pt_host_api, m) + sizeof((h)->m) && (h)->m)
 
-/* ---- What a plugin offers the core ---- */
+/** @} */
+/** @name What a plugin offers the core */
+/** @{ */
 
+/** What a plugin gives the core: its name and the members the core calls.
+ * Returned by pt_backend_entry, owned by the plugin and valid until the plugin
+ * is unloaded. Members are only ever appended. */
 typedef struct pt_backend_vtable {
-    uint32_t struct_size;    /* sizeof(pt_backend_vtable) as the plugin was built */
-    uint32_t abi_version;    /* PT_BACKEND_ABI_VERSION */
-    const char *name;        /* "cpu", "cuda", "opencl": device names are name:N */
-    bool host_visible;       /* buffers are host pointers in this process (the cpu backend) */
+    uint32_t struct_size;    /**< sizeof(pt_backend_vtable) as the plugin was built */
+    uint32_t abi_version;    /**< PT_BACKEND_ABI_VERSION */
+    const char *name;        /**< "cpu", "cuda", "opencl": device names are name:N */
+    bool host_visible;       /**< buffers are host pointers in this process (the cpu backend) */
 
-    /* Lifetime. init runs once after admission; its failure is recorded and
+    /** Lifetime. init runs once after admission; its failure is recorded and
      * the backend reports no devices. shutdown (optional) default: nothing. */
     pt_status (*init)(void);
-    void (*shutdown)(void);
+    void (*shutdown)(void); /**< Releases what init made (optional; default: nothing). */
 
-    /* Devices. device_count may be 0 (driver present but no device); then
+    /** Devices. device_count may be 0 (driver present but no device); then
      * unavailable_reason (optional) default: "no devices" says why. */
     int (*device_count)(void);
-    const char *(*unavailable_reason)(void);
-    /* Fills *out, a whole pt_device_props of this header's size (the core
-     * zeroes it first; members the plugin cannot tell stay 0). */
+    const char *(*unavailable_reason)(void); /**< Why there are no devices (optional; default: "no devices"). */
+    /** Fills out with device dev's name, memory and features: a whole
+     * pt_device_props of this header's size (the core zeroes it first;
+     * members the plugin cannot tell stay 0). */
     pt_status (*device_info)(int dev, pt_device_props *out);
 
-    /* Memory. alloc returns PT_ERR_OUT_OF_MEMORY when the driver has no room
+    /** Memory. alloc returns PT_ERR_OUT_OF_MEMORY when the driver has no room
      * (the core then empties its cache and retries once). host_visible: the
      * buffer handle is a host pointer valid in this process (cpu). */
     pt_status (*alloc)(int dev, size_t bytes, void **buf);
-    void (*free)(int dev, void *buf);
-    /* (optional) default: device_info's figures. */
+    void (*free)(int dev, void *buf); /**< Gives back a buffer from alloc (queued work may still use it until synchronize). */
+    /** (optional) default: device_info's figures. */
     pt_status (*memory_info)(int dev, int64_t *free_bytes, int64_t *total_bytes);
-    /* Pinned host memory for asynchronous copies. (optional) default: malloc/free. */
+    /** Pinned host memory for asynchronous copies. (optional) default: malloc/free. */
     pt_status (*host_alloc)(int dev, size_t bytes, void **ptr);
-    void (*host_free)(int dev, void *ptr);
+    void (*host_free)(int dev, void *ptr); /**< Gives back host_alloc memory (optional with host_alloc). */
 
-    /* Transfers, queued on dev's in-order queue after earlier work. With
-     * async false the call returns when the copy is complete; with async true
-     * host memory must be pinned (host_alloc) and stay valid until
+    /** Host to device: bytes from src into dst at dst_offset. Transfers (this
+     * and the two below) are queued on dev's in-order queue after earlier
+     * work. With async false the call returns when the copy is complete; with
+     * async true host memory must be pinned (host_alloc) and stay valid until
      * synchronize(dev). */
     pt_status (*copy_h2d)(int dev, void *dst, size_t dst_offset, const void *src, size_t bytes,
                           bool async);
+    /** Device to host: bytes from src at src_offset into dst (queued as copy_h2d). */
     pt_status (*copy_d2h)(int dev, void *dst, const void *src, size_t src_offset, size_t bytes,
                           bool async);
+    /** Within device dev: bytes from src at src_offset to dst at dst_offset
+     * (queued as copy_h2d; never waits). */
     pt_status (*copy_d2d)(int dev, void *dst, size_t dst_offset, const void *src,
                           size_t src_offset, size_t bytes);
-    /* Between two devices of this backend. (optional) default: the core
+    /** Between two devices of this backend. (optional) default: the core
      * stages through pinned host memory. */
     pt_status (*copy_peer)(int dst_dev, void *dst, size_t dst_offset, int src_dev, const void *src,
                            size_t src_offset, size_t bytes);
 
-    /* Execution. execute queues op on dev; PT_ERR_UNSUPPORTED (with a reason)
+    /** Execution. execute queues op on dev; PT_ERR_UNSUPPORTED (with a reason)
      * for a kind/dtype it lacks, which the conformance suite reports as a skip.
      * supports (optional) default: try execute. */
     pt_status (*supports)(int dev, const pt_op *op);
-    pt_status (*execute)(int dev, const pt_op *op);
-    pt_status (*synchronize)(int dev);
+    pt_status (*execute)(int dev, const pt_op *op); /**< Queues op on dev (see supports for what it may refuse). */
+    pt_status (*synchronize)(int dev); /**< Waits until everything queued on dev is complete. */
 
     /* Appended members go below this line. */
-    /* Queue markers (optional, all three or none), for the core's pinned
+    /** Queue markers (optional, all three or none), for the core's pinned
      * host-block cache: a pinned block released while queued copies may still
      * read or write it is handed out again only once dev's queue has passed a
      * marker recorded at its release. marker_record puts a marker at the end
@@ -240,12 +281,16 @@ typedef struct pt_backend_vtable {
      * it. Default: a released block is reused only after a synchronize of dev
      * that began after the release. */
     pt_status (*marker_record)(int dev, void **marker);
-    bool (*marker_passed)(int dev, void *marker);
-    void (*marker_release)(int dev, void *marker);
+    bool (*marker_passed)(int dev, void *marker); /**< Whether the work before marker is complete (never waits). */
+    void (*marker_release)(int dev, void *marker); /**< Frees a marker from marker_record. */
 } pt_backend_vtable;
 
+/** The type of a plugin's pt_backend_entry: given the core's host API and ABI
+ * version, returns the plugin's table, or NULL (after host->set_error) when it
+ * cannot serve this core. */
 typedef const pt_backend_vtable *(*pt_backend_entry_fn)(const pt_host_api *host, uint32_t host_abi);
 
+/** @} */
 #ifdef __cplusplus
 }
 #endif

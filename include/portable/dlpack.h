@@ -1,4 +1,5 @@
-/* libportable — DLPack: sharing tensors with NumPy, PyTorch, CuPy, JAX, ...
+/** @file
+ * libportable — DLPack: sharing tensors with NumPy, PyTorch, CuPy, JAX, ...
  * without copying.
  *
  * Include this header on its own (portable.h does not, so that programs
@@ -18,7 +19,7 @@
  *
  * Import: pt_from_dlpack(m, flags) makes a tensor over m's memory without
  * copying, on the matching device: kDLCPU and kDLCUDAHost on cpu:0, kDLCUDA
- * on cuda:<device_id>, kDLOpenCL only for tensors libportable exported
+ * on `cuda:<device_id>`, kDLOpenCL only for tensors libportable exported
  * itself (a cl_mem of another OpenCL context cannot be used). Strides
  * (NULL: C order) and byte_offset are honoured. On success the tensor owns
  * m: its deleter runs (once) when the last tensor viewing that memory is
@@ -43,19 +44,19 @@
 extern "C" {
 #endif
 
-/* pt_from_dlpack flags. */
-#define PT_DLPACK_READ_ONLY_OK 1u /* accept DLPACK_FLAG_BITMASK_READ_ONLY tensors */
+/** pt_from_dlpack flags. */
+#define PT_DLPACK_READ_ONLY_OK 1u /**< accept DLPACK_FLAG_BITMASK_READ_ONLY tensors */
 
-/* The current spec's managed tensor (version 1.1, flags 0): NULL with the
+/** The current spec's managed tensor (version 1.1, flags 0): NULL with the
  * error set for a NULL x or a tensor it cannot represent (see above). */
 PT_API struct DLManagedTensorVersioned *pt_to_dlpack(pt_tensor *x);
-/* The same as the legacy DLManagedTensor that consumers from before
+/** The same as the legacy DLManagedTensor that consumers from before
  * DLPack 1.0 take (NumPy < 2.1, PyTorch < 2.4). */
 PT_API DLManagedTensor *pt_to_dlpack_legacy(pt_tensor *x);
 
-/* A tensor over m's memory (see above). flags: 0 or PT_DLPACK_READ_ONLY_OK. */
+/** A tensor over m's memory (see above). flags: 0 or PT_DLPACK_READ_ONLY_OK. */
 PT_API pt_tensor *pt_from_dlpack(struct DLManagedTensorVersioned *m, unsigned flags);
-/* The same from a legacy DLManagedTensor (it has no read-only flag). */
+/** The same from a legacy DLManagedTensor (it has no read-only flag). */
 PT_API pt_tensor *pt_from_dlpack_legacy(DLManagedTensor *m, unsigned flags);
 
 #ifdef __cplusplus

@@ -1,4 +1,5 @@
-/* libportable — reading settings from the environment.
+/** @file
+ * libportable — reading settings from the environment.
  *
  * Every PORTABLE_* variable the library, its plugins and libportable-dist
  * read goes through these helpers (plugins reach them through the host API,
@@ -19,14 +20,14 @@
 extern "C" {
 #endif
 
-/* name's value as a decimal integer in [lo, hi] (optional sign, no other
+/** name's value as a decimal integer in [lo, hi] (optional sign, no other
  * characters); fallback when unset or empty, and, with a warning, when it
  * is not such an integer. name NULL or lo > hi: fallback, no warning. */
 PT_API int64_t pt_env_int(const char *name, int64_t lo, int64_t hi, int64_t fallback);
-/* name's value as a finite number (strtod syntax) in [lo, hi], or exactly 0
+/** name's value as a finite number (strtod syntax) in [lo, hi], or exactly 0
  * when zero_ok; fallback otherwise, as pt_env_int. */
 PT_API double pt_env_double(const char *name, double lo, double hi, int zero_ok, double fallback);
-/* The index of name's value in choices (a NULL-terminated list of accepted
+/** The index of name's value in choices (a NULL-terminated list of accepted
  * spellings, compared exactly); fallback when unset or empty, and, with a
  * warning that lists the choices, when it is none of them. name or choices
  * NULL: fallback, no warning. */

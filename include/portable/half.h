@@ -1,4 +1,5 @@
-/* libportable — 16-bit float storage: IEEE binary16 (PT_F16) and bfloat16
+/** @file
+ * libportable — 16-bit float storage: IEEE binary16 (PT_F16) and bfloat16
  * (PT_BF16), written once for every language the library compiles.
  *
  * Plain C usable from C (the core, the cpu plugin, users' host code), CUDA
@@ -52,7 +53,7 @@ PT_HALF_FN float pt_h_as_f32(pt_h_u32 u) {
 #define PT_H_AS_F32(u) pt_h_as_f32(u)
 #endif
 
-/* float -> f16 bits. Integer arithmetic only, so it is exact whatever the
+/** float -> f16 bits. Integer arithmetic only, so it is exact whatever the
  * floating-point environment (flush-to-zero included). */
 PT_HALF_FN pt_h_u16 pt_f32_to_f16_bits(float f) {
     pt_h_u32 x = PT_H_AS_U32(f);
@@ -68,7 +69,7 @@ PT_HALF_FN pt_h_u16 pt_f32_to_f16_bits(float f) {
         return (pt_h_u16)(sign | (x >> 13));
     }
     if (x <= 0x33000000u) return (pt_h_u16)sign; /* <= 2^-25: ties to 0 */
-    /* Subnormal: value = m * 2^(e - 150); in units of 2^-24 that is m >> (126 - e). */
+    /** Subnormal: value = m * 2^(e - 150); in units of 2^-24 that is m >> (126 - e). */
     const pt_h_u32 e = x >> 23, m = (x & 0x7fffffu) | 0x800000u;
     const pt_h_u32 shift = 126u - e; /* 14 .. 24 */
     pt_h_u32 r = m >> shift;
@@ -77,14 +78,14 @@ PT_HALF_FN pt_h_u16 pt_f32_to_f16_bits(float f) {
     return (pt_h_u16)(sign | r);
 }
 
-/* f16 bits -> float (exact). */
+/** f16 bits -> float (exact). */
 PT_HALF_FN float pt_f16_bits_to_f32(pt_h_u16 h) {
     const pt_h_u32 sign = ((pt_h_u32)h & 0x8000u) << 16;
     const pt_h_u32 e = ((pt_h_u32)h >> 10) & 0x1fu, m = (pt_h_u32)h & 0x3ffu;
     if (e == 0x1fu) return PT_H_AS_F32(sign | 0x7f800000u | (m << 13)); /* inf, NaN */
     if (e != 0u) return PT_H_AS_F32(sign | ((e + 112u) << 23) | (m << 13));
     if (m == 0u) return PT_H_AS_F32(sign);
-    /* Subnormal m * 2^-24: normalise with integer shifts (no FP arithmetic,
+    /** Subnormal m * 2^-24: normalise with integer shifts (no FP arithmetic,
      * so a flush-to-zero mode cannot touch it). */
     pt_h_u32 mm = m, ee = 113u;
     while (!(mm & 0x400u)) {
@@ -94,18 +95,18 @@ PT_HALF_FN float pt_f16_bits_to_f32(pt_h_u16 h) {
     return PT_H_AS_F32(sign | (ee << 23) | ((mm & 0x3ffu) << 13));
 }
 
-/* float -> bf16 bits: the top half, rounded to nearest even. */
+/** float -> bf16 bits: the top half, rounded to nearest even. */
 PT_HALF_FN pt_h_u16 pt_f32_to_bf16_bits(float f) {
     const pt_h_u32 x = PT_H_AS_U32(f);
     if ((x & 0x7fffffffu) > 0x7f800000u) return (pt_h_u16)((x >> 16) | 0x40u); /* quiet NaN */
     return (pt_h_u16)((x + 0x7fffu + ((x >> 16) & 1u)) >> 16);
 }
 
-/* bf16 bits -> float (exact). */
+/** bf16 bits -> float (exact). */
 PT_HALF_FN float pt_bf16_bits_to_f32(pt_h_u16 h) { return PT_H_AS_F32((pt_h_u32)h << 16); }
 
 #if !defined(PT_HALF_OPENCL) || defined(PT_FP64)
-/* double -> float rounded to odd: truncated, with the last bit set when
+/** double -> float rounded to odd: truncated, with the last bit set when
  * anything was dropped. A later rounding to 16 bits is then the same as
  * rounding the double directly. */
 PT_HALF_FN float pt_f64_to_f32_odd(double d) {
@@ -118,7 +119,9 @@ PT_HALF_FN float pt_f64_to_f32_odd(double d) {
     }
     return f;
 }
+/** double -> f16 bits, rounded once (to nearest even) as if directly. */
 PT_HALF_FN pt_h_u16 pt_f64_to_f16_bits(double d) { return pt_f32_to_f16_bits(pt_f64_to_f32_odd(d)); }
+/** double -> bf16 bits, rounded once (to nearest even) as if directly. */
 PT_HALF_FN pt_h_u16 pt_f64_to_bf16_bits(double d) { return pt_f32_to_bf16_bits(pt_f64_to_f32_odd(d)); }
 #endif
 

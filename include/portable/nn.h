@@ -1,4 +1,5 @@
-/* libportable — nets: autograd, modules, losses, optimizers, safetensors.
+/** @file
+ * libportable — nets: autograd, modules, losses, optimizers, safetensors.
  *
  * Everything here is built on the public ops (ops.h), so it runs on the
  * device the tensors live on and is the same code on every backend: a model
@@ -19,7 +20,7 @@
 extern "C" {
 #endif
 
-/* ==== Autograd ============================================================
+/** @name Autograd
  *
  * Reverse mode, like PyTorch's: mark leaves with pt_set_requires_grad; every
  * differentiable op (ops.h) whose input requires grad records itself; then
@@ -34,15 +35,16 @@ extern "C" {
  * contiguous cast cat stack gather. In-place ops (pt_copy_, pt_axpy_,
  * pt_fill_) are not recorded: do not modify a tensor in place between the
  * forward pass that used it and the backward. */
+/** @{ */
 
-/* Marks x (an f32/f64 leaf: a tensor made by a creation function, not by an
+/** Marks x (an f32/f64 leaf: a tensor made by a creation function, not by an
  * op with history) as needing a gradient, or unmarks it. Errors:
  * PT_ERR_INVALID_ARGUMENT (NULL, or x is an op's result), PT_ERR_DTYPE
  * (integer x). */
 PT_API pt_status pt_set_requires_grad(pt_tensor *x, bool needs_grad);
-/* Whether x is a marked leaf or an op result with history. false for NULL. */
+/** Whether x is a marked leaf or an op result with history. false for NULL. */
 PT_API bool pt_requires_grad(const pt_tensor *x);
-/* Computes d loss / d leaf for every leaf loss depends on and adds it to the
+/** Computes d loss / d leaf for every leaf loss depends on and adds it to the
  * leaf's gradient. loss must have exactly one element (PT_ERR_SHAPE
  * otherwise: reduce with pt_sum/pt_mean) and require grad
  * (PT_ERR_INVALID_ARGUMENT otherwise). Queues the work on the loss's device
@@ -50,14 +52,14 @@ PT_API bool pt_requires_grad(const pt_tensor *x);
  * a second backward through the same graph is PT_ERR_INVALID_ARGUMENT.
  * Not for concurrent use on graphs that share nodes or leaves. */
 PT_API pt_status pt_backward(pt_tensor *loss);
-/* The accumulated gradient of leaf x (same shape, dtype and device), as a
+/** The accumulated gradient of leaf x (same shape, dtype and device), as a
  * new reference; NULL without touching the error when x has no gradient yet
  * (or x is NULL). The tensor is the one later backwards add into in place. */
 PT_API pt_tensor *pt_grad(pt_tensor *x);
-/* Drops x's accumulated gradient (pt_grad then gives NULL, like PyTorch's
+/** Drops x's accumulated gradient (pt_grad then gives NULL, like PyTorch's
  * set_to_none). PT_ERR_INVALID_ARGUMENT for NULL. */
 PT_API pt_status pt_zero_grad(pt_tensor *x);
-/* Gradient-ready hook (what data-parallel training needs to start
+/** Gradient-ready hook (what data-parallel training needs to start
  * averaging a gradient while the backward pass is still running, like
  * PyTorch's register_post_accumulate_grad_hook). fn(leaf, user) is called
  * by pt_backward, on its thread and with grad mode off, right after the
@@ -70,26 +72,32 @@ PT_API pt_status pt_zero_grad(pt_tensor *x);
  * parameter tensors without hooks. Errors: PT_ERR_INVALID_ARGUMENT (NULL
  * leaf, or leaf is an op's result), PT_ERR_OUT_OF_MEMORY. */
 typedef pt_status pt_grad_ready_fn(pt_tensor *leaf, void *user);
+/** Sets (fn non-NULL) or removes (fn NULL) leaf's gradient-ready hook, the
+ * pt_grad_ready_fn above. Does not wait. */
 PT_API pt_status pt_set_grad_ready_hook(pt_tensor *leaf, pt_grad_ready_fn *fn, void *user);
-/* Turns recording off on this thread until the matching pt_no_grad_end;
+/** Turns recording off on this thread until the matching pt_no_grad_end;
  * pairs nest. For evaluation and parameter updates. */
 PT_API void pt_no_grad_begin(void);
-/* PT_ERR_INVALID_ARGUMENT when there is no matching pt_no_grad_begin. */
+/** PT_ERR_INVALID_ARGUMENT when there is no matching pt_no_grad_begin. */
 PT_API pt_status pt_no_grad_end(void);
-/* Whether ops on this thread are recorded now. */
+/** Whether ops on this thread are recorded now. */
 PT_API bool pt_grad_enabled(void);
-/* A new tensor sharing x's storage without its history or requires-grad
+/** A new tensor sharing x's storage without its history or requires-grad
  * (a view: writes to one show in the other). */
 PT_API pt_tensor *pt_detach(pt_tensor *x);
 
-/* ==== Modules =============================================================
+/** @} */
+/** @name Modules
  *
  * A pt_module is an opaque handle owned by the caller (pt_module_free), or
  * by the pt_sequential it was given to. Parameters are f32 (or the dtype of
  * the first input for a lazy linear) leaves that require grad. */
+/** @{ */
+/** A module (layer or container): opaque; see the paragraph above for who
+ * frees it. */
 typedef struct pt_module pt_module;
 
-/* y = x W^T + b with W [out_features, in_features], b [out_features]; the
+/** y = x W^T + b with W [out_features, in_features], b [out_features]; the
  * input size is inferred at the first forward (like torch.nn.LazyLinear),
  * when the parameters are created on the input's device (or on the device of
  * an earlier pt_module_to) with the input's float dtype. Initialised like
@@ -97,11 +105,11 @@ typedef struct pt_module pt_module;
  * so the values are the same on every backend for the same seed. NULL +
  * PT_ERR_INVALID_ARGUMENT when out_features < 1. */
 PT_API pt_module *pt_linear(int64_t out_features);
-/* The same with a known input size: parameters made now, f32 on the cpu. */
+/** The same with a known input size: parameters made now, f32 on the cpu. */
 PT_API pt_module *pt_linear_sized(int64_t in_features, int64_t out_features);
-/* Element-wise max(x, 0). No parameters. */
+/** Element-wise max(x, 0). No parameters. */
 PT_API pt_module *pt_relu_module(void);
-/* Runs the n modules in order, owning them. Parameter names are prefixed
+/** Runs the n modules in order, owning them. Parameter names are prefixed
  * with the child's index: "0.weight", "2.bias", "1.0.weight".
  * Errors (NULL returned):
  * - PT_ERR_INVALID_ARGUMENT naming the index when a module is listed twice
@@ -113,49 +121,52 @@ PT_API pt_module *pt_relu_module(void);
  *   pt_relu_module(), pt_linear(10)}) leaks nothing when one constructor
  *   failed. Likewise PT_ERR_OUT_OF_MEMORY frees the entries. */
 PT_API pt_module *pt_sequential(int n, pt_module *const *modules);
-/* Frees m, its children and its parameters (parameter tensors you
+/** Frees m, its children and its parameters (parameter tensors you
  * retained yourself stay valid). NULL is fine. A module owned by a
  * sequential is freed with it; freeing it directly does nothing and sets
  * PT_ERR_INVALID_ARGUMENT. Free optimizers of m first. */
 PT_API void pt_module_free(pt_module *m);
-/* The module applied to x: a new tensor on x's device. Records the ops for
+/** The module applied to x: a new tensor on x's device. Records the ops for
  * autograd when grad mode is on. Errors: PT_ERR_DEVICE_MISMATCH (x on
  * another device than the parameters: move one with pt_module_to or pt_to),
  * PT_ERR_SHAPE (x's last dim differs from in_features), PT_ERR_DTYPE. */
 PT_API pt_tensor *pt_module_forward(pt_module *m, pt_tensor *x);
-/* Moves every parameter (and its gradient) to d; afterwards
+/** Moves every parameter (and its gradient) to d; afterwards
  * pt_tensor_device of each parameter names d, and a lazy linear that has
  * not run yet will create its parameters on d. The parameters are new
  * tensors: borrowed pointers from pt_module_parameters taken before are no
  * longer the module's. Waits for the copies. On failure (PT_ERR_OUT_OF_MEMORY,
  * a backend error, PT_ERR_INVALID_ARGUMENT for NULL) the module is unchanged. */
 PT_API pt_status pt_module_to(pt_module *m, pt_device *d);
-/* Writes the parameters as a state dict (with buffers such as batch norm's
+/** Writes the parameters as a state dict (with buffers such as batch norm's
  * "1.running_mean", which never require grad): names[i] ("0.weight") and
  * tensors[i] for i < min(count, cap) (either array may be NULL), and returns
  * the count (-1 + error for a NULL module). Both are borrowed: valid until
  * the module is freed, moved (pt_module_to) or loaded (pt_load). A lazy
  * linear that has not run yet lists its names with NULL tensors. */
 PT_API int pt_module_parameters(pt_module *m, const char **names, pt_tensor **tensors, int cap);
-/* The parameter called name (borrowed, as above), or NULL + PT_ERR_INVALID_ARGUMENT. */
+/** The parameter called name (borrowed, as above), or NULL + PT_ERR_INVALID_ARGUMENT. */
 PT_API pt_tensor *pt_module_parameter(pt_module *m, const char *name);
-/* pt_zero_grad on every parameter. */
+/** pt_zero_grad on every parameter. */
 PT_API pt_status pt_module_zero_grad(pt_module *m);
 
-/* ---- Convolutional layers (NCHW; nn.h's layers call ops.h's pt_f_ ops) ----
+/** @} */
+/** @name Convolutional layers (NCHW; nn.h's layers call ops.h's pt_f_ ops)
  * Parameter and buffer names are PyTorch's, so a safetensors file moves
  * between pt_sequential and torch.nn.Sequential with the same layers. */
+/** @{ */
 
-/* torch.nn.LazyConv2d: weight [out, in / groups, KH, KW] and bias [out]
+/** torch.nn.LazyConv2d: weight [out, in / groups, KH, KW] and bias [out]
  * (bias false: none), in taken from the first input; initialised like
  * torch.nn.Conv2d: U(-1/sqrt(fan_in), 1/sqrt(fan_in)), fan_in = in / groups
  * * KH * KW. opts as pt_f_conv2d (NULL: stride 1, no padding). */
 PT_API pt_module *pt_conv2d(int64_t out_channels, int64_t kernel_h, int64_t kernel_w,
                             const pt_conv2d_opts *opts, bool bias);
-/* pt_f_max_pool2d / pt_f_avg_pool2d as layers (no parameters). */
+/** pt_f_max_pool2d as a layer (no parameters); opts are copied. */
 PT_API pt_module *pt_max_pool2d(const pt_pool2d_opts *opts);
+/** pt_f_avg_pool2d as a layer (no parameters); opts are copied. */
 PT_API pt_module *pt_avg_pool2d(const pt_pool2d_opts *opts);
-/* torch.nn.LazyBatchNorm2d over dim 1 of [N, C, H, W] (or [N, C]): weight 1
+/** torch.nn.LazyBatchNorm2d over dim 1 of [N, C, H, W] (or [N, C]): weight 1
  * and bias 0 [C], buffers running_mean 0, running_var 1 [C] and
  * num_batches_tracked (i64, 0-D), made at the first input. Training mode uses
  * the batch statistics and updates the running ones with momentum
@@ -163,21 +174,22 @@ PT_API pt_module *pt_avg_pool2d(const pt_pool2d_opts *opts);
  * evaluation mode (pt_module_train(m, false)) uses the running ones.
  * Usual values: eps 1e-5, momentum 0.1. */
 PT_API pt_module *pt_batch_norm2d(double eps, double momentum);
-/* torch.nn.LayerNorm over the last n_dims dims, whose sizes are shape:
+/** torch.nn.LayerNorm over the last n_dims dims, whose sizes are shape:
  * weight 1 and bias 0 of that shape, made on the cpu in f32. */
 PT_API pt_module *pt_layer_norm(int n_dims, const int64_t *shape, double eps);
-/* torch.nn.Dropout(p): in training mode zeroes each element with probability
+/** torch.nn.Dropout(p): in training mode zeroes each element with probability
  * p (pt_f_dropout); the identity in evaluation mode. */
 PT_API pt_module *pt_dropout(double p);
-/* torch.nn.Flatten: dims 1..-1 merged. */
+/** torch.nn.Flatten: dims 1..-1 merged. */
 PT_API pt_module *pt_flatten(void);
-/* pt_gelu as a layer. */
+/** pt_gelu as a layer. */
 PT_API pt_module *pt_gelu_module(void);
-/* Training (true, every module's mode when made) or evaluation mode for m
+/** Training (true, every module's mode when made) or evaluation mode for m
  * and every module inside it; switches dropout and batch norm. */
 PT_API pt_status pt_module_train(pt_module *m, bool training);
+/** Whether m is in training mode (false for NULL). */
 PT_API bool pt_module_is_training(const pt_module *m);
-/* Mixed precision, like torch.autocast (docs/mixed-precision.md): m and
+/** Mixed precision, like torch.autocast (docs/mixed-precision.md): m and
  * every module inside it compute in dtype (PT_BF16 or PT_F16 usually)
  * while their parameters stay as they are, f32 "master weights": what the
  * optimizer updates and pt_save writes. At each forward, linear and conv2d
@@ -193,9 +205,11 @@ PT_API bool pt_module_is_training(const pt_module *m);
  * PT_ERR_INVALID_ARGUMENT for a NULL module. */
 PT_API pt_status pt_module_set_compute_dtype(pt_module *m, pt_dtype dtype);
 
-/* ---- Normalisation and dropout as functions (torch.nn.functional) ---- */
+/** @} */
+/** @name Normalisation and dropout as functions (torch.nn.functional) */
+/** @{ */
 
-/* torch.nn.functional.batch_norm over dim 1 of x [N, C, ...]: running_mean
+/** torch.nn.functional.batch_norm over dim 1 of x [N, C, ...]: running_mean
  * and running_var [C] (same dtype and device; NULL allowed only when
  * training), weight and bias [C] or NULL. training: normalises with the
  * batch's mean and biased variance and, when the running tensors are
@@ -204,23 +218,25 @@ PT_API pt_status pt_module_set_compute_dtype(pt_module *m, pt_dtype dtype);
 PT_API pt_tensor *pt_f_batch_norm(pt_tensor *x, pt_tensor *running_mean, pt_tensor *running_var,
                                   pt_tensor *weight, pt_tensor *bias, bool training, double momentum,
                                   double eps);
-/* torch.nn.functional.layer_norm over the last n_dims dims of x; weight and
+/** torch.nn.functional.layer_norm over the last n_dims dims of x; weight and
  * bias (NULL or of those dims' shape). */
 PT_API pt_tensor *pt_f_layer_norm(pt_tensor *x, int n_dims, pt_tensor *weight, pt_tensor *bias, double eps);
-/* torch.nn.functional.dropout: training: x * mask / (1 - p), the mask
+/** torch.nn.functional.dropout: training: x * mask / (1 - p), the mask
  * (uniform >= p) drawn from the library's Philox stream like pt_rand, so
  * every backend drops the same elements for the same seed; p in [0, 1].
  * Not training (or p == 0): x itself (a new reference). */
 PT_API pt_tensor *pt_f_dropout(pt_tensor *x, double p, bool training);
 
-/* ==== Losses (mean over the batch; results are 0-D tensors) ============== */
+/** @} */
+/** @name Losses (mean over the batch; results are 0-D tensors) */
+/** @{ */
 
-/* mean((pred - target)^2). pred and target must have the same shape
+/** mean((pred - target)^2). pred and target must have the same shape
  * (PT_ERR_SHAPE), the same float dtype, f32 or f64 (PT_ERR_DTYPE: mixed
  * dtypes are not promoted; cast one with pt_cast) and the same device
  * (PT_ERR_DEVICE_MISMATCH). The loss has their dtype. */
 PT_API pt_tensor *pt_mse_loss(pt_tensor *pred, pt_tensor *target);
-/* mean over rows of -log_softmax(logits)[row, label]: logits f32/f64 [N, C],
+/** mean over rows of -log_softmax(logits)[row, label]: logits f32/f64 [N, C],
  * labels i32/i64 [N] with values in [0, C) on the same device (else
  * PT_ERR_DTYPE, PT_ERR_SHAPE or PT_ERR_DEVICE_MISMATCH). Computed as
  * log_softmax + gather, so large logits do not overflow. A label outside
@@ -228,15 +244,18 @@ PT_API pt_tensor *pt_mse_loss(pt_tensor *pred, pt_tensor *target);
  * cannot check without waiting and count that row as 0. */
 PT_API pt_tensor *pt_cross_entropy(pt_tensor *logits, pt_tensor *labels);
 
-/* ==== Optimizers ==========================================================
+/** @} */
+/** @name Optimizers
  *
  * An optimizer updates the parameters of one module (borrowed: the module
  * must outlive it) in place on their device, with ops only (no host round
  * trip), skipping parameters without a gradient. Its state (momentum, Adam
  * moments) follows the parameters if the module is moved. */
+/** @{ */
+/** An optimizer: opaque, owned by the caller (pt_optimizer_free). */
 typedef struct pt_optimizer pt_optimizer;
 
-/* torch.optim.SGD: d = g + weight_decay p; with momentum > 0,
+/** torch.optim.SGD: d = g + weight_decay p; with momentum > 0,
  * buf = momentum buf + d (buf = d at the first step) and d = buf; p -= lr d.
  * Every hyper-parameter must be finite and in range: lr > 0,
  * 0 <= momentum < 1 (at 1 or above the buffer never decays and the steps
@@ -244,7 +263,7 @@ typedef struct pt_optimizer pt_optimizer;
  * PT_ERR_INVALID_ARGUMENT naming the parameter, its value and the range
  * (also for a NULL module). */
 PT_API pt_optimizer *pt_sgd(pt_module *m, double lr, double momentum, double weight_decay);
-/* torch.optim.Adam (L2 weight decay added to the gradient, not AdamW).
+/** torch.optim.Adam (L2 weight decay added to the gradient, not AdamW).
  * Usual values: lr 1e-3, beta1 0.9, beta2 0.999, eps 1e-8, weight_decay 0.
  * Every hyper-parameter must be finite and in range: lr > 0, beta1 and
  * beta2 in [0, 1), eps >= 0, weight_decay >= 0. Otherwise NULL +
@@ -252,10 +271,10 @@ PT_API pt_optimizer *pt_sgd(pt_module *m, double lr, double momentum, double wei
  * (also for a NULL module). */
 PT_API pt_optimizer *pt_adam(pt_module *m, double lr, double beta1, double beta2, double eps,
                              double weight_decay);
-/* One update of every parameter that has a gradient. Queued, not waited
+/** One update of every parameter that has a gradient. Queued, not waited
  * for. Runs with grad mode off. */
 PT_API pt_status pt_optimizer_step(pt_optimizer *o);
-/* The same update for the listed parameters only (tensors from
+/** The same update for the listed parameters only (tensors from
  * pt_module_parameters of the optimizer's module; buffers and parameters
  * without a gradient are skipped, as by pt_optimizer_step). Each
  * parameter's state (momentum buffer, Adam moments and step count) is its
@@ -266,28 +285,30 @@ PT_API pt_status pt_optimizer_step(pt_optimizer *o);
  * a NULL optimizer, count < 0, params NULL with count > 0, an entry that
  * is not one of the module's parameters, or one listed twice. */
 PT_API pt_status pt_optimizer_step_params(pt_optimizer *o, pt_tensor *const *params, int count);
-/* pt_module_zero_grad on the optimizer's module. */
+/** pt_module_zero_grad on the optimizer's module. */
 PT_API pt_status pt_optimizer_zero_grad(pt_optimizer *o);
-/* Changes the learning rate (for schedules). PT_ERR_INVALID_ARGUMENT for
+/** Changes the learning rate (for schedules). PT_ERR_INVALID_ARGUMENT for
  * lr <= 0, NaN or infinite (or a NULL optimizer). */
 PT_API pt_status pt_optimizer_set_lr(pt_optimizer *o, double lr);
-/* Frees the optimizer and its state (not the module). NULL is fine. */
+/** Frees the optimizer and its state (not the module). NULL is fine. */
 PT_API void pt_optimizer_free(pt_optimizer *o);
 
-/* ==== Safetensors =========================================================
+/** @} */
+/** @name Safetensors
  *
  * The Hugging Face format, readable by PyTorch's safetensors package: an
  * 8-byte little-endian header length N, N bytes of JSON
  * {"name": {"dtype": "F32", "shape": [..], "data_offsets": [begin, end]},
  *  "__metadata__": {"format": "pt"}} padded with spaces, then the raw
  * little-endian data. dtypes F32 F64 I32 I64 U8. */
+/** @{ */
 
-/* Writes m's parameters (copied to the host first: waits for their
+/** Writes m's parameters (copied to the host first: waits for their
  * devices) to path, through a temporary file renamed into place. Errors:
  * PT_ERR_INVALID_ARGUMENT (a lazy linear has not run yet), PT_ERR_IO (with
  * the path and the system's reason). */
 PT_API pt_status pt_save(pt_module *m, const char *path);
-/* Replaces m's parameters with the tensors in path, created on map_location
+/** Replaces m's parameters with the tensors in path, created on map_location
  * (NULL: each parameter's current device; cpu for a lazy linear not run
  * yet, which takes the file's shapes). Validates the whole file first:
  * header length against the file size, the JSON, each entry's dtype (BF16,
@@ -298,6 +319,7 @@ PT_API pt_status pt_save(pt_module *m, const char *path);
  * problem, and leaves m untouched. Waits for the copies to the device. */
 PT_API pt_status pt_load(pt_module *m, const char *path, pt_device *map_location);
 
+/** @} */
 #ifdef __cplusplus
 }
 #endif

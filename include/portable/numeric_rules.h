@@ -1,4 +1,5 @@
-/* libportable — numeric rules every backend shares, written once.
+/** @file
+ * libportable — numeric rules every backend shares, written once.
  *
  * Plain C usable from C (the core, the cpu plugin, the OpenCL plugin's host
  * side), CUDA (functions become __host__ __device__) and OpenCL C (embedded
@@ -34,12 +35,12 @@ typedef uint64_t pt_nr_u64;
 #endif
 #endif
 
-/* The limits as floating-point values: 2^31 and 2^63 are exact in float
+/** The limits as floating-point values: 2^31 and 2^63 are exact in float
  * and double, and a value at or past them saturates. */
 #define PT_NR_TWO_31 2147483648.0
 #define PT_NR_TWO_63 9223372036854775808.0
 
-/* pt_sat_i32_<S>, pt_sat_i64_<S>, pt_wrap_u8_<S> for source type F named S. */
+/** pt_sat_i32_<S>, pt_sat_i64_<S>, pt_wrap_u8_<S> for source type F named S. */
 #define PT_NR_DEFINE_FLOAT_TO_INT(S, F)                                                     \
     PT_NUMERIC_FN pt_nr_i32 pt_sat_i32_##S(F v) {                                           \
         if (v != v) return 0;                                                               \

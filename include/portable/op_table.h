@@ -1,4 +1,5 @@
-/* libportable — the one table of backend op kinds.
+/** @file
+ * libportable — the one table of backend op kinds.
  *
  * Every fact about an op kind that more than one place needs lives in its row:
  * the pt_op_kind enum (backend.h), the names in the core's and the plugins'
@@ -10,7 +11,7 @@
  *   KIND    enum suffix: PT_OP_<KIND>
  *   name    lower-case name used in messages ("add")
  *   family  operand layout (backend.h documents each): CREATION, ELEMENTWISE,
- *           REDUCE, SOFTMAX, MATMUL, INDEX, WINDOW
+ *           REDUCE, SOFTMAX, MATMUL, INDEX, WINDOW, CONV
  *   arity   number of inputs (pt_op.n_inputs)
  *   dtypes  the compute dtypes (pt_op.dtype) the core may send:
  *           ANY, NUMERIC (not u8) or FLOAT (pt_dtype bit masks, types.h)
@@ -29,6 +30,8 @@
 extern "C" {
 #endif
 
+/** The op table itself: one X(KIND, name, family, arity, dtypes, result, grad)
+ * row per kind, as described at the top of this file. */
 /* clang-format off */
 #define PT_OP_TABLE(X)                                                               \
     X(FILL,         "fill",         CREATION,    0, ANY,     SAME, 0)                \
@@ -79,26 +82,34 @@ extern "C" {
     X(GELU_GRAD,    "gelu_grad",    ELEMENTWISE, 1, FLOAT,   SAME, 0)                \
     X(MAX_POOL2D,   "max_pool2d",   WINDOW,      1, FLOAT,   SAME, 1)                \
     X(MAX_POOL2D_INDEX, "max_pool2d_index", WINDOW, 1, FLOAT, I64, 0)                \
-    X(MAX_UNPOOL2D, "max_unpool2d", WINDOW,      2, FLOAT,   SAME, 0)
+    X(MAX_UNPOOL2D, "max_unpool2d", WINDOW,      2, FLOAT,   SAME, 0)                \
+    X(CONV2D,       "conv2d",       CONV,        2, FLOAT,   SAME, 1)                \
+    X(CONV2D_BWD_DATA, "conv2d_bwd_data", CONV,  2, FLOAT,   SAME, 0)                \
+    X(CONV2D_BWD_WEIGHT, "conv2d_bwd_weight", CONV, 2, FLOAT, SAME, 0)
 /* clang-format on */
 
+/** How an op's operands are laid out (backend.h describes each family). */
 typedef enum pt_op_family {
-    PT_OP_FAMILY_CREATION,
-    PT_OP_FAMILY_ELEMENTWISE,
-    PT_OP_FAMILY_REDUCE,
-    PT_OP_FAMILY_SOFTMAX,
-    PT_OP_FAMILY_MATMUL,
-    PT_OP_FAMILY_INDEX,
-    PT_OP_FAMILY_WINDOW
+    PT_OP_FAMILY_CREATION,    /**< no inputs: fill, arange, random */
+    PT_OP_FAMILY_ELEMENTWISE, /**< inputs and output of one shape */
+    PT_OP_FAMILY_REDUCE,      /**< over the middle axis of [outer, r, inner] */
+    PT_OP_FAMILY_SOFTMAX,     /**< along the middle axis, same shape out */
+    PT_OP_FAMILY_MATMUL,      /**< batched GEMM */
+    PT_OP_FAMILY_INDEX,       /**< gather, one-hot */
+    PT_OP_FAMILY_WINDOW,      /**< sliding 2-D windows: im2col, pooling */
+    PT_OP_FAMILY_CONV         /**< convolution and its two adjoints */
 } pt_op_family;
 
+/** The dtype of an op's result. */
 typedef enum pt_op_result {
-    PT_OP_RESULT_SAME,
-    PT_OP_RESULT_U8,
-    PT_OP_RESULT_I64,
-    PT_OP_RESULT_CAST
+    PT_OP_RESULT_SAME, /**< the inputs' dtype */
+    PT_OP_RESULT_U8,   /**< PT_U8 (comparisons) */
+    PT_OP_RESULT_I64,  /**< PT_I64 (argmax, max-pool indices) */
+    PT_OP_RESULT_CAST  /**< the dtype asked for (copy between dtypes) */
 } pt_op_result;
 
+/** Every operation a backend may be asked to run: PT_OP_<kind> for each row
+ * of PT_OP_TABLE, and PT_OP_COUNT, their number. Append only (plugin ABI). */
 typedef enum pt_op_kind {
 #define PT_OP_ENUM_ENTRY(kind, name, family, arity, dtypes, result, grad) PT_OP_##kind,
     PT_OP_TABLE(PT_OP_ENUM_ENTRY)
@@ -106,17 +117,17 @@ typedef enum pt_op_kind {
         PT_OP_COUNT
 } pt_op_kind;
 
-/* One row of the table as data. */
+/** One row of the table as data. */
 typedef struct pt_op_info {
-    const char *name;
-    pt_op_family family;
-    int arity;
-    unsigned dtypes;     /* PT_DTYPES_* mask */
-    pt_op_result result;
-    bool grad;
+    const char *name;    /**< "add", "matmul", ... */
+    pt_op_family family; /**< operand layout */
+    int arity;           /**< number of inputs */
+    unsigned dtypes;     /**< PT_DTYPES_* mask */
+    pt_op_result result; /**< the result's dtype */
+    bool grad;           /**< whether autograd has a rule for it */
 } pt_op_info;
 
-/* The row of kind k; NULL outside the enum (a kind from a newer core). Header
+/** The row of kind k; NULL outside the enum (a kind from a newer core). Header
  * only, so plugins and tests read the same facts without linking the core. */
 static inline const pt_op_info *pt_op_info_of(pt_op_kind k) {
     static const pt_op_info rows[] = {
@@ -128,19 +139,19 @@ static inline const pt_op_info *pt_op_info_of(pt_op_kind k) {
     return (unsigned)k < (unsigned)PT_OP_COUNT ? &rows[k] : (const pt_op_info *)0;
 }
 
-/* "add", ...; "?" outside the enum. */
+/** "add", ...; "?" outside the enum. */
 static inline const char *pt_op_name(pt_op_kind k) {
     const pt_op_info *i = pt_op_info_of(k);
     return i ? i->name : "?";
 }
 
-/* Whether the core may send kind k with compute dtype t. */
+/** Whether the core may send kind k with compute dtype t. */
 static inline bool pt_op_takes_dtype(pt_op_kind k, pt_dtype t) {
     const pt_op_info *i = pt_op_info_of(k);
     return i && (unsigned)t < (unsigned)PT_DTYPE_COUNT && (i->dtypes & PT_DTYPE_BIT(t));
 }
 
-/* The output dtype of kind k computed in t (CAST: the caller's choice). */
+/** The output dtype of kind k computed in t (CAST: the caller's choice). */
 static inline pt_dtype pt_op_result_dtype(pt_op_kind k, pt_dtype t) {
     const pt_op_info *i = pt_op_info_of(k);
     if (!i) return t;

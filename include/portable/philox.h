@@ -1,4 +1,5 @@
-/* libportable — the random number generator every backend shares.
+/** @file
+ * libportable — the random number generator every backend shares.
  *
  * Philox4x32-10 (Salmon et al., "Parallel random numbers: as easy as 1, 2,
  * 3", SC'11): a counter-based generator, so element i of a pt_rand call is a
@@ -51,11 +52,12 @@ typedef uint64_t pt_u64;
 #define PT_PI_F 3.14159265358979323846f
 #define PT_PI_D 3.14159265358979323846
 
+/** One Philox4x32-10 output block: four 32-bit random words. */
 typedef struct pt_philox_block {
-    pt_u32 w[4];
+    pt_u32 w[4]; /**< the words, used in order */
 } pt_philox_block;
 
-/* The 4 words of block number c (counter + b above) under seed. */
+/** The 4 words of block number c (counter + b above) under seed. */
 PT_PHILOX_FN pt_philox_block pt_philox4x32_10(pt_u64 seed, pt_u64 c) {
     pt_u32 c0 = (pt_u32)c, c1 = (pt_u32)(c >> 32), c2 = 0, c3 = 0;
     pt_u32 k0 = (pt_u32)seed, k1 = (pt_u32)(seed >> 32);
@@ -78,12 +80,14 @@ PT_PHILOX_FN pt_philox_block pt_philox4x32_10(pt_u64 seed, pt_u64 c) {
     return b;
 }
 
+/** Element i of a uniform f32 stream in [0, 1) (the layout above). */
 PT_PHILOX_FN float pt_philox_uniform_f32(pt_u64 seed, pt_u64 counter, pt_u64 i) {
     pt_philox_block b = pt_philox4x32_10(seed, counter + i / 4);
     return (float)(b.w[i % 4] >> 8) * (1.0f / 16777216.0f);
 }
 
 #if !defined(PT_PHILOX_OPENCL) || defined(PT_PHILOX_FP64)
+/** Element i of a uniform f64 stream in [0, 1). */
 PT_PHILOX_FN double pt_philox_uniform_f64(pt_u64 seed, pt_u64 counter, pt_u64 i) {
     pt_philox_block b = pt_philox4x32_10(seed, counter + i / 2);
     unsigned j = (unsigned)(i % 2) * 2;
@@ -91,6 +95,7 @@ PT_PHILOX_FN double pt_philox_uniform_f64(pt_u64 seed, pt_u64 counter, pt_u64 i)
     return (double)(bits >> 11) * (1.0 / 9007199254740992.0);
 }
 
+/** Element i of a standard normal f64 stream (Box-Muller). */
 PT_PHILOX_FN double pt_philox_normal_f64(pt_u64 seed, pt_u64 counter, pt_u64 i) {
     pt_philox_block b = pt_philox4x32_10(seed, counter + i / 2);
     pt_u64 a = ((pt_u64)b.w[0] << 32) | b.w[1];
@@ -102,6 +107,7 @@ PT_PHILOX_FN double pt_philox_normal_f64(pt_u64 seed, pt_u64 counter, pt_u64 i) 
 }
 #endif
 
+/** Element i of a standard normal f32 stream (Box-Muller). */
 PT_PHILOX_FN float pt_philox_normal_f32(pt_u64 seed, pt_u64 counter, pt_u64 i) {
     pt_philox_block b = pt_philox4x32_10(seed, counter + i / 4);
     unsigned p = (unsigned)((i % 4) / 2) * 2;

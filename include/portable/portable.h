@@ -1,4 +1,5 @@
-/* libportable — the umbrella header: include this one. */
+/** @file
+ * libportable — the umbrella header: include this one. */
 #ifndef PORTABLE_PORTABLE_H
 #define PORTABLE_PORTABLE_H
 

@@ -399,6 +399,8 @@ static void window_cases(pt_dtype t) {
                      (long long)wc->groups);
             run_case(full, 3, in, lays, call_conv, wc, &e, TOL_CONV, CF_CONTIGUOUS);
             expect_free(&e);
+            snprintf(full, sizeof full, "%s co=%lld groups=%lld", name, (long long)wc->co, (long long)wc->groups);
+            conv_grad_cases(x, wt, w, wc->groups, wc->lay, full, &g); /* conv_grads.c */
             ht_free(wt);
             ht_free(bias);
         }

@@ -126,6 +126,11 @@ typedef enum tol_id {
     TOL_AXPY,
     TOL_RANDN,
     TOL_CONV, /* matmul's, plus one more rounding in 16 bits (runner.c) */
+    TOL_EXP,  /* the f32 transcendentals: their ULP bounds (op_table.c) */
+    TOL_LOG,
+    TOL_TANH,
+    TOL_SIGMOID,
+    TOL_SINCOS,
     TOL__COUNT
 } tol_id;
 extern const tolerance tolerances[TOL__COUNT];
@@ -169,6 +174,12 @@ bool compare_result(const ht *got, const expect *e, tol_id tol, char *msg, size_
 void poison_allocator(pt_dtype t, int64_t n);
 /* Whether the last failure means "backend lacks this": then reports SKIP. */
 bool skip_if_unsupported(const char *name);
+
+/* CONV2D and its adjoints directly and through pt_f_conv2d's autograd, for
+ * x [N, C, H, W] (in layout lay) and weight [CO, C/groups, KH, KW] under w;
+ * name describes them. conv_grads.c */
+void conv_grad_cases(ht *x, ht *wt, const pt_window2d *w, int64_t groups, layout lay, const char *name,
+                     lcg *rng);
 
 /* ---- Reference implementations (reference.c) ---- */
 bool broadcast_shape(int na, const int64_t *sa, int nb, const int64_t *sb, int *nout,

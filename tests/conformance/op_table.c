@@ -36,6 +36,18 @@ const tolerance tolerances[TOL__COUNT] = {
     [TOL_AXPY] = {"axpy", 0, 5e-7, 0, 1e-15, 0, 0, false},
     [TOL_RANDN] = {"randn", 0, 1e-6, 0, 1e-12, 0, 0, false},
     [TOL_CONV] = {"conv", 1e-6, 1e-6, 1e-14, 1e-15, 0, 0, true},
+    /* f32 transcendental functions with their ULP bound: a result within
+     * B ULP of the exact value is within B * 2^-23 of it relatively, so
+     * rtol32 = B * 2^-23 passes every result the bound allows. B is the
+     * loosest any backend promises: the OpenCL 1.2 full profile (exp, log
+     * 3, sin, cos 4, tanh 5 ULP), CUDA (expf, tanhf, sinf, cosf 2, logf 1)
+     * and the cpu plugin's (SLEEF: exp 1, log, sin, cos 3.5; tanh a
+     * rational function within 5; sigmoid 1/(1+exp(-x)), about 2.5). */
+    [TOL_EXP] = {"exp (3 ulp)", 3 * 0x1p-23, 0, 1e-12, 0, 1e-30, 1e-300, false},
+    [TOL_LOG] = {"log (3.5 ulp)", 3.5 * 0x1p-23, 0, 1e-12, 0, 1e-30, 1e-300, false},
+    [TOL_TANH] = {"tanh (5 ulp)", 5 * 0x1p-23, 0, 1e-12, 0, 1e-30, 1e-300, false},
+    [TOL_SIGMOID] = {"sigmoid (5 ulp)", 5 * 0x1p-23, 0, 1e-12, 0, 1e-30, 1e-300, false},
+    [TOL_SINCOS] = {"sin/cos (4 ulp)", 4 * 0x1p-23, 0, 1e-12, 0, 1e-30, 1e-300, false},
 };
 
 typedef enum op_kind { K_UNARY, K_BINARY, K_SCALAR, K_CLAMP, K_WHERE, K_REDUCE, K_NORM, K_SOFTMAX, K_MATMUL } op_kind;
@@ -76,19 +88,19 @@ static const op_def ops[] = {
      .idom = {IN(-100, 100)}, .f1 = pt_abs, .r1 = f_abs},
     {.name = "relu", .kind = K_UNARY, .dtypes = PT_DTYPES_NUMERIC, .tol = TOL_EXACT, .fdom = {U(-2, 2)},
      .idom = {IN(-20, 20)}, .f1 = pt_relu, .r1 = f_relu},
-    {.name = "exp", .kind = K_UNARY, .dtypes = PT_DTYPES_FLOAT, .tol = TOL_TRANSC, .fdom = {U(-10, 10)},
+    {.name = "exp", .kind = K_UNARY, .dtypes = PT_DTYPES_FLOAT, .tol = TOL_EXP, .fdom = {U(-10, 10)},
      .big = true, .f1 = pt_exp, .r1 = f_exp},
-    {.name = "log", .kind = K_UNARY, .dtypes = PT_DTYPES_FLOAT, .tol = TOL_TRANSC, .fdom = {LU(1e-3, 1e3)},
+    {.name = "log", .kind = K_UNARY, .dtypes = PT_DTYPES_FLOAT, .tol = TOL_LOG, .fdom = {LU(1e-3, 1e3)},
      .f1 = pt_log, .r1 = f_log},
     {.name = "sqrt", .kind = K_UNARY, .dtypes = PT_DTYPES_FLOAT, .tol = TOL_TRANSC, .fdom = {U(0, 100)},
      .f1 = pt_sqrt, .r1 = f_sqrt},
-    {.name = "sigmoid", .kind = K_UNARY, .dtypes = PT_DTYPES_FLOAT, .tol = TOL_TRANSC,
+    {.name = "sigmoid", .kind = K_UNARY, .dtypes = PT_DTYPES_FLOAT, .tol = TOL_SIGMOID,
      .fdom = {U(-12, 12)}, .big = true, .f1 = pt_sigmoid, .r1 = f_sigmoid},
-    {.name = "tanh", .kind = K_UNARY, .dtypes = PT_DTYPES_FLOAT, .tol = TOL_TRANSC, .fdom = {U(-5, 5)},
+    {.name = "tanh", .kind = K_UNARY, .dtypes = PT_DTYPES_FLOAT, .tol = TOL_TANH, .fdom = {U(-5, 5)},
      .f1 = pt_tanh, .r1 = f_tanh},
-    {.name = "sin", .kind = K_UNARY, .dtypes = PT_DTYPES_FLOAT, .tol = TOL_TRANSC, .fdom = {U(-10, 10)},
+    {.name = "sin", .kind = K_UNARY, .dtypes = PT_DTYPES_FLOAT, .tol = TOL_SINCOS, .fdom = {U(-10, 10)},
      .f1 = pt_sin, .r1 = f_sin},
-    {.name = "cos", .kind = K_UNARY, .dtypes = PT_DTYPES_FLOAT, .tol = TOL_TRANSC, .fdom = {U(-10, 10)},
+    {.name = "cos", .kind = K_UNARY, .dtypes = PT_DTYPES_FLOAT, .tol = TOL_SINCOS, .fdom = {U(-10, 10)},
      .f1 = pt_cos, .r1 = f_cos},
     /* clamp to [sf, sf2] (floats) or [si, si2] (integers): data on both sides of each bound */
     {.name = "clamp", .kind = K_CLAMP, .dtypes = PT_DTYPES_NUMERIC, .tol = TOL_EXACT, .fdom = {U(-10, 10)},

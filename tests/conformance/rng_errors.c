@@ -202,6 +202,25 @@ void run_error_cases(void) {
                     "pt_f_conv2d", "groups 2", "[3, 3, 3, 3]");
         EXPECT_NULL("error conv2d of a 3-D input", pt_f_conv2d(x3d, w, NULL, NULL), DIMERR, "pt_f_conv2d", "[4, 5, 5]",
                     "4-D");
+        /* The conv kinds' entry points check before any device sees them
+         * (the same on a device without the kinds). */
+        const int64_t w4s[4] = {3, 4, 3, 3}, gs[4] = {1, 3, 3, 3}, bad_gs[4] = {1, 3, 4, 3};
+        pt_tensor *w4 = pt_ones(g_dev, PT_F32, 4, w4s), *gy = pt_ones(g_dev, PT_F32, 4, gs);
+        pt_tensor *gbad = pt_ones(g_dev, PT_F32, 4, bad_gs);
+        EXPECT_NULL("error conv2d_direct 4 channels, weight in 3, groups 2", pt_conv2d_direct(x, w, &g2), DIMERR,
+                    "pt_conv2d_direct", "groups 2", "[3, 3, 3, 3]");
+        EXPECT_NULL("error conv2d_backward_data g of the wrong shape", pt_conv2d_backward_data(gbad, w4, NULL, 5, 5),
+                    DIMERR, "pt_conv2d_backward_data", "[1, 3, 4, 3]", "[1, 3, 3, 3]");
+        EXPECT_NULL("error conv2d_backward_data image smaller than the kernel",
+                    pt_conv2d_backward_data(gy, w4, NULL, 2, 2), DIMERR, "pt_conv2d_backward_data", "2x2",
+                    "kernel [3, 3]");
+        EXPECT_NULL("error conv2d_backward_weight of a 3-D input", pt_conv2d_backward_weight(x3d, gy, NULL, 3, 3),
+                    DIMERR, "pt_conv2d_backward_weight", "[4, 5, 5]", "4-D");
+        EXPECT_NULL("error conv2d_backward_weight kernel 0", pt_conv2d_backward_weight(x, gy, NULL, 0, 3), DIMERR,
+                    "pt_conv2d_backward_weight", "kernel [0, 3]", NULL);
+        pt_release(w4);
+        pt_release(gy);
+        pt_release(gbad);
         const pt_pool2d_opts wide_pad = {.kernel = {2, 2}, .padding = {2, 0}};
         EXPECT_NULL("error max_pool2d padding over half the kernel", pt_f_max_pool2d(x, &wide_pad),
                     ST(PT_ERR_INVALID_ARGUMENT), "pt_f_max_pool2d", "padding [2, 0]", "half the kernel");

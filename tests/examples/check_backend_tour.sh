@@ -2,13 +2,19 @@
 # Runs the GPU tour (quick sizes) on one backend and checks what a user sees:
 #   - backend available: the whole tour runs and prints its timing table;
 #   - backend unavailable: a clear error naming the backend and the reason,
-#     and a non-zero exit (never a crash, never a silent fallback to cpu).
+#     and a non-zero exit (never a crash, never a silent fallback to cpu);
+#   - either way, the temporary folder ($TMPDIR) it saves a net in is left
+#     as it was found.
 # usage: check_backend_tour.sh <build-dir> <backend> [expect-unavailable]
 set -uo pipefail
 build=$1 backend=$2 expect=${3:-}
 tour="$build/examples/gpu_tour"
-out=$(PORTABLE_BACKEND=$backend "$tour" --quick 2>&1)
+scratch=$(mktemp -d)
+trap 'rm -rf "$scratch"' EXIT
+out=$(TMPDIR=$scratch PORTABLE_BACKEND=$backend "$tour" --quick 2>&1)
 rc=$?
+left=$(find "$scratch" -mindepth 1 -name 'portable*')
+if [[ -n $left ]]; then echo "FAIL: the tour left behind: $left"; exit 1; fi
 if [[ $rc -eq 0 ]]; then
   if [[ "$expect" == expect-unavailable ]]; then
     echo "FAIL: the tour ran although $backend should be unavailable here"; exit 1

@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# cnn_digits in mixed precision (issue 10): trained with 16-bit compute and
+# cnn_digits in mixed precision: trained with 16-bit compute and
 # f32 master weights (--dtype bf16, f16), its test accuracy must be within
 # 1 percentage point of the f32 run's, on the backend PORTABLE_BACKEND names.
 #   check_cnn_mixed_precision.sh CNN_DIGITS DATA EPOCHS DTYPE...

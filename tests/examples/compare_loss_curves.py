@@ -5,8 +5,8 @@ usage: compare_loss_curves.py [--rtol R] REFERENCE OTHER...
 
 Each file has one line per training step, "epoch step loss". Every OTHER
 curve must have the reference's steps, and at each step
-|loss - reference| <= R * |reference| (R defaults to 1e-4, issue 10's rule
-for the same net, seed and data on different backends). An empty or
+|loss - reference| <= R * |reference| (R defaults to 1e-4, the agreement asked
+of the same net, seed and data on different backends). An empty or
 missing file is a backend that did not run here (its test was skipped):
 it is reported and left out. Prints, per curve, the number of steps
 compared and the worst relative difference with where it happened.

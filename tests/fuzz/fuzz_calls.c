@@ -114,8 +114,7 @@ static pt_tensor *get(state *st) {
  * owns (from pt_retain, or made before the scope) takes away the record of
  * an open scope that the same tensor was also returned to (pt_contiguous,
  * pt_cast, pt_to, pt_grad can return their argument), and the scope's
- * reference then leaks (core/tensor/tensor.c pt_release; reported with
- * issue 16). */
+ * reference then leaks (core/tensor/tensor.c pt_release). */
 static void drop(state *st, slot *s) {
     if (s->t && s->depth == 0) {
         if (st->depth == 0 || st->n_pending == PENDING)

@@ -7,7 +7,7 @@
   corpus/calls/        call sequences for fuzz_calls.c's interpreter, one
                        per area of the API (the encoder below mirrors its
                        decoder: keep the OP list in step with its enum)
-  corpus/calls-shapes/ the shape-overflow repros of issue 16 items 1-2 as
+  corpus/calls-shapes/ the shape-overflow repros (int64 wrap-around) as
                        call sequences (reshape that wraps int64, expand to
                        2^64 elements, empty tensors with 2^40 extents, cat
                        of [0, INT64_MAX] tensors)
@@ -178,7 +178,7 @@ class Calls:
 
 def calls_corpus():
     seqs = {}
-    shape_seqs = {}  # issue 16 items 1-2 (shape overflow): corpus/calls-shapes
+    shape_seqs = {}  # shape overflow repros: corpus/calls-shapes
     c = Calls()
     c.create(ONES, F32, [2, 3], 0, 0).create(FULL, F32, [3], 1.5, 1)
     c.op("BINARY", 0, 1, BINARY.index("add"), 2).op("REDUCE", 2, 0, dim("all"), 0, 3).op("READ", 3, 0)

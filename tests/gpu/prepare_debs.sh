@@ -1,34 +1,43 @@
 #!/usr/bin/env bash
-# Prepares .debs/root for tests/gpu/run_on_device.sh, on a development machine
-# (Debian 12, with the Debian package registry), not on the GPU machine.
+# Downloads the Debian 12 packages that tests/gpu/run_on_device.sh builds
+# with into DEST/pkgs (default .debs/pkgs), on a development machine with the
+# Debian package registry, not on the GPU machine.
 #
-# The GPU machine has CUDA, CMake and PyTorch but no package registry and none
-# of the -dev packages the build wants (OpenBLAS for the cpu backend, cJSON and
-# zlib headers for the core, pkg-config). This downloads those packages and
-# unpacks them (dpkg -x, nothing installed) into DEST/root, which travels with
-# the device tool's `carry` (DEST must be git-ignored: .debs is, by the root
-# .gitignore). Static archives and unused libraries are removed so the tree
-# stays well under the 64 MiB the tool carries.
+# The GPU machine has CUDA, CMake, ninja and PyTorch but no package registry,
+# and may lack what the cpu and opencl plugins and the core link: OpenBLAS,
+# SLEEF, cJSON, zlib's headers, pkg-config, the OpenCL ICD loader and
+# headers, CLBlast. The .deb files stay compressed (about 20 MB, well under
+# the 64 MiB the device tool carries with the working tree); the script
+# unpacks them there (dpkg-deb -x, or tests/gpu/unpack_deb.py where dpkg is
+# missing), nothing is installed. DEST must be git-ignored: .debs is.
 #
 # Usage, from the repository root:
-#   tests/gpu/prepare_debs.sh            # -> .debs/root
-#   tests/gpu/prepare_debs.sh /tmp/debs  # -> /tmp/debs/root
+#   apt-get update && tests/gpu/prepare_debs.sh            # -> .debs/pkgs
+#   tests/gpu/prepare_debs.sh /tmp/debs                    # -> /tmp/debs/pkgs
 # then run the device command with carry [".debs"].
 set -euo pipefail
 dest=${1:-.debs}
+# Keep in step with what tests/gpu/rehearse.sh hides from the host.
 pkgs=(libopenblas0-pthread libopenblas-pthread-dev libopenblas-dev libgfortran5 libquadmath0
-      libcjson1 libcjson-dev zlib1g-dev pkgconf pkgconf-bin libpkgconf3)
-mkdir -p "$dest/download"
-rm -rf "$dest/root"
-mkdir -p "$dest/root"
-if ! (cd "$dest/download" && apt-get download "${pkgs[@]}"); then
+      libcjson1 libcjson-dev zlib1g-dev pkgconf pkgconf-bin libpkgconf3
+      libsleef3 libsleef-dev
+      ocl-icd-libopencl1 ocl-icd-opencl-dev opencl-c-headers opencl-clhpp-headers opencl-headers
+      libclblast1 libclblast-dev)
+if [[ "${1:-}" == "--list" ]]; then printf '%s\n' "${pkgs[@]}"; exit 0; fi
+mkdir -p "$dest/pkgs.tmp"
+if ! (cd "$dest/pkgs.tmp" && apt-get download -qq "${pkgs[@]}"); then
   echo "prepare_debs: apt-get download failed; run 'apt-get update' first" >&2
+  rm -rf "$dest/pkgs.tmp"
   exit 1
 fi
-for f in "$dest"/download/*.deb; do dpkg -x "$f" "$dest/root"; done
-rm -rf "$dest/download" "$dest/root/usr/share/doc" "$dest/root/usr/share/man" "$dest/root/usr/share/lintian"
-find "$dest/root" -name '*.a' -delete
-rm -f "$dest"/root/usr/lib/x86_64-linux-gnu/openblas-pthread/liblapack* \
-      "$dest"/root/usr/lib/x86_64-linux-gnu/openblas-pthread/libblas*
-du -sh "$dest/root"
-echo "prepare_debs: ready in $dest/root; carry \"$(basename "$dest")\" with the device command"
+rm -rf "$dest/pkgs"
+mv "$dest/pkgs.tmp" "$dest/pkgs"
+# cffi (compiled) and pycparser for the Python package's step: the GPU
+# machine's python3 (/opt/torch/.venv, CPython 3.12) has neither. From PyPI.
+rm -rf "$dest/wheels"
+if ! python3 -m pip download -q --only-binary=:all: --python-version 3.12 --implementation cp \
+       --platform manylinux2014_x86_64 --platform manylinux_2_17_x86_64 -d "$dest/wheels" cffi pycparser; then
+  echo "prepare_debs: pip download of cffi and pycparser failed: the Python step will say so" >&2
+fi
+du -sh "$dest/pkgs"
+echo "prepare_debs: ready in $dest/pkgs; carry \"$(basename "$dest")\" with the device command"

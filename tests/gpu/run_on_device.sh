@@ -1,242 +1,519 @@
 #!/usr/bin/env bash
-# run_on_device.sh — build libportable on a GPU machine, run the conformance
-# suite and the GPU tour on cuda, run the CUDA benchmarks and PyTorch's, and
-# write one results table.
+# run_on_device.sh — the one GPU run. A lent GPU machine is there for 15
+# minutes at most (10 per command), so this does everything in one command,
+# in order of importance, within a time budget, and writes what it has after
+# every step so a run that is cut off still returns its results:
 #
-# Prerequisites (on the GPU machine):
-#   - run from the repository root; $OUT names a folder for the results
-#     (default $TMPDIR/portable-gpu-results); everything it writes goes there:
-#       results.md       GPU, driver, date, test summary, all tables + ratios
-#       build.log ctest.log tour.log bench.log large.log   full logs
-#       bench_cuda.json bench_torch.json           raw figures
-#   - an NVIDIA GPU with its driver (nvidia-smi), the CUDA toolkit (nvcc;
-#     /usr/local/cuda/bin is added to PATH), CMake >= 3.20, a C compiler,
-#     python3 with PyTorch (for bench_torch.py; skipped without it)
-#   - the build's -dev dependencies: OpenBLAS (cpu backend), cJSON, zlib
-#     headers, pkg-config. A machine with no package registry (the lent
-#     H100) gets them from a carried, git-ignored .debs/root, prepared on the
-#     development machine with
-#         apt-get update && tests/gpu/prepare_debs.sh      # -> .debs/root (~40 MB)
-#     (apt-get download + dpkg -x of libopenblas0-pthread,
-#     libopenblas-pthread-dev, libopenblas-dev, libgfortran5, libquadmath0,
-#     libcjson1, libcjson-dev, zlib1g-dev, pkgconf, pkgconf-bin, libpkgconf3)
-#     and passed with the device tool's carry [".debs"]. Without OpenBLAS the
-#     cpu backend is turned off (-DPT_BUILD_CPU=OFF) and cpu-side
-#     measurements are skipped.
-#   - time: about 4-6 minutes on 16 cores (fits the tool's 10-minute command);
-#     every step has its own timeout, and results.md is written as steps end,
-#     so a cut-off run still returns what it measured.
+#   1 facts     GPU, driver, runtime kind (Firecracker or gVisor), OS, glibc,
+#               compilers; where cudart, cuBLAS, NCCL, libnvidia-opencl are
+#   2 deps      the carried Debian packages (.debs/pkgs/*.deb) unpacked
+#   3 build     cuda and opencl on, simulator off, -Werror, only the targets
+#               the later steps run, for this GPU's architecture only
+#   4 gate      `portable devices` must show cuda ok; otherwise the run stops
+#               here, non-zero, with the loader's view of the plugin
+#   5 suites    the cuda suites one at a time, full output; a skip (exit 77)
+#               is a failure here: on a GPU machine nothing may skip for cuda
+#   6 bench     pt_matmul/pt_add/... against cuBLAS and cudart (bench_cuda),
+#               and the same in PyTorch on the same GPU (bench_torch.py)
+#   7 sanitize  compute-sanitizer memcheck over the conformance suite, and
+#               racecheck and synccheck over the reduction, softmax and window
+#               kernels (Firecracker only: gVisor refuses the device)
+#   8 opencl    NVIDIA's OpenCL through an .icd file of our own, when the
+#               driver ships libnvidia-opencl.so.1: conformance, digits MLP
+#   9 chapter   the chapter's experiments on cuda and in PyTorch: one table
+#  10 python    the Python package's chapter script on cuda
 #
-# The device tool's command, from a development machine:
-#   run(command="bash tests/gpu/run_on_device.sh", carry=[".debs"], timeout_s=600)
+# What comes back (the device tool returns at most 8 files): $OUT/results.md
+# (everything above, in order), $OUT/logs.tar.gz (every step's full log),
+# $OUT/bench_cuda.json and $OUT/bench_torch.json (raw figures). Four files.
+#
+# Usage, from the repository root of a development machine:
+#   apt-get update && tests/gpu/prepare_debs.sh        # .debs/pkgs/*.deb, ~20 MB
+#   device run: bash tests/gpu/run_on_device.sh, carry [".debs"], timeout_s 600
 # then copy $OUT/results.md to bench/results/cuda-<gpu>-<date>.md.
 #
-# Environment knobs: BUILD_DIR (default build), JOBS (default nproc),
-# QUICK=1 (smaller benchmarks), SKIP_TESTS=1, SKIP_BENCH=1, EXTRA_CMAKE_ARGS
-# (e.g. "-DPT_BUILD_NN_TESTS=OFF" while another part does not configure).
+# Knobs: OUT (default $TMPDIR/portable-gpu-results), BUILD_DIR (build-gpu),
+# JOBS (nproc), BUDGET_S (seconds for the whole run; 470 on a GPU),
+# DEBS_DIR (.debs), PT_GPU_CMAKE_ARGS (more configure arguments),
+# PT_GPU_REHEARSAL (below).
+#
+# Rehearsal (PT_GPU_REHEARSAL=sim, run by `ctest -L gpu_script` through
+# tests/gpu/rehearse.sh on a machine without a GPU, with the host's -dev
+# packages hidden): the same steps, with the CUDA simulator's plugin put in
+# place of the real libportable-cuda.so after the build, smaller benchmarks,
+# PoCL standing in for NVIDIA's OpenCL library behind the same .icd
+# mechanism, and a longer budget; steps that cannot run on the simulator
+# (compute-sanitizer, the raw cuBLAS/cudart contenders, PyTorch on CUDA)
+# write why. PT_GPU_REHEARSAL=as-built keeps the plugin as built (no GPU:
+# the gate must stop the run) and reuses an existing build.
 set -uo pipefail
+# The whole script is one block, read before it runs: editing this file while
+# a run is going (a rehearsal here) cannot change what that run executes.
+{
+cd "$(dirname "$0")/../.." || exit 2
+ROOT=$PWD
 
+REHEARSAL=${PT_GPU_REHEARSAL:-}
+case "$REHEARSAL" in "" | sim | as-built) ;; *)
+  echo "run_on_device.sh: PT_GPU_REHEARSAL='$REHEARSAL': use sim, as-built, or leave it unset" >&2
+  exit 2 ;;
+esac
+START_S=$(date +%s)
+if [ -n "$REHEARSAL" ]; then BUDGET_S=${BUDGET_S:-3000} STEP_SCALE=${STEP_SCALE:-8}
+else BUDGET_S=${BUDGET_S:-470} STEP_SCALE=${STEP_SCALE:-1}; fi
 OUT=${OUT:-${TMPDIR:-/tmp}/portable-gpu-results}
-BUILD_DIR=${BUILD_DIR:-build}
+BUILD_DIR=${BUILD_DIR:-build-gpu}
+case "$BUILD_DIR" in /*) ;; *) BUILD_DIR=$ROOT/$BUILD_DIR ;; esac
+DEBS_DIR=${DEBS_DIR:-$ROOT/.debs}
 JOBS=${JOBS:-$(nproc 2>/dev/null || echo 8)}
-mkdir -p "$OUT"
+LOGS=$BUILD_DIR/gpu-logs
 RESULTS=$OUT/results.md
+mkdir -p "$OUT" "$LOGS"
+rm -f "$OUT/results.md" "$OUT/logs.tar.gz" "$OUT/bench_cuda.json" "$OUT/bench_torch.json"
 export PYTHONUNBUFFERED=1
 export PATH=/usr/local/cuda/bin:$PATH
-QUICK_FLAG=""
-[ "${QUICK:-0}" = 1 ] && QUICK_FLAG=--quick
+FAILED=()  # "step: what" for the summary and the exit status
+CUT=()     # steps left out for time
 
-note() { echo "== $*"; }
-section() { printf '\n%s\n\n' "$*" >>"$RESULTS"; }
+# ---- Plumbing ----
+elapsed() { echo $(($(date +%s) - START_S)); }
+left() { echo $((BUDGET_S - $(elapsed))); }
+section() { printf '\n## %s\n\n' "$*" >>"$RESULTS"; }
+say() { printf '%s\n' "$*" >>"$RESULTS"; }
+fenced() { { echo '```'; cat; echo '```'; } >>"$RESULTS"; }
+fail() { FAILED+=("$1"); say "**FAILED: $1**"; }
+pack_logs() { tar -C "$LOGS" -czf "$OUT/logs.tar.gz.tmp" . 2>/dev/null && mv "$OUT/logs.tar.gz.tmp" "$OUT/logs.tar.gz"; }
+# begin STEP NEEDS_S: false (and the step is listed as cut) when fewer than
+# NEEDS_S seconds of the budget are left.
+begin() {
+  local step=$1 needs=$2
+  echo "== $step ($(elapsed) s in, $(left) s left)"
+  if [ "$(left)" -lt "$needs" ]; then
+    CUT+=("$step (needs ~${needs} s, $(left) s left)")
+    section "$step: cut (needs ~${needs} s, $(left) s of the budget left)"
+    return 1
+  fi
+  return 0
+}
+# A step's own limit: its usual maximum, but never past the budget.
+# Rehearsals run on 2 cores and a simulator: each step may take STEP_SCALE
+# times as long (the budget still bounds the whole run).
+limit() {
+  local want=$(($1 * STEP_SCALE)) l; l=$(left)
+  [ "$l" -lt "$want" ] && want=$l; [ "$want" -lt 5 ] && want=5; echo "$want"
+}
+summary() {
+  section "Summary ($(elapsed) s of a ${BUDGET_S} s budget)"
+  if ((${#FAILED[@]})); then say "Failed:"; for f in "${FAILED[@]}"; do say "- $f"; done
+  else say "Nothing failed."; fi
+  if ((${#CUT[@]})); then say "Cut for time (run them the next time a GPU is at hand):"
+    for c in "${CUT[@]}"; do say "- $c"; done; fi
+  pack_logs
+}
 
-# ---- Header: machine, driver, date ----
+# ---- 1. Facts ----
+kernel=$(uname -r)
+runtime_kind="unknown"
+case "$kernel" in 4.4.0*) runtime_kind="gVisor (kernel $kernel)" ;; *-fc-*) runtime_kind="Firecracker (kernel $kernel)" ;;
+  *) runtime_kind="kernel $kernel" ;; esac
+where_lib() {  # first match of a library name on this machine
+  { ldconfig -p 2>/dev/null | awk -v n="$1" '$1 ~ "^"n {print $NF}'
+    find /usr/local/cuda/lib64 /usr/local/cuda/targets /usr/local/nvidia /usr/lib/x86_64-linux-gnu \
+         /opt/torch/.venv/lib -name "$1*" 2>/dev/null; } | head -1
+}
+# The python3 that has PyTorch (on the GPU machine /opt/torch/.venv's, which
+# is also the first on PATH there), for the oracle tests and bench_torch.py.
+PY=""
+for p in "$(command -v python3 || true)" /opt/torch/.venv/bin/python3 /usr/bin/python3; do
+  [ -x "$p" ] && "$p" -c 'import torch' 2>/dev/null && { PY=$p; break; }
+done
+[ -n "$PY" ] || PY=$(command -v python3 || true)
 {
-  echo "# libportable CUDA results"
+  echo "# libportable on a GPU machine"
   echo
+  [ -n "$REHEARSAL" ] && { echo "**Rehearsal ($REHEARSAL) on a machine without a GPU: the CUDA simulator stands in for the GPU. No figure here is a GPU figure.**"; echo; }
   echo "| | |"
   echo "|---|---|"
   echo "| date | $(date -u '+%Y-%m-%d %H:%M UTC') |"
   if command -v nvidia-smi >/dev/null; then
-    echo "| GPU | $(nvidia-smi --query-gpu=name,memory.total --format=csv,noheader | head -1) |"
-    echo "| driver | $(nvidia-smi --query-gpu=driver_version --format=csv,noheader | head -1) |"
+    echo "| GPU | $(nvidia-smi --query-gpu=name,memory.total,compute_cap --format=csv,noheader 2>&1 | head -1) |"
+    echo "| driver | $(nvidia-smi --query-gpu=driver_version --format=csv,noheader 2>&1 | head -1) |"
   else
     echo "| GPU | nvidia-smi not found |"
   fi
+  echo "| runtime | $runtime_kind |"
+  echo "| OS | $( (. /etc/os-release 2>/dev/null && echo "$PRETTY_NAME") || uname -s) |"
+  echo "| glibc | $(ldd --version 2>/dev/null | head -1 | awk '{print $NF}') |"
+  echo "| host | $(nproc) cores, $(awk '/MemTotal/ {printf "%.0f GiB", $2/1048576}' /proc/meminfo) |"
   echo "| nvcc | $(nvcc --version 2>/dev/null | sed -n 's/.*release \([0-9.]*\).*/\1/p') |"
-  echo "| cmake | $(cmake --version | head -1 | awk '{print $3}') |"
-  echo "| PyTorch | $(python3 -c 'import torch; print(torch.__version__, "CUDA", torch.version.cuda)' 2>/dev/null || echo 'not available') |"
-  echo "| host | $(nproc) cores, $(uname -r) |"
+  echo "| cc | $(cc --version 2>/dev/null | head -1) |"
+  echo "| cmake | $(cmake --version 2>/dev/null | head -1 | awk '{print $3}') ($(command -v cmake)) |"
+  echo "| ninja | $(ninja --version 2>/dev/null || echo none) |"
+  echo "| python3 | ${PY:-none} |"
+  echo "| PyTorch | $("${PY:-false}" -c 'import torch; print(torch.__version__, "CUDA", torch.version.cuda, "available" if torch.cuda.is_available() else "no CUDA device")' 2>/dev/null || echo 'not importable') |"
+  for l in libcudart.so libcublas.so libcublasLt.so libnccl.so libnvidia-opencl.so libcuda.so.1; do
+    echo "| $l | $(where_lib "$l" || true) |"
+  done
+  echo "| compute-sanitizer | $(command -v compute-sanitizer || ls /usr/local/cuda/bin/compute-sanitizer 2>/dev/null || echo none) |"
   echo "| source | $(git rev-parse --short HEAD 2>/dev/null || echo 'unknown commit')$(git diff --quiet 2>/dev/null || echo ' (with local changes)') |"
+  echo "| budget | ${BUDGET_S} s |"
 } >"$RESULTS"
+{ nvidia-smi 2>&1; echo; ldconfig -p 2>&1 | grep -Ei 'cuda|cublas|nccl|nvidia|OpenCL'; } >"$LOGS/facts.log" 2>&1
+pack_logs
 
-# ---- Dependencies from the carried .debs/root ----
+# ---- 2. Dependencies from the carried .debs ----
+# The GPU machine has no package registry and may lack SLEEF, OpenBLAS,
+# cJSON, the OpenCL ICD loader and CLBlast: tests/gpu/prepare_debs.sh
+# downloads Debian 12's packages (compressed, so they fit the carry), and
+# they are unpacked here, nothing installed.
+begin "deps" 10 || true
+DEBROOT=$BUILD_DIR/debroot
 CMAKE_EXTRA=()
 RUN_LD=${LD_LIBRARY_PATH:-}
-DEBROOT=$PWD/.debs/root
-if [ -d "$DEBROOT/usr" ]; then
-  note "using carried packages in $DEBROOT"
+section "Dependencies"
+if compgen -G "$DEBS_DIR/pkgs/*.deb" >/dev/null; then
+  rm -rf "$DEBROOT"; mkdir -p "$DEBROOT"
+  n=0
+  for deb in "$DEBS_DIR"/pkgs/*.deb; do
+    if command -v dpkg-deb >/dev/null; then dpkg-deb -x "$deb" "$DEBROOT"
+    else "$PY" "$ROOT/tests/gpu/unpack_deb.py" "$deb" "$DEBROOT"; fi || fail "deps: cannot unpack $(basename "$deb")"
+    n=$((n + 1))
+  done
   multi=$DEBROOT/usr/lib/x86_64-linux-gnu
-  # dpkg -x keeps absolute paths (/usr/...) in .pc and CMake config files:
-  # point them into the unpacked tree (idempotent).
-  find "$DEBROOT" \( -name '*.pc' -o -name '*Config.cmake' -o -name '*.cmake' \) -type f -print0 |
+  # dpkg -x keeps absolute paths (/usr/...) in .pc and CMake files: point
+  # them into the unpacked tree.
+  find "$DEBROOT" \( -name '*.pc' -o -name '*.cmake' \) -type f -print0 |
     xargs -0 -r sed -i -E "s#([= (\"'])/usr/#\\1$DEBROOT/usr/#g"
-  # Debian's alternatives symlinks are not in the packages; nor is zlib's
-  # runtime, whose dev symlink is absolute.
+  # Debian's alternatives symlinks are not in the packages.
   ln -sf openblas-pthread/libopenblas.so.0 "$multi/libopenblas.so.0"
   ln -sf openblas-pthread/libopenblas.so "$multi/libopenblas.so"
-  mkdir -p "$DEBROOT/usr/include"
   for h in cblas.h openblas_config.h f77blas.h; do
     ln -sf "x86_64-linux-gnu/openblas-pthread/$h" "$DEBROOT/usr/include/$h"
   done
-  if [ ! -e "$multi/libz.so" ]; then
-    sysz=$(ldconfig -p 2>/dev/null | awk '/libz\.so\.1 .*x86-64/ {print $NF; exit}')
-    [ -n "$sysz" ] && ln -sf "$sysz" "$multi/libz.so"
-  fi
-  if ! command -v pkg-config >/dev/null && [ -x "$DEBROOT/usr/bin/pkgconf" ]; then
-    # A pkg-config for CMake's FindPkgConfig, finding its own libpkgconf.
-    shim=$(mktemp -d)
+  # zlib1g-dev's libz.so points at /lib/...: use the machine's own zlib.
+  sysz=$(ldconfig -p 2>/dev/null | awk '/libz\.so\.1 .*x86-64/ {print $NF; exit}')
+  [ -n "$sysz" ] && ln -sf "$sysz" "$multi/libz.so"
+  if ! pkg-config --version >/dev/null 2>&1 && [ -x "$DEBROOT/usr/bin/pkgconf" ]; then
+    # A pkg-config that finds its own libpkgconf, mode 0755 so that tests
+    # running as another user can use it too.
+    shim=$BUILD_DIR/pkg-config-shim
+    mkdir -p "$shim"
     printf '#!/bin/sh\nLD_LIBRARY_PATH="%s" exec "%s" "$@"\n' "$multi" "$DEBROOT/usr/bin/pkgconf" >"$shim/pkg-config"
-    chmod +x "$shim/pkg-config"
+    chmod 0755 "$shim" "$shim/pkg-config"
     export PATH=$shim:$PATH
   fi
-  # Name the pkg-config to use: CMake would otherwise pick the unpacked
-  # pkgconf under CMAKE_PREFIX_PATH, which cannot find its libpkgconf.
   command -v pkg-config >/dev/null && CMAKE_EXTRA+=("-DPKG_CONFIG_EXECUTABLE=$(command -v pkg-config)")
-  export PKG_CONFIG_PATH=$multi/pkgconfig:$multi/openblas-pthread/pkgconfig:$DEBROOT/usr/share/pkgconfig${PKG_CONFIG_PATH:+:$PKG_CONFIG_PATH}
+  # Only the unpacked packages' .pc files: never the machine's.
+  export PKG_CONFIG_LIBDIR=$multi/pkgconfig:$multi/openblas-pthread/pkgconfig:$DEBROOT/usr/share/pkgconfig
   CMAKE_EXTRA+=("-DCMAKE_PREFIX_PATH=$DEBROOT/usr;$multi/openblas-pthread;$multi/cmake"
                 "-DCMAKE_INCLUDE_PATH=$DEBROOT/usr/include;$DEBROOT/usr/include/x86_64-linux-gnu/openblas-pthread"
                 "-DCMAKE_LIBRARY_PATH=$multi;$multi/openblas-pthread"
                 "-DZLIB_ROOT=$DEBROOT/usr"
                 "-DCMAKE_BUILD_RPATH=$multi;$multi/openblas-pthread")
   RUN_LD=$multi:$multi/openblas-pthread${RUN_LD:+:$RUN_LD}
+  say "$n carried packages unpacked into \`$DEBROOT\`: $(cd "$DEBS_DIR/pkgs" && ls | sed 's/_.*//' | tr '\n' ' ')"
+else
+  say "No carried packages in \`$DEBS_DIR/pkgs\`: the machine's own libraries are used."
 fi
+pack_logs
 
-have_openblas() {
-  ldconfig -p 2>/dev/null | grep -q 'libopenblas\.so' && return 0
-  [ -e "$DEBROOT/usr/lib/x86_64-linux-gnu/openblas-pthread/libopenblas.so" ] && return 0
-  return 1
+# ---- 3. Build ----
+# This GPU's architecture only (one nvcc pass per kernel file instead of
+# three); the rehearsal compiles for sm_80.
+arch=""
+if command -v nvidia-smi >/dev/null; then
+  arch=$(nvidia-smi --query-gpu=compute_cap --format=csv,noheader 2>/dev/null | head -1 | tr -d ' .')
+fi
+[ -n "$arch" ] && arch="${arch}-real" || arch="80-real"
+targets=(portable portable-cpu portable-opencl portable-cuda portable-tool conformance test_cuda_plugin
+         test_cuda_runtime test_gradcheck cross_backend test_cnn_layers test_mixed_precision mlp_digits
+         cnn_digits gpu_tour test_lazy_load test_large_tensors bench_cuda bench_opencl)
+sim_args=(-DPT_BUILD_CUDA_SIM=OFF)
+[ "$REHEARSAL" = sim ] && { sim_args=(-DPT_BUILD_CUDA_SIM=ON); targets+=(portable-cuda-sim); }
+build_ok=0
+if [ "$REHEARSAL" = as-built ] && [ -e "$BUILD_DIR/lib/libportable-cuda.so" ]; then
+  section "Build"
+  say "Reusing the build in \`$BUILD_DIR\`."
+  build_ok=1
+elif begin "build" 60; then
+  GEN=()
+  [ ! -e "$BUILD_DIR/CMakeCache.txt" ] && command -v ninja >/dev/null && GEN=(-G Ninja)
+  t0=$(date +%s)
+  {
+    timeout "$(limit 120)" cmake -S . -B "$BUILD_DIR" "${GEN[@]}" -DCMAKE_BUILD_TYPE=Release -DPT_WERROR=ON \
+      -DPT_BUILD_OPENCL=ON -DPT_BUILD_CPU=ON -DPT_BUILD_CUDA=ON "${sim_args[@]}" \
+      -DPT_CUDA_ARCHITECTURES="$arch" -DPT_PYTHON3="${PY:-python3}" "${CMAKE_EXTRA[@]}" ${PT_GPU_CMAKE_ARGS:-} &&
+    timeout "$(limit 360)" cmake --build "$BUILD_DIR" -j "$JOBS" --target "${targets[@]}"
+  } >"$LOGS/build.log" 2>&1 && build_ok=1
+  section "Build ($(($(date +%s) - t0)) s, $JOBS jobs, CUDA architecture $arch)"
+  if [ $build_ok = 1 ]; then
+    say "cuda, opencl and cpu on, simulator $([ "$REHEARSAL" = sim ] && echo on || echo off), -Werror: OK."
+    grep -E "^-- (cuda|cpu|portable-opencl|cuda backend)" "$LOGS/build.log" | fenced
+  else
+    fail "build"
+    tail -40 "$LOGS/build.log" | fenced
+  fi
+fi
+PLUGIN=$BUILD_DIR/lib/libportable-cuda.so
+# as-built after a sim rehearsal in the same build: the real plugin back.
+[ "$REHEARSAL" = as-built ] && [ -e "$PLUGIN.real" ] && cp "$PLUGIN.real" "$PLUGIN"
+if [ "$REHEARSAL" = sim ] && [ $build_ok = 1 ]; then
+  # The simulator's plugin where the real one is, as a GPU run would load it;
+  # its stand-in driver library (libcuda.so.1) on the library path.
+  cp "$PLUGIN" "$PLUGIN.real" && cp "$BUILD_DIR/cudasim/libportable-cuda.so" "$PLUGIN"
+  RUN_LD=$BUILD_DIR/cudasim/driver${RUN_LD:+:$RUN_LD}
+  say "Rehearsal: \`$BUILD_DIR/cudasim/libportable-cuda.so\` (the simulator) copied over \`$PLUGIN\`."
+fi
+export LD_LIBRARY_PATH=$RUN_LD
+export PORTABLE_PLUGIN_PATH=$BUILD_DIR/lib
+[ "$REHEARSAL" = sim ] && export OPENBLAS_NUM_THREADS=1
+pack_logs
+
+# ---- 4. Gate: the cuda plugin must load and see the GPU ----
+TOOL=$BUILD_DIR/tools/portable
+section "Gate: portable devices"
+gate_ok=0
+if [ $build_ok = 1 ] && [ -x "$TOOL" ]; then
+  timeout 60 "$TOOL" devices >"$LOGS/devices.log" 2>&1
+  fenced <"$LOGS/devices.log"
+  grep -Eq '^ +cuda +ok, [1-9]' "$LOGS/devices.log" && gate_ok=1
+fi
+if [ $gate_ok = 0 ]; then
+  fail "gate: cuda is not ok in \`portable devices\`; nothing after this step ran"
+  section "The loader's view of $PLUGIN"
+  {
+    echo "\$ ls -l $PLUGIN"; ls -l "$PLUGIN" 2>&1
+    echo "\$ readelf -d (NEEDED, RUNPATH)"; readelf -d "$PLUGIN" 2>&1 | grep -E "NEEDED|RUNPATH|RPATH|Error|Not an ELF"
+    echo "\$ ldd"; ldd "$PLUGIN" 2>&1
+    echo "LD_LIBRARY_PATH=$LD_LIBRARY_PATH"
+  } | fenced
+  summary
+  cat "$RESULTS"
+  exit 1
+fi
+pack_logs
+
+# ---- 5. The cuda suites, one at a time ----
+# Each as ctest registered it (same command, same environment), serially,
+# full output into its own log. ctest counts a skip as a pass: here it is a
+# failure.
+run_suite() {  # name max_seconds
+  local name=$1 max=$2 rc
+  begin "suite $name" 10 || return 0
+  local t0; t0=$(date +%s)
+  timeout "$(limit "$max")" ctest --test-dir "$BUILD_DIR" -R "^${name}\$" -V --timeout "$(limit "$max")" \
+    >"$LOGS/suite_$name.log" 2>&1
+  rc=$?
+  local secs=$(($(date +%s) - t0))
+  if grep -q "No tests were found" "$LOGS/suite_$name.log"; then
+    say "| $name | not registered | $secs |"; FAILED+=("suite $name: not registered")
+  elif grep -Eq "\*\*\*Skipped|Not Run" "$LOGS/suite_$name.log"; then
+    say "| $name | **skipped: a failure on a GPU machine** | $secs |"; FAILED+=("suite $name: skipped")
+  elif [ $rc -ne 0 ]; then
+    say "| $name | **failed (exit $rc)** | $secs |"; FAILED+=("suite $name")
+  else
+    say "| $name | passed | $secs |"
+  fi
+  pack_logs
 }
-if have_openblas; then CPU=ON; else
-  CPU=OFF
-  note "OpenBLAS not found: building without the cpu backend"
-fi
-
-# ---- Configure and build ----
-GEN=()
-# Ninja for a fresh build folder; an existing one keeps its generator.
-[ ! -e "$BUILD_DIR/CMakeCache.txt" ] && command -v ninja >/dev/null && GEN=(-G Ninja)
-note "configure + build ($BUILD_DIR, $JOBS jobs)"
-build_ok=1
+section "Suites on cuda:0 (full output in logs.tar.gz: suite_NAME.log)"
+say "| suite | result | seconds |"
+say "|---|---|---|"
+for s in conformance_cuda cuda_plugin cuda_runtime gradcheck_cuda cross_backend_cuda nn_cnn_layers_cuda \
+         nn_mixed_precision_cuda nn_torch_oracle_cnn_cuda example_mlp_digits_cuda example_cnn_digits_cuda \
+         gpu_tour_cuda unit_lazy_load; do
+  run_suite "$s" 240
+done
+# What the runs printed that the tables below do not repeat.
 {
-  timeout 120 cmake -S . -B "$BUILD_DIR" "${GEN[@]}" -DCMAKE_BUILD_TYPE=Release \
-    -DPT_BUILD_OPENCL=OFF -DPT_BUILD_CPU=$CPU -DPT_BUILD_CUDA=ON "${CMAKE_EXTRA[@]}" ${EXTRA_CMAKE_ARGS:-} &&
-  timeout 360 cmake --build "$BUILD_DIR" -j "$JOBS"
-} >"$OUT/build.log" 2>&1 || build_ok=0
-section "## Build"
-if [ $build_ok = 1 ]; then
-  echo "Configured with PT_BUILD_OPENCL=OFF PT_BUILD_CPU=$CPU PT_BUILD_CUDA=ON: build OK." >>"$RESULTS"
-else
-  { echo "Build FAILED (PT_BUILD_CPU=$CPU); last lines of build.log:"; echo; echo '```'
-    tail -40 "$OUT/build.log"; echo '```'; } >>"$RESULTS"
-fi
-[ -e "$BUILD_DIR/lib/libportable-cuda.so" ] || { echo "libportable-cuda.so was not built" >>"$RESULTS"; }
-
-run_env() { env LD_LIBRARY_PATH="$RUN_LD" PORTABLE_BACKEND=cuda "$@"; }
-
-# ---- What the library sees ----
-# Executables live in their source-named build folders (build/examples/gpu_tour);
-# an older layout put them in build/bin.
-find_exe() { for p in "$@"; do [ -x "$p" ] && { echo "$p"; return 0; }; done; return 1; }
-TOOL=$(find_exe "$BUILD_DIR/tools/portable" "$BUILD_DIR/bin/portable")
-TOUR=$(find_exe "$BUILD_DIR/examples/gpu_tour" "$BUILD_DIR/bin/gpu_tour")
-if [ -n "$TOOL" ]; then
-  section "## portable devices"
-  { echo '```'; run_env timeout 60 "$TOOL" devices 2>&1; echo '```'; } >>"$RESULTS"
-fi
-
-# ---- Conformance suite on cuda ----
-if [ "${SKIP_TESTS:-0}" != 1 ] && [ $build_ok = 1 ]; then
-  note "ctest with PORTABLE_BACKEND=cuda"
-  run_env timeout 300 ctest --test-dir "$BUILD_DIR" --output-on-failure --timeout 240 -j 4 \
-    >"$OUT/ctest.log" 2>&1
+  grep -h "^conformance on" "$LOGS"/suite_conformance_cuda.log 2>/dev/null
+  grep -hE "passed, [0-9]+ failed" "$LOGS"/suite_conformance_cuda.log 2>/dev/null | tail -1
+  grep -h -- "-- pinned cache:\|-- matmul vs cpu\|-- free memory\|-- cuda:0 is" "$LOGS"/suite_cuda_runtime.log 2>/dev/null | head -10
+  grep -hE "accuracy|reloaded" "$LOGS"/suite_example_*_cuda.log 2>/dev/null | tail -6
+} | fenced
+# The full tour (not --quick), and the CNN in bf16: ≥ 98 %, reloaded on cpu.
+if begin "tour" 20; then
+  timeout "$(limit 180)" env PORTABLE_BACKEND=cuda "$BUILD_DIR/examples/gpu_tour" >"$LOGS/tour.log" 2>&1
   rc=$?
-  section "## Tests (ctest, PORTABLE_BACKEND=cuda), exit status $rc"
-  { echo '```'; grep -E "tests passed|tests failed|Test +#|\*\*\*|Skipped|Not Run" "$OUT/ctest.log" | tail -60; echo '```'; } >>"$RESULTS"
+  section "GPU tour, full sizes (exit $rc)"
+  [ $rc = 0 ] || fail "tour (exit $rc)"
+  tail -40 "$LOGS/tour.log" | fenced
 fi
-
-# ---- The plugin's RUNPATH, the pinned cache, tensors above 2^32 elements ----
-if [ -e "$BUILD_DIR/lib/libportable-cuda.so" ]; then
-  section "## libportable-cuda.so dynamic section (RUNPATH to the CUDA toolkit)"
-  { echo '```'; readelf -d "$BUILD_DIR/lib/libportable-cuda.so" | grep -E "RUNPATH|RPATH|NEEDED"; echo '```'; } >>"$RESULTS"
-fi
-if [ -s "$OUT/ctest.log" ] && grep -q -- "-- pinned cache:" "$OUT/ctest.log"; then
-  section "## Pinned host-block cache (cuda_runtime test)"
-  { echo '```'; grep -- "-- pinned cache:" "$OUT/ctest.log"; echo '```'; } >>"$RESULTS"
-fi
-LARGE=$(find_exe "$BUILD_DIR/tests/test_large_tensors" "$BUILD_DIR/bin/test_large_tensors")
-if [ "${SKIP_TESTS:-0}" != 1 ] && [ -n "$LARGE" ]; then
-  note "tensors above 2^32 elements on cuda:0"
-  run_env timeout 300 "$LARGE" cuda:0 >"$OUT/large.log" 2>&1
+if begin "cnn bf16" 30; then
+  epochs=5
+  timeout "$(limit 240)" env PORTABLE_BACKEND=cuda "$BUILD_DIR/examples/cnn_digits" \
+    --data examples/data/digits.csv.gz --epochs $epochs --dtype bf16 \
+    --save "$BUILD_DIR/cnn_digits_bf16.safetensors" >"$LOGS/cnn_bf16.log" 2>&1
   rc=$?
-  section "## Tensors above 2^32 elements (u8, ~4.3 GB, cuda:0), exit status $rc (77: skipped)"
-  { echo '```'; cat "$OUT/large.log"; echo '```'; } >>"$RESULTS"
+  section "cnn_digits --dtype bf16 on cuda (exit $rc)"
+  [ $rc = 0 ] || fail "cnn_digits bf16 (exit $rc)"
+  tail -8 "$LOGS/cnn_bf16.log" | fenced
 fi
-
-# ---- GPU tour ----
-if [ -n "$TOUR" ]; then
-  note "gpu_tour on cuda"
-  run_env timeout 120 "$TOUR" >"$OUT/tour.log" 2>&1
+if [ "$REHEARSAL" != sim ] && [ -x "$BUILD_DIR/tests/test_large_tensors" ] && begin "large tensors" 60; then
+  timeout "$(limit 200)" env PORTABLE_BACKEND=cuda "$BUILD_DIR/tests/test_large_tensors" cuda:0 >"$LOGS/large.log" 2>&1
   rc=$?
-  section "## GPU tour (PORTABLE_BACKEND=cuda), exit status $rc"
-  { echo '```'; tail -80 "$OUT/tour.log"; echo '```'; } >>"$RESULTS"
-else
-  section "## GPU tour"
-  echo "$BUILD_DIR/examples/gpu_tour was not built." >>"$RESULTS"
+  section "Tensors above 2^32 elements (u8, ~4.3 GB, cuda:0), exit $rc"
+  { [ $rc = 0 ] || [ $rc = 77 ]; } || fail "large tensors (exit $rc)"
+  tail -12 "$LOGS/large.log" | fenced
+elif [ "$REHEARSAL" = sim ]; then
+  section "Tensors above 2^32 elements"
+  say "Not rehearsed: the simulator would need ~9 GiB of host memory and minutes of CPU."
 fi
+pack_logs
 
-# ---- Benchmarks ----
-if [ "${SKIP_BENCH:-0}" != 1 ]; then
-  BENCH=$(find_exe "$BUILD_DIR/bench/cuda/bench_cuda" "$BUILD_DIR/bin/bench_cuda")
-  if [ -z "$BENCH" ] && [ -e "$BUILD_DIR/lib/libportable.so" ]; then
-    # bench/CMakeLists.txt may not add_subdirectory(cuda) yet: build it by hand.
-    note "building bench_cuda directly"
-    cc -O2 -std=c11 -Iinclude -I/usr/local/cuda/include bench/cuda/bench_cuda.c -o "$BUILD_DIR/bench_cuda" \
-      -L"$BUILD_DIR/lib" -lportable -L/usr/local/cuda/lib64 -lcudart -lcublas -lm \
-      -Wl,-rpath,"$PWD/$BUILD_DIR/lib:/usr/local/cuda/lib64" >>"$OUT/build.log" 2>&1 && BENCH=$BUILD_DIR/bench_cuda
-  fi
-  : >"$OUT/bench.log"
-  section "## Benchmarks"
-  if [ -n "$BENCH" ] && [ -x "$BENCH" ]; then
-    note "bench_cuda"
-    run_env timeout 240 "$BENCH" $QUICK_FLAG --json "$OUT/bench_cuda.json" >"$OUT/bench_cuda.md" 2>>"$OUT/bench.log"
-    rc=$?
-    echo "bench_cuda exit status $rc" >>"$OUT/bench.log"
-    [ $rc = 0 ] || { echo "bench_cuda exit status $rc:"; echo; echo '```'; tail -5 "$OUT/bench.log"; echo '```'; } >>"$RESULTS"
+# ---- 6. Benchmarks against cuBLAS, cudart and PyTorch ----
+BENCH=$BUILD_DIR/bench/cuda/bench_cuda
+torch_cuda=0
+"${PY:-false}" -c 'import torch, sys; sys.exit(0 if torch.cuda.is_available() else 1)' 2>/dev/null && torch_cuda=1
+if begin "bench" 60; then
+  section "Benchmarks"
+  if [ "$REHEARSAL" = sim ]; then
+    say "Rehearsal: only the libportable-only sections run (quick sizes); the raw cuBLAS and cudart contenders need a GPU."
+    bench_args=(--quick --only overhead)
   else
-    echo "bench_cuda could not be built (see build.log)." >>"$RESULTS"
+    bench_args=(--only gemm,bandwidth,overhead,transfers)
   fi
-  if python3 -c 'import torch, sys; sys.exit(0 if torch.cuda.is_available() else 1)' 2>/dev/null; then
-    note "bench_torch.py"
-    timeout 240 python3 bench/cuda/bench_torch.py $QUICK_FLAG --json "$OUT/bench_torch.json" \
-      >"$OUT/bench_torch.md" 2>>"$OUT/bench.log"
-    rc=$?
-    echo "bench_torch exit status $rc" >>"$OUT/bench.log"
-    [ $rc = 0 ] || echo "bench_torch.py exit status $rc (see bench.log)." >>"$RESULTS"
+  timeout "$(limit 200)" env PORTABLE_BACKEND=cuda "$BENCH" "${bench_args[@]}" --json "$OUT/bench_cuda.json" \
+    >"$LOGS/bench_cuda.md" 2>>"$LOGS/bench.log"
+  rc=$?
+  [ $rc = 0 ] || fail "bench_cuda (exit $rc)"
+  sed 's/^# /### /; s/^## /### /' "$LOGS/bench_cuda.md" >>"$RESULTS"
+  if [ $torch_cuda = 1 ]; then
+    timeout "$(limit 200)" "$PY" bench/cuda/bench_torch.py --no-tour --json "$OUT/bench_torch.json" \
+      >"$LOGS/bench_torch.md" 2>>"$LOGS/bench.log" || fail "bench_torch.py"
+    sed 's/^# /### /; s/^## /### /' "$LOGS/bench_torch.md" >>"$RESULTS"
+    [ -s "$OUT/bench_cuda.json" ] && "$PY" bench/cuda/combine_results.py "$OUT/bench_cuda.json" \
+      "$OUT/bench_torch.json" >>"$RESULTS" 2>>"$LOGS/bench.log"
   else
-    echo "PyTorch with CUDA is not available: no PyTorch column." >>"$RESULTS"
+    say "PyTorch cannot use a CUDA device here ($PY): no PyTorch column."
   fi
-  if [ -s "$OUT/bench_cuda.json" ]; then
-    python3 bench/cuda/combine_results.py "$OUT/bench_cuda.json" "$OUT/bench_torch.json" >>"$RESULTS" 2>>"$OUT/bench.log"
+  pack_logs
+fi
+
+# ---- 7. compute-sanitizer ----
+if begin "sanitize" 40; then
+  section "compute-sanitizer"
+  CS=$(command -v compute-sanitizer || true)
+  if [ "$REHEARSAL" = sim ]; then
+    say "Not on the simulator: compute-sanitizer instruments real GPU code (the simulator's kernels run under ASan/UBSan in build-asan instead)."
+  elif [ -z "$CS" ]; then
+    say "compute-sanitizer is not on this machine."
+  elif [[ "$runtime_kind" == gVisor* ]]; then
+    say "Not on gVisor: compute-sanitizer refuses the device there (Device not supported); it runs on Firecracker machines."
+  else
+    say "| tool | cases | result | seconds |"
+    say "|---|---|---|---|"
+    cs_run() {  # tool filter max
+      local tool=$1 filter=$2 max=$3 t0 rc
+      [ "$(left)" -lt 15 ] && { CUT+=("compute-sanitizer $tool $filter"); return; }
+      t0=$(date +%s)
+      timeout "$(limit "$max")" env PORTABLE_BACKEND=cuda PORTABLE_NO_MEMORY_CACHING=1 \
+        "$CS" --tool "$tool" --error-exitcode 99 --print-limit 20 "$BUILD_DIR/tests/conformance" $filter \
+        >"$LOGS/sanitizer_${tool}_${filter:-all}.log" 2>&1
+      rc=$?
+      local what="no reports"
+      [ $rc = 99 ] && { what="**errors reported**"; FAILED+=("compute-sanitizer $tool ${filter:-all}"); }
+      [ $rc = 124 ] && what="stopped at its time limit (no report before it)"
+      [ $rc != 0 ] && [ $rc != 99 ] && [ $rc != 124 ] && { what="**exit $rc**"; FAILED+=("compute-sanitizer $tool ${filter:-all} (exit $rc)"); }
+      say "| $tool | ${filter:-all} | $what | $(($(date +%s) - t0)) |"
+      pack_logs
+    }
+    cs_run memcheck "" 150
+    for f in sum softmax max_pool; do cs_run racecheck "$f" 40; done
+    for f in sum softmax; do cs_run synccheck "$f" 30; done
   fi
-  for f in bench_cuda.md bench_torch.md; do
-    if [ -s "$OUT/$f" ]; then
-      section "### Full output: ${f%.md}"
-      sed 's/^# /#### /; s/^## /#### /' "$OUT/$f" >>"$RESULTS"
+fi
+
+# ---- 8. NVIDIA OpenCL ----
+if begin "opencl" 40; then
+  section "OpenCL through the NVIDIA driver"
+  icd_lib=$(where_lib libnvidia-opencl.so.1)
+  label="NVIDIA"
+  if [ -z "$icd_lib" ] && [ "$REHEARSAL" = sim ]; then
+    # The same mechanism with PoCL, so the step's code runs in the rehearsal.
+    icd_lib=$(ls /usr/lib/x86_64-linux-gnu/pocl/libpocl.so.2 /usr/lib/x86_64-linux-gnu/libpocl.so.2 2>/dev/null | head -1)
+    label="PoCL (rehearsal stand-in)"
+  fi
+  if [ -z "$icd_lib" ]; then
+    say "libnvidia-opencl.so.1 not found: this driver ships no OpenCL."
+  else
+    vendors=$BUILD_DIR/ocl-vendors
+    mkdir -p "$vendors"; rm -f "$vendors"/*.icd
+    echo "$icd_lib" >"$vendors/gpu-run.icd"
+    export OCL_ICD_VENDORS=$vendors
+    # libportable's program cache; a rehearsal shares the release tests' (and
+    # PoCL's, through POCL_CACHE_DIR) instead of compiling every kernel again.
+    export XDG_CACHE_HOME=${PT_GPU_OCL_CACHE:-$BUILD_DIR/ocl-cache}
+    say "ICD: \`$icd_lib\` ($label), alone in OCL_ICD_VENDORS=\`$vendors\`."
+    timeout 60 "$TOOL" devices 2>&1 | grep -E "opencl|Platform|platform" | fenced
+    if [ "$REHEARSAL" = sim ]; then ocl_conf=(add); else ocl_conf=(); fi
+    t0=$(date +%s)
+    timeout "$(limit 200)" env PORTABLE_BACKEND=opencl "$BUILD_DIR/tests/conformance" "${ocl_conf[@]}" \
+      >"$LOGS/opencl_conformance.log" 2>&1
+    rc=$?
+    say "conformance on opencl${ocl_conf:+ (rehearsal: cases matching '${ocl_conf[*]}')}: exit $rc, $(($(date +%s) - t0)) s: $(grep -E "passed, [0-9]+ failed" "$LOGS/opencl_conformance.log" | tail -1)"
+    [ $rc = 0 ] || fail "opencl conformance (exit $rc)"
+    timeout "$(limit 120)" env PORTABLE_BACKEND=opencl "$BUILD_DIR/examples/mlp_digits" \
+      --data examples/data/digits.csv.gz >"$LOGS/opencl_mlp.log" 2>&1
+    rc=$?
+    say "mlp_digits on opencl: exit $rc: $(grep -iE "accuracy" "$LOGS/opencl_mlp.log" | tail -1)"
+    [ $rc = 0 ] || fail "opencl mlp_digits (exit $rc)"
+    if [ "$REHEARSAL" != sim ] && [ -x "$BUILD_DIR/bench/opencl/bench_opencl" ] && [ "$(left)" -gt 60 ]; then
+      timeout "$(limit 90)" env PORTABLE_BACKEND=opencl "$BUILD_DIR/bench/opencl/bench_opencl" \
+        >"$LOGS/bench_opencl.md" 2>&1 || fail "bench_opencl"
+      sed 's/^# /### /; s/^## /### /' "$LOGS/bench_opencl.md" >>"$RESULTS"
     fi
-    # fold into bench.log: the device tool brings back at most 8 files
-    if [ -e "$OUT/$f" ]; then { echo "---- $f"; cat "$OUT/$f"; } >>"$OUT/bench.log"; rm -f "$OUT/$f"; fi
-  done
+    unset OCL_ICD_VENDORS XDG_CACHE_HOME
+  fi
+  pack_logs
 fi
 
-note "done: $RESULTS"
+# ---- 9. The chapter's experiments, libportable and PyTorch ----
+if begin "chapter" 30; then
+  section "The chapter's experiments on cuda:0"
+  cargs=(--only tour --json "$LOGS/chapter_cuda.json")
+  [ "$REHEARSAL" = sim ] && cargs=(--quick "${cargs[@]}")
+  timeout "$(limit 150)" env PORTABLE_BACKEND=cuda "$BENCH" "${cargs[@]}" >"$LOGS/chapter_cuda.md" 2>>"$LOGS/bench.log" ||
+    fail "chapter experiments (bench_cuda --only tour)"
+  sed 's/^# /### /; s/^## /### /' "$LOGS/chapter_cuda.md" >>"$RESULTS"
+  if [ $torch_cuda = 1 ]; then
+    timeout "$(limit 150)" "$PY" bench/cuda/bench_torch.py --only-tour --json "$LOGS/chapter_torch.json" \
+      >"$LOGS/chapter_torch.md" 2>>"$LOGS/bench.log" || fail "chapter experiments in PyTorch"
+    "$PY" bench/cuda/combine_results.py "$LOGS/chapter_cuda.json" "$LOGS/chapter_torch.json" >>"$RESULTS" 2>>"$LOGS/bench.log"
+  else
+    say "PyTorch cannot use a CUDA device here: the PyTorch column waits for a GPU."
+  fi
+  pack_logs
+fi
+
+# ---- 10. The Python package on cuda ----
+# The chapter as a Python script, against this build. The GPU machine's
+# python3 has no cffi: prepare_debs.sh carries its wheels (.debs/wheels).
+if begin "python" 30; then
+  section "The Python package on cuda:0 (python/examples/gpus.py)"
+  pyroot=$BUILD_DIR/python-wheels
+  if ! "$PY" -c 'import cffi, pycparser' 2>/dev/null && compgen -G "$DEBS_DIR/wheels/*.whl" >/dev/null; then
+    rm -rf "$pyroot"; mkdir -p "$pyroot"
+    for w in "$DEBS_DIR"/wheels/*.whl; do "$PY" -m zipfile -e "$w" "$pyroot"; done
+  fi
+  export PYTHONPATH=$ROOT/python:$pyroot${PYTHONPATH:+:$PYTHONPATH}
+  if ! "$PY" -c 'import cffi, pycparser' 2>"$LOGS/python.log"; then
+    fail "python: $PY cannot import cffi and pycparser (carried wheels: $(ls "$DEBS_DIR/wheels" 2>/dev/null | tr '\n' ' '))"
+  else
+    mkdir -p "$BUILD_DIR/python"
+    "$PY" python/gen_cdef.py cc "$BUILD_DIR/python/_cdef.h" include third_party/dlpack/include >>"$LOGS/python.log" 2>&1
+    timeout "$(limit 90)" env PORTABLE_CDEF="$BUILD_DIR/python/_cdef.h" PORTABLE_LIBRARY="$BUILD_DIR/lib/libportable.so" \
+      PORTABLE_BACKEND=cuda "$PY" python/examples/gpus.py >"$LOGS/python_gpus.log" 2>&1
+    rc=$?
+    [ $rc = 0 ] || fail "python/examples/gpus.py on cuda (exit $rc)"
+    say "exit $rc; its first lines:"
+    head -30 "$LOGS/python_gpus.log" | fenced
+  fi
+  pack_logs
+fi
+
+summary
 cat "$RESULTS"
+((${#FAILED[@]} == 0))
+exit
+}

@@ -117,10 +117,17 @@ static void cpu_only(void) {
     }
 }
 
-/* auto considers cuda, opencl and cpu only: unknown plugins stay closed. */
+/* auto considers the real backends only: unknown plugins stay closed. It
+ * picks whichever comes first with a device (cuda on a GPU machine, cpu
+ * here), so the plugin checked is the chosen device's. */
 static void auto_choice(void) {
-    CHECK_NOT_NULL(pt_default_device());
-    CHECK_MAPPED("libportable-cpu.so", true);
+    pt_device *d = pt_default_device();
+    CHECK_NOT_NULL(d);
+    if (!d) return;
+    const char *name = pt_device_name(d);
+    char plugin[64];
+    snprintf(plugin, sizeof plugin, "libportable-%.*s.so", (int)strcspn(name, ":"), name);
+    CHECK_MAPPED(plugin, true);
     CHECK_MAPPED("libportable-nodev.so", false);
     CHECK_MAPPED("libportable-badabi.so", false);
 }
@@ -305,7 +312,13 @@ static void racing_threads(void) {
 int main(int argc, char **argv) {
     if (argc > 1 && strcmp(argv[1], "--relative-child") == 0) return relative_child();
 
-    const char *fakes = "PORTABLE_PLUGIN_PATH=" FAKE_PLUGIN_DIR;
+    /* PT_TEST_PLUGINS_FIRST: a folder searched before the fakes, e.g. the
+     * CUDA simulator's, so the scenarios also run where cuda has a device. */
+    char fakes_first[1024];
+    const char *first = getenv("PT_TEST_PLUGINS_FIRST");
+    snprintf(fakes_first, sizeof fakes_first, "PORTABLE_PLUGIN_PATH=%s%s" FAKE_PLUGIN_DIR,
+             first ? first : "", first ? ":" : "");
+    const char *fakes = fakes_first;
     const char *env_cpu[] = {fakes, "PORTABLE_BACKEND=cpu", NULL};
     check_in_child("PORTABLE_BACKEND=cpu opens only the cpu plugin", env_cpu, cpu_only);
     const char *env_auto[] = {fakes, "PORTABLE_BACKEND=auto", NULL};

@@ -1,4 +1,4 @@
-/* Contracts of the nets API (issue 16, items 3 and 13):
+/* Contracts of the nets API:
  * - pt_sequential refuses a module listed twice, or one another container
  *   owns, naming the index and leaving every module usable (listing one
  *   twice used to free it and then read it: a use-after-free);

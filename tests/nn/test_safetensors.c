@@ -2,7 +2,7 @@
  * (each must give PT_ERR_IO naming the file, the tensor and the problem, and
  * leave the module untouched), and interop with a file written by hand in
  * Python/NumPy (tests/nn/fixtures, made by make_safetensors_fixture.py) in
- * both directions. Hardening (issue 16): a header with 100k entries is
+ * both directions. Hardening against hostile files: a header with 100k entries is
  * checked in n log n (its own CTest entry with a 60 s limit, which the old
  * quadratic duplicate check overran), a NUL inside a JSON string is
  * rejected, and pt_save's temporary file cannot be redirected by a planted
@@ -334,7 +334,7 @@ static void test_corrupt(void) {
 #undef CASE
 }
 
-/* ==== Hardening (issue 16) =============================================== */
+/* ==== Hardening against hostile files ===================================== */
 
 /* Item 10: the header check must not compare every name with every other.
  * 100k entries (4 real ones, then empty ones) make the old quadratic

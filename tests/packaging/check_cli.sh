@@ -1,16 +1,19 @@
 #!/usr/bin/env bash
-# The tools and examples parse their command lines with getopt_long (issue
-# 11): --help prints the usage on stdout and exits 0; an unknown option, a
+# The tools and examples parse their command lines with getopt_long: --help prints the usage on stdout and exits 0; an unknown option, a
 # stray argument or a bad value exits 2 at once with the usage line on
-# stderr (`mlp_digits --epochs abc` used to train one epoch, then fail).
+# stderr (`mlp_digits --epochs abc` used to train one epoch, then fail), and
+# so does a --save or --loss-log path that cannot be written (found before
+# training, not after it).
 # Usage: check_cli.sh <portable> <example>...  (every example built: the
 # ones that train, *_digits, get the --epochs checks too)
 set -u
 portable=$1; shift
 programs=("$@")
 fail=0
-out=$(mktemp) err=$(mktemp)
-trap 'rm -f "$out" "$err"' EXIT
+out=$(mktemp) err=$(mktemp) scratch=$(mktemp -d)
+trap 'chmod -R u+w "$scratch"; rm -rf "$out" "$err" "$scratch"' EXIT
+# a folder no file can be made in (root ignores the mode, so root skips it)
+mkdir "$scratch/read-only" && chmod a-w "$scratch/read-only"
 
 # expect <status> <stream that must show "usage:"> <command...>
 expect() {
@@ -48,7 +51,18 @@ for prog in "${programs[@]}"; do
     done
     grep -q "epochs 'abc'" < <("$prog" --epochs abc 2>&1) ||
       { echo "FAIL: $prog --epochs abc does not name the bad value"; fail=1; }
-    expect 2 stderr "$prog" --epochs ;;
+    expect 2 stderr "$prog" --epochs
+    for flag in --save --loss-log; do
+      grep -q -- "$flag PATH\|$flag F" < <("$prog" --help) || continue
+      bads=("$scratch/no-such-folder/out" "$scratch")
+      [[ $(id -u) != 0 ]] && bads+=("$scratch/read-only/out")
+      for bad in "${bads[@]}"; do
+        expect 2 stderr "$prog" --epochs 1 "$flag" "$bad"
+        if grep -qi 'epoch [0-9]' "$out"; then echo "FAIL: $prog $flag '$bad' trained"; fail=1; fi
+        grep -qF -- "$flag '$bad' cannot be written" "$err" ||
+          { echo "FAIL: $prog $flag '$bad' does not name the path"; fail=1; }
+      done
+    done ;;
   gpu_tour) expect 2 stderr "$prog" --quick extra ;;
   esac
 done

@@ -2,7 +2,9 @@
 # Runs dlpack_frameworks.py for one framework with the first Python that has
 # it: $PYTHON, python3 on PATH, then /usr/bin/python3 (Debian's
 # python3-numpy / python3-torch live there). Exit 77 (skip) with the reason
-# when none has it. Usage: check_dlpack_python.sh <libportable.so> numpy|torch
+# when none has it, but 1 in CI (the CI variable set): CI installs both, so a
+# missing one is a broken setup, not a reason to skip.
+# Usage: check_dlpack_python.sh <libportable.so> numpy|torch
 set -u
 lib=$1 framework=$2
 here=$(cd "$(dirname "$0")" && pwd)
@@ -14,6 +16,11 @@ for py in ${PYTHON:-} python3 /usr/bin/python3; do
   fi
   tried+=("$py")
 done
+if [[ -n ${CI:-} ]]; then
+  echo "FAIL: $framework is not importable by any of: ${tried[*]:-no python3}, and CI is set" \
+       "(scripts/install-deps.sh installs python3-$framework)"
+  exit 1
+fi
 echo "$framework is not importable by any of: ${tried[*]:-no python3}: skipped" \
      "(Debian: apt-get install python3-$framework)"
 exit 77

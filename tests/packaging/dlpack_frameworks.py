@@ -1,4 +1,4 @@
-"""DLPack between libportable and NumPy or PyTorch, with no copy (issue 11).
+"""DLPack between libportable and NumPy or PyTorch, with no copy.
 
 libportable.so is loaded through ctypes. A libportable tensor goes out
 through pt_to_dlpack (or pt_to_dlpack_legacy, for consumers from before

@@ -2,7 +2,7 @@
  * on the other side: the managed tensors are read and made by hand, as a
  * consumer or producer would. The Python test (dlpack_frameworks.py) does
  * the same against NumPy and PyTorch. Also here: pt_version and
- * pt_set_default_device, the other API additions of issue 11.
+ * pt_set_default_device, which applications use alongside DLPack.
  *
  * Runs on cpu; with PORTABLE_BACKEND=opencl also exports an opencl tensor
  * and brings it back. */

@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
-# libportable loads with dlopen into a program that did not link it (issue 16,
-# item 7): exactly `python3 -c "import ctypes; ctypes.CDLL('<lib>')"`, then
+# libportable loads with dlopen into a program that did not link it:
+# exactly `python3 -c "import ctypes; ctypes.CDLL('<lib>')"`, then
 # dlopen_ctypes.py (a tensor made and read back through ctypes). It failed with
 # "cannot allocate memory in static TLS block" while the library's
 # initial-exec TLS block was 7 KiB: glibc keeps only ~512 bytes of static TLS

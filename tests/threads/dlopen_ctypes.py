@@ -1,4 +1,4 @@
-"""libportable through Python's ctypes (issue 16, item 7): the library loads
+"""libportable through Python's ctypes: the library loads
 with dlopen into a process that did not link it, a tensor made on the cpu
 with pt_from_data reads back with pt_to_host, an op runs, and an error comes
 back with its message. Usage: dlopen_ctypes.py <path of libportable.so>."""

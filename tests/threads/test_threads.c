@@ -1,4 +1,4 @@
-/* Threads (issue 16, items 5 and 6): what docs/execution.md promises is
+/* Threads: what docs/execution.md promises is
  * thread-safe, exercised by several threads at once. Meant to run under
  * ThreadSanitizer (scripts/run-tests.sh builds a TSan configuration) as well
  * as in the plain and ASan builds:

@@ -46,8 +46,8 @@ static void expect_bad_name_at(const char *name, int line) {
 }
 #define expect_bad_name(name) expect_bad_name_at((name), __LINE__)
 
-/* PORTABLE_BACKEND=cpu, PORTABLE_CPU_DEVICES=2: strict parsing (issue 16,
- * item 14): "cpu: 1", "cpu:+0", "cpu:00" were accepted as cpu:1 / cpu:0. */
+/* PORTABLE_BACKEND=cpu, PORTABLE_CPU_DEVICES=2: strict parsing:
+ * "cpu: 1", "cpu:+0", "cpu:00" were accepted as cpu:1 / cpu:0. */
 static void strict_names(void) {
     pt_device *c0 = pt_device_get("cpu:0"), *c1 = pt_device_get("cpu:1");
     CHECK_NOT_NULL(c0);

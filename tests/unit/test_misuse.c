@@ -1,4 +1,4 @@
-/* The misuse table (issue 16): a few hundred bad calls across the public
+/* The misuse table: a few hundred bad calls across the public
  * API — NULL handles, bad dims and dtypes, shapes that do not fit,
  * operands on two devices (PORTABLE_CPU_DEVICES=2), bad module and
  * optimizer arguments, bad device names — each asserting that the call

@@ -1,4 +1,4 @@
-/* f64 storage on an OpenCL device without cl_khr_fp64 (issue 15 item 2): run
+/* f64 storage on an OpenCL device without cl_khr_fp64: run
  * with PORTABLE_OPENCL_FP64=0, which makes PoCL pose as such a device. A
  * module's f64 parameters made on the cpu are saved, loaded onto the OpenCL
  * device (host to device by bytes), saved again from there (device to host)

@@ -29,16 +29,24 @@ static void table_rows(void) {
 static void supports(void) {
     pt_device *cpu = pt_cpu();
     CHECK_NOT_NULL(cpu);
-    /* Every pair the core sends: the cpu backend has them all. */
+    /* Every pair the core sends: the cpu backend has them all, except the
+     * convolution kinds, which any backend may refuse per call (pt_f_conv2d
+     * then composes im2col and matmul; the cpu plugin takes f32 only, on
+     * oneDNN): checked below for f64. */
     for (int k = 0; k < PT_OP_COUNT; ++k)
         for (int t = 0; t < PT_DTYPE_COUNT; ++t)
             if (pt_op_takes_dtype((pt_op_kind)k, (pt_dtype)t)) {
+                if (pt_op_info_of((pt_op_kind)k)->family == PT_OP_FAMILY_CONV) continue;
                 pt_status s = pt_device_supports(cpu, (pt_op_kind)k, (pt_dtype)t);
                 if (s != PT_OK)
                     printf("cpu refuses %s in %s: %s\n", pt_op_name((pt_op_kind)k),
                            pt_dtype_name((pt_dtype)t), pt_last_error());
                 CHECK_INT(s, PT_OK);
             }
+    for (int k = PT_OP_CONV2D; k <= PT_OP_CONV2D_BWD_WEIGHT; ++k) {
+        CHECK_INT(pt_device_supports(cpu, (pt_op_kind)k, PT_F64), PT_ERR_UNSUPPORTED);
+        CHECK_HAS(pt_last_error(), "pt_f_conv2d composes it from im2col and a GEMM");
+    }
     CHECK_INT(pt_device_supports(cpu, PT_OP_EXP, PT_I32), PT_ERR_DTYPE);
     CHECK_HAS(pt_last_error(), "pt_device_supports: the core never sends exp in i32 (it sends f32, f64, f16, bf16)");
     CHECK_INT(pt_device_supports(cpu, PT_OP_COUNT, PT_F32), PT_ERR_INVALID_ARGUMENT);

@@ -138,7 +138,7 @@ static void test_release_and_retain_inside(void) {
     CHECK_INT(in_use(), base);
 }
 
-/* Issue 16, item 4: a handle whose scope has ended (here by the end of its
+/* A handle whose scope has ended (here by the end of its
  * enclosing scope) must not end the newer scope that now sits at its level:
  * begin a, begin b, end a, begin c, begin d, make t, end b used to free t. */
 static void test_stale_handle(void) {

@@ -1,4 +1,4 @@
-/* Shapes that do not fit (issue 16, items 1 and 2): every path that makes a
+/* Shapes that do not fit: every path that makes a
  * shape — creation, pt_from_data, reshape, expand, cat, stack, matmul and
  * broadcast results — rejects one whose element count, span (the product
  * of the extents with 0 counted as 1, which the strides of an empty tensor

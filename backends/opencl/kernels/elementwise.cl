@@ -15,7 +15,7 @@
  * as a 1-D stride-1 walk. With the strided walk's divisions merely present
  * behind a uniform `nd == 0` branch, or with the `i < n` test, PoCL left the
  * work-item loop scalar and a 16M f32 add reached 0.45 of
- * clEnqueueCopyBuffer's bandwidth (issue 15 item 3). */
+ * clEnqueueCopyBuffer's bandwidth. */
 
 /* ---- Integer helpers (wrapping arithmetic through the unsigned twin) ---- */
 #if !PT_IS_FLOAT

@@ -1,0 +1,100 @@
+"""`python -m portable devices|version`: what the `portable` tool prints.
+
+  devices   every backend with its load status (or why it failed) and every
+            device with its properties (nvidia-smi and clinfo together)
+  version   the loaded library's version
+"""
+from __future__ import annotations
+
+import argparse
+import os
+import sys
+
+from . import _device as _dev
+from ._ffi import ffi, lib
+from .version import library_version
+
+_TYPES = {0: "CPU", 1: "GPU", 2: "ACCEL"}
+_RULE = ("+------------+------------------------------------------+-------+-----+------------+------------+"
+         "------------+--------------------------+")
+
+
+def _bytes(n: int) -> str:
+    """The tool's size format: "unknown" below 0, one decimal from KiB up."""
+    if n < 0:
+        return "unknown"
+    units, v, u = ("B", "KiB", "MiB", "GiB", "TiB"), float(n), 0
+    while v >= 1024.0 and u < 4:
+        v /= 1024.0
+        u += 1
+    return f"{v:.1f} {units[u]}" if u else f"{v:.0f} {units[u]}"
+
+
+def devices() -> int:
+    print(f"libportable {library_version()}\n\nBackends")
+    bs = _dev.backends()
+    for b in bs:
+        n = len(b["devices"])
+        if b["available"]:
+            print(f"  {b['name']:<8} ok, {n} device{'' if n == 1 else 's'}  ({b['path']})")
+        else:
+            print(f"  {b['name']:<8} unavailable: {b['reason']}")
+    print("\nDevices")
+    print(_RULE)
+    print(f"| {'device':<10} | {'name':<40} | {'type':<5} | {'CUs':>3} | {'mem total':<10} | {'mem free':<10} "
+          f"| {'in use':<10} | {'driver':<24} |")
+    print(_RULE)
+    shown = 0
+    for b in bs:
+        for d in b["devices"]:
+            try:
+                p = d.properties()
+            except Exception as e:
+                print(f"| {str(d):<10} | error: {e}")
+                continue
+            used = _dev.memory_stats(d)["reserved"]
+            print(f"| {str(d):<10} | {p['name'][:40]:<40} | {_TYPES.get(p['type'], 'OTHER'):<5} "
+                  f"| {p['compute_units']:>3} | {_bytes(p['memory_total']):>10} | {_bytes(p['memory_free']):>10} "
+                  f"| {_bytes(used):>10} | {p['driver_version'][:24]:<24} |")
+            if p["platform"] or p["vendor"]:
+                print(f"| {'':<10} | {p['vendor'][:40]:<40} | {'fp64' if p['supports_f64'] else 'fp32':<5} "
+                      f"| {'':>3} | {'':>10} | {'':>10} | {'':>10} | {p['platform'][:24]:<24} |")
+            shown += 1
+    if not shown:
+        print("| (no devices)")
+    print(_RULE)
+    # The tool's platform lines the column cuts (the cpu plugin's libraries and the ISA each runs).
+    header = False
+    for b in bs:
+        for d in b["devices"]:
+            try:
+                p = d.properties()
+            except Exception:
+                continue
+            if len(p["platform"]) <= 24:
+                continue
+            if not header:
+                print("\nPlatforms (the libraries and the ISA each runs)")
+            header = True
+            print(f"  {str(d):<10} {p['platform']}")
+    env = os.environ.get("PORTABLE_BACKEND") or "auto"
+    d = lib.pt_default_device()
+    if d:
+        print(f"\nDefault device (PORTABLE_BACKEND={env}): {ffi.string(lib.pt_device_name(d)).decode()}")
+        return 0
+    print(f"\nDefault device (PORTABLE_BACKEND={env}): none: {ffi.string(lib.pt_last_error()).decode()}")
+    return 1
+
+
+def main(argv=None) -> int:
+    parser = argparse.ArgumentParser(prog="python -m portable", description=__doc__.splitlines()[0])
+    parser.add_argument("command", nargs="?", default="devices", choices=["devices", "version"])
+    args = parser.parse_args(argv)
+    if args.command == "version":
+        print(f"libportable {library_version()}")
+        return 0
+    return devices()
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,116 @@
+#!/usr/bin/env bash
+# rehearse.sh MODE WORK — runs tests/gpu/run_on_device.sh on this machine as
+# the GPU machine would run it, so the script cannot rot between GPU runs
+# (ctest -L gpu_script).
+#
+#   MODE sim       the CUDA simulator's plugin in place of the real one: the
+#                  script must pass every step it can run and reach its last
+#                  step, each step's section present in results.md
+#   MODE as-built  the plugin as built, reusing the sim run's build: on this
+#                  machine (no GPU) cuda is not ok, so the script must stop
+#                  at the gate with a non-zero status and the loader's view
+#
+# The GPU machine has no Debian -dev packages: only the carried .debs count
+# (tests/gpu/prepare_debs.sh, downloaded once into WORK/.debs or taken from
+# ~/.cache/libportable/gpu-debs). Here the host's copies of those packages'
+# files are hidden in a private mount namespace (an empty file bound over
+# each; unshare needs CAP_SYS_ADMIN, which CI's root has); where that is
+# refused, by configuration instead (CMake ignores /usr, pkg-config reads
+# only the unpacked .pc files), which the script's output says. The OpenBLAS
+# and SLEEF runtimes stay visible: NumPy and PyTorch on this machine load them.
+set -uo pipefail
+{ # one block, read whole before it runs (safe to edit during a run)
+mode=${1:?usage: rehearse.sh sim|as-built WORK}
+work=${2:?usage: rehearse.sh sim|as-built WORK}
+root=$(cd "$(dirname "$0")/../.." && pwd)
+mkdir -p "$work"
+work=$(cd "$work" && pwd)
+out=$work/out-$mode
+
+# ---- The carried packages, downloaded once ----
+cache=${XDG_CACHE_HOME:-$HOME/.cache}/libportable/gpu-debs
+want=$("$root/tests/gpu/prepare_debs.sh" --list | sort)
+have() { [ -d "$1/pkgs" ] && [ "$(ls "$1/pkgs" | sed 's/_.*//' | sort)" = "$want" ]; }
+if ! have "$work/.debs"; then
+  if have "$cache"; then rm -rf "$work/.debs"; mkdir -p "$work/.debs"; cp -r "$cache/pkgs" "$work/.debs/"
+  else
+    "$root/tests/gpu/prepare_debs.sh" "$work/.debs" >/dev/null ||
+      { apt-get update -qq >/dev/null 2>&1 && "$root/tests/gpu/prepare_debs.sh" "$work/.debs" >/dev/null; } ||
+      { echo "rehearse: cannot download the carried packages (apt-get download)"; exit 1; }
+    mkdir -p "$cache" && rm -rf "$cache/pkgs" && cp -r "$work/.debs/pkgs" "$cache/"
+  fi
+fi
+
+# ---- What the GPU machine lacks: the host's files of those packages ----
+# Every regular file the carried packages installed here, except the
+# runtimes of OpenBLAS and SLEEF (Debian's NumPy and PyTorch link them; the
+# build still takes the carried ones, whose headers and .pc files are hidden
+# from the host, and the runs find the carried ones first).
+hidden=$work/hidden-files
+: >"$hidden"
+for p in $want; do
+  case "$p" in libopenblas0-pthread | libgfortran5 | libquadmath0 | libsleef3 | zlib1g-dev) continue ;; esac
+  dpkg -L "$p" 2>/dev/null | while read -r f; do [ -f "$f" ] && [ ! -L "$f" ] && echo "$f"; done
+done >>"$hidden"
+# zlib1g-dev: only its headers and .pc (libz itself is everywhere).
+dpkg -L zlib1g-dev 2>/dev/null | grep -E '\.(h|pc)$' >>"$hidden"
+
+run_script() {
+  rm -rf "$out"
+  env PT_GPU_REHEARSAL="$mode" DEBS_DIR="$work/.debs" BUILD_DIR="$work/build" OUT="$out" \
+    PT_GPU_CMAKE_ARGS="${PT_GPU_CMAKE_ARGS:-}" bash "$root/tests/gpu/run_on_device.sh" >"$work/run-$mode.log" 2>&1
+}
+hide_and_run() {
+  while read -r f; do mount --bind /dev/null "$f" || exit 90; done <"$hidden"
+  # A hidden header must really be empty now.
+  f=$(head -1 "$hidden"); [ -z "$f" ] || [ ! -s "$f" ] || exit 90
+  run_script
+}
+export -f run_script hide_and_run
+export work out mode root hidden
+how="private mount namespace ($(wc -l <"$hidden") host files hidden)"
+if unshare --mount --propagation private true 2>/dev/null; then
+  unshare --mount --propagation private bash -c hide_and_run
+  rc=$?
+  if [ $rc = 90 ]; then how=""; fi
+else
+  how=""
+fi
+if [ -z "$how" ]; then
+  how="configuration only (no mount namespace here): CMake ignores /usr, pkg-config reads only the carried .pc files"
+  PT_GPU_CMAKE_ARGS="-DCMAKE_IGNORE_PREFIX_PATH=/usr" run_script
+  rc=$?
+fi
+echo "rehearse ($mode): host packages hidden by $how; script exit $rc; $(grep -c . "$work/run-$mode.log") lines of output"
+
+# ---- What must be true of the run ----
+res=$out/results.md
+bad=0
+check() { if ! eval "$2"; then echo "FAIL: $1"; bad=1; else echo "ok: $1"; fi; }
+check "results.md written" '[ -s "$res" ]'
+check "logs packed into one archive" '[ -s "$out/logs.tar.gz" ]'
+check "at most 6 files under OUT" '[ "$(find "$out" -type f | wc -l)" -le 6 ]'
+if [ "$mode" = sim ]; then
+  check "script exit status 0" '[ $rc = 0 ]'
+  for s in "Dependencies" "Build (" "Gate: portable devices" "Suites on cuda:0" "GPU tour, full sizes" \
+           "cnn_digits --dtype bf16" "Benchmarks" "compute-sanitizer" "OpenCL through the NVIDIA driver" \
+           "The chapter's experiments" "The Python package on cuda:0" "Summary"; do
+    check "section '$s' present" 'grep -q "^## $s" "$res"'
+  done
+  check "nothing failed" 'grep -q "^Nothing failed" "$res"'
+  check "nothing cut for time" '! grep -q "Cut for time" "$res"'
+  check "the gate saw cuda ok" 'grep -Eq "^ +cuda +ok, [1-9]" "$res"'
+  check "every suite passed" '[ "$(grep -c "| passed |" "$res")" -ge 12 ]'
+  check "carried packages were used" 'grep -q "carried packages unpacked" "$res"'
+else
+  check "script exit status non-zero" '[ $rc != 0 ]'
+  check "stopped at the gate" 'grep -q "FAILED: gate" "$res"'
+  check "the loader's view printed" 'grep -q "The loader.s view of" "$res"'
+  check "no suite ran after the gate" '! grep -q "^## Suites" "$res"'
+fi
+if [ $bad != 0 ]; then
+  echo "---- results.md"; cat "$res" 2>/dev/null
+  echo "---- last lines of the script's output"; tail -30 "$work/run-$mode.log"
+fi
+exit $bad
+}
