@@ -110,17 +110,6 @@ static int list_devices(void) {
     if (!shown) printf("| (no devices)\n");
     print_rule();
     print_plugin_libraries();
-    /* The platform column cuts long strings (the cpu plugin's libraries and
-     * the ISA each picked): the whole line is here. */
-    bool header = false;
-    for (int i = 0; i < nb; ++i)
-        for (int j = 0; j < pt_backend_device_count(i); ++j) {
-            pt_device_props p;
-            if (pt_device_info(pt_backend_device(i, j), &p) != PT_OK || strlen(p.platform) <= 24) continue;
-            if (!header) printf("\nPlatforms (the libraries and the ISA each runs)\n");
-            header = true;
-            printf("  %-10s %s\n", pt_device_name(pt_backend_device(i, j)), p.platform);
-        }
     const char *env = getenv("PORTABLE_BACKEND");
     pt_device *def = pt_default_device();
     if (def)

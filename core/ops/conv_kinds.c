@@ -102,7 +102,8 @@ static void conv_args(const pt_window2d *w, int64_t groups, pt__grad_args *a) {
 
 pt_tensor *pt_conv2d_direct(pt_tensor *x, pt_tensor *weight, const pt_conv2d_opts *opts) {
     static const char fn[] = "pt_conv2d_direct";
-    if (!x || !weight) return NULL;
+    if (!x) return pt__null_input(fn, "x");
+    if (!weight) return pt__null_input(fn, "weight");
     pt_window2d w;
     int64_t groups;
     conv_shapes s;
@@ -160,8 +161,9 @@ static pt_tensor *adjoint(const char *fn, pt_op_kind kind, pt_tensor *a, pt_tens
 pt_tensor *pt_conv2d_backward_data(pt_tensor *g, pt_tensor *weight, const pt_conv2d_opts *opts, int64_t height,
                                    int64_t width) {
     static const char fn[] = "pt_conv2d_backward_data";
-    if (!g || !weight || check_pair(fn, g, "g", "[N, CO, OH, OW]", weight, "weight", "[CO, C/groups, KH, KW]"))
-        return NULL;
+    if (!g) return pt__null_input(fn, "g");
+    if (!weight) return pt__null_input(fn, "weight");
+    if (check_pair(fn, g, "g", "[N, CO, OH, OW]", weight, "weight", "[CO, C/groups, KH, KW]")) return NULL;
     /* The image whose convolution g is the gradient of. */
     const int64_t xshape[4] = {g->shape[0], weight->shape[1] * groups_of(opts), height, width};
     return adjoint(fn, PT_OP_CONV2D_BWD_DATA, g, weight, g, xshape, weight->shape, opts);
@@ -170,7 +172,9 @@ pt_tensor *pt_conv2d_backward_data(pt_tensor *g, pt_tensor *weight, const pt_con
 pt_tensor *pt_conv2d_backward_weight(pt_tensor *x, pt_tensor *g, const pt_conv2d_opts *opts, int64_t kernel_h,
                                      int64_t kernel_w) {
     static const char fn[] = "pt_conv2d_backward_weight";
-    if (!x || !g || check_pair(fn, x, "x", "[N, C, H, W]", g, "g", "[N, CO, OH, OW]")) return NULL;
+    if (!x) return pt__null_input(fn, "x");
+    if (!g) return pt__null_input(fn, "g");
+    if (check_pair(fn, x, "x", "[N, C, H, W]", g, "g", "[N, CO, OH, OW]")) return NULL;
     /* The weight g's convolution had (C/groups rounded down: a C that groups
      * does not divide fails the channel check, naming both). */
     const int64_t wshape[4] = {g->shape[1], x->shape[1] / groups_of(opts), kernel_h, kernel_w};
