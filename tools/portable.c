@@ -62,7 +62,14 @@ static void print_details(const pt_device_props *p) {
     pt__format_bytes(p->memory_process, 1, b, sizeof b);
     printf("|   held by process: %s\n", b);
     printf("|   fp16: %s, fp64: %s\n", yes_no(p->supports_f16), yes_no(p->supports_f64));
-    if (p->extensions[0]) printf("|   extensions:      %s\n", p->extensions);
+    if (p->extensions[0]) { /* single-spaced: drivers pad the list */
+        char list[sizeof p->extensions];
+        snprintf(list, sizeof list, "%s", p->extensions);
+        printf("|   extensions:     ");
+        for (char *save = NULL, *e = strtok_r(list, " ", &save); e; e = strtok_r(NULL, " ", &save))
+            printf(" %s", e);
+        printf("\n");
+    }
 }
 
 static int list_devices(void) {
