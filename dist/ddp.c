@@ -464,8 +464,10 @@ static pt_status make_buckets(pt_ddp *d, size_t cap) {
  * communicators. */
 static pt_status start_thread(pt_ddp *d) {
     static const char fn[] = "pt_ddp_new";
-    const char *env = getenv("PORTABLE_DIST_DDP_THREAD");
-    int want = d->g->thread_level == MPI_THREAD_MULTIPLE && !(env && strcmp(env, "0") == 0), all = 0;
+    static const char *const off_on[] = {"0", "1", NULL};
+    int want = d->g->thread_level == MPI_THREAD_MULTIPLE &&
+               pt_env_choice("PORTABLE_DIST_DDP_THREAD", off_on, 1) == 1,
+        all = 0;
     int rc = MPI_Allreduce(&want, &all, 1, MPI_INT, MPI_MIN, d->g->comm);
     if (rc != MPI_SUCCESS) return pt__mpi_failed(fn, "MPI_Allreduce", rc);
     if (!all) return PT_OK;

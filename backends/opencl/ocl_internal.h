@@ -128,6 +128,10 @@ typedef struct ocl_state {
 
 extern ocl_state ocl_g;
 
+/* The members of pt_device_props past the first release's: versions,
+ * limits, fp16 and the extension list, read from the driver. */
+void ocl_device_props_extra(const ocl_device *d, pt_device_props *out);
+
 /* Enumerates every device of every platform: GPUs, accelerators, CPUs, other,
  * each group in platform/device order. Never fails: no platform gives 0
  * devices and a reason. */

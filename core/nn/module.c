@@ -83,7 +83,7 @@ void pt_module_free(pt_module *m) {
 /* ---- Forward ---- */
 
 pt_tensor *pt_module_forward(pt_module *m, pt_tensor *x) {
-    if (!x) return NULL;
+    if (!x) return pt__null_input("pt_module_forward", "x");
     if (!m) {
         pt__error(PT_ERR_INVALID_ARGUMENT, "pt_module_forward", "module is NULL");
         return NULL;

@@ -39,7 +39,7 @@ static pt_status update_running(pt_tensor *running, pt_tensor *batch, double m) 
 pt_tensor *pt_f_batch_norm(pt_tensor *x, pt_tensor *running_mean, pt_tensor *running_var, pt_tensor *weight,
                            pt_tensor *bias, bool training, double momentum, double eps) {
     static const char fn[] = "pt_f_batch_norm";
-    if (!x) return NULL;
+    if (!x) return pt__null_input(fn, "x");
     if (!float_input(fn, x)) return NULL;
     if (x->ndim < 2) {
         char s[PT__SHAPE_STR_CAP];
@@ -108,7 +108,7 @@ pt_tensor *pt_f_batch_norm(pt_tensor *x, pt_tensor *running_mean, pt_tensor *run
 
 pt_tensor *pt_f_layer_norm(pt_tensor *x, int n_dims, pt_tensor *weight, pt_tensor *bias, double eps) {
     static const char fn[] = "pt_f_layer_norm";
-    if (!x) return NULL;
+    if (!x) return pt__null_input("pt_f_layer_norm", "x");
     if (!float_input(fn, x)) return NULL;
     char a[PT__SHAPE_STR_CAP], b[PT__SHAPE_STR_CAP];
     if (n_dims < 1 || n_dims > x->ndim) {
@@ -154,7 +154,7 @@ pt_tensor *pt_f_layer_norm(pt_tensor *x, int n_dims, pt_tensor *weight, pt_tenso
 
 pt_tensor *pt_f_dropout(pt_tensor *x, double p, bool training) {
     static const char fn[] = "pt_f_dropout";
-    if (!x) return NULL;
+    if (!x) return pt__null_input("pt_f_dropout", "x");
     if (!(p >= 0 && p <= 1)) {
         pt__error(PT_ERR_INVALID_ARGUMENT, fn, "p is %g; it must be in [0, 1]", p);
         return NULL;

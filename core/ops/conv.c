@@ -85,7 +85,8 @@ static pt_tensor *composed(pt_tensor *x, pt_tensor *weight, const pt_window2d *w
 
 pt_tensor *pt_f_conv2d(pt_tensor *x, pt_tensor *weight, pt_tensor *bias, const pt_conv2d_opts *opts) {
     static const char fn[] = "pt_f_conv2d";
-    if (!x || !weight) return NULL;
+    if (!x) return pt__null_input(fn, "x");
+    if (!weight) return pt__null_input(fn, "weight");
     pt_window2d w;
     int64_t groups;
     if (pt__conv_check(fn, x, weight, bias, opts, &w, &groups)) return NULL;
@@ -126,7 +127,7 @@ static pt_status pool_window(const char *fn, const pt_pool2d_opts *o, pt_window2
 /* Every window as [N, C, KH*KW, OH, OW], reduced over dim 2; max pooling
  * runs as its own kinds where the device has them. */
 static pt_tensor *pool(const char *fn, pt_tensor *x, const pt_pool2d_opts *opts, bool max) {
-    if (!x) return NULL;
+    if (!x) return pt__null_input(fn, "x");
     pt_window2d w;
     if (pool_window(fn, opts, &w) || check_nchw(fn, "x", x)) return NULL;
     if (max && pt__max_pool2d_kinds_run_on(x)) {
@@ -152,7 +153,8 @@ pt_tensor *pt_f_avg_pool2d(pt_tensor *x, const pt_pool2d_opts *opts) { return po
 
 pt_tensor *pt_adaptive_avg_pool2d(pt_tensor *x, int64_t out_h, int64_t out_w) {
     static const char fn[] = "pt_adaptive_avg_pool2d";
-    if (!x || check_nchw(fn, "x", x)) return NULL;
+    if (!x) return pt__null_input(fn, "x");
+    if (check_nchw(fn, "x", x)) return NULL;
     const int64_t h = x->shape[2], wd = x->shape[3];
     if (h < 1 || wd < 1) { /* no value to average: torch refuses it too */
         pt__error(PT_ERR_SHAPE, fn, "the image is %lldx%lld; adaptive pooling needs at least 1x1",

@@ -93,7 +93,11 @@ static void pool_args(const pt_window2d *w, pt__grad_args *a) {
 
 pt_tensor *pt_max_pool2d_window(pt_tensor *x, const pt_window2d *w) {
     static const char fn[] = "pt_max_pool2d_window";
-    if (!x) return NULL;
+    if (!x) return pt__null_input("pt_max_pool2d_window", "x");
+    if (!w) {
+        pt__error(PT_ERR_INVALID_ARGUMENT, fn, "w is NULL; pass the window (kernel, stride, padding, dilation)");
+        return NULL;
+    }
     if (!pt__grad_wanted(1, &x)) return pt__ret(pool_raw(fn, PT_OP_MAX_POOL2D, x, w));
     pt_tensor *index = pool_raw(fn, PT_OP_MAX_POOL2D_INDEX, x, w), *out = NULL;
     bool skipped = false;
@@ -110,7 +114,12 @@ pt_tensor *pt_max_pool2d_window(pt_tensor *x, const pt_window2d *w) {
 }
 
 pt_tensor *pt_max_pool2d_indices(pt_tensor *x, const pt_window2d *w) {
-    if (!x) return NULL;
+    static const char fn[] = "pt_max_pool2d_indices";
+    if (!x) return pt__null_input(fn, "x");
+    if (!w) {
+        pt__error(PT_ERR_INVALID_ARGUMENT, fn, "w is NULL; pass the window (kernel, stride, padding, dilation)");
+        return NULL;
+    }
     return pt__ret(pool_raw("pt_max_pool2d_indices", PT_OP_MAX_POOL2D_INDEX, x, w));
 }
 
@@ -152,7 +161,12 @@ static pt_status check_unpool_indices(const char *fn, const pt_tensor *idx, cons
 pt_tensor *pt_max_unpool2d(pt_tensor *g, pt_tensor *indices, const pt_window2d *w, int64_t height,
                            int64_t width) {
     static const char fn[] = "pt_max_unpool2d";
-    if (!g || !indices) return NULL;
+    if (!g) return pt__null_input(fn, "g");
+    if (!indices) return pt__null_input(fn, "indices");
+    if (!w) {
+        pt__error(PT_ERR_INVALID_ARGUMENT, fn, "w is NULL; pass the window (kernel, stride, padding, dilation)");
+        return NULL;
+    }
     pt_tensor *both[2] = {g, indices};
     if (pt__check_same_device(fn, 2, both) || check_image(fn, "g", g, PT_OP_MAX_UNPOOL2D)) return NULL;
     char sg[PT__SHAPE_STR_CAP], si[PT__SHAPE_STR_CAP];

@@ -116,7 +116,7 @@ pt_tensor *pt__im2col_raw(const char *fn, pt_tensor *x, const pt_window2d *w, do
 
 pt_tensor *pt_im2col(pt_tensor *x, const pt_window2d *w, double pad_value) {
     static const char fn[] = "pt_im2col";
-    if (!x) return NULL;
+    if (!x) return pt__null_input("pt_im2col", "x");
     if (isnan(pad_value)) {
         pt__error(PT_ERR_INVALID_ARGUMENT, fn, "pad_value is NaN; pass 0 or -INFINITY");
         return NULL;
@@ -129,7 +129,7 @@ pt_tensor *pt_im2col(pt_tensor *x, const pt_window2d *w, double pad_value) {
 
 pt_tensor *pt_col2im(pt_tensor *col, const pt_window2d *w, int64_t height, int64_t width) {
     static const char fn[] = "pt_col2im";
-    if (!col) return NULL;
+    if (!col) return pt__null_input("pt_col2im", "col");
     if (check_window(fn, w) || check_int_range(fn, w) || check_image(fn, "col", col, 6)) return NULL;
     int64_t oh, ow;
     if (out_size(fn, height, width, w, &oh, &ow)) return NULL;

@@ -35,7 +35,9 @@
  * (no world-writable folder, sticky or not). Skipped files are named in the
  * backend's reason (`portable devices` shows it even when the backend
  * loaded from another folder). Group-writable folders are accepted: a
- * umask of 002 makes them for every build tree. */
+ * umask of 002 makes them for every build tree. A shared object without the
+ * entry symbol is another library of the project (libportable-dist.so), not
+ * a backend, and is not listed at all (plugin_probe.c). */
 #define _GNU_SOURCE /* dladdr, secure_getenv */
 #include <dirent.h>
 #include <dlfcn.h>
@@ -59,10 +61,6 @@ static int n_backends; /* fixed once the scan is done */
 static char search_dirs[PT__MAX_SEARCH_DIRS][PATH_MAX];
 static int n_search_dirs;
 static pthread_once_t registry_once = PTHREAD_ONCE_INIT;
-
-/* The backends every build knows about: listed even when their file is
- * missing, so "why is there no cuda?" always has an answer. */
-static const char *const well_known[] = {"cpu", "cuda", "opencl"};
 
 /* ---- Where libportable.so itself lives ----
  *
@@ -89,12 +87,17 @@ __attribute__((constructor)) static void find_self_dir(void) {
 
 /* Adds the absolute form of dir[0..len) (realpath); a folder that does not
  * exist, or a duplicate, is left out. */
-static void add_search_dir(const char *dir, size_t len) {
+static void add_search_dir(const char *dir, size_t len, bool given_by_user) {
     char given[PATH_MAX], real[PATH_MAX];
     if (len == 0 || len >= sizeof given || n_search_dirs == PT__MAX_SEARCH_DIRS) return;
     memcpy(given, dir, len);
     given[len] = '\0';
-    if (!realpath(given, real)) return;
+    if (!realpath(given, real)) {
+        if (given_by_user)
+            pt_log_message(PT_LOG_WARN, "PORTABLE_PLUGIN_PATH entry '%s' cannot be used (%s); accepted: "
+               "existing folders, separated by ':'; it is skipped", given, strerror(errno));
+        return;
+    }
     for (int i = 0; i < n_search_dirs; ++i)
         if (strcmp(search_dirs[i], real) == 0) return;
     snprintf(search_dirs[n_search_dirs++], sizeof search_dirs[0], "%s", real);
@@ -105,14 +108,14 @@ static void collect_search_dirs(void) {
     while (env && *env) {
         const char *colon = strchr(env, ':');
         size_t len = colon ? (size_t)(colon - env) : strlen(env);
-        add_search_dir(env, len); /* an empty entry means nothing (not ".") */
+        add_search_dir(env, len, true); /* an empty entry means nothing (not ".") */
         env = colon ? colon + 1 : NULL;
     }
-    add_search_dir(self_dir, strlen(self_dir));
+    add_search_dir(self_dir, strlen(self_dir), false);
     if (self_dir[0]) {
         char installed[PATH_MAX];
         int n = snprintf(installed, sizeof installed, "%s/%s", self_dir, PT_PLUGIN_SUBDIR);
-        if (n > 0 && (size_t)n < sizeof installed) add_search_dir(installed, (size_t)n);
+        if (n > 0 && (size_t)n < sizeof installed) add_search_dir(installed, (size_t)n, false);
     }
 }
 
@@ -208,23 +211,29 @@ static void note_skipped(pt__backend *b, const char *why) {
 
 static void find_plugin_files(void) {
     for (int d = 0; d < n_search_dirs; ++d) {
-        DIR *dir = opendir(search_dirs[d]);
-        if (!dir) continue;
-        struct dirent *e;
-        while ((e = readdir(dir)) != NULL) {
+        /* in name order, so listings and messages do not follow the file system's */
+        struct dirent **entries;
+        int n = scandir(search_dirs[d], &entries, NULL, alphasort);
+        for (int k = 0; k < n; ++k) {
+            const struct dirent *e = entries[k];
             char name[32];
             if (!plugin_name(e->d_name, name, sizeof name)) continue;
-            pt__backend *b = slot_for(name);
-            if (!b || b->path[0]) continue; /* an earlier directory wins */
+            pt__backend *b = find_slot(name);
+            if (b && b->path[0]) continue; /* an earlier directory wins */
             char path[sizeof b->path], why[sizeof b->reason];
             if (snprintf(path, sizeof path, "%s/%s", search_dirs[d], e->d_name) >= (int)sizeof path)
                 continue;
+            /* libportable-dist.so and the like: named like a plugin, not one */
+            if (pt__file_is_other_library(path, PT_BACKEND_ENTRY_SYMBOL)) continue;
+            if (!b) b = slot_for(name);
+            if (!b) continue;
             if (regular_file(path, why, sizeof why))
                 snprintf(b->path, sizeof b->path, "%s", path);
             else /* kept for `portable devices` and admission's "not found" reason */
                 note_skipped(b, why);
         }
-        closedir(dir);
+        for (int k = 0; k < n; ++k) free(entries[k]);
+        if (n > 0) free(entries);
     }
 }
 
@@ -330,9 +339,9 @@ static void shutdown_latest(void) {
 }
 
 static void registry_init_once(void) {
+    pt__log_init();
     collect_search_dirs();
-    for (size_t i = 0; i < sizeof well_known / sizeof well_known[0]; ++i) slot_for(well_known[i]);
-    find_plugin_files();
+    find_plugin_files(); /* the backends are the plugins found: the core names none */
 }
 
 void pt__registry_init(void) { pthread_once(&registry_once, registry_init_once); }

@@ -6,6 +6,7 @@
 #define PORTABLE_CORE_RUNTIME_H
 
 #include <pthread.h>
+#include <stdarg.h>
 #include <stdatomic.h>
 
 #include "portable/backend.h"
@@ -141,6 +142,19 @@ void pt__registry_init(void);
 int pt__backend_total(void);
 /* "dir1, dir2, ..." as searched for plugins (absolute paths). */
 const char *pt__plugin_search_path(void);
+/* Diagnostics (log.c) and the environment parser (env.c): pt_log with a
+ * va_list, and the choice parser without its warning (for PORTABLE_LOG,
+ * read before the log can take a warning) plus that warning. */
+void pt__vlog(pt_log_level level, const char *fmt, va_list ap);
+/* Reads PORTABLE_LOG (once) and reports a bad value: at the registry's
+ * start, so the warning comes even when nothing else is logged. */
+void pt__log_init(void);
+int pt__env_choice_quiet(const char *name, const char *const *choices, int fallback, bool *bad);
+void pt__env_warn_choice(const char *name, const char *const *choices, int fallback);
+/* True when path is a shared object that does not define entry_symbol (a
+ * library named like a plugin that is not one); false when it defines it or
+ * when the file cannot be judged without loading it (plugin_probe.c). */
+bool pt__file_is_other_library(const char *path, const char *entry_symbol);
 /* The i-th / named backend, possibly not loaded yet (name and path only). */
 pt__backend *pt__backend_at(int i);
 pt__backend *pt__backend_find(const char *name);

@@ -160,31 +160,11 @@ static void host_set_error(pt_status s, const char *fmt, ...) {
     va_end(ap);
 }
 
-/* PORTABLE_LOG=debug|info|warn; warnings are on by default. Read once;
- * threads racing the first read compute the same value. */
-static pt_log_level log_threshold(void) {
-    static atomic_int cached = -1;
-    int level = atomic_load_explicit(&cached, memory_order_relaxed);
-    if (level < 0) {
-        const char *v = getenv("PORTABLE_LOG");
-        level = PT_LOG_WARN;
-        if (v && strcmp(v, "debug") == 0) level = PT_LOG_DEBUG;
-        if (v && strcmp(v, "info") == 0) level = PT_LOG_INFO;
-        if (v && strcmp(v, "off") == 0) level = PT_LOG_WARN + 1;
-        atomic_store_explicit(&cached, level, memory_order_relaxed);
-    }
-    return (pt_log_level)level;
-}
-
 static void host_log(pt_log_level level, const char *fmt, ...) {
-    if (level < log_threshold()) return;
-    static const char *names[] = {"debug", "info", "warn"};
-    char line[PT__MESSAGE_CAP];
     va_list ap;
     va_start(ap, fmt);
-    vsnprintf(line, sizeof line, fmt, ap);
+    pt__vlog(level, fmt, ap);
     va_end(ap);
-    fprintf(stderr, "portable [%s]: %s\n", names[level], line);
 }
 
 const pt_host_api *pt__host_api(void) {
@@ -195,6 +175,8 @@ const pt_host_api *pt__host_api(void) {
         .log = host_log,
         .device_alloc = pt__plugin_device_alloc,
         .device_free = pt__plugin_device_free,
+        .env_int = pt_env_int,
+        .env_choice = pt_env_choice,
     };
     return &api;
 }

@@ -28,7 +28,8 @@ typedef struct dl_dtype_row {
  * dtypes of one size and kind (f16 and bf16) differ in DLPack's code. */
 static const dl_dtype_row dl_dtypes[] = {
     {PT_F32, kDLFloat, 32}, {PT_F64, kDLFloat, 64}, {PT_I32, kDLInt, 32},
-    {PT_I64, kDLInt, 64},   {PT_U8, kDLUInt, 8},
+    {PT_I64, kDLInt, 64},   {PT_U8, kDLUInt, 8},    {PT_F16, kDLFloat, 16},
+    {PT_BF16, kDLBfloat, 16},
 };
 #define N_DL_DTYPES (sizeof dl_dtypes / sizeof dl_dtypes[0])
 
