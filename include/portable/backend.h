@@ -198,7 +198,11 @@ typedef struct pt_host_api {
      * pt_env_int, pt_env_choice): a bad value is a warning naming the
      * variable, the value and what is accepted, and the fallback is used.
      * Use PT_HOST_HAS(host, env_int) first. */
+    /** The integer in variable `name`, within [lo, hi]; fallback when unset,
+     * empty or bad (bad: a warning naming it). */
     int64_t (*env_int)(const char *name, int64_t lo, int64_t hi, int64_t fallback);
+    /** The index in `choices` (NULL-terminated) of variable `name`'s value;
+     * fallback when unset, empty or not one of them (then a warning). */
     int (*env_choice)(const char *name, const char *const *choices, int fallback);
 } pt_host_api;
 

@@ -86,6 +86,8 @@ PT_API pt_status pt_device_info_sized(const pt_device *d, pt_device_props *out, 
 /** The plain symbol programs built before the sized entry point call: fills
  * the first PT_DEVICE_PROPS_SIZE_V1 bytes. */
 PT_API pt_status pt_device_info(const pt_device *d, pt_device_props *out);
+/** What callers write: pt_device_info_sized with the size of the struct the
+ * caller was compiled with, so a newer library fills only what it knows. */
 #define pt_device_info(d, out) pt_device_info_sized((d), (out), sizeof *(out))
 /** Waits for everything queued on d. PT_ERR_INVALID_ARGUMENT for NULL;
  * otherwise the backend's failure (PT_ERR_BACKEND with the driver's reason,
@@ -100,6 +102,8 @@ PT_API pt_status pt_memory_stats_sized(pt_device *d, pt_memory_usage *out, size_
 /** The plain symbol programs built before the sized entry point call: fills
  * the first PT_MEMORY_USAGE_SIZE_V1 bytes. */
 PT_API pt_status pt_memory_stats(pt_device *d, pt_memory_usage *out);
+/** What callers write: pt_memory_stats_sized with the size of the struct the
+ * caller was compiled with. */
 #define pt_memory_stats(d, out) pt_memory_stats_sized((d), (out), sizeof *(out))
 /** Starts d's peak (pt_memory_stats) again from the memory in use now, like
  * torch.cuda.reset_peak_memory_stats; the allocator's own collection keeps
