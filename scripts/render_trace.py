@@ -43,7 +43,7 @@ def load_rows(path):
             if stack:
                 b = stack.pop()
                 host.append((pid, b["ts"], e["ts"] - b["ts"], b["name"], b.get("cat", ""), len(stack)))
-        elif ph == "X":
+        elif ph == "X" and e.get("cat") == "device":  # pt_trace_span's rows are not the queue
             device.append((pid, e["ts"], e["dur"], e["name"]))
         elif ph == "s":
             flow_start[e["id"]] = (pid, e["ts"])

@@ -144,7 +144,9 @@ int pt_tool_trace_summary(const char *path, FILE *out) {
             f->id = (long)trace_json_num(e, "id");
             f->bytes = trace_json_num(args, "bytes");
             snprintf(f->dir, sizeof f->dir, "%s", trace_json_str(args, "direction"));
-        } else if (!strcmp(ph, "X")) {
+        } else if (!strcmp(ph, "X") && !strcmp(trace_json_str(e, "cat"), "device")) {
+            /* Other complete events are pt_trace_span's (collectives, DDP
+             * buckets): not the device's queue, so not its busy time. */
             const double ts = trace_json_num(e, "ts"), dur = trace_json_num(e, "dur");
             device_row *r = row_of(devs, &n_devs, pid);
             if (r) {
