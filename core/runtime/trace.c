@@ -4,6 +4,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "portable/trace.h"
 #include "runtime/trace_internal.h"
@@ -79,11 +80,48 @@ pt_status pt_trace_end(void) {
 
 bool pt_trace_active(void) { return pt__tracing(); }
 
+/* The rank a launcher gave this process (Open MPI, MPICH/PMI, PMIx,
+ * SLURM), read from the environment before MPI is even initialised; "0"
+ * outside a launcher. */
+static const char *launcher_rank(void) {
+    static const char *const vars[] = {"OMPI_COMM_WORLD_RANK", "PMIX_RANK", "PMI_RANK", "SLURM_PROCID"};
+    for (size_t i = 0; i < sizeof vars / sizeof vars[0]; i++) {
+        const char *v = getenv(vars[i]);
+        if (v && *v) return v;
+    }
+    return "0";
+}
+
+/* PORTABLE_TRACE's path with %r replaced by the launcher's rank and %p by
+ * the process id, so the processes of one job started with one environment
+ * write a file each instead of all truncating the same one. */
+static void expand_path(const char *in, char *out, size_t cap) {
+    size_t n = 0;
+    for (; *in && n + 1 < cap; in++) {
+        char pid[24];
+        const char *sub = NULL;
+        if (in[0] == '%' && in[1] == 'r') sub = launcher_rank();
+        if (in[0] == '%' && in[1] == 'p') {
+            snprintf(pid, sizeof pid, "%ld", (long)getpid());
+            sub = pid;
+        }
+        if (!sub) {
+            out[n++] = *in;
+            continue;
+        }
+        in++;
+        for (; *sub && n + 1 < cap; sub++) out[n++] = *sub;
+    }
+    out[n] = '\0';
+}
+
 /* PORTABLE_TRACE starts a trace as the library loads, before any call, so
  * there is no caller to hand an error to: it goes to stderr. */
 __attribute__((constructor)) static void trace_from_environment(void) {
-    const char *path = getenv("PORTABLE_TRACE");
-    if (!path || !*path) return;
+    const char *env = getenv("PORTABLE_TRACE");
+    if (!env || !*env) return;
+    char path[4096];
+    expand_path(env, path, sizeof path);
     if (begin("PORTABLE_TRACE", path, PT_TRACE_DEFAULT_MAX_BYTES) != PT_OK)
         fprintf(stderr, "libportable: %s (tracing is off)\n", pt_last_error());
 }

@@ -19,7 +19,10 @@
  * at pt_trace_end), so a program that never waits shows only host spans.
  *
  * The environment variable PORTABLE_TRACE=path.json starts a trace when the
- * library loads (a path that cannot be opened is reported on stderr). The
+ * library loads (a path that cannot be opened is reported on stderr); in
+ * it, %r becomes the rank an MPI or SLURM launcher gave the process (0
+ * without one) and %p the process id, so each process of a job writes a
+ * file of its own. The
  * file is written as the program runs and closed, valid, by pt_trace_end or
  * at normal process exit. It stops growing at its size cap: later events
  * are dropped and the file says "truncated": true, still valid JSON.
