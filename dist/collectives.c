@@ -85,7 +85,9 @@ static pt_status in_place(pt_dist *g, const char *fn, pt_tensor *x, pt_reduce_op
 void pt__dist_trace_collective(pt_dist *g, const char *fn, const pt_tensor *x, int64_t t0, int64_t t_met,
                                pt_status s) {
     const int64_t t1 = pt_trace_clock_ns();
-    pt_device *dev = x ? pt_tensor_device(x) : pt_dist_device(g);
+    /* Not pt_dist_device(g) without a tensor: choosing the device could
+     * fail and set an error for a call that worked. */
+    pt_device *dev = x ? pt_tensor_device(x) : g->device ? g->device : pt_cpu();
     if (!dev) return;
     char args[320];
     int n = snprintf(args, sizeof args, "\"fn\":\"%s\",\"rank\":%d,\"world\":%d,\"wait_us\":%.3f", fn, g->rank,

@@ -91,7 +91,8 @@ pt_status pt__staged_stacked(pt_dist *g, const char *fn, bool gather, pt_tensor 
 static inline int64_t pt__dist_trace_start(void) { return pt_trace_active() ? pt_trace_clock_ns() : 0; }
 /* The span of collective fn (begun at t0, ranks met at t_met: the header
  * exchange, or the barrier itself, is where a rank waits for the others)
- * on the "collectives" row of x's device (the group's device without x). */
+ * on the "collectives" row of x's device (without x: the group's device
+ * once pt_dist_device chose it, else the cpu). */
 void pt__dist_trace_collective(pt_dist *g, const char *fn, const pt_tensor *x, int64_t t0, int64_t t_met,
                                pt_status s);
 /* pt_trace_span that leaves the last error as it was. */

@@ -98,15 +98,15 @@ static int spans_on(const cJSON *events, int pid, int tid, const char *row, cons
 }
 
 int main(int argc, char **argv) {
+    const char *dir = getenv("PT_DDP_TRACE_DIR");
     pt_dist *g = pt_dist_init(&argc, &argv);
-    if (!g) {
-        fprintf(stderr, "pt_dist_init: %s\n", pt_last_error());
+    rank = pt_dist_rank(g); /* -1 without a group, in the message below */
+    const int world = pt_dist_world_size(g);
+    pt_device *dev = g ? pt_dist_device(g) : NULL;
+    if (!dev) {
+        fprintf(stderr, "rank %d: no group or device: %s\n", rank, pt_last_error());
         return 1;
     }
-    rank = pt_dist_rank(g);
-    const int world = pt_dist_world_size(g);
-    pt_device *dev = pt_dist_device(g);
-    const char *dir = getenv("PT_DDP_TRACE_DIR");
     char path[4096];
     snprintf(path, sizeof path, "%s/ddp_trace_rank%d.json", dir && *dir ? dir : ".", rank);
 
