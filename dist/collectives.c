@@ -122,7 +122,8 @@ pt_status pt_dist_all_reduce(pt_dist *g, pt_tensor *x, pt_reduce_op op) {
     const int64_t t0 = pt__dist_trace_start();
     pt_status s = pt__check_header(g, fn, PT__COLL_ALL_REDUCE, x, op, -1, check_common(fn, g, x, op));
     const int64_t met = t0 ? pt_trace_clock_ns() : 0;
-    if (!s) s = in_place(g, fn, x, op, -1);
+    /* the copies run pt_contiguous and pt_copy_: their errors are this call's */
+    if (!s) s = in_place(g, fn, x, op, -1) ? pt__dist_error_as(fn) : PT_OK;
     if (t0) pt__dist_trace_collective(g, fn, x, t0, met, s);
     return s;
 }
@@ -137,7 +138,8 @@ pt_status pt_dist_broadcast(pt_dist *g, pt_tensor *x, int root) {
     const int64_t t0 = pt__dist_trace_start();
     pt_status s = pt__check_header(g, fn, PT__COLL_BROADCAST, x, PT_REDUCE_SUM, root, local);
     const int64_t met = t0 ? pt_trace_clock_ns() : 0;
-    if (!s) s = in_place(g, fn, x, PT_REDUCE_SUM, root);
+    /* the copies run pt_contiguous and pt_copy_: their errors are this call's */
+    if (!s) s = in_place(g, fn, x, PT_REDUCE_SUM, root) ? pt__dist_error_as(fn) : PT_OK;
     if (t0) pt__dist_trace_collective(g, fn, x, t0, met, s);
     return s;
 }
@@ -227,7 +229,8 @@ pt_status pt_dist_all_gather(pt_dist *g, pt_tensor *out, pt_tensor *in) {
     const int64_t t0 = pt__dist_trace_start();
     pt_status s = pt__check_header(g, fn, PT__COLL_ALL_GATHER, in, PT_REDUCE_SUM, -1, local);
     const int64_t met = t0 ? pt_trace_clock_ns() : 0;
-    if (!s) s = stacked(g, fn, true, out, in, PT_REDUCE_SUM);
+    /* the copies run pt_contiguous and pt_copy_: their errors are this call's */
+    if (!s) s = stacked(g, fn, true, out, in, PT_REDUCE_SUM) ? pt__dist_error_as(fn) : PT_OK;
     if (t0) pt__dist_trace_collective(g, fn, local ? NULL : out, t0, met, s);
     return s;
 }
@@ -240,7 +243,8 @@ pt_status pt_dist_reduce_scatter(pt_dist *g, pt_tensor *out, pt_tensor *in, pt_r
     const int64_t t0 = pt__dist_trace_start();
     pt_status s = pt__check_header(g, fn, PT__COLL_REDUCE_SCATTER, in, op, -1, local);
     const int64_t met = t0 ? pt_trace_clock_ns() : 0;
-    if (!s) s = stacked(g, fn, false, in, out, op);
+    /* the copies run pt_contiguous and pt_copy_: their errors are this call's */
+    if (!s) s = stacked(g, fn, false, in, out, op) ? pt__dist_error_as(fn) : PT_OK;
     if (t0) pt__dist_trace_collective(g, fn, local ? NULL : in, t0, met, s);
     return s;
 }
@@ -249,8 +253,11 @@ pt_status pt_dist_barrier(pt_dist *g) {
     static const char fn[] = "pt_dist_barrier";
     if (!g) return pt_set_error(PT_ERR_INVALID_ARGUMENT, fn, "group is NULL");
     const int64_t t0 = pt__dist_trace_start();
-    int rc = MPI_Barrier(g->comm);
-    pt_status s = rc == MPI_SUCCESS ? PT_OK : pt__mpi_failed(fn, "MPI_Barrier", rc);
+    pt_status s = pt__check_header_no_tensor(g, fn, PT__COLL_BARRIER);
+    if (!s) {
+        int rc = MPI_Barrier(g->comm);
+        s = rc == MPI_SUCCESS ? PT_OK : pt__mpi_failed(fn, "MPI_Barrier", rc);
+    }
     if (t0) pt__dist_trace_collective(g, fn, NULL, t0, pt_trace_clock_ns(), s); /* all of it is waiting */
     return s;
 }

@@ -389,7 +389,7 @@ static pt_status sync_and_step(pt_ddp *d, pt_optimizer *opt) {
 
 pt_status pt_ddp_sync(pt_ddp *d) {
     if (!d) return pt_set_error(PT_ERR_INVALID_ARGUMENT, "pt_ddp_sync", "wrapper is NULL");
-    return sync_and_step(d, NULL);
+    return sync_and_step(d, NULL) ? pt__dist_error_as("pt_ddp_sync") : PT_OK;
 }
 
 pt_status pt_ddp_step(pt_ddp *d, pt_optimizer *opt) {
@@ -400,7 +400,7 @@ pt_status pt_ddp_step(pt_ddp *d, pt_optimizer *opt) {
         sync_and_step(d, NULL);
         return pt_set_error(PT_ERR_INVALID_ARGUMENT, fn, "optimizer is NULL (the gradients were synced, not applied)");
     }
-    return sync_and_step(d, opt);
+    return sync_and_step(d, opt) ? pt__dist_error_as(fn) : PT_OK;
 }
 
 pt_status pt_ddp_set_require_sync(pt_ddp *d, bool on) {
@@ -422,6 +422,11 @@ static pt_status broadcast_params(pt_dist *g, pt_tensor **ps, int n) {
     static const char fn[] = "pt_ddp_new";
     int *counts = malloc((size_t)g->size * sizeof *counts);
     if (!counts) return pt_set_error(PT_ERR_OUT_OF_MEMORY, fn, "out of host memory");
+    pt_status named = pt__check_header_no_tensor(g, fn, PT__COLL_DDP_NEW);
+    if (named) {
+        free(counts);
+        return named;
+    }
     int rc = MPI_Allgather(&n, 1, MPI_INT, counts, 1, MPI_INT, g->comm);
     pt_status s = rc == MPI_SUCCESS ? PT_OK : pt__mpi_failed(fn, "MPI_Allgather", rc);
     for (int r = 1; !s && r < g->size; ++r)
@@ -430,7 +435,7 @@ static pt_status broadcast_params(pt_dist *g, pt_tensor **ps, int n) {
                              r, counts[r], counts[0], g->rank);
     free(counts);
     for (int i = 0; !s && i < n; ++i) s = pt_dist_broadcast(g, ps[i], 0);
-    return s;
+    return s ? pt__dist_error_as(fn) : PT_OK;
 }
 
 /* Splits the parameters (already in reverse order) into buckets and makes
@@ -494,8 +499,10 @@ static pt_status make_buckets(pt_ddp *d, size_t cap) {
  * communicators. */
 static pt_status start_thread(pt_ddp *d) {
     static const char fn[] = "pt_ddp_new";
-    const char *env = getenv("PORTABLE_DIST_DDP_THREAD");
-    int want = d->g->thread_level == MPI_THREAD_MULTIPLE && !(env && strcmp(env, "0") == 0), all = 0;
+    static const char *const off_on[] = {"0", "1", NULL};
+    int want = d->g->thread_level == MPI_THREAD_MULTIPLE &&
+               pt_env_choice("PORTABLE_DIST_DDP_THREAD", off_on, 1) == 1,
+        all = 0;
     int rc = MPI_Allreduce(&want, &all, 1, MPI_INT, MPI_MIN, d->g->comm);
     if (rc != MPI_SUCCESS) return pt__mpi_failed(fn, "MPI_Allreduce", rc);
     if (!all) return PT_OK;
@@ -576,6 +583,7 @@ pt_ddp *pt_ddp_new(pt_dist *g, pt_module *m, size_t bucket_bytes) {
     free(names);
     free(ps);
     if (s) {
+        pt__dist_error_as(fn);
         pt_ddp_free(d);
         return NULL;
     }

@@ -53,7 +53,10 @@ typedef enum pt__coll_kind {
     PT__COLL_BROADCAST,
     PT__COLL_ALL_GATHER,
     PT__COLL_REDUCE_SCATTER,
-    PT__COLL_DDP_LAYOUT
+    PT__COLL_DDP_LAYOUT,
+    PT__COLL_BARRIER,    /* no tensor */
+    PT__COLL_SET_CHECK,  /* pt_dist_set_header_check; no tensor */
+    PT__COLL_DDP_NEW     /* pt_ddp_new's parameter count; no tensor */
 } pt__coll_kind;
 /* Exchanges (kind, dtype, shape, op, root) among all ranks and checks every
  * rank matches rank 0. On a mismatch every rank returns PT_ERR_SHAPE /
@@ -63,6 +66,15 @@ typedef enum pt__coll_kind {
  * its own message, the others naming it. */
 pt_status pt__check_header(pt_dist *g, const char *fn, pt__coll_kind kind, const pt_tensor *x, int op,
                            int root, pt_status local);
+/* The same for a collective that takes no tensor (barrier and the set-up
+ * calls): every collective names itself in the exchange, so a rank in a
+ * barrier and another in an all-reduce both fail instead of waiting for
+ * ever. */
+pt_status pt__check_header_no_tensor(pt_dist *g, const char *fn, pt__coll_kind kind);
+/* After a public function failed inside public function fn (a DDP step's
+ * pt_copy_, pt_ddp_new's pt_dist_broadcast): makes the last error read
+ * "fn: <the inner message>", keeping its status, which it returns. */
+pt_status pt__dist_error_as(const char *fn);
 /* c /= world size on c's device (integers truncate), for device-side sums. */
 pt_status pt__divide_on_device(pt_dist *g, pt_tensor *c);
 /* Whether d's memory is host memory (the cpu backend). */

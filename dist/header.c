@@ -20,6 +20,9 @@ static const char *kind_name(int32_t k) {
     case PT__COLL_ALL_GATHER: return "all_gather";
     case PT__COLL_REDUCE_SCATTER: return "reduce_scatter";
     case PT__COLL_DDP_LAYOUT: return "ddp layout";
+    case PT__COLL_BARRIER: return "barrier";
+    case PT__COLL_SET_CHECK: return "set_header_check";
+    case PT__COLL_DDP_NEW: return "ddp_new";
     default: return "?";
     }
 }
@@ -27,6 +30,8 @@ static const char *kind_name(int32_t k) {
 pt_status pt_dist_set_header_check(pt_dist *g, bool on) {
     static const char fn[] = "pt_dist_set_header_check";
     if (!g) return pt_set_error(PT_ERR_INVALID_ARGUMENT, fn, "group is NULL");
+    pt_status s = pt__check_header_no_tensor(g, fn, PT__COLL_SET_CHECK);
+    if (s) return s;
     /* Collective: every rank must choose the same, else one would wait in
      * a header exchange that the others skip. max(on) and max(-on) in one
      * call give the largest and the smallest choice. */
@@ -57,11 +62,31 @@ static bool same_shape(const header *a, const header *b) {
     return true;
 }
 
+static bool takes_tensor(pt__coll_kind kind) {
+    return kind != PT__COLL_BARRIER && kind != PT__COLL_SET_CHECK && kind != PT__COLL_DDP_NEW;
+}
+
+pt_status pt__check_header_no_tensor(pt_dist *g, const char *fn, pt__coll_kind kind) {
+    return pt__check_header(g, fn, kind, NULL, 0, -1, PT_OK);
+}
+
+pt_status pt__dist_error_as(const char *fn) {
+    pt_status s = pt_last_status();
+    const char *msg = pt_last_error();
+    size_t n = strlen(fn);
+    if (s == PT_OK || (strncmp(msg, fn, n) == 0 && msg[n] == ':')) return s;
+    char inner[2048];
+    snprintf(inner, sizeof inner, "%s", msg);
+    return pt_set_error(s, fn, "%s", inner);
+}
+
 pt_status pt__check_header(pt_dist *g, const char *fn, pt__coll_kind kind, const pt_tensor *x, int op, int root,
                            pt_status local) {
-    if (g->skip_header) return local ? local : (x ? PT_OK : pt_last_status()); /* trusted: see pt_dist_set_header_check */
-    header mine = {.kind = kind, .op = op, .root = root, .failed = local != PT_OK || !x};
-    if (!mine.failed) {
+    const bool tensor = takes_tensor(kind);
+    if (g->skip_header) /* trusted: see pt_dist_set_header_check */
+        return local ? local : (x || !tensor ? PT_OK : pt_last_status());
+    header mine = {.kind = kind, .op = op, .root = root, .failed = local != PT_OK || (tensor && !x)};
+    if (!mine.failed && tensor) {
         mine.dtype = pt_tensor_dtype(x);
         mine.ndim = pt_tensor_ndim(x);
         const int64_t *shape = pt_tensor_shape(x);

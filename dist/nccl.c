@@ -112,8 +112,8 @@ static int cuda_index(const pt_device *d) {
 bool pt__nccl_usable(pt_dist *g, pt_device *dev) {
     if (!g->nccl_tried) {
         g->nccl_tried = true;
-        const char *env = getenv("PORTABLE_DIST_NCCL");
-        pt__nccl *n = env && strcmp(env, "0") == 0 ? NULL : load();
+        static const char *const off_on[] = {"0", "1", NULL};
+        pt__nccl *n = pt_env_choice("PORTABLE_DIST_NCCL", off_on, 1) == 0 ? NULL : load();
         int here = n != NULL, all = 0;
         if (MPI_Allreduce(&here, &all, 1, MPI_INT, MPI_MIN, g->comm) != MPI_SUCCESS) all = 0;
         nccl_unique_id id;
@@ -133,7 +133,7 @@ bool pt__nccl_usable(pt_dist *g, pt_device *dev) {
             n->device = dev;
             g->nccl = n;
         } else {
-            if (n && all) fprintf(stderr, "portable-dist [warn]: NCCL loaded but its set-up failed; using MPI\n");
+            if (n && all) pt_log_message(PT_LOG_WARN, "portable-dist: NCCL loaded but its set-up failed; using MPI");
             pt__nccl_free(n);
         }
     }

@@ -138,7 +138,7 @@ pt_device *pt_dist_device(pt_dist *g) {
     int gpus = pt_device_count("cuda");
     if (gpus > 0) {
         if (g->local_size > gpus && g->local_rank == 0)
-            fprintf(stderr, "portable-dist [warn]: %d processes on this machine share %d GPUs\n", g->local_size, gpus);
+            pt_log_message(PT_LOG_WARN, "portable-dist: %d processes on this machine share %d GPUs", g->local_size, gpus);
         char name[32];
         snprintf(name, sizeof name, "cuda:%d", g->local_rank % gpus);
         g->device = pt_device_get(name);

@@ -41,10 +41,17 @@ pt_tensor *pt__stage(pt_dist *g, pt_device *dev, pt_dtype t, int64_t n, void **h
     return g->stage[t];
 }
 
+/* PORTABLE_DIST_CHUNK_BYTES, read once (a bad value is reported once);
+ * tiny chunks only for tests of the pipeline. */
+static int64_t chunk;
+static void read_chunk_bytes(void) {
+    chunk = pt_env_int("PORTABLE_DIST_CHUNK_BYTES", 16, (int64_t)1 << 40, 4 << 20);
+}
+
 static int64_t chunk_bytes(void) {
-    const char *v = getenv("PORTABLE_DIST_CHUNK_BYTES");
-    long long b = v ? atoll(v) : 0;
-    return b >= 16 ? b : 4 << 20; /* tiny chunks only for tests of the pipeline */
+    static pthread_once_t once = PTHREAD_ONCE_INIT;
+    pthread_once(&once, read_chunk_bytes);
+    return chunk;
 }
 
 typedef enum pipe_kind { PIPE_IN_PLACE, PIPE_GATHER, PIPE_SCATTER } pipe_kind;

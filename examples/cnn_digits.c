@@ -261,7 +261,7 @@ done:
 int main(int argc, char **argv) {
     static const digits_cli_spec spec = {"", "where to save the trained parameters and buffers (safetensors)",
                                          "The device is PORTABLE_BACKEND's (auto, cpu, cuda, opencl, optionally :N)."};
-    digits_cli args = {.epochs = EPOCHS, .precision = true};
+    digits_cli args = {.epochs = EPOCHS, .precision = true, .logs_losses = true};
     int parsed = digits_cli_parse(argc, argv, &spec, &args);
     if (parsed) return parsed == 1 ? 0 : 2;
 

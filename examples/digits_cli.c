@@ -12,17 +12,18 @@
 
 static void usage(FILE *f, const char *prog, const digits_cli_spec *spec, const digits_cli *out, int default_epochs) {
     const char *models = out->models;
-    fprintf(f, "usage: %s%s [--data digits.csv.gz]%s [--epochs N]%s%s%s%s\n", spec->launcher, prog,
+    fprintf(f, "usage: %s%s [--data digits.csv.gz]%s [--epochs N]%s%s%s%s%s\n", spec->launcher, prog,
             spec->save_what ? " [--save model.safetensors]" : "", models ? " [--model " : "",
-            models ? models : "", models ? "]" : "",
-            out->precision ? " [--dtype f32|bf16|f16] [--loss-log FILE]" : "");
+            models ? models : "", models ? "]" : "", out->precision ? " [--dtype f32|bf16|f16]" : "",
+            out->logs_losses ? " [--loss-log FILE]" : "");
     fprintf(f, "  --data PATH    the digits CSV (default: examples/data/digits.csv.gz)\n");
     if (models) fprintf(f, "  --model NAME   which net: %s (default: the first)\n", models);
     if (spec->save_what) fprintf(f, "  --save PATH    %s\n", spec->save_what);
     if (out->precision)
         fprintf(f, "  --dtype T      compute dtype: f32 (default), or bf16 / f16 with f32 master weights\n"
-                   "                 (mixed precision, pt_module_set_compute_dtype)\n"
-                   "  --loss-log F   write \"epoch step loss\" for every training step to F (%%.9g)\n");
+                   "                 (mixed precision, pt_module_set_compute_dtype)\n");
+    if (out->logs_losses)
+        fprintf(f, "  --loss-log F   write \"epoch step loss\" for every training step to F (%%.9g)\n");
     fprintf(f,
             "  --epochs N     training epochs, a whole number >= 1 (default %d)\n"
             "  -h, --help     this text\n"
@@ -104,16 +105,21 @@ int digits_cli_parse(int argc, char **argv, const digits_cli_spec *spec, digits_
             }
             out->model = optarg;
             break;
-        case 't':
         case 'l':
-            if (!out->precision) { /* this example has one precision and logs no losses */
-                fprintf(stderr, "%s: unrecognized option '--%s'\n", argv[0], opt == 't' ? "dtype" : "loss-log");
+            if (!out->logs_losses) { /* this example logs no per-step losses */
+                fprintf(stderr, "%s: unrecognized option '--loss-log'\n", argv[0]);
                 usage(stderr, argv[0], spec, out, default_epochs);
                 return 2;
             }
-            if (opt == 'l') {
-                out->loss_log = optarg;
-            } else if (!strcmp(optarg, "f32") || !strcmp(optarg, "bf16") || !strcmp(optarg, "f16")) {
+            out->loss_log = optarg;
+            break;
+        case 't':
+            if (!out->precision) { /* this example has one precision */
+                fprintf(stderr, "%s: unrecognized option '--dtype'\n", argv[0]);
+                usage(stderr, argv[0], spec, out, default_epochs);
+                return 2;
+            }
+            if (!strcmp(optarg, "f32") || !strcmp(optarg, "bf16") || !strcmp(optarg, "f16")) {
                 out->dtype = optarg;
             } else {
                 fprintf(stderr, "%s: --dtype '%s' is not one of f32, bf16, f16\n", argv[0], optarg);

@@ -1,6 +1,6 @@
 /* The command line of the digits trainers (mlp_digits, cnn_digits,
  * ddp_digits): --data, --epochs, --help, where the example saves --save,
- * where it has several models --model, and where it offers them --dtype and
+ * where it has several models --model, where it offers them --dtype and
  * --loss-log, parsed with getopt_long. Bad values, and --save or --loss-log
  * paths that cannot be written, stop the program before any work, with the
  * usage line. */
@@ -21,7 +21,8 @@ typedef struct digits_cli {
     int epochs;       /* --epochs; the caller sets the default before parsing */
     const char *models; /* --model's choices, e.g. "mlp|cnn", set by the caller before parsing; NULL: no --model */
     const char *model;  /* --model: one of those choices (NULL: not given) */
-    bool precision;   /* set by the caller: the example takes --dtype and --loss-log */
+    bool precision;   /* set by the caller: the example takes --dtype */
+    bool logs_losses; /* set by the caller: the example takes --loss-log */
     const char *dtype;    /* --dtype: "f32" (NULL: the default), "bf16" or "f16" */
     const char *loss_log; /* --loss-log: where to write the loss of every step; NULL: nowhere */
 } digits_cli;

@@ -8,6 +8,11 @@
  *
  *   PORTABLE_BACKEND=cpu    ./mlp_digits
  *   PORTABLE_BACKEND=opencl ./mlp_digits [--data path/to/digits.csv.gz] [--save model.safetensors]
+ *   ./mlp_digits [--epochs N] [--loss-log losses.txt]
+ *
+ * --loss-log writes every training step's loss ("epoch step loss", %.9g, as
+ * cnn_digits does): the Python example (python/examples/mlp_digits.py) writes
+ * the same file, and its test compares the two step by step.
  *
  * After training it measures test accuracy, saves the parameters as
  * safetensors (loadable by PyTorch), loads them into a fresh model on the cpu
@@ -77,6 +82,19 @@ static double accuracy(pt_module *net, const digits *d, pt_device *dev, int64_t 
     return a;
 }
 
+/* Writes the step losses of one epoch (kept on the device until now, so
+ * logging adds no wait per step) and releases them. */
+static int write_losses(FILE *f, int epoch, pt_tensor **losses, int steps) {
+    int bad = 0;
+    for (int s = 0; s < steps; ++s) {
+        double l = pt_item(losses[s]);
+        bad |= isnan(l) || fprintf(f, "%d %d %.9g\n", epoch, s, l) < 0;
+        pt_release(losses[s]);
+        losses[s] = NULL;
+    }
+    return bad;
+}
+
 static void progress(int epoch, int done, int total) {
     if (!isatty(STDOUT_FILENO)) return;
     int width = 30, filled = done * width / total;
@@ -86,8 +104,10 @@ static void progress(int epoch, int done, int total) {
     fflush(stdout);
 }
 
-/* Trains, evaluates, saves, reloads and compares. Returns the exit status. */
-static int run(pt_device *dev, const digits *train, const digits *test, int epochs, const char *save_path) {
+/* Trains, evaluates, saves, reloads and compares; writes each step's loss to
+ * loss_log unless it is NULL. Returns the exit status. */
+static int run(pt_device *dev, const digits *train, const digits *test, int epochs, const char *save_path,
+               FILE *loss_log) {
     int status = 1;
     pt_module *net = NULL, *reloaded = NULL;
     pt_optimizer *opt = NULL;
@@ -96,7 +116,9 @@ static int run(pt_device *dev, const digits *train, const digits *test, int epoc
     int64_t *lb = malloc(BATCH * sizeof *lb);
     int64_t *pred = malloc((size_t)test->n * sizeof *pred), *pred_cpu = malloc((size_t)test->n * sizeof *pred_cpu);
     char tmp_path[256] = "";
-    if (!order || !px || !lb || !pred || !pred_cpu) {
+    int steps = (train->n + BATCH - 1) / BATCH;
+    pt_tensor **step_losses = loss_log ? calloc((size_t)steps, sizeof *step_losses) : NULL;
+    if (!order || !px || !lb || !pred || !pred_cpu || (loss_log && !step_losses)) {
         fprintf(stderr, "mlp_digits: out of host memory\n");
         goto done;
     }
@@ -113,7 +135,6 @@ static int run(pt_device *dev, const digits *train, const digits *test, int epoc
     }
 
     /* ---- Training ---- */
-    int steps = (train->n + BATCH - 1) / BATCH;
     for (int epoch = 1; epoch <= epochs; ++epoch) {
         digits_permutation(train->n, 1000 + (uint64_t)epoch, order);
         double t0 = now_seconds();
@@ -135,6 +156,7 @@ static int run(pt_device *dev, const digits *train, const digits *test, int epoc
             }
             pt_no_grad_begin();
             pt_tensor *sum = pt_keep(pt_add(loss_sum, pt_mul_scalar(loss, count)));
+            if (loss_log) step_losses[step] = pt_keep(pt_detach(loss));
             pt_no_grad_end();
             pt_scope_end(scope);
             pt_release(loss_sum);
@@ -144,6 +166,10 @@ static int run(pt_device *dev, const digits *train, const digits *test, int epoc
         double mean_loss = pt_item(loss_sum) / train->n; /* waits for the device */
         pt_release(loss_sum);
         double dt = now_seconds() - t0;
+        if (loss_log && write_losses(loss_log, epoch, step_losses, steps)) {
+            fail("writing the loss log");
+            goto done;
+        }
         if (isnan(mean_loss)) {
             fail("reading the loss");
             goto done;
@@ -195,6 +221,8 @@ static int run(pt_device *dev, const digits *train, const digits *test, int epoc
     }
 done:
     if (tmp_path[0]) remove(tmp_path);
+    for (int s = 0; step_losses && s < steps; ++s) pt_release(step_losses[s]);
+    free(step_losses);
     pt_module_free(reloaded);
     pt_optimizer_free(opt); /* before its module */
     pt_module_free(net);
@@ -209,7 +237,7 @@ done:
 int main(int argc, char **argv) {
     static const digits_cli_spec spec = {"", "where to save the trained parameters (safetensors)",
                                          "The device is PORTABLE_BACKEND's (auto, cpu, cuda, opencl, optionally :N)."};
-    digits_cli args = {.epochs = EPOCHS};
+    digits_cli args = {.epochs = EPOCHS, .logs_losses = true};
     int parsed = digits_cli_parse(argc, argv, &spec, &args);
     if (parsed) return parsed == 1 ? 0 : 2;
 
@@ -231,8 +259,19 @@ int main(int argc, char **argv) {
         return 2;
     }
 
+    FILE *loss_log = NULL;
+    if (args.loss_log && !(loss_log = fopen(args.loss_log, "w"))) {
+        fprintf(stderr, "mlp_digits: cannot write the loss log %s\n", args.loss_log);
+        digits_free(&train);
+        digits_free(&test);
+        return 2;
+    }
     pt_device *dev = pt_default_device();
-    int status = dev ? run(dev, &train, &test, args.epochs, args.save) : (fail("no device"), 77);
+    int status = dev ? run(dev, &train, &test, args.epochs, args.save, loss_log) : (fail("no device"), 77);
+    if (loss_log && fclose(loss_log) != 0 && status == 0) {
+        fprintf(stderr, "mlp_digits: writing the loss log %s failed\n", args.loss_log);
+        status = 1;
+    }
     digits_free(&train);
     digits_free(&test);
     return status;

@@ -85,8 +85,8 @@ if command -v clang >/dev/null 2>&1; then
   CC=clang cmake -S . -B build-fuzz -DCMAKE_BUILD_TYPE=RelWithDebInfo -DPT_SANITIZE=ON -DPT_FUZZ=ON \
         -DPT_WERROR=ON \
         -DPT_BUILD_OPENCL=OFF -DPT_BUILD_CUDA=OFF -DPT_BUILD_CUDA_SIM=OFF -DPT_BUILD_NULL=OFF >/dev/null
-  cmake --build build-fuzz -j"$jobs" --target fuzz_safetensors fuzz_calls portable-cpu
-  for target in safetensors calls; do
+  cmake --build build-fuzz -j"$jobs" --target fuzz_safetensors fuzz_calls fuzz_dlpack portable-cpu
+  for target in safetensors calls dlpack; do
     mkdir -p "build-fuzz/fuzz-corpus/$target" build-fuzz/fuzz-found
     echo "fuzzing $target for ${fuzz_seconds}s${fuzz_seed:+ (seed $fuzz_seed)}"
     # A 1 GiB ceiling per allocation, returned as NULL: the library's

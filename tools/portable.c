@@ -2,7 +2,7 @@
  *
  *   portable devices   every backend with its load status (or why it failed)
  *                      and every device with its properties, like nvidia-smi
- *                      and clinfo together
+ *                      and clinfo together (--json: the same as JSON)
  *   portable bench     a quick f32 matmul and add on every device, timed
  *                      with a synchronise before reading the clock
  *   portable version   library version (pt_version: the loaded library's)
@@ -19,6 +19,8 @@
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
+
+#include <cjson/cJSON.h>
 
 #include "format_bytes.h" /* core/runtime/format_bytes.c, built into this tool too */
 #include "plugin_libraries.h"
@@ -38,6 +40,42 @@ static void print_rule(void) {
     printf("+------------+------------------------------------------+-------+-----+------------+------------+------------+--------------------------+\n");
 }
 
+static const char *yes_no(bool b) { return b ? "yes" : "no"; }
+
+/* The details clinfo and nvidia-smi show, one "key: value" line each, for
+ * what the backend reports (empty strings and zero limits are left out). */
+static void print_details(const pt_device_props *p) {
+    char b[24];
+    if (p->platform[0]) printf("|   platform:        %s\n", p->platform);
+    if (p->vendor[0]) printf("|   vendor:          %s\n", p->vendor);
+    if (p->device_version[0]) printf("|   version:         %s\n", p->device_version);
+    if (p->c_version[0]) printf("|   C version:       %s\n", p->c_version);
+    if (p->compute_capability_major)
+        printf("|   compute cap.:    %d.%d\n", p->compute_capability_major, p->compute_capability_minor);
+    if (p->uuid[0]) printf("|   UUID:            %s\n", p->uuid);
+    if (p->pci_bus_id[0]) printf("|   PCI bus id:      %s\n", p->pci_bus_id);
+    if (p->max_alloc > 0) {
+        pt__format_bytes(p->max_alloc, 1, b, sizeof b);
+        printf("|   max allocation:  %s\n", b);
+    }
+    if (p->local_memory > 0) {
+        pt__format_bytes(p->local_memory, 1, b, sizeof b);
+        printf("|   local memory:    %s\n", b);
+    }
+    if (p->max_work_group > 0) printf("|   max work-group:  %lld\n", (long long)p->max_work_group);
+    pt__format_bytes(p->memory_process, 1, b, sizeof b);
+    printf("|   held by process: %s\n", b);
+    printf("|   fp16: %s, fp64: %s\n", yes_no(p->supports_f16), yes_no(p->supports_f64));
+    if (p->extensions[0]) { /* single-spaced: drivers pad the list */
+        char list[sizeof p->extensions];
+        snprintf(list, sizeof list, "%s", p->extensions);
+        printf("|   extensions:     ");
+        for (char *save = NULL, *e = strtok_r(list, " ", &save); e; e = strtok_r(NULL, " ", &save))
+            printf(" %s", e);
+        printf("\n");
+    }
+}
+
 static int list_devices(void) {
     int nb = pt_backend_count();
     printf("libportable %s\n\n", pt_version()->string);
@@ -46,10 +84,11 @@ static int list_devices(void) {
         const char *reason = NULL;
         bool ok = pt_backend_available(i, &reason);
         const char *path = pt_backend_path(i);
-        if (ok)
+        if (ok) {
             printf("  %-8s ok, %d device%s  (%s)\n", pt_backend_name(i), pt_backend_device_count(i),
                    pt_backend_device_count(i) == 1 ? "" : "s", path);
-        else
+            if (reason && *reason) printf("  %-8s skipped: %s\n", "", reason);
+        } else
             printf("  %-8s unavailable: %s\n", pt_backend_name(i), reason);
     }
     printf("\nDevices\n");
@@ -76,9 +115,7 @@ static int list_devices(void) {
             printf("| %-10s | %-40.40s | %-5s | %3d | %10s | %10s | %10s | %-24.24s |\n",
                    pt_device_name(d), p.name, type_name(p.type), p.compute_units, total, avail, used,
                    p.driver_version);
-            if (p.platform[0] || p.vendor[0])
-                printf("| %-10s | %-40.40s | %-5s | %3s | %10s | %10s | %10s | %-24.24s |\n", "",
-                       p.vendor, p.supports_f64 ? "fp64" : "fp32", "", "", "", "", p.platform);
+            print_details(&p);
             ++shown;
         }
     }
@@ -87,17 +124,6 @@ static int list_devices(void) {
     printf("mem total, mem free: as each driver reports them (unknown: the driver has no query\n"
            "for it, e.g. OpenCL without AMD's extension); in use: memory libportable holds\n");
     print_plugin_libraries();
-    /* The platform column cuts long strings (the cpu plugin's libraries and
-     * the ISA each picked): the whole line is here. */
-    bool header = false;
-    for (int i = 0; i < nb; ++i)
-        for (int j = 0; j < pt_backend_device_count(i); ++j) {
-            pt_device_props p;
-            if (pt_device_info(pt_backend_device(i, j), &p) != PT_OK || strlen(p.platform) <= 24) continue;
-            if (!header) printf("\nPlatforms (the libraries and the ISA each runs)\n");
-            header = true;
-            printf("  %-10s %s\n", pt_device_name(pt_backend_device(i, j)), p.platform);
-        }
     const char *env = getenv("PORTABLE_BACKEND");
     pt_device *def = pt_default_device();
     if (def)
@@ -106,6 +132,89 @@ static int list_devices(void) {
     else
         printf("\nDefault device (PORTABLE_BACKEND=%s): none: %s\n", env && *env ? env : "auto",
                pt_last_error());
+    return def ? 0 : 1;
+}
+
+/* The same as JSON (cJSON): {"version", "backends": [{name, available,
+ * reason, path, devices: [{...every pt_device_props member...}]}],
+ * "default_device", "default_device_error"}. Sizes are bytes, -1 unknown. */
+static cJSON *device_json(pt_device *d) {
+    cJSON *o = cJSON_CreateObject();
+    cJSON_AddStringToObject(o, "device", pt_device_name(d));
+    pt_device_props p;
+    if (pt_device_info(d, &p) != PT_OK) {
+        cJSON_AddStringToObject(o, "error", pt_last_error());
+        return o;
+    }
+    pt_memory_usage m = {0};
+    pt_memory_stats(d, &m);
+    cJSON_AddStringToObject(o, "name", p.name);
+    cJSON_AddStringToObject(o, "backend", p.backend);
+    cJSON_AddStringToObject(o, "type", type_name(p.type));
+    cJSON_AddStringToObject(o, "vendor", p.vendor);
+    cJSON_AddStringToObject(o, "platform", p.platform);
+    cJSON_AddStringToObject(o, "driver_version", p.driver_version);
+    cJSON_AddStringToObject(o, "device_version", p.device_version);
+    cJSON_AddStringToObject(o, "c_version", p.c_version);
+    cJSON_AddNumberToObject(o, "compute_units", p.compute_units);
+    cJSON_AddNumberToObject(o, "memory_total", (double)p.memory_total);
+    cJSON_AddNumberToObject(o, "memory_free", (double)p.memory_free);
+    cJSON_AddNumberToObject(o, "memory_process", (double)p.memory_process);
+    cJSON_AddNumberToObject(o, "memory_in_use", (double)m.in_use);
+    cJSON_AddNumberToObject(o, "memory_cached", (double)m.cached);
+    cJSON_AddNumberToObject(o, "max_alloc", (double)p.max_alloc);
+    cJSON_AddNumberToObject(o, "local_memory", (double)p.local_memory);
+    cJSON_AddNumberToObject(o, "max_work_group", (double)p.max_work_group);
+    cJSON_AddBoolToObject(o, "fp16", p.supports_f16);
+    cJSON_AddBoolToObject(o, "fp64", p.supports_f64);
+    if (p.compute_capability_major) {
+        char cc[16];
+        snprintf(cc, sizeof cc, "%d.%d", p.compute_capability_major, p.compute_capability_minor);
+        cJSON_AddStringToObject(o, "compute_capability", cc);
+    } else {
+        cJSON_AddNullToObject(o, "compute_capability");
+    }
+    cJSON_AddStringToObject(o, "uuid", p.uuid);
+    cJSON_AddStringToObject(o, "pci_bus_id", p.pci_bus_id);
+    cJSON *ext = cJSON_AddArrayToObject(o, "extensions");
+    char list[sizeof p.extensions];
+    snprintf(list, sizeof list, "%s", p.extensions);
+    for (char *save = NULL, *e = strtok_r(list, " ", &save); e; e = strtok_r(NULL, " ", &save))
+        cJSON_AddItemToArray(ext, cJSON_CreateString(e));
+    return o;
+}
+
+static int list_devices_json(void) {
+    cJSON *root = cJSON_CreateObject();
+    cJSON_AddStringToObject(root, "version", pt_version()->string);
+    cJSON *backends = cJSON_AddArrayToObject(root, "backends");
+    for (int i = 0; i < pt_backend_count(); ++i) {
+        cJSON *b = cJSON_CreateObject();
+        const char *reason = NULL;
+        bool ok = pt_backend_available(i, &reason);
+        cJSON_AddStringToObject(b, "name", pt_backend_name(i));
+        cJSON_AddBoolToObject(b, "available", ok);
+        cJSON_AddStringToObject(b, "reason", ok ? "" : reason);
+        cJSON_AddStringToObject(b, "path", pt_backend_path(i));
+        cJSON *devices = cJSON_AddArrayToObject(b, "devices");
+        for (int j = 0; j < pt_backend_device_count(i); ++j)
+            cJSON_AddItemToArray(devices, device_json(pt_backend_device(i, j)));
+        cJSON_AddItemToArray(backends, b);
+    }
+    pt_device *def = pt_default_device();
+    if (def) cJSON_AddStringToObject(root, "default_device", pt_device_name(def));
+    else {
+        cJSON_AddNullToObject(root, "default_device");
+        cJSON_AddStringToObject(root, "default_device_error", pt_last_error());
+    }
+    char *text = cJSON_Print(root);
+    cJSON_Delete(root);
+    if (!text) {
+        fprintf(stderr, "portable devices: out of memory writing JSON\n");
+        return 1;
+    }
+    printf("%s\n", text);
+    cJSON_free(text);
     return def ? 0 : 1;
 }
 
@@ -166,8 +275,50 @@ static void usage(FILE *f) {
                "Each command takes -h/--help. Environment: PORTABLE_BACKEND picks the default\n"
                "device (auto, cpu, cuda, opencl, optionally :N), PORTABLE_PLUGIN_PATH adds plugin\n"
                "folders (searched before <folder of libportable.so> and its portable/ subfolder),\n"
-               "PORTABLE_LOG=debug shows the plugins' diagnostics.\n");
+               "PORTABLE_LOG=debug shows the plugins' diagnostics (README: every variable).\n");
 }
+
+/* One command: its name, what it does (its --help) and whether it takes --json. */
+typedef struct command {
+    const char *name;
+    int (*run)(bool json);
+    bool takes_json;
+    const char *help;
+} command;
+
+static int print_version(void);
+
+static int run_devices(bool json) { return json ? list_devices_json() : list_devices(); }
+static int run_bench(bool json) {
+    (void)json;
+    return bench_devices();
+}
+static int run_version(bool json) {
+    (void)json;
+    return print_version();
+}
+
+static const command commands[] = {
+    {"devices", run_devices, true,
+     "usage: portable devices [-h|--help] [--json]\n"
+     "Lists every backend plugin found (loaded, or why not) and every device with its\n"
+     "properties: name, type, compute units, memory (total, free, held by this process),\n"
+     "driver; OpenCL version and OpenCL C version, platform, max allocation, local memory,\n"
+     "max work-group size, fp16/fp64 and extensions; for CUDA the compute capability, UUID\n"
+     "and PCI bus id. Then the default device PORTABLE_BACKEND picks.\n"
+     "  --json    the same as one JSON object (backends[].devices[] with every property;\n"
+     "            sizes in bytes, -1 when the driver cannot tell)\n"
+     "Exit status: 0, or 1 when the default device cannot be used.\n"},
+    {"bench", run_bench, false,
+     "usage: portable bench [-h|--help]\n"
+     "Times an f32 matmul (1024 x 1024, GFLOP/s) and an f32 add (16M elements, GB/s read +\n"
+     "write) on every device, after a warm-up, with a synchronise before each clock read.\n"
+     "Exit status: 0, or 1 when a device failed.\n"},
+    {"version", run_version, false,
+     "usage: portable version [-h|--help]\n"
+     "Prints the version of the libportable.so this tool loaded (and the version the tool\n"
+     "was built with, when they differ).\n"},
+};
 
 static int print_version(void) {
     const pt_version_info *v = pt_version();
@@ -177,22 +328,26 @@ static int print_version(void) {
     return 0;
 }
 
-/* A command's own arguments: only -h/--help; anything else is an error. */
-static int command_args(const char *command, int argc, char **argv, bool *help) {
-    static const struct option options[] = {{"help", no_argument, NULL, 'h'}, {NULL, 0, NULL, 0}};
-    *help = false;
+/* A command's own arguments: -h/--help, and --json where it takes one;
+ * anything else is an error with that command's usage. */
+static int command_args(const command *c, int argc, char **argv, bool *help, bool *json) {
+    static const struct option options[] = {
+        {"help", no_argument, NULL, 'h'}, {"json", no_argument, NULL, 'j'}, {NULL, 0, NULL, 0}};
+    *help = *json = false;
     optind = 1;
     int opt;
     while ((opt = getopt_long(argc, argv, "h", options, NULL)) != -1) {
         if (opt == 'h') *help = true;
+        else if (opt == 'j' && c->takes_json) *json = true;
         else {
-            usage(stderr);
+            if (opt == 'j') fprintf(stderr, "portable %s: --json is for `portable devices`\n", c->name);
+            fputs(c->help, stderr);
             return 2;
         }
     }
     if (optind < argc) {
-        fprintf(stderr, "portable %s: unexpected argument '%s'\n", command, argv[optind]);
-        usage(stderr);
+        fprintf(stderr, "portable %s: unexpected argument '%s'\n", c->name, argv[optind]);
+        fputs(c->help, stderr);
         return 2;
     }
     return 0;
@@ -213,31 +368,38 @@ int main(int argc, char **argv) {
         usage(stderr);
         return 2;
     }
-    const char *command = optind < argc ? argv[optind] : "devices";
+    const char *command_name = optind < argc ? argv[optind] : "devices";
     int sub_argc = optind < argc ? argc - optind : 1;
     char **sub_argv = optind < argc ? argv + optind : argv;
-    if (strcmp(command, "trace") == 0) {
+    if (strcmp(command_name, "trace") == 0) {
         if (sub_argc == 3 && strcmp(sub_argv[1], "summary") == 0)
             return pt_tool_trace_summary(sub_argv[2], stdout);
+        if (sub_argc == 2 && (strcmp(sub_argv[1], "-h") == 0 || strcmp(sub_argv[1], "--help") == 0)) {
+            fputs("usage: portable trace summary FILE\n"
+                  "Reads a trace written with PORTABLE_TRACE or pt_trace_begin and prints: the ops\n"
+                  "that took the most device time, the host's waits, copy bandwidth per direction,\n"
+                  "and each device queue's busy and idle time.\n",
+                  stdout);
+            return 0;
+        }
         fprintf(stderr, "portable trace: expected 'portable trace summary FILE'\n");
         usage(stderr);
         return 2;
     }
-    int (*run)(void) = NULL;
-    if (strcmp(command, "devices") == 0) run = list_devices;
-    else if (strcmp(command, "bench") == 0) run = bench_devices;
-    else if (strcmp(command, "version") == 0) run = print_version;
-    else {
-        fprintf(stderr, "portable: unknown command '%s'\n", command);
+    const command *c = NULL;
+    for (size_t i = 0; i < sizeof commands / sizeof commands[0]; ++i)
+        if (strcmp(command_name, commands[i].name) == 0) c = &commands[i];
+    if (!c) {
+        fprintf(stderr, "portable: unknown command '%s'\n", command_name);
         usage(stderr);
         return 2;
     }
-    bool help = false;
-    int bad = command_args(command, sub_argc, sub_argv, &help);
+    bool help = false, json = false;
+    int bad = command_args(c, sub_argc, sub_argv, &help, &json);
     if (bad) return bad;
     if (help) {
-        usage(stdout);
+        fputs(c->help, stdout);
         return 0;
     }
-    return run();
+    return c->run(json);
 }

@@ -16,16 +16,9 @@
 static bool im2col_forced;
 
 static void read_switch(void) {
-    const char *v = getenv("PORTABLE_CPU_CONV");
-    if (!v || !*v || strcmp(v, "onednn") == 0) return;
-    if (strcmp(v, "im2col") == 0) {
-        im2col_forced = true;
-        return;
-    }
-    pt_cpu_host->log(PT_LOG_WARN,
-                     "cpu: PORTABLE_CPU_CONV=%s is not a convolution path; set it to im2col or onednn "
-                     "(unset: onednn where it applies); using onednn",
-                     v);
+    static const char *const paths[] = {"onednn", "im2col", NULL};
+    im2col_forced = PT_HOST_HAS(pt_cpu_host, env_choice) &&
+                    pt_cpu_host->env_choice("PORTABLE_CPU_CONV", paths, 0) == 1;
 }
 
 pt_status pt_cpu_conv(int dev, const pt_op *op, bool run) {

@@ -62,8 +62,11 @@ pt_status pt_cpu_memory_info(int dev, int64_t *free_bytes, int64_t *total_bytes)
 
 /* The team size: OMP_NUM_THREADS (omp_get_max_threads) capped by the cores
  * this process may run on (its affinity mask), since threads beyond them
- * only take turns. strided.c */
+ * only take turns, and under an address-space limit by the threads that
+ * could be started (threads.c: libgomp exits when it cannot make one). */
 int pt_cpu_max_threads(void);
+/* Whether the process runs under a finite RLIMIT_AS (ulimit -v). */
+bool pt_cpu_address_space_limited(void);
 
 /* Runs piece(ctx, begin, end) over [0, n): on this thread below grain,
  * else split across the OpenMP team in pieces starting on multiples of

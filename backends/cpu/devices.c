@@ -8,6 +8,7 @@
 #define _POSIX_C_SOURCE 200809L
 
 #include <ctype.h>
+#include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -23,14 +24,18 @@
 
 #define PT_CPU_MAX_DEVICES 64
 
+/* PORTABLE_CPU_DEVICES, read once (a bad value is reported once). */
+static int device_count = -1;
+static void read_device_count(void) {
+    device_count = PT_HOST_HAS(pt_cpu_host, env_int)
+                       ? (int)pt_cpu_host->env_int("PORTABLE_CPU_DEVICES", 1, PT_CPU_MAX_DEVICES, 1)
+                       : 1;
+}
+
 int pt_cpu_device_count(void) {
-    const char *s = getenv("PORTABLE_CPU_DEVICES");
-    if (!s || !*s) return 1;
-    char *end = NULL;
-    long n = strtol(s, &end, 10);
-    while (end && isspace((unsigned char)*end)) ++end;
-    if (!end || *end != '\0' || n < 1) return 1; /* not a positive number: the default */
-    return n > PT_CPU_MAX_DEVICES ? PT_CPU_MAX_DEVICES : (int)n;
+    static pthread_once_t once = PTHREAD_ONCE_INIT;
+    pthread_once(&once, read_device_count);
+    return device_count;
 }
 
 /* Copies the value of the first "key<spaces>: value" line of /proc/cpuinfo
@@ -137,5 +142,7 @@ pt_status pt_cpu_device_info(int dev, pt_device_props *out) {
 #endif
     pt_cpu_memory_info(dev, &out->memory_free, &out->memory_total);
     out->supports_f64 = true;
+    out->supports_f16 = true;              /* stored in 16 bits, computed in f32 */
+    out->max_alloc = out->memory_total;    /* malloc: as much as there is */
     return PT_OK;
 }

@@ -251,9 +251,21 @@ static pt_status mm_run_blas(const mm_job *j) {
 
 #endif /* PT_CPU_HAVE_CBLAS */
 
+#if defined(PT_CPU_HAVE_CBLAS) && defined(PT_CPU_HAVE_OPENBLAS_CONFIG)
+/* OpenBLAS's pthreads build (not in its headers; weak: absent elsewhere). */
+extern int blas_thread_shutdown_(void) __attribute__((weak));
+#endif
+
 void pt_cpu_blas_init(void) {
 #if defined(PT_CPU_HAVE_CBLAS) && defined(PT_CPU_HAVE_OPENBLAS_CONFIG)
     openblas_set_num_threads(1);
+    /* OpenBLAS's pthreads build starts its own pool when it is loaded, and
+     * each worker allocates a 128 MiB buffer as it starts, retrying for
+     * ever when that fails; its exit handler then waits for the worker, so
+     * under an address-space limit a process hung at exit. The pool is
+     * never used (one thread, above), so under a limit it is stopped here,
+     * while the workers' buffers could still be had. */
+    if (blas_thread_shutdown_ && pt_cpu_address_space_limited()) blas_thread_shutdown_();
 #endif
 }
 

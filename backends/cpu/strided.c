@@ -17,9 +17,6 @@
  *    second-to-last dimension is the closer one in memory), the last two
  *    dimensions are walked in square tiles so each cache line fetched is used
  *    in full before it is evicted. */
-#define _GNU_SOURCE /* sched_getaffinity, CPU_COUNT */
-#include <sched.h>
-#include <stdatomic.h>
 #include <string.h>
 #include <unistd.h>
 
@@ -37,25 +34,6 @@
 #define PT_CPU_STREAM_CHUNK 8192
 /* Tile edge, in elements, for transposed walks. */
 #define PT_CPU_TILE_EDGE 64
-
-int pt_cpu_max_threads(void) {
-#ifdef _OPENMP
-    /* Cores in this process's affinity mask, looked up once (0: not yet). */
-    static _Atomic int cpu_cores;
-    int cores = atomic_load_explicit(&cpu_cores, memory_order_relaxed);
-    if (cores == 0) {
-        cpu_set_t set;
-        cores = sched_getaffinity(0, sizeof set, &set) == 0 ? CPU_COUNT(&set)
-                                                            : (int)sysconf(_SC_NPROCESSORS_ONLN);
-        if (cores < 1) cores = 1;
-        atomic_store_explicit(&cpu_cores, cores, memory_order_relaxed);
-    }
-    const int t = omp_get_max_threads();
-    return t < cores ? t : cores;
-#else
-    return 1;
-#endif
-}
 
 void pt_cpu_scalar_from_double(double v, pt_cpu_scalar *out) {
     out->f32 = (float)v;

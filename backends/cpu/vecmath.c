@@ -12,6 +12,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "cpu_internal.h" /* pt_cpu_host: PORTABLE_CPU_VECMATH through the host API */
 #include "vecmath.h"
 
 #define PT_VM_SCALAR(NAME, T, EXPR)                                                            \
@@ -64,11 +65,10 @@ static void vecmath_init_once(void) {
 #if defined(PT_CPU_VECMATH_X86)
     /* PORTABLE_CPU_VECMATH caps the level: the narrower ones get tested on
      * a machine that would never pick them. */
-    const char *cap = getenv("PORTABLE_CPU_VECMATH");
-    int max = 3; /* 3 avx512f, 2 avx2, 1 sse2, 0 scalar */
-    if (cap && strcmp(cap, "avx2") == 0) max = 2;
-    else if (cap && strcmp(cap, "sse2") == 0) max = 1;
-    else if (cap && strcmp(cap, "scalar") == 0) max = 0;
+    static const char *const caps[] = {"scalar", "sse2", "avx2", "avx512f", NULL};
+    int max = PT_HOST_HAS(pt_cpu_host, env_choice)
+                  ? pt_cpu_host->env_choice("PORTABLE_CPU_VECMATH", caps, 3)
+                  : 3; /* 3 avx512f, 2 avx2, 1 sse2, 0 scalar */
     __builtin_cpu_init();
     if (max >= 3 && __builtin_cpu_supports("avx512f")) pt_cpu_vecmath_avx512f(&vm);
     else if (max >= 2 && __builtin_cpu_supports("avx2") && __builtin_cpu_supports("fma"))

@@ -43,6 +43,9 @@ typedef struct ptcu_device {
     int cc_major, cc_minor;
     char name[256];
     char pci[32];                 /* "0000:65:00.0" */
+    char uuid[48];                /* "GPU-xxxxxxxx-xxxx-xxxx-xxxx-xxxxxxxxxxxx" */
+    int64_t shared_per_block;     /* cudaDeviceProp.sharedMemPerBlock */
+    int max_threads_per_block;
     int64_t total_memory;
     /* Guards the lazily created cuBLAS handle, the scratch buffer and the
      * peer-access flags. Element-wise launches touch none of them. */

@@ -20,15 +20,32 @@
  * deprecated aliases) with f32 accumulation, each result rounded once to
  * the 16-bit type. */
 #include <limits.h>
+#include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "cuda_internal.h"
 
+/* PORTABLE_CUDA_TF32, parsed again only when its value changes (a program
+ * may switch it between products), so a bad value is reported once per
+ * value, not once per product. */
 static bool tf32_requested(void) {
+    static pthread_mutex_t lock = PTHREAD_MUTEX_INITIALIZER;
+    static char seen[64] = "\x01"; /* no value looks like this: the first call parses */
+    static bool on;
     const char *v = getenv("PORTABLE_CUDA_TF32");
-    return v && (strcmp(v, "1") == 0 || strcmp(v, "true") == 0 || strcmp(v, "on") == 0);
+    pthread_mutex_lock(&lock);
+    if (strncmp(seen, v ? v : "", sizeof seen) != 0) {
+        snprintf(seen, sizeof seen, "%s", v ? v : "");
+        /* even index: off, odd: on */
+        static const char *const off_on[] = {"0", "1", "false", "true", "off", "on", NULL};
+        on = PT_HOST_HAS(ptcu_host, env_choice) &&
+             ptcu_host->env_choice("PORTABLE_CUDA_TF32", off_on, 0) % 2 == 1;
+    }
+    bool result = on;
+    pthread_mutex_unlock(&lock);
+    return result;
 }
 
 static bool fits_int(int64_t v) { return v >= 0 && v <= INT_MAX; }

@@ -184,6 +184,13 @@ static bool admit_device(int ordinal, ptcu_device *d, char *why, size_t cap) {
     }
     snprintf(d->name, sizeof d->name, "%s", prop.name);
     snprintf(d->pci, sizeof d->pci, "%04x:%02x:%02x.0", prop.pciDomainID, prop.pciBusID, prop.pciDeviceID);
+    /* nvidia-smi's form: GPU- and the 16 bytes as 8-4-4-4-12 hex digits */
+    const unsigned char *u = (const unsigned char *)prop.uuid.bytes;
+    snprintf(d->uuid, sizeof d->uuid,
+             "GPU-%02x%02x%02x%02x-%02x%02x-%02x%02x-%02x%02x-%02x%02x%02x%02x%02x%02x", u[0], u[1],
+             u[2], u[3], u[4], u[5], u[6], u[7], u[8], u[9], u[10], u[11], u[12], u[13], u[14], u[15]);
+    d->shared_per_block = (int64_t)prop.sharedMemPerBlock;
+    d->max_threads_per_block = prop.maxThreadsPerBlock;
     d->sm_count = prop.multiProcessorCount;
     d->cc_major = prop.major;
     d->cc_minor = prop.minor;
@@ -326,6 +333,14 @@ static pt_status cuda_device_info(int dev, pt_device_props *out) {
     out->memory_total = d->total_memory;
     out->memory_free = -1;
     out->supports_f64 = true;
+    out->supports_f16 = true; /* every architecture the plugin is built for (>= 5.3) */
+    out->max_alloc = d->total_memory;
+    out->local_memory = d->shared_per_block;
+    out->max_work_group = d->max_threads_per_block;
+    out->compute_capability_major = d->cc_major;
+    out->compute_capability_minor = d->cc_minor;
+    snprintf(out->uuid, sizeof out->uuid, "%s", d->uuid);
+    snprintf(out->pci_bus_id, sizeof out->pci_bus_id, "%s", d->pci);
     pt_status s = ptcu_select(d, "device_info");
     if (s != PT_OK) return s;
     size_t free_b = 0, total_b = 0;

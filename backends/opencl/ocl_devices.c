@@ -61,6 +61,28 @@ static bool ocl_has_extension(cl_device_id id, const char *ext) {
     return found;
 }
 
+void ocl_device_props_extra(const ocl_device *d, pt_device_props *out) {
+    out->supports_f16 = ocl_has_extension(d->id, "cl_khr_fp16");
+    out->max_alloc = d->max_alloc ? (int64_t)d->max_alloc : -1;
+    cl_ulong local = 0;
+    out->local_memory = clGetDeviceInfo(d->id, CL_DEVICE_LOCAL_MEM_SIZE, sizeof local, &local, NULL) ==
+                                CL_SUCCESS
+                            ? (int64_t)local
+                            : -1;
+    out->max_work_group = (int64_t)d->max_work_group;
+    snprintf(out->device_version, sizeof out->device_version, "%s", d->device_version);
+    ocl_device_string(d->id, CL_DEVICE_OPENCL_C_VERSION, out->c_version, sizeof out->c_version);
+    /* asked for its length first: a list longer than the member is cut, not lost */
+    size_t n = 0;
+    if (clGetDeviceInfo(d->id, CL_DEVICE_EXTENSIONS, 0, NULL, &n) != CL_SUCCESS || n == 0) return;
+    char *list = malloc(n + 1);
+    if (list && clGetDeviceInfo(d->id, CL_DEVICE_EXTENSIONS, n, list, NULL) == CL_SUCCESS) {
+        list[n] = '\0';
+        snprintf(out->extensions, sizeof out->extensions, "%s", list);
+    }
+    free(list);
+}
+
 static void ocl_describe(ocl_device *d) {
     ocl_device_string(d->id, CL_DEVICE_NAME, d->name, sizeof d->name);
     ocl_device_string(d->id, CL_DEVICE_VENDOR, d->vendor, sizeof d->vendor);
@@ -87,8 +109,9 @@ static void ocl_describe(ocl_device *d) {
     d->fp64 = ocl_has_extension(d->id, "cl_khr_fp64");
     /* PORTABLE_OPENCL_FP64=0 treats every device as lacking fp64, as many
      * consumer and mobile GPUs do: how CI tests that path on PoCL. */
-    const char *fp64_env = getenv("PORTABLE_OPENCL_FP64");
-    if (fp64_env && strcmp(fp64_env, "0") == 0) d->fp64 = false;
+    static const char *const off_on[] = {"0", "1", NULL};
+    if (PT_HOST_HAS(ocl_g.host, env_choice) && ocl_g.host->env_choice("PORTABLE_OPENCL_FP64", off_on, 1) == 0)
+        d->fp64 = false;
     /* f16 MATMUL runs as CLBlastHgemm only when asked for
      * (PORTABLE_OPENCL_HGEMM=1) on a cl_khr_fp16 device: CLBlast multiplies
      * and accumulates in half, so its error grows with the inner dimension
@@ -97,8 +120,9 @@ static void ocl_describe(ocl_device *d) {
      * accumulation and one rounding that cuBLAS and the f32 path meet). By
      * default f16 products take the f32 path: SGEMM on converted operands,
      * rounded once. */
-    const char *hgemm_env = getenv("PORTABLE_OPENCL_HGEMM");
-    d->fp16 = hgemm_env && strcmp(hgemm_env, "1") == 0 && ocl_has_extension(d->id, "cl_khr_fp16");
+    d->fp16 = PT_HOST_HAS(ocl_g.host, env_choice) &&
+              ocl_g.host->env_choice("PORTABLE_OPENCL_HGEMM", off_on, 0) == 1 &&
+              ocl_has_extension(d->id, "cl_khr_fp16");
     cl_device_fp_config scfg = 0;
     d->fp32_correct_div_sqrt =
         clGetDeviceInfo(d->id, CL_DEVICE_SINGLE_FP_CONFIG, sizeof scfg, &scfg, NULL) ==

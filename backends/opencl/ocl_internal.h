@@ -128,6 +128,10 @@ typedef struct ocl_state {
 
 extern ocl_state ocl_g;
 
+/* The members of pt_device_props past the first release's: versions,
+ * limits, fp16 and the extension list, read from the driver. */
+void ocl_device_props_extra(const ocl_device *d, pt_device_props *out);
+
 /* Enumerates every device of every platform: GPUs, accelerators, CPUs, other,
  * each group in platform/device order. Never fails: no platform gives 0
  * devices and a reason. */
@@ -171,18 +175,24 @@ pt_status ocl_kernel_variant(ocl_device *d, pt_dtype t, ocl_kernel_id k, ocl_var
                              cl_kernel *out, size_t *wg);
 void ocl_programs_release(ocl_device *d);
 
-/* 64-bit FNV-1a, chained through h (start with OCL_FNV_OFFSET). */
-#define OCL_FNV_OFFSET 0xcbf29ce484222325ull
-uint64_t ocl_fnv1a(uint64_t h, const void *data, size_t n);
+/* A program's identity: the SHA-256 of everything its binary depends on
+ * (ocl_program.c: format, sources, build options, device, driver,
+ * platform). It names the cache file and is bound into its digest. */
+typedef struct ocl_cache_key {
+    unsigned char id[32];
+} ocl_cache_key;
 /* The cache directory ($XDG_CACHE_HOME/portable, else $HOME/.cache/portable),
- * created if missing; false when neither is usable (no disk cache then). */
+ * created if missing; false when neither is usable, or when it is not the
+ * user's own or others may write it (a warning says so): programs are then
+ * built from source every time. */
 bool ocl_cache_dir(char *out, size_t cap);
-/* The cached binary stored under key, or NULL (missing, unreadable, corrupt).
- * Caller frees. */
-unsigned char *ocl_cache_load(uint64_t key, size_t *size);
+/* The cached binary stored under key, or NULL (missing, unreadable,
+ * corrupt, another entry's, or a file the user does not own or others may
+ * write: a warning says which, and the program is rebuilt). Caller frees. */
+unsigned char *ocl_cache_load(const ocl_cache_key *key, size_t *size);
 /* Stores a binary under key atomically (temp file + rename). Failures are
  * logged, never fatal: the cache is only an optimisation. */
-void ocl_cache_store(uint64_t key, const unsigned char *data, size_t size);
+void ocl_cache_store(const ocl_cache_key *key, const unsigned char *data, size_t size);
 
 /* ---- Embedded sources (generated at build time: ocl_sources.c) ---- */
 

@@ -43,6 +43,7 @@ static pt_status ocl_device_info(int dev, pt_device_props *out) {
     out->memory_total = (int64_t)d->global_mem;
     out->memory_free = -1; /* OpenCL cannot tell */
     out->supports_f64 = d->fp64;
+    ocl_device_props_extra(d, out);
     return PT_OK;
 }
 

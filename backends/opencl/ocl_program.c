@@ -13,6 +13,7 @@
 #include <time.h>
 
 #include "ocl_internal.h"
+#include "ocl_sha256.h"
 
 _Static_assert(PT_K_F32 == PT_F32 && PT_K_F64 == PT_F64 && PT_K_I32 == PT_I32 &&
                    PT_K_I64 == PT_I64 && PT_K_U8 == PT_U8 && PT_K_F16 == PT_F16 &&
@@ -40,7 +41,7 @@ _Static_assert(OCL_K_COPY_TO_F64 == OCL_K_COPY_TO_F32 + PT_F64 &&
                "copy_to_<dst> kernels must be in pt_dtype order");
 
 /* Bumped when the cache file's meaning changes without the sources changing. */
-#define OCL_CACHE_FORMAT "libportable-opencl-program-v1"
+#define OCL_CACHE_FORMAT "libportable-opencl-program-v2"
 
 static double ocl_now(void) {
     struct timespec ts;
@@ -54,16 +55,18 @@ static void ocl_build_options(const ocl_device *d, pt_dtype t, char *out, size_t
              d->fp32_correct_div_sqrt ? " -cl-fp32-correctly-rounded-divide-sqrt" : "");
 }
 
-static uint64_t ocl_program_key(const ocl_device *d, const char *options) {
-    uint64_t h = ocl_fnv1a(OCL_FNV_OFFSET, OCL_CACHE_FORMAT, sizeof OCL_CACHE_FORMAT);
+static void ocl_program_key(const ocl_device *d, const char *options, ocl_cache_key *key) {
+    ocl_sha256 h;
+    ocl_sha256_init(&h);
+    ocl_sha256_update(&h, OCL_CACHE_FORMAT, sizeof OCL_CACHE_FORMAT);
     for (int i = 0; i < ocl_n_sources; ++i)
-        h = ocl_fnv1a(h, ocl_sources[i].text, strlen(ocl_sources[i].text) + 1);
+        ocl_sha256_update(&h, ocl_sources[i].text, strlen(ocl_sources[i].text) + 1);
     const char *parts[] = {options,           d->name,          d->vendor,
                            d->device_version, d->driver_version, d->platform_name,
                            d->platform_version};
     for (size_t i = 0; i < sizeof parts / sizeof parts[0]; ++i)
-        h = ocl_fnv1a(h, parts[i], strlen(parts[i]) + 1);
-    return h;
+        ocl_sha256_update(&h, parts[i], strlen(parts[i]) + 1); /* the NULs keep the parts apart */
+    ocl_sha256_final(&h, key->id);
 }
 
 /* Reports a build failure with the compiler's log (truncated to fit). */
@@ -92,7 +95,7 @@ static pt_status ocl_build_failed(ocl_device *d, cl_program p, cl_int err, pt_dt
 
 /* A program from a cached binary, or NULL when there is none or the driver
  * refuses it (then the caller builds from source). */
-static cl_program ocl_program_from_cache(ocl_device *d, uint64_t key, const char *options) {
+static cl_program ocl_program_from_cache(ocl_device *d, const ocl_cache_key *key, const char *options) {
     size_t size = 0;
     unsigned char *bin = ocl_cache_load(key, &size);
     if (!bin) return NULL;
@@ -105,13 +108,13 @@ static cl_program ocl_program_from_cache(ocl_device *d, uint64_t key, const char
     else if (err == CL_SUCCESS)
         err = bin_status;
     if (err == CL_SUCCESS) return p;
-    ocl_log(PT_LOG_WARN, "cached program binary %016llx refused by the driver (%s); rebuilding",
-            (unsigned long long)key, ocl_error_name(err));
+    ocl_log(PT_LOG_WARN, "cached program binary %02x%02x%02x%02x... refused by the driver (%s); rebuilding",
+            key->id[0], key->id[1], key->id[2], key->id[3], ocl_error_name(err));
     if (p) clReleaseProgram(p);
     return NULL;
 }
 
-static void ocl_program_to_cache(ocl_device *d, cl_program p, uint64_t key) {
+static void ocl_program_to_cache(ocl_device *d, cl_program p, const ocl_cache_key *key) {
     size_t size = 0;
     if (clGetProgramInfo(p, CL_PROGRAM_BINARY_SIZES, sizeof size, &size, NULL) != CL_SUCCESS ||
         size == 0) {
@@ -137,10 +140,11 @@ static pt_status ocl_program(ocl_device *d, pt_dtype t, cl_program *out) {
                         d->name, d->platform_name);
     char options[256];
     ocl_build_options(d, t, options, sizeof options);
-    uint64_t key = ocl_program_key(d, options);
+    ocl_cache_key key;
+    ocl_program_key(d, options, &key);
     double t0 = ocl_now();
 
-    cl_program p = ocl_program_from_cache(d, key, options);
+    cl_program p = ocl_program_from_cache(d, &key, options);
     if (p) {
         ocl_log(PT_LOG_INFO, "%s kernels for %s loaded from the disk cache in %.3f s",
                 pt_dtype_table_name(t), d->name, ocl_now() - t0);
@@ -162,7 +166,7 @@ static pt_status ocl_program(ocl_device *d, pt_dtype t, cl_program *out) {
         double t1 = ocl_now();
         /* Some drivers (PoCL) finish compiling every kernel only when asked
          * for the binary, so storing it is timed apart. */
-        ocl_program_to_cache(d, p, key);
+        ocl_program_to_cache(d, p, &key);
         ocl_log(PT_LOG_INFO, "%s kernels for %s built from source in %.3f s (+%.3f s to store the "
                 "binary in the disk cache)",
                 pt_dtype_table_name(t), d->name, t1 - t0, ocl_now() - t1);

@@ -18,9 +18,13 @@
  * or unknown name is a warning naming the entry, never fatal (CLBlast then
  * keeps its generic parameters). */
 #include <clblast_c.h>
+#include <errno.h>
+#include <fcntl.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
 
 #include "ocl_internal.h"
 
@@ -79,15 +83,37 @@ static void ocl_tuning_apply_one(const ocl_device *d, const ocl_tuning_entry *e,
                                                         : "");
 }
 
-static void ocl_tuning_apply_file(const ocl_device *d, const char *path) {
-    FILE *f = fopen(path, "r");
+/* A tuning file is a few lines; anything bigger is not one. */
+#define OCL_TUNING_MAX_BYTES (1u << 20)
+
+/* path opened for reading only if it is a regular file of at most
+ * OCL_TUNING_MAX_BYTES: a FIFO would block the first OpenCL use for ever
+ * (O_NONBLOCK keeps even the open from waiting for a writer), /dev/zero or
+ * /dev/urandom would be read without end. NULL with a warning otherwise. */
+static FILE *ocl_tuning_open(const char *path) {
+    int fd = open(path, O_RDONLY | O_NONBLOCK | O_CLOEXEC);
+    struct stat st;
+    const char *why = fd < 0                  ? strerror(errno)
+                      : fstat(fd, &st) != 0   ? "cannot stat it"
+                      : !S_ISREG(st.st_mode)  ? "not a regular file"
+                      : st.st_size > OCL_TUNING_MAX_BYTES ? "larger than 1 MiB"
+                                                          : NULL;
+    FILE *f = why ? NULL : fdopen(fd, "r");
     if (!f) {
-        ocl_log(PT_LOG_WARN, "PORTABLE_OPENCL_TUNING=%s cannot be opened; no tuning loaded", path);
-        return;
+        ocl_log(PT_LOG_WARN, "PORTABLE_OPENCL_TUNING=%s: %s; no tuning loaded from it", path,
+                why ? why : strerror(errno));
+        if (fd >= 0) close(fd);
     }
+    return f;
+}
+
+static void ocl_tuning_apply_file(const ocl_device *d, const char *path) {
+    FILE *f = ocl_tuning_open(path);
+    if (!f) return;
     char line[1400];
     int lineno = 0;
-    while (fgets(line, sizeof line, f)) {
+    /* bounded even if the file grows while it is read */
+    while (ftell(f) <= (long)OCL_TUNING_MAX_BYTES && fgets(line, sizeof line, f)) {
         ++lineno;
         line[strcspn(line, "\r\n")] = '\0';
         if (line[0] == '#' || line[0] == '\0') continue;

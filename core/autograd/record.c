@@ -234,7 +234,7 @@ pt_status pt__grad_accumulate_leaf(pt_tensor *leaf, pt_tensor *g) {
 
 pt_status pt_set_requires_grad(pt_tensor *x, bool requires) {
     static const char fn[] = "pt_set_requires_grad";
-    if (!x) return pt__error(PT_ERR_INVALID_ARGUMENT, fn, "tensor is NULL");
+    if (!x) return pt__error(PT_ERR_INVALID_ARGUMENT, fn, "x is NULL; pass a tensor");
     if (x->grad && x->grad->node)
         return pt__error(PT_ERR_INVALID_ARGUMENT, fn,
                          "the tensor is the result of an op, not a leaf; its requires-grad follows "
@@ -255,7 +255,7 @@ pt_status pt_set_requires_grad(pt_tensor *x, bool requires) {
 
 pt_status pt_set_grad_ready_hook(pt_tensor *leaf, pt_grad_ready_fn *fn, void *user) {
     static const char fn_name[] = "pt_set_grad_ready_hook";
-    if (!leaf) return pt__error(PT_ERR_INVALID_ARGUMENT, fn_name, "tensor is NULL");
+    if (!leaf) return pt__error(PT_ERR_INVALID_ARGUMENT, fn_name, "leaf is NULL; pass a tensor");
     if (leaf->grad && leaf->grad->node)
         return pt__error(PT_ERR_INVALID_ARGUMENT, fn_name,
                          "the tensor is the result of an op, not a leaf: only leaves accumulate a .grad");
@@ -276,7 +276,7 @@ pt_tensor *pt_grad(pt_tensor *x) {
 }
 
 pt_status pt_zero_grad(pt_tensor *x) {
-    if (!x) return pt__error(PT_ERR_INVALID_ARGUMENT, "pt_zero_grad", "tensor is NULL");
+    if (!x) return pt__error(PT_ERR_INVALID_ARGUMENT, "pt_zero_grad", "x is NULL; pass a tensor");
     if (x->grad && x->grad->grad) {
         pt__drop_owned(x->grad->grad);
         x->grad->grad = NULL;
@@ -285,7 +285,7 @@ pt_status pt_zero_grad(pt_tensor *x) {
 }
 
 pt_tensor *pt_detach(pt_tensor *x) {
-    if (!x) return NULL;
+    if (!x) return pt__null_input("pt_detach", "x");
     pt_tensor *v = value_view(x);
     if (!v) {
         pt__error(PT_ERR_OUT_OF_MEMORY, "pt_detach", "out of host memory for a tensor handle");

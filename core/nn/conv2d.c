@@ -26,7 +26,11 @@ static pt_status create_params(const char *fn, conv2d *c, pt_device *d, pt_dtype
         return pt__error(PT_ERR_SHAPE, fn, "conv2d '%s' got %lld input channels; it needs a positive multiple of groups %lld",
                          c->base.params[WEIGHT].name, (long long)in, (long long)groups);
     /* kaiming_uniform_(a=sqrt(5)) gives 1/sqrt(fan_in) for the weight, and the bias uses the same bound */
-    const double bound = 1.0 / sqrt((double)(in / groups * c->kh * c->kw));
+    int64_t fan_in;
+    if (__builtin_mul_overflow(in / groups, c->kh * c->kw, &fan_in)) /* kh, kw <= 2^30: pt_conv2d */
+        return pt__error(PT_ERR_SHAPE, fn, "conv2d '%s': %lld input channels per group times kernel %lldx%lld overflows int64",
+                         c->base.params[WEIGHT].name, (long long)(in / groups), (long long)c->kh, (long long)c->kw);
+    const double bound = 1.0 / sqrt((double)fan_in);
     int64_t wshape[4] = {c->out_channels, in / groups, c->kh, c->kw};
     pt_scope scope = pt_scope_begin();
     pt__grad_pause();
@@ -64,13 +68,15 @@ pt_module *pt_conv2d(int64_t out_channels, int64_t kernel_h, int64_t kernel_w, c
     static const char fn[] = "pt_conv2d";
     const pt_conv2d_opts none = {{1, 1}, {0, 0}, {1, 1}, 1};
     if (!opts) opts = &none;
-    bool ok = out_channels >= 1 && kernel_h >= 1 && kernel_w >= 1 && opts->groups >= 0 &&
+    /* kernels up to 2^30, as every window op takes (window.c) */
+    bool ok = out_channels >= 1 && kernel_h >= 1 && kernel_w >= 1 && kernel_h <= (1 << 30) && kernel_w <= (1 << 30) &&
+              opts->groups >= 0 &&
               out_channels % (opts->groups ? opts->groups : 1) == 0;
     for (int i = 0; i < 2; ++i)
         ok = ok && opts->stride[i] >= 0 && opts->padding[i] >= 0 && opts->dilation[i] >= 0;
     if (!ok) {
         pt__error(PT_ERR_INVALID_ARGUMENT, fn,
-                  "out_channels %lld, kernel %lldx%lld, groups %lld: the sizes must be >= 1, out_channels a "
+                  "out_channels %lld, kernel %lldx%lld, groups %lld: the sizes must be >= 1 (kernels at most 2^30), out_channels a "
                   "multiple of groups, and stride, padding and dilation >= 0 (0 stride or dilation means 1)",
                   (long long)out_channels, (long long)kernel_h, (long long)kernel_w, (long long)opts->groups);
         return NULL;

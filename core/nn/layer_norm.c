@@ -15,11 +15,13 @@ typedef struct layer_norm {
 static pt_tensor *layer_norm_forward(pt_module *m, pt_tensor *x) {
     layer_norm *l = (layer_norm *)m;
     pt_tensor *w = m->params[0].value;
-    if ((!m->mixed && pt_tensor_dtype(x) != pt_tensor_dtype(w)) || pt_tensor_device(x) != pt_tensor_device(w)) {
+    const bool other_device = pt_tensor_device(x) != pt_tensor_device(w);
+    if (other_device || (!m->mixed && pt_tensor_dtype(x) != pt_tensor_dtype(w))) {
         char a[200], b[200];
-        pt__error(PT_ERR_DTYPE, "pt_module_forward",
-                  "input %s but layer norm '%s' has %s; cast the input or move the module with pt_module_to()",
-                  pt_tensor_describe(x, a, sizeof a), m->params[0].name, pt_tensor_describe(w, b, sizeof b));
+        pt__error(other_device ? PT_ERR_DEVICE_MISMATCH : PT_ERR_DTYPE, "pt_module_forward",
+                  "input %s but layer norm '%s' has %s; %s", pt_tensor_describe(x, a, sizeof a), m->params[0].name,
+                  pt_tensor_describe(w, b, sizeof b),
+                  other_device ? "move the input with pt_to() or the module with pt_module_to()" : "cast the input");
         return NULL;
     }
     /* Under a compute dtype the statistics and the affine step stay in the
@@ -55,6 +57,7 @@ pt_module *pt_layer_norm(int n_dims, const int64_t *shape, double eps) {
     pt_tensor *w = pt__own(pt_ones(cpu, PT_F32, n_dims, shape)), *b = pt__own(pt_zeros(cpu, PT_F32, n_dims, shape));
     pt__grad_resume();
     if (!w || !b || pt_set_requires_grad(w, true) || pt_set_requires_grad(b, true)) {
+        pt__error_as(fn);
         pt__drop_owned(w);
         pt__drop_owned(b);
         pt__module_destroy(m);

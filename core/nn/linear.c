@@ -133,6 +133,7 @@ pt_module *pt_linear_sized(int64_t in_features, int64_t out_features) {
     pt_device *cpu = pt_cpu();
     pt_module *m = cpu ? linear_new(fn, out_features) : NULL;
     if (m && create_params(fn, m, cpu, PT_F32, in_features)) {
+        pt__error_as(fn); /* pt_rand's or pt_zeros's failure is the constructor's */
         pt__module_destroy(m);
         return NULL;
     }

@@ -9,18 +9,22 @@
  * Re-states it as the loss's error, keeping the status and the step's
  * words, with what (if not NULL) saying what the caller got wrong. */
 static void restate_error(const char *fn, const char *what) {
+    if (!what) {
+        pt__error_as(fn);
+        return;
+    }
     pt_status s = pt_last_status();
     if (s == PT_OK) return;
     char step[480];
     snprintf(step, sizeof step, "%s", pt_last_error());
     if (strncmp(step, fn, strlen(fn)) == 0) return; /* already ours */
-    if (what) pt__error(s, fn, "%s (%s)", what, step);
-    else pt__error(s, fn, "%s", step);
+    pt__error(s, fn, "%s (%s)", what, step);
 }
 
 pt_tensor *pt_mse_loss(pt_tensor *pred, pt_tensor *target) {
     static const char fn[] = "pt_mse_loss";
-    if (!pred || !target) return NULL;
+    if (!pred) return pt__null_input("pt_mse_loss", "pred");
+    if (!target) return pt__null_input("pt_mse_loss", "target");
     bool same = pred->ndim == target->ndim;
     for (int i = 0; same && i < pred->ndim; ++i) same = pred->shape[i] == target->shape[i];
     if (!same) {
@@ -50,7 +54,8 @@ pt_tensor *pt_mse_loss(pt_tensor *pred, pt_tensor *target) {
 
 pt_tensor *pt_cross_entropy(pt_tensor *logits, pt_tensor *labels) {
     static const char fn[] = "pt_cross_entropy";
-    if (!logits || !labels) return NULL;
+    if (!logits) return pt__null_input("pt_cross_entropy", "logits");
+    if (!labels) return pt__null_input("pt_cross_entropy", "labels");
     char a[200], b[200];
     if (!pt__grad_float(logits->dtype)) {
         pt__error(PT_ERR_DTYPE, fn, "logits are %s; they must be f32/f64 [N, C] (cast with pt_cast())",

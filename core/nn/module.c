@@ -83,12 +83,16 @@ void pt_module_free(pt_module *m) {
 /* ---- Forward ---- */
 
 pt_tensor *pt_module_forward(pt_module *m, pt_tensor *x) {
-    if (!x) return NULL;
+    if (!x) return pt__null_input("pt_module_forward", "x");
     if (!m) {
         pt__error(PT_ERR_INVALID_ARGUMENT, "pt_module_forward", "module is NULL");
         return NULL;
     }
-    return m->kind->forward(m, x);
+    /* a layer runs other public functions (pt_zeros for lazy parameters,
+     * pt_f_conv2d, ...): their failures are reported as the forward's */
+    pt_tensor *y = m->kind->forward(m, x);
+    if (!y) pt__error_as("pt_module_forward");
+    return y;
 }
 
 /* ---- Parameters ---- */
@@ -249,7 +253,7 @@ pt_status pt_module_to(pt_module *m, pt_device *d) {
     if (!s) set_device(m, d);
     free(moved);
     free(ps);
-    return s;
+    return s ? pt__error_as(fn) : PT_OK; /* pt_to's failure is the move's */
 }
 
 bool pt__layer_input_ok(const char *fn, const pt_module *m, const pt_tensor *x, int min_ndim, int max_ndim,

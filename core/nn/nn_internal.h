@@ -27,4 +27,20 @@ int pt__module_params_alloc(pt_module *m, pt__param **out, const char *fn);
  * follows from its tensors). grad (owned, may be NULL) becomes t's gradient. */
 void pt__module_install(const pt__param *p, pt_tensor *t, pt_tensor *grad);
 
+/* ---- pt_save's files (save_file.c) ---- */
+/* Creates "<path>.tmp<pid>.<random>" with O_CREAT | O_EXCL | O_NOFOLLOW
+ * (a file or symlink planted under the name is never opened or followed;
+ * another name is tried), mode 0666 less the umask. Returns the descriptor
+ * (tmp holds the name), or -1 with errno set. */
+int pt__save_temporary(const char *path, char *tmp, size_t cap);
+/* Gives the temporary fd the mode and, where allowed, the owner and group of
+ * the regular file at path that it will replace (nothing if none). */
+void pt__save_keep_owner(int fd, const char *path);
+/* Flushes the folder holding path so the rename survives a crash (best
+ * effort: some file systems cannot sync a folder). */
+void pt__save_sync_folder(const char *path);
+/* Removes temporaries of earlier saves of path whose process has exited
+ * (a killed save's), if they are the saver's own regular files. */
+void pt__save_remove_stale(const char *path);
+
 #endif

@@ -39,7 +39,7 @@ static pt_status update_running(pt_tensor *running, pt_tensor *batch, double m) 
 pt_tensor *pt_f_batch_norm(pt_tensor *x, pt_tensor *running_mean, pt_tensor *running_var, pt_tensor *weight,
                            pt_tensor *bias, bool training, double momentum, double eps) {
     static const char fn[] = "pt_f_batch_norm";
-    if (!x) return NULL;
+    if (!x) return pt__null_input(fn, "x");
     if (!float_input(fn, x)) return NULL;
     if (x->ndim < 2) {
         char s[PT__SHAPE_STR_CAP];
@@ -56,6 +56,11 @@ pt_tensor *pt_f_batch_norm(pt_tensor *x, pt_tensor *running_mean, pt_tensor *run
     if (!per_channel(fn, "running_mean", running_mean, x, c) || !per_channel(fn, "running_var", running_var, x, c) ||
         !per_channel(fn, "weight", weight, x, c) || !per_channel(fn, "bias", bias, x, c))
         return NULL;
+    if (!running_mean != !running_var) { /* one without the other has no meaning, in either mode */
+        pt__error(PT_ERR_INVALID_ARGUMENT, fn, "running_mean is %s but running_var is %s; pass both or neither",
+                  running_mean ? "given" : "NULL", running_var ? "given" : "NULL");
+        return NULL;
+    }
     if (!training && (!running_mean || !running_var)) {
         pt__error(PT_ERR_INVALID_ARGUMENT, fn, "evaluation mode needs running_mean and running_var; pass them or train");
         return NULL;
@@ -97,12 +102,13 @@ pt_tensor *pt_f_batch_norm(pt_tensor *x, pt_tensor *running_mean, pt_tensor *run
     if (bias) y = pt_add(y, pt_reshape(bias, 3, (int64_t[]){1, c, 1}));
     y = pt_keep(pt_reshape(y, x->ndim, x->shape));
     pt_scope_end(scope);
+    if (!y) pt__error_as(fn);
     return y;
 }
 
 pt_tensor *pt_f_layer_norm(pt_tensor *x, int n_dims, pt_tensor *weight, pt_tensor *bias, double eps) {
     static const char fn[] = "pt_f_layer_norm";
-    if (!x) return NULL;
+    if (!x) return pt__null_input("pt_f_layer_norm", "x");
     if (!float_input(fn, x)) return NULL;
     char a[PT__SHAPE_STR_CAP], b[PT__SHAPE_STR_CAP];
     if (n_dims < 1 || n_dims > x->ndim) {
@@ -142,12 +148,13 @@ pt_tensor *pt_f_layer_norm(pt_tensor *x, int n_dims, pt_tensor *weight, pt_tenso
     if (bias) y = pt_add(y, bias);
     y = pt_keep(y);
     pt_scope_end(scope);
+    if (!y) pt__error_as(fn);
     return y;
 }
 
 pt_tensor *pt_f_dropout(pt_tensor *x, double p, bool training) {
     static const char fn[] = "pt_f_dropout";
-    if (!x) return NULL;
+    if (!x) return pt__null_input("pt_f_dropout", "x");
     if (!(p >= 0 && p <= 1)) {
         pt__error(PT_ERR_INVALID_ARGUMENT, fn, "p is %g; it must be in [0, 1]", p);
         return NULL;
@@ -166,5 +173,6 @@ pt_tensor *pt_f_dropout(pt_tensor *x, double p, bool training) {
     }
     y = pt_keep(y);
     pt_scope_end(scope);
+    if (!y) pt__error_as(fn);
     return y;
 }

@@ -242,7 +242,7 @@ pt_status pt_optimizer_step(pt_optimizer *o) {
     for (int i = 0; i < n && !s; ++i) s = step_one(o, ps, i);
     pt__grad_resume();
     free(ps);
-    return s;
+    return s ? pt__error_as(fn) : PT_OK; /* a step's pt_axpy_ or pt_copy_ failure is the step's */
 }
 
 pt_status pt_optimizer_step_params(pt_optimizer *o, pt_tensor *const *params, int count) {
@@ -278,5 +278,5 @@ pt_status pt_optimizer_step_params(pt_optimizer *o, pt_tensor *const *params, in
     pt__grad_resume();
     free(at);
     free(ps);
-    return s;
+    return s ? pt__error_as(fn) : PT_OK;
 }

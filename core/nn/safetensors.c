@@ -15,12 +15,10 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <stdarg.h>
-#include <stdatomic.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
-#include <time.h>
 #include <unistd.h>
 
 #include "nn/module_kind.h"
@@ -105,45 +103,6 @@ static char *build_header(pt__param *ps, int n, size_t *len, uint64_t *data_byte
     return header;
 }
 
-/* Creates a temporary file next to path: "<path>.tmp<pid>.<random>", made
- * with O_CREAT | O_EXCL | O_NOFOLLOW, so a file or symlink planted under
- * the name is never opened or followed (another name is tried instead).
- * Mode 0666 less the umask, as fopen gives, since it becomes the saved file.
- * Returns the descriptor (tmp holds the name), or -1 with errno set. */
-static int create_temporary(const char *path, char *tmp, size_t cap) {
-    static _Atomic uint64_t calls;
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    uint64_t x = ((uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec) ^ (uint64_t)(uintptr_t)tmp ^
-                 (++calls << 40);
-    for (int attempt = 0; attempt < 100; ++attempt) {
-        /* splitmix64 */
-        x += 0x9e3779b97f4a7c15u;
-        uint64_t r = x;
-        r = (r ^ (r >> 30)) * 0xbf58476d1ce4e5b9u;
-        r = (r ^ (r >> 27)) * 0x94d049bb133111ebu;
-        r ^= r >> 31;
-        snprintf(tmp, cap, "%s.tmp%ld.%08x", path, (long)getpid(), (unsigned)r);
-        int fd = open(tmp, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0666);
-        if (fd >= 0 || errno != EEXIST) return fd;
-    }
-    return -1; /* errno is EEXIST */
-}
-
-/* Flushes the folder holding path, so the rename itself survives a crash.
- * Best effort: the file is already in place and complete, and some file
- * systems cannot open or sync a folder. */
-static void sync_folder(const char *path) {
-    const char *slash = strrchr(path, '/');
-    char *dir = slash ? strndup(path, slash == path ? 1 : (size_t)(slash - path)) : strdup(".");
-    int fd = dir ? open(dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC) : -1;
-    if (fd >= 0) {
-        (void)fsync(fd);
-        close(fd);
-    }
-    free(dir);
-}
-
 static pt_status write_all(const char *path, FILE *f, pt__param *ps, int n) {
     static const char fn[] = "pt_save";
     size_t header_len = 0;
@@ -203,7 +162,9 @@ pt_status pt_save(pt_module *m, const char *path) {
         return pt__error(PT_ERR_OUT_OF_MEMORY, fn, "out of host memory");
     }
     pt_status s = PT_OK;
-    int fd = create_temporary(path, tmp, cap);
+    pt__save_remove_stale(path);
+    int fd = pt__save_temporary(path, tmp, cap);
+    if (fd >= 0) pt__save_keep_owner(fd, path);
     FILE *f = fd >= 0 ? fdopen(fd, "wb") : NULL;
     if (fd < 0) {
         s = io_error(fn, path, "cannot create a temporary file next to it");
@@ -214,7 +175,7 @@ pt_status pt_save(pt_module *m, const char *path) {
     if (!s) s = write_all(path, f, ps, n);
     if (f && fclose(f) != 0 && !s) s = io_error(fn, path, "closing the temporary file failed");
     if (!s && rename(tmp, path) != 0) s = io_error(fn, path, "renaming the temporary file into place failed");
-    if (!s) sync_folder(path);
+    if (!s) pt__save_sync_folder(path);
     if (s && fd >= 0) unlink(tmp); /* every failure after the temporary existed */
     free(tmp);
     free(ps);
@@ -568,6 +529,26 @@ static pt_status materialise(load_ctx *c, pt__param *ps, pt_device *map_location
     return s;
 }
 
+/* path opened for reading if it is a regular file: a FIFO would block
+ * pt_load for ever (O_NONBLOCK keeps even the open from waiting for a
+ * writer), and a device such as /dev/zero has no size to check the header
+ * against. */
+static pt_status open_regular(const char *fn, const char *path, FILE **out) {
+    int fd = open(path, O_RDONLY | O_NONBLOCK | O_CLOEXEC);
+    if (fd < 0) return pt__error(PT_ERR_IO, fn, "%s: cannot open: %s", path, strerror(errno));
+    struct stat st;
+    const bool stated = fstat(fd, &st) == 0;
+    if (!stated || !S_ISREG(st.st_mode)) {
+        const char *why = stated ? "not a regular file (a FIFO, device or folder)" : strerror(errno);
+        close(fd);
+        return pt__error(PT_ERR_IO, fn, "%s: %s; pt_load reads regular files only", path, why);
+    }
+    *out = fdopen(fd, "rb");
+    if (*out) return PT_OK;
+    close(fd);
+    return pt__error(PT_ERR_IO, fn, "%s: cannot open a stream on it: %s", path, strerror(errno));
+}
+
 pt_status pt_load(pt_module *m, const char *path, pt_device *map_location) {
     static const char fn[] = "pt_load";
     if (!path) return pt__error(PT_ERR_INVALID_ARGUMENT, fn, "path is NULL");
@@ -577,10 +558,7 @@ pt_status pt_load(pt_module *m, const char *path, pt_device *map_location) {
     load_ctx c = {.path = path};
     pt_tensor **fresh = calloc(n > 0 ? (size_t)n : 1, sizeof *fresh);
     pt_status s = fresh ? PT_OK : pt__error(PT_ERR_OUT_OF_MEMORY, fn, "out of host memory");
-    if (!s) {
-        c.f = fopen(path, "rb");
-        if (!c.f) s = pt__error(PT_ERR_IO, fn, "%s: cannot open: %s", path, strerror(errno));
-    }
+    if (!s) s = open_regular(fn, path, &c.f);
     if (!s) s = read_header(&c);
     if (!s) s = parse_entries(&c);
     if (!s) {

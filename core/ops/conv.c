@@ -85,7 +85,8 @@ static pt_tensor *composed(pt_tensor *x, pt_tensor *weight, const pt_window2d *w
 
 pt_tensor *pt_f_conv2d(pt_tensor *x, pt_tensor *weight, pt_tensor *bias, const pt_conv2d_opts *opts) {
     static const char fn[] = "pt_f_conv2d";
-    if (!x || !weight) return NULL;
+    if (!x) return pt__null_input(fn, "x");
+    if (!weight) return pt__null_input(fn, "weight");
     pt_window2d w;
     int64_t groups;
     if (pt__conv_check(fn, x, weight, bias, opts, &w, &groups)) return NULL;
@@ -98,6 +99,7 @@ pt_tensor *pt_f_conv2d(pt_tensor *x, pt_tensor *weight, pt_tensor *bias, const p
     if (y && bias) y = pt_add(y, pt_reshape(bias, 4, (int64_t[]){1, weight->shape[0], 1, 1}));
     y = pt_keep(y);
     pt_scope_end(scope);
+    if (!y) pt__error_as(fn);
     return y;
 }
 
@@ -125,10 +127,14 @@ static pt_status pool_window(const char *fn, const pt_pool2d_opts *o, pt_window2
 /* Every window as [N, C, KH*KW, OH, OW], reduced over dim 2; max pooling
  * runs as its own kinds where the device has them. */
 static pt_tensor *pool(const char *fn, pt_tensor *x, const pt_pool2d_opts *opts, bool max) {
-    if (!x) return NULL;
+    if (!x) return pt__null_input(fn, "x");
     pt_window2d w;
     if (pool_window(fn, opts, &w) || check_nchw(fn, "x", x)) return NULL;
-    if (max && pt__max_pool2d_kinds_run_on(x)) return pt_max_pool2d_window(x, &w); /* max_pool.c */
+    if (max && pt__max_pool2d_kinds_run_on(x)) {
+        pt_tensor *y = pt_max_pool2d_window(x, &w); /* max_pool.c */
+        if (!y) pt__error_as(fn);
+        return y;
+    }
     pt_scope scope = pt_scope_begin();
     pt_tensor *col = pt_im2col(x, &w, max ? -INFINITY : 0.0), *y = NULL;
     if (col) {
@@ -138,6 +144,7 @@ static pt_tensor *pool(const char *fn, pt_tensor *x, const pt_pool2d_opts *opts,
     }
     y = pt_keep(y);
     pt_scope_end(scope);
+    if (!y) pt__error_as(fn);
     return y;
 }
 
@@ -146,8 +153,14 @@ pt_tensor *pt_f_avg_pool2d(pt_tensor *x, const pt_pool2d_opts *opts) { return po
 
 pt_tensor *pt_adaptive_avg_pool2d(pt_tensor *x, int64_t out_h, int64_t out_w) {
     static const char fn[] = "pt_adaptive_avg_pool2d";
-    if (!x || check_nchw(fn, "x", x)) return NULL;
+    if (!x) return pt__null_input(fn, "x");
+    if (check_nchw(fn, "x", x)) return NULL;
     const int64_t h = x->shape[2], wd = x->shape[3];
+    if (h < 1 || wd < 1) { /* no value to average: torch refuses it too */
+        pt__error(PT_ERR_SHAPE, fn, "the image is %lldx%lld; adaptive pooling needs at least 1x1",
+                  (long long)h, (long long)wd);
+        return NULL;
+    }
     if (out_h < 1 || out_w < 1 || h % out_h || wd % out_w) {
         pt__error(PT_ERR_INVALID_ARGUMENT, fn,
                   "output %lldx%lld from a %lldx%lld image: the output must be >= 1 and divide the "

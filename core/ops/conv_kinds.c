@@ -102,7 +102,8 @@ static void conv_args(const pt_window2d *w, int64_t groups, pt__grad_args *a) {
 
 pt_tensor *pt_conv2d_direct(pt_tensor *x, pt_tensor *weight, const pt_conv2d_opts *opts) {
     static const char fn[] = "pt_conv2d_direct";
-    if (!x || !weight) return NULL;
+    if (!x) return pt__null_input(fn, "x");
+    if (!weight) return pt__null_input(fn, "weight");
     pt_window2d w;
     int64_t groups;
     conv_shapes s;
@@ -137,6 +138,10 @@ static int64_t groups_of(const pt_conv2d_opts *opts) { return opts && opts->grou
 /* a and b 4-D (named an, bn, laid out as al, bl) and on one device. */
 static pt_status check_pair(const char *fn, pt_tensor *a, const char *an, const char *al, pt_tensor *b,
                             const char *bn, const char *bl) {
+    if (!a || !b) { /* named, or the pending error kept */
+        pt__null_input(fn, a ? bn : an);
+        return PT_ERR_INVALID_ARGUMENT;
+    }
     pt_tensor *both[2] = {a, b};
     if (pt__check_same_device(fn, 2, both) || check_4d(fn, an, al, a) || check_4d(fn, bn, bl, b))
         return pt_last_status();
@@ -160,8 +165,7 @@ static pt_tensor *adjoint(const char *fn, pt_op_kind kind, pt_tensor *a, pt_tens
 pt_tensor *pt_conv2d_backward_data(pt_tensor *g, pt_tensor *weight, const pt_conv2d_opts *opts, int64_t height,
                                    int64_t width) {
     static const char fn[] = "pt_conv2d_backward_data";
-    if (!g || !weight || check_pair(fn, g, "g", "[N, CO, OH, OW]", weight, "weight", "[CO, C/groups, KH, KW]"))
-        return NULL;
+    if (check_pair(fn, g, "g", "[N, CO, OH, OW]", weight, "weight", "[CO, C/groups, KH, KW]")) return NULL;
     /* The image whose convolution g is the gradient of. */
     const int64_t xshape[4] = {g->shape[0], weight->shape[1] * groups_of(opts), height, width};
     return adjoint(fn, PT_OP_CONV2D_BWD_DATA, g, weight, g, xshape, weight->shape, opts);
@@ -170,7 +174,7 @@ pt_tensor *pt_conv2d_backward_data(pt_tensor *g, pt_tensor *weight, const pt_con
 pt_tensor *pt_conv2d_backward_weight(pt_tensor *x, pt_tensor *g, const pt_conv2d_opts *opts, int64_t kernel_h,
                                      int64_t kernel_w) {
     static const char fn[] = "pt_conv2d_backward_weight";
-    if (!x || !g || check_pair(fn, x, "x", "[N, C, H, W]", g, "g", "[N, CO, OH, OW]")) return NULL;
+    if (check_pair(fn, x, "x", "[N, C, H, W]", g, "g", "[N, CO, OH, OW]")) return NULL;
     /* The weight g's convolution had (C/groups rounded down: a C that groups
      * does not divide fails the channel check, naming both). */
     const int64_t wshape[4] = {g->shape[1], x->shape[1] / groups_of(opts), kernel_h, kernel_w};

@@ -101,7 +101,8 @@ pt_tensor *pt__binary_raw(const char *fn, pt_op_kind kind, pt_tensor *a, pt_tens
 }
 
 static pt_tensor *binary(const char *fn, pt_op_kind kind, int grad_op, pt_tensor *a, pt_tensor *b) {
-    if (!a || !b) return NULL;
+    if (!a) return pt__null_input(fn, "a");
+    if (!b) return pt__null_input(fn, "b");
     pt_tensor *out = pt__binary_raw(fn, kind, a, b);
     if (out && grad_op >= 0) {
         pt_tensor *in[2] = {a, b};
@@ -155,7 +156,7 @@ pt_tensor *pt__unary_raw(const char *fn, pt_op_kind kind, pt_tensor *x) {
 }
 
 static pt_tensor *unary(const char *fn, pt_op_kind kind, pt__grad_op g, pt_tensor *x) {
-    if (!x) return NULL;
+    if (!x) return pt__null_input(fn, "x");
     return pt__ret(pt__record(unary_scalar_raw(fn, kind, x, 0.0), g, 1, &x, &pt__no_grad_args));
 }
 
@@ -172,7 +173,7 @@ pt_tensor *pt_cos(pt_tensor *x) { return unary("pt_cos", PT_OP_COS, PT__G_COS, x
 pt_tensor *pt_gelu(pt_tensor *x) { return unary("pt_gelu", PT_OP_GELU, PT__G_GELU, x); }
 /* Not recorded: the op table says GELU_GRAD has no gradient of its own. */
 pt_tensor *pt_gelu_grad(pt_tensor *x) {
-    if (!x) return NULL;
+    if (!x) return pt__null_input("pt_gelu_grad", "x");
     if (!dtype_allowed("pt_gelu_grad", PT_OP_GELU_GRAD, x->dtype)) return NULL;
     return pt__ret(pt__unary_raw("pt_gelu_grad", PT_OP_GELU_GRAD, x));
 }
@@ -180,7 +181,7 @@ pt_tensor *pt_gelu_grad(pt_tensor *x) {
 /* Integer tensors keep their dtype: the scalar is converted to it (truncated),
  * and one that does not fit is an error rather than a silent wrap. */
 static pt_tensor *scalar_op(const char *fn, pt_op_kind kind, pt__grad_op g, pt_tensor *x, double s) {
-    if (!x) return NULL;
+    if (!x) return pt__null_input(fn, "x");
     double v;
     if (!dtype_allowed(fn, kind, x->dtype) || pt__scalar_for_dtype(fn, "scalar", s, x->dtype, &v))
         return NULL;
@@ -218,7 +219,7 @@ static pt_status clamp_bounds(const char *fn, pt_dtype t, double *lo, double *hi
 
 pt_tensor *pt_clamp(pt_tensor *x, double lo, double hi) {
     static const char fn[] = "pt_clamp";
-    if (!x) return NULL;
+    if (!x) return pt__null_input("pt_clamp", "x");
     if (!dtype_allowed(fn, PT_OP_CLAMP, x->dtype) || clamp_bounds(fn, x->dtype, &lo, &hi))
         return NULL;
     pt__grad_args args = pt__no_grad_args;
@@ -232,7 +233,9 @@ pt_tensor *pt_clamp(pt_tensor *x, double lo, double hi) {
 
 pt_tensor *pt_where(pt_tensor *cond, pt_tensor *a, pt_tensor *b) {
     static const char fn[] = "pt_where";
-    if (!cond || !a || !b) return NULL;
+    if (!cond) return pt__null_input("pt_where", "cond");
+    if (!a) return pt__null_input("pt_where", "a");
+    if (!b) return pt__null_input("pt_where", "b");
     pt_tensor *in[3] = {cond, a, b};
     if (pt__check_same_device(fn, 3, in)) return NULL;
     if (cond->dtype != PT_U8) {

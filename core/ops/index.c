@@ -54,7 +54,8 @@ static pt_status check_index_values(const char *fn, const char *what, const pt_t
 
 pt_tensor *pt_gather(pt_tensor *x, int dim, pt_tensor *index) {
     static const char fn[] = "pt_gather";
-    if (!x || !index) return NULL;
+    if (!x) return pt__null_input("pt_gather", "x");
+    if (!index) return pt__null_input("pt_gather", "index");
     pt_tensor *in[2] = {x, index};
     if (pt__check_same_device(fn, 2, in)) return NULL;
     if (!is_index_dtype(index->dtype)) {
@@ -122,7 +123,7 @@ pt_tensor *pt_gather(pt_tensor *x, int dim, pt_tensor *index) {
 
 pt_tensor *pt_one_hot(pt_tensor *labels, int64_t num_classes, pt_dtype t) {
     static const char fn[] = "pt_one_hot";
-    if (!labels) return NULL;
+    if (!labels) return pt__null_input("pt_one_hot", "labels");
     if (!is_index_dtype(labels->dtype)) {
         pt__error(PT_ERR_DTYPE, fn, "labels have dtype %s; they must be i32 or i64 (cast with pt_cast())",
                   pt_dtype_name(labels->dtype));

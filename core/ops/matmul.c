@@ -199,7 +199,8 @@ static pt_tensor *matmul_raw(const char *fn, pt_tensor *a, pt_tensor *b) {
 }
 
 pt_tensor *pt_matmul(pt_tensor *a, pt_tensor *b) {
-    if (!a || !b) return NULL;
+    if (!a) return pt__null_input("pt_matmul", "a");
+    if (!b) return pt__null_input("pt_matmul", "b");
     pt_tensor *out = matmul_raw("pt_matmul", a, b);
     pt_tensor *in[2] = {a, b};
     return pt__ret(pt__record(out, PT__G_MATMUL, 2, in, &pt__no_grad_args));

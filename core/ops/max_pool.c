@@ -93,7 +93,11 @@ static void pool_args(const pt_window2d *w, pt__grad_args *a) {
 
 pt_tensor *pt_max_pool2d_window(pt_tensor *x, const pt_window2d *w) {
     static const char fn[] = "pt_max_pool2d_window";
-    if (!x) return NULL;
+    if (!x) return pt__null_input("pt_max_pool2d_window", "x");
+    if (!w) {
+        pt__error(PT_ERR_INVALID_ARGUMENT, fn, "w is NULL; pass the window (kernel, stride, padding, dilation)");
+        return NULL;
+    }
     if (!pt__grad_wanted(1, &x)) return pt__ret(pool_raw(fn, PT_OP_MAX_POOL2D, x, w));
     pt_tensor *index = pool_raw(fn, PT_OP_MAX_POOL2D_INDEX, x, w), *out = NULL;
     bool skipped = false;
@@ -110,14 +114,59 @@ pt_tensor *pt_max_pool2d_window(pt_tensor *x, const pt_window2d *w) {
 }
 
 pt_tensor *pt_max_pool2d_indices(pt_tensor *x, const pt_window2d *w) {
-    if (!x) return NULL;
+    static const char fn[] = "pt_max_pool2d_indices";
+    if (!x) return pt__null_input(fn, "x");
+    if (!w) {
+        pt__error(PT_ERR_INVALID_ARGUMENT, fn, "w is NULL; pass the window (kernel, stride, padding, dilation)");
+        return NULL;
+    }
     return pt__ret(pool_raw("pt_max_pool2d_indices", PT_OP_MAX_POOL2D_INDEX, x, w));
+}
+
+/* Whether v (h * W + w) is a tap of window (r, q) inside the image. */
+static bool tap_of_window(int64_t v, int64_t r, int64_t q, const pt_window2d *w, int64_t height, int64_t width) {
+    if (v < 0 || v >= height * width) return false;
+    const int64_t dy = v / width - (r * w->stride[0] - w->padding[0]);
+    const int64_t dx = v % width - (q * w->stride[1] - w->padding[1]);
+    return dy >= 0 && dx >= 0 && dy % w->dilation[0] == 0 && dx % w->dilation[1] == 0 &&
+           dy / w->dilation[0] < w->kernel[0] && dx / w->dilation[1] < w->kernel[1];
+}
+
+/* Every index names a tap of its own window, as pt_gather checks its
+ * indices: where they are host-visible (waiting for their device first).
+ * An accelerator's kernel skips a bad index instead (backend.h). */
+static pt_status check_unpool_indices(const char *fn, const pt_tensor *idx, const pt_window2d *w, int64_t height,
+                                      int64_t width) {
+    if (!pt__host_visible(pt__dev(idx))) return PT_OK;
+    pt_status s = pt__synchronize(fn, pt__dev(idx));
+    if (s) return s;
+    const int64_t *base = pt__host_ptr(idx), *sh = idx->shape, *st = idx->strides;
+    for (int64_t n = 0; n < sh[0]; ++n)
+        for (int64_t c = 0; c < sh[1]; ++c)
+            for (int64_t r = 0; r < sh[2]; ++r)
+                for (int64_t q = 0; q < sh[3]; ++q) {
+                    const int64_t v = base[n * st[0] + c * st[1] + r * st[2] + q * st[3]];
+                    if (!tap_of_window(v, r, q, w, height, width))
+                        return pt__error(PT_ERR_INVALID_ARGUMENT, fn,
+                                         "indices value %lld at position [%lld, %lld, %lld, %lld] is not a "
+                                         "position (h * %lld + w) inside window [%lld, %lld] of the %lldx%lld "
+                                         "image; pass the indices pt_max_pool2d_indices gave for this window",
+                                         (long long)v, (long long)n, (long long)c, (long long)r, (long long)q,
+                                         (long long)width, (long long)r, (long long)q, (long long)height,
+                                         (long long)width);
+                }
+    return PT_OK;
 }
 
 pt_tensor *pt_max_unpool2d(pt_tensor *g, pt_tensor *indices, const pt_window2d *w, int64_t height,
                            int64_t width) {
     static const char fn[] = "pt_max_unpool2d";
-    if (!g || !indices) return NULL;
+    if (!g) return pt__null_input(fn, "g");
+    if (!indices) return pt__null_input(fn, "indices");
+    if (!w) {
+        pt__error(PT_ERR_INVALID_ARGUMENT, fn, "w is NULL; pass the window (kernel, stride, padding, dilation)");
+        return NULL;
+    }
     pt_tensor *both[2] = {g, indices};
     if (pt__check_same_device(fn, 2, both) || check_image(fn, "g", g, PT_OP_MAX_UNPOOL2D)) return NULL;
     char sg[PT__SHAPE_STR_CAP], si[PT__SHAPE_STR_CAP];
@@ -140,6 +189,7 @@ pt_tensor *pt_max_unpool2d(pt_tensor *g, pt_tensor *indices, const pt_window2d *
                   (long long)w->kernel[0], (long long)w->kernel[1]);
         return NULL;
     }
+    if (check_unpool_indices(fn, indices, w, height, width)) return NULL;
     const int64_t shape[4] = {gs[0], gs[1], height, width};
     pt_tensor *out = pt__tensor_new(fn, pt__dev(g), g->dtype, 4, shape);
     if (!out || pt__tensor_numel(out) == 0) return pt__ret(out);

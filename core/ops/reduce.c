@@ -200,7 +200,7 @@ static pt_tensor *reduce_raw(const char *fn, pt_op_kind kind, pt_tensor *x, int 
 
 static pt_tensor *reduce(const char *fn, pt_op_kind kind, int grad_op, pt_tensor *x, int dim,
                          bool keepdim) {
-    if (!x) return NULL;
+    if (!x) return pt__null_input(fn, "x");
     int d = 0;
     pt_tensor *out = reduce_raw(fn, kind, x, dim, keepdim, &d);
     if (out && grad_op >= 0 && pt__grad_wanted(1, &x)) {
@@ -260,7 +260,7 @@ static pt_tensor *record_norm(pt_tensor *out, pt_tensor *x, int n, const int *di
 
 pt_tensor *pt_norm(pt_tensor *x) {
     static const char fn[] = "pt_norm";
-    if (!x) return NULL;
+    if (!x) return pt__null_input("pt_norm", "x");
     if (!pt__is_float(x->dtype)) {
         pt__dtype_unsupported(fn, x->dtype, PT_F32);
         return NULL;
@@ -271,7 +271,7 @@ pt_tensor *pt_norm(pt_tensor *x) {
 
 pt_tensor *pt_norm_dims(pt_tensor *x, int n, const int *dims) {
     static const char fn[] = "pt_norm_dims";
-    if (!x) return NULL;
+    if (!x) return pt__null_input("pt_norm_dims", "x");
     if (!pt__is_float(x->dtype)) {
         pt__dtype_unsupported(fn, x->dtype, PT_F32);
         return NULL;
@@ -303,7 +303,8 @@ pt_tensor *pt_norm_dims(pt_tensor *x, int n, const int *dims) {
 /* ---- Softmax ---- */
 
 static pt_tensor *softmax(const char *fn, pt_op_kind kind, pt__grad_op g, pt_tensor *x, int dim) {
-    if (!x || pt__check_op_dtype(fn, kind, x->dtype)) return NULL;
+    if (!x) return pt__null_input(fn, "x");
+    if (pt__check_op_dtype(fn, kind, x->dtype)) return NULL;
     if (dim == PT_ALL) {
         pt__error(PT_ERR_INVALID_ARGUMENT, fn, "dim PT_ALL is not accepted; pass the dim to normalise over");
         return NULL;

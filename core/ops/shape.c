@@ -16,13 +16,13 @@ static pt_tensor *contiguous(const char *fn, pt_tensor *x) {
 }
 
 pt_tensor *pt_contiguous(pt_tensor *x) {
-    if (!x) return NULL;
+    if (!x) return pt__null_input("pt_contiguous", "x");
     return contiguous("pt_contiguous", x);
 }
 
 pt_tensor *pt_cast(pt_tensor *x, pt_dtype t) {
     static const char fn[] = "pt_cast";
-    if (!x) return NULL;
+    if (!x) return pt__null_input("pt_cast", "x");
     if (pt__check_dtype(fn, t)) return NULL;
     if (x->dtype == t) return contiguous(fn, x);
     pt_tensor *out = pt__copy_new(fn, x, t, x->ndim, x->shape);
@@ -33,7 +33,7 @@ pt_tensor *pt_cast(pt_tensor *x, pt_dtype t) {
 
 pt_tensor *pt_reshape(pt_tensor *x, int ndim, const int64_t *shape) {
     static const char fn[] = "pt_reshape";
-    if (!x) return NULL;
+    if (!x) return pt__null_input("pt_reshape", "x");
     if (ndim < 0 || ndim > PT_MAX_DIMS) {
         pt__error(PT_ERR_SHAPE, fn, "ndim %d is outside 0..%d", ndim, PT_MAX_DIMS);
         return NULL;
@@ -103,7 +103,7 @@ pt_tensor *pt_reshape(pt_tensor *x, int ndim, const int64_t *shape) {
 
 pt_tensor *pt_transpose(pt_tensor *x, int d0, int d1) {
     static const char fn[] = "pt_transpose";
-    if (!x) return NULL;
+    if (!x) return pt__null_input("pt_transpose", "x");
     int a, b;
     if (pt__resolve_dim_only(fn, d0, x->ndim, &a) || pt__resolve_dim_only(fn, d1, x->ndim, &b))
         return NULL;
@@ -123,7 +123,7 @@ pt_tensor *pt_transpose(pt_tensor *x, int d0, int d1) {
 
 pt_tensor *pt_permute(pt_tensor *x, const int *perm) {
     static const char fn[] = "pt_permute";
-    if (!x) return NULL;
+    if (!x) return pt__null_input("pt_permute", "x");
     const int nd = x->ndim;
     if (nd > 0 && !perm) {
         pt__error(PT_ERR_INVALID_ARGUMENT, fn, "perm is NULL; pass %d dims", nd);
@@ -153,7 +153,7 @@ pt_tensor *pt_permute(pt_tensor *x, const int *perm) {
 
 pt_tensor *pt_narrow(pt_tensor *x, int dim, int64_t start, int64_t length) {
     static const char fn[] = "pt_narrow";
-    if (!x) return NULL;
+    if (!x) return pt__null_input("pt_narrow", "x");
     int d;
     if (pt__resolve_dim_only(fn, dim, x->ndim, &d)) return NULL;
     const int64_t size = x->shape[d];
@@ -179,7 +179,7 @@ pt_tensor *pt_narrow(pt_tensor *x, int dim, int64_t start, int64_t length) {
 
 pt_tensor *pt_expand(pt_tensor *x, int ndim, const int64_t *shape) {
     static const char fn[] = "pt_expand";
-    if (!x) return NULL;
+    if (!x) return pt__null_input("pt_expand", "x");
     if (ndim < x->ndim || ndim > PT_MAX_DIMS) {
         pt__error(PT_ERR_SHAPE, fn, "ndim %d is outside %d..%d (x has %d dims)", ndim, x->ndim,
                   PT_MAX_DIMS, x->ndim);
@@ -383,7 +383,7 @@ pt_tensor *pt_stack(int n, pt_tensor *const *xs, int dim) {
 
 pt_tensor *pt_f_flatten(pt_tensor *x, int start_dim, int end_dim) {
     static const char fn[] = "pt_f_flatten";
-    if (!x) return NULL;
+    if (!x) return pt__null_input("pt_f_flatten", "x");
     if (x->ndim == 0) return pt_reshape(x, 1, (int64_t[]){1}); /* torch: a 0-D tensor becomes [1] */
     int a, b;
     if (pt__resolve_dim_only(fn, start_dim, x->ndim, &a) || pt__resolve_dim_only(fn, end_dim, x->ndim, &b))

@@ -10,10 +10,14 @@
 
 #include "ops/ops_internal.h"
 
-/* The output extent of one spatial dim, or < 1 when the window does not fit. */
+/* The output extent of one spatial dim, or < 1 when the window does not fit
+ * (a window spanning more than int64 holds fits no image). in is a tensor
+ * extent (< 2^62) and p, d <= 2^30 (check_int_range), so only the span's
+ * product can overflow. */
 static int64_t out_extent(int64_t in, int64_t k, int64_t s, int64_t p, int64_t d) {
-    int64_t span = d * (k - 1) + 1;
-    if (in + 2 * p < span) return 0;
+    int64_t span;
+    if (__builtin_mul_overflow(d, k - 1, &span) || span > in + 2 * p - 1) return 0;
+    span += 1;
     return (in + 2 * p - span) / s + 1;
 }
 
@@ -69,14 +73,19 @@ static void window_op(pt_op *op, pt_op_kind kind, pt_dtype t, const pt_window2d 
     window_six(w, op->window);
 }
 
-/* Window parameters go through the tape as ints: refuse what does not fit. */
+/* Window parameters go through the tape as ints (max pooling's kernel
+ * too): refuse what does not fit. */
 static pt_status check_int_range(const char *fn, const pt_window2d *w) {
-    for (int i = 0; i < 2; ++i)
+    for (int i = 0; i < 2; ++i) {
         if (w->stride[i] > (1 << 30) || w->padding[i] > (1 << 30) || w->dilation[i] > (1 << 30))
             return pt__error(PT_ERR_INVALID_ARGUMENT, fn,
                              "stride, padding and dilation must be at most 2^30 (got stride %lld, "
                              "padding %lld, dilation %lld)",
                              (long long)w->stride[i], (long long)w->padding[i], (long long)w->dilation[i]);
+        if (w->kernel[i] > (1 << 30))
+            return pt__error(PT_ERR_SHAPE, fn, "kernel [%lld, %lld] is larger than 2^30 in dim %d",
+                             (long long)w->kernel[0], (long long)w->kernel[1], i);
+    }
     return PT_OK;
 }
 
@@ -107,7 +116,7 @@ pt_tensor *pt__im2col_raw(const char *fn, pt_tensor *x, const pt_window2d *w, do
 
 pt_tensor *pt_im2col(pt_tensor *x, const pt_window2d *w, double pad_value) {
     static const char fn[] = "pt_im2col";
-    if (!x) return NULL;
+    if (!x) return pt__null_input("pt_im2col", "x");
     if (isnan(pad_value)) {
         pt__error(PT_ERR_INVALID_ARGUMENT, fn, "pad_value is NaN; pass 0 or -INFINITY");
         return NULL;
@@ -120,7 +129,7 @@ pt_tensor *pt_im2col(pt_tensor *x, const pt_window2d *w, double pad_value) {
 
 pt_tensor *pt_col2im(pt_tensor *col, const pt_window2d *w, int64_t height, int64_t width) {
     static const char fn[] = "pt_col2im";
-    if (!col) return NULL;
+    if (!col) return pt__null_input("pt_col2im", "col");
     if (check_window(fn, w) || check_int_range(fn, w) || check_image(fn, "col", col, 6)) return NULL;
     int64_t oh, ow;
     if (out_size(fn, height, width, w, &oh, &ow)) return NULL;

@@ -252,10 +252,7 @@ static double env_gc_ratio(void) {
     static _Atomic double ratio = -1;
     double r = atomic_load_explicit(&ratio, memory_order_relaxed);
     if (r >= 0) return r;
-    const char *v = getenv("PORTABLE_ALLOC_GC");
-    char *end = NULL;
-    r = v && *v ? strtod(v, &end) : DEFAULT_GC_RATIO;
-    if (v && *v && (*end || !isfinite(r) || (r != 0 && r < 1))) r = DEFAULT_GC_RATIO; /* documented range */
+    r = pt_env_double("PORTABLE_ALLOC_GC", 1, HUGE_VAL, 1, DEFAULT_GC_RATIO);
     atomic_store_explicit(&ratio, r, memory_order_relaxed);
     return r;
 }
@@ -411,8 +408,8 @@ static bool env_no_caching(void) {
     static _Atomic int no_caching = -1;
     int v = atomic_load_explicit(&no_caching, memory_order_relaxed);
     if (v < 0) {
-        const char *e = getenv("PORTABLE_NO_MEMORY_CACHING");
-        v = e && strcmp(e, "1") == 0;
+        static const char *const off_on[] = {"0", "1", NULL};
+        v = pt_env_choice("PORTABLE_NO_MEMORY_CACHING", off_on, 0);
         atomic_store_explicit(&no_caching, v, memory_order_relaxed);
     }
     return v;

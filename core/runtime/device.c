@@ -50,7 +50,7 @@ static pt__backend *usable_backend(const char *fn, const char *backend_name, con
                                    pt_status load_failure) {
     pt__backend *b = pt__backend_load(pt__backend_find(backend_name));
     if (!b) {
-        char known[256] = "";
+        char known[256] = "(none)";
         size_t used = 0;
         for (int i = 0; i < pt__backend_total(); ++i)
             used += (size_t)snprintf(known + used, sizeof known - used, "%s%s", i ? ", " : "",
@@ -165,10 +165,12 @@ static chosen_backend choose_backend(const char *fn) {
 static bool known_device(const pt_device *d) {
     for (int i = 0; i < pt__backend_total(); ++i) {
         pt__backend *b = pt__backend_at(i);
-        /* only a loaded backend has devices; the acquire pairs with its admission */
-        if (b && atomic_load_explicit(&b->loaded, memory_order_acquire) && b->devices &&
-            d >= b->devices && d < b->devices + b->ndev)
-            return true;
+        /* only a loaded backend has devices; the acquire pairs with its
+         * admission. Exactly a handle, not any address inside the array: a
+         * pointer into the middle of one would be used as a device. */
+        if (!b || !atomic_load_explicit(&b->loaded, memory_order_acquire) || !b->devices) continue;
+        for (int j = 0; j < b->ndev; ++j)
+            if (d == &b->devices[j]) return true;
     }
     return false;
 }
@@ -217,22 +219,60 @@ static pt_status check_device(const char *fn, const pt_device *d) {
     return PT_OK;
 }
 
-pt_status pt_device_info(const pt_device *d, pt_device_props *out) {
-    pt_status s = check_device("pt_device_info", d);
+/* The checks of a sized query: a device, an out struct, and a size at
+ * least the first release's (min) of `type`. */
+static pt_status check_sized(const char *fn, const pt_device *d, const void *out, size_t size,
+                             size_t min, const char *type) {
+    pt_status s = check_device(fn, d);
     if (s) return s;
-    if (!out) return pt__error(PT_ERR_INVALID_ARGUMENT, "pt_device_info", "out is NULL");
-    memset(out, 0, sizeof *out);
-    s = pt__device_info_call(d, out);
-    if (s) return pt__backend_failed(s, "pt_device_info", d);
-    snprintf(out->backend, sizeof out->backend, "%.15s", d->backend->name);
+    if (!out) return pt__error(PT_ERR_INVALID_ARGUMENT, fn, "out is NULL; pass a %s to fill", type);
+    if (size < min)
+        return pt__error(PT_ERR_INVALID_ARGUMENT, fn,
+                         "size %zu is smaller than any %s (%zu); pass sizeof *out (the %s macro does)",
+                         size, type, min, fn);
+    return PT_OK;
+}
+
+/* The first `size` bytes of the library's full struct at full: zeroes past
+ * what the library knows, nothing written past size. */
+static void give_sized(void *out, size_t size, const void *full, size_t full_size) {
+    memset(out, 0, size);
+    memcpy(out, full, size < full_size ? size : full_size);
+}
+
+/* Fills a whole pt_device_props of this library's size, then gives the
+ * caller the first `size` bytes: members the caller's copy of the header
+ * does not have are never written, members it has that this library does
+ * not know are zeroed. */
+static pt_status device_info(const char *fn, const pt_device *d, pt_device_props *out, size_t size) {
+    pt_status s = check_sized(fn, d, out, size, PT_DEVICE_PROPS_SIZE_V1, "pt_device_props");
+    if (s) return s;
+    pt_device_props p;
+    memset(&p, 0, sizeof p);
+    s = pt__device_info_call(d, &p);
+    if (s) return pt__backend_failed(s, fn, d);
+    snprintf(p.backend, sizeof p.backend, "%.15s", d->backend->name);
     int64_t free_b, total_b;
     if (pt__memory_info_call(d, &free_b, &total_b) == PT_OK) {
-        out->memory_free = free_b;
-        out->memory_total = total_b;
+        p.memory_free = free_b;
+        p.memory_total = total_b;
     } else {
         pt__take_backend_message();
     }
+    pt_memory_usage m;
+    pt_memory_stats_sized((pt_device *)d, &m, sizeof m);
+    p.memory_process = m.reserved;
+    give_sized(out, size, &p, sizeof p);
     return PT_OK;
+}
+
+pt_status pt_device_info_sized(const pt_device *d, pt_device_props *out, size_t size) {
+    return device_info("pt_device_info", d, out, size);
+}
+
+/* The symbol programs built before the sized entry point call. */
+pt_status(pt_device_info)(const pt_device *d, pt_device_props *out) {
+    return device_info("pt_device_info", d, out, PT_DEVICE_PROPS_SIZE_V1);
 }
 
 pt_status pt_device_synchronize(pt_device *d) {
@@ -240,21 +280,24 @@ pt_status pt_device_synchronize(pt_device *d) {
     return s ? s : pt__synchronize("pt_device_synchronize", d);
 }
 
-pt_status pt_memory_stats(pt_device *d, pt_memory_usage *out) {
-    pt_status s = check_device("pt_memory_stats", d);
+static pt_status memory_stats(pt_device *d, pt_memory_usage *out, size_t size) {
+    static const char fn[] = "pt_memory_stats";
+    pt_status s = check_sized(fn, d, out, size, PT_MEMORY_USAGE_SIZE_V1, "pt_memory_usage");
     if (s) return s;
-    if (!out) return pt__error(PT_ERR_INVALID_ARGUMENT, "pt_memory_stats", "out is NULL");
+    pt_memory_usage m;
+    memset(&m, 0, sizeof m);
     pt__spin_lock(&d->alloc.lock);
-    out->in_use = d->alloc.in_use;
-    out->cached = d->alloc.cached;
-    out->peak = d->alloc.shown_peak;
-    out->reserved = d->alloc.in_use + d->alloc.cached;
+    m.in_use = d->alloc.in_use;
+    m.cached = d->alloc.cached;
+    m.peak = d->alloc.shown_peak;
+    m.reserved = d->alloc.in_use + d->alloc.cached;
     pt__spin_unlock(&d->alloc.lock);
-    pt__pinned_stats(d, &out->pinned_cached, &out->pinned_allocs, &out->pinned_reuses);
-    if (pt__memory_info_call(d, &out->device_free, &out->device_total) != PT_OK) {
+    pt__pinned_stats(d, &m.pinned_cached, &m.pinned_allocs, &m.pinned_reuses);
+    if (pt__memory_info_call(d, &m.device_free, &m.device_total) != PT_OK) {
         (void)pt__take_backend_message(); /* documented: unknown, not an error */
-        out->device_free = out->device_total = -1;
+        m.device_free = m.device_total = -1;
     }
+    give_sized(out, size, &m, sizeof m);
     return PT_OK;
 }
 
@@ -265,6 +308,14 @@ pt_status pt_reset_peak_memory(pt_device *d) {
     d->alloc.shown_peak = d->alloc.in_use;
     pt__spin_unlock(&d->alloc.lock);
     return PT_OK;
+}
+
+pt_status pt_memory_stats_sized(pt_device *d, pt_memory_usage *out, size_t size) {
+    return memory_stats(d, out, size);
+}
+
+pt_status(pt_memory_stats)(pt_device *d, pt_memory_usage *out) {
+    return memory_stats(d, out, PT_MEMORY_USAGE_SIZE_V1);
 }
 
 /* ---- Backends, for tools ----
@@ -281,7 +332,7 @@ const char *pt_backend_name(int i) {
 
 bool pt_backend_available(int i, const char **reason) {
     pt__backend *b = pt__backend_load(pt__backend_at(i));
-    if (reason) *reason = b ? (b->available ? "" : b->reason) : "no such backend";
+    if (reason) *reason = b ? (b->available ? b->skipped : b->reason) : "no such backend";
     return b && b->available;
 }
 

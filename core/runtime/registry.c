@@ -26,7 +26,18 @@
  * LD_LIBRARY_PATH never makes the loader look relative to the working
  * directory. The first regular file found for a name wins; a FIFO, folder
  * or device named like a plugin is skipped (opening a FIFO would block for
- * ever) and named in that backend's reason. */
+ * ever) and named in that backend's reason.
+ *
+ * A plugin's constructor runs with the program's rights as soon as it is
+ * opened, so only files nobody else could have planted are opened, as the
+ * OpenCL ICD loader's guidance asks: the file and its folder must be owned
+ * by root or by the user running the program, and writable by nobody else
+ * (no world-writable folder, sticky or not). Skipped files are named in the
+ * backend's reason (`portable devices` shows it even when the backend
+ * loaded from another folder). Group-writable folders are accepted: a
+ * umask of 002 makes them for every build tree. A shared object without the
+ * entry symbol is another library of the project (libportable-dist.so), not
+ * a backend, and is not listed at all (plugin_probe.c). */
 #define _GNU_SOURCE /* dladdr, secure_getenv */
 #include <dirent.h>
 #include <dlfcn.h>
@@ -38,6 +49,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <unistd.h>
 
 #include "runtime/runtime.h"
 
@@ -49,10 +61,6 @@ static int n_backends; /* fixed once the scan is done */
 static char search_dirs[PT__MAX_SEARCH_DIRS][PATH_MAX];
 static int n_search_dirs;
 static pthread_once_t registry_once = PTHREAD_ONCE_INIT;
-
-/* The backends every build knows about: listed even when their file is
- * missing, so "why is there no cuda?" always has an answer. */
-static const char *const well_known[] = {"cpu", "cuda", "opencl"};
 
 /* ---- Where libportable.so itself lives ----
  *
@@ -79,12 +87,17 @@ __attribute__((constructor)) static void find_self_dir(void) {
 
 /* Adds the absolute form of dir[0..len) (realpath); a folder that does not
  * exist, or a duplicate, is left out. */
-static void add_search_dir(const char *dir, size_t len) {
+static void add_search_dir(const char *dir, size_t len, bool given_by_user) {
     char given[PATH_MAX], real[PATH_MAX];
     if (len == 0 || len >= sizeof given || n_search_dirs == PT__MAX_SEARCH_DIRS) return;
     memcpy(given, dir, len);
     given[len] = '\0';
-    if (!realpath(given, real)) return;
+    if (!realpath(given, real)) {
+        if (given_by_user)
+            pt_log_message(PT_LOG_WARN, "PORTABLE_PLUGIN_PATH entry '%s' cannot be used (%s); accepted: "
+               "existing folders, separated by ':'; it is skipped", given, strerror(errno));
+        return;
+    }
     for (int i = 0; i < n_search_dirs; ++i)
         if (strcmp(search_dirs[i], real) == 0) return;
     snprintf(search_dirs[n_search_dirs++], sizeof search_dirs[0], "%s", real);
@@ -95,14 +108,14 @@ static void collect_search_dirs(void) {
     while (env && *env) {
         const char *colon = strchr(env, ':');
         size_t len = colon ? (size_t)(colon - env) : strlen(env);
-        add_search_dir(env, len); /* an empty entry means nothing (not ".") */
+        add_search_dir(env, len, true); /* an empty entry means nothing (not ".") */
         env = colon ? colon + 1 : NULL;
     }
-    add_search_dir(self_dir, strlen(self_dir));
+    add_search_dir(self_dir, strlen(self_dir), false);
     if (self_dir[0]) {
         char installed[PATH_MAX];
         int n = snprintf(installed, sizeof installed, "%s/%s", self_dir, PT_PLUGIN_SUBDIR);
-        if (n > 0 && (size_t)n < sizeof installed) add_search_dir(installed, (size_t)n);
+        if (n > 0 && (size_t)n < sizeof installed) add_search_dir(installed, (size_t)n, false);
     }
 }
 
@@ -144,9 +157,27 @@ static const char *file_kind(mode_t m) {
     return "not a file";
 }
 
-/* Whether path is a regular file (after symlinks); otherwise why not, in
- * why. Only regular files are ever handed to dlopen: opening a FIFO blocks
- * until somebody writes to it, a device may do anything. */
+/* Whether st (a plugin file or its folder) could only have been made by
+ * root or this user; otherwise why not, in why. */
+static bool trusted(const char *what, const char *path, const struct stat *st, char *why, size_t cap) {
+    if (st->st_uid != 0 && st->st_uid != geteuid()) {
+        snprintf(why, cap, "%s %s is owned by uid %u, neither root nor this user (uid %u): not loaded", what,
+                 path, (unsigned)st->st_uid, (unsigned)geteuid());
+        return false;
+    }
+    if (st->st_mode & S_IWOTH) {
+        snprintf(why, cap, "%s %s is writable by others (mode %o): not loaded", what, path,
+                 (unsigned)(st->st_mode & 07777));
+        return false;
+    }
+    return true;
+}
+
+/* Whether path is a regular file (after symlinks) that root or this user
+ * owns, in a folder only they can write; otherwise why not, in why. Only
+ * such files are ever handed to dlopen: opening a FIFO blocks until
+ * somebody writes to it, a device may do anything, and another user's file
+ * would run its code as this user. */
 static bool regular_file(const char *path, char *why, size_t cap) {
     struct stat st;
     if (stat(path, &st) != 0) {
@@ -158,28 +189,51 @@ static bool regular_file(const char *path, char *why, size_t cap) {
                  path, file_kind(st.st_mode));
         return false;
     }
-    return true;
+    struct stat file = st;
+    char folder[PATH_MAX];
+    snprintf(folder, sizeof folder, "%s", path);
+    char *slash = strrchr(folder, '/');
+    if (slash) *slash = '\0';
+    if (slash == folder) snprintf(folder, sizeof folder, "/");
+    if (stat(slash ? folder : ".", &st) != 0) {
+        snprintf(why, cap, "the folder of %s cannot be read: %s", path, strerror(errno));
+        return false;
+    }
+    return trusted("folder", slash ? folder : ".", &st, why, cap) && trusted("plugin", path, &file, why, cap);
+}
+
+/* Appends "why" to b's list of skipped files. */
+static void note_skipped(pt__backend *b, const char *why) {
+    size_t used = strlen(b->skipped);
+    if (used + 3 < sizeof b->skipped)
+        snprintf(b->skipped + used, sizeof b->skipped - used, "%s%s", used ? "; " : "", why);
 }
 
 static void find_plugin_files(void) {
     for (int d = 0; d < n_search_dirs; ++d) {
-        DIR *dir = opendir(search_dirs[d]);
-        if (!dir) continue;
-        struct dirent *e;
-        while ((e = readdir(dir)) != NULL) {
+        /* in name order, so listings and messages do not follow the file system's */
+        struct dirent **entries;
+        int n = scandir(search_dirs[d], &entries, NULL, alphasort);
+        for (int k = 0; k < n; ++k) {
+            const struct dirent *e = entries[k];
             char name[32];
             if (!plugin_name(e->d_name, name, sizeof name)) continue;
-            pt__backend *b = slot_for(name);
-            if (!b || b->path[0]) continue; /* an earlier directory wins */
+            pt__backend *b = find_slot(name);
+            if (b && b->path[0]) continue; /* an earlier directory wins */
             char path[sizeof b->path], why[sizeof b->reason];
             if (snprintf(path, sizeof path, "%s/%s", search_dirs[d], e->d_name) >= (int)sizeof path)
                 continue;
+            /* libportable-dist.so and the like: named like a plugin, not one */
+            if (pt__file_is_other_library(path, PT_BACKEND_ENTRY_SYMBOL)) continue;
+            if (!b) b = slot_for(name);
+            if (!b) continue;
             if (regular_file(path, why, sizeof why))
                 snprintf(b->path, sizeof b->path, "%s", path);
-            else if (!b->reason[0]) /* kept for admission's "not found" reason */
-                snprintf(b->reason, sizeof b->reason, "%s", why);
+            else /* kept for `portable devices` and admission's "not found" reason */
+                note_skipped(b, why);
         }
-        closedir(dir);
+        for (int k = 0; k < n; ++k) free(entries[k]);
+        if (n > 0) free(entries);
     }
 }
 
@@ -206,7 +260,7 @@ static void admit(pt__backend *b) {
     if (!b->path[0]) {
         char dirs[700], skipped[300] = "";
         describe_search(dirs, sizeof dirs);
-        if (b->reason[0]) snprintf(skipped, sizeof skipped, "%s; ", b->reason);
+        if (b->skipped[0]) snprintf(skipped, sizeof skipped, "%s; ", b->skipped);
         snprintf(b->reason, sizeof b->reason,
                  "%splugin libportable-%s.so not found (searched: %s; set PORTABLE_PLUGIN_PATH)",
                  skipped, b->name, dirs);
@@ -285,9 +339,9 @@ static void shutdown_latest(void) {
 }
 
 static void registry_init_once(void) {
+    pt__log_init();
     collect_search_dirs();
-    for (size_t i = 0; i < sizeof well_known / sizeof well_known[0]; ++i) slot_for(well_known[i]);
-    find_plugin_files();
+    find_plugin_files(); /* the backends are the plugins found: the core names none */
 }
 
 void pt__registry_init(void) { pthread_once(&registry_once, registry_init_once); }

@@ -6,6 +6,7 @@
 #define PORTABLE_CORE_RUNTIME_H
 
 #include <pthread.h>
+#include <stdarg.h>
 #include <stdatomic.h>
 
 #include "portable/backend.h"
@@ -26,6 +27,11 @@
 
 /* Sets the thread's last error to "fn: <formatted message>" and returns s. */
 pt_status pt__error(pt_status s, const char *fn, const char *fmt, ...) PT_PRINTF(3, 4);
+/* After a public function fn failed in another public function it called:
+ * makes the last error read "fn: <the inner message>" (same status), so the
+ * message starts with the function the caller called. Returns the status
+ * (PT_OK, changing nothing, when no error is set). */
+pt_status pt__error_as(const char *fn);
 /* After a backend member returned s != PT_OK: sets the last error to
  * "fn: <device>: <what the plugin said>" and returns s. */
 pt_status pt__backend_failed(pt_status s, const char *fn, const pt_device *d);
@@ -50,6 +56,7 @@ typedef struct pt__backend {
     bool host_visible;           /* the table's host_visible, copied at admission */
     bool shut_down;              /* shutdown ran (process exit): no more calls */
     char reason[1024];           /* why not available */
+    char skipped[512];           /* plugin files of this name not loaded, and why ("" if none) */
     int ndev;
     pt_device *devices;          /* ndev entries */
     /* Admission runs once, under load_lock, the first time the backend is
@@ -135,6 +142,19 @@ void pt__registry_init(void);
 int pt__backend_total(void);
 /* "dir1, dir2, ..." as searched for plugins (absolute paths). */
 const char *pt__plugin_search_path(void);
+/* Diagnostics (log.c) and the environment parser (env.c): pt_log with a
+ * va_list, and the choice parser without its warning (for PORTABLE_LOG,
+ * read before the log can take a warning) plus that warning. */
+void pt__vlog(pt_log_level level, const char *fmt, va_list ap);
+/* Reads PORTABLE_LOG (once) and reports a bad value: at the registry's
+ * start, so the warning comes even when nothing else is logged. */
+void pt__log_init(void);
+int pt__env_choice_quiet(const char *name, const char *const *choices, int fallback, bool *bad);
+void pt__env_warn_choice(const char *name, const char *const *choices, int fallback);
+/* True when path is a shared object that does not define entry_symbol (a
+ * library named like a plugin that is not one); false when it defines it or
+ * when the file cannot be judged without loading it (plugin_probe.c). */
+bool pt__file_is_other_library(const char *path, const char *entry_symbol);
 /* The i-th / named backend, possibly not loaded yet (name and path only). */
 pt__backend *pt__backend_at(int i);
 pt__backend *pt__backend_find(const char *name);

@@ -93,6 +93,17 @@ void pt_clear_error(void) {
     if (errors) errors->last_message[0] = '\0';
 }
 
+pt_status pt__error_as(const char *fn) {
+    if (last_status == PT_OK) return PT_OK;
+    error_state *e = errors;
+    size_t n = strlen(fn);
+    if (!e || (strncmp(e->last_message, fn, n) == 0 && e->last_message[n] == ':')) return last_status;
+    char inner[PT__MESSAGE_CAP];
+    memcpy(inner, e->last_message, sizeof inner);
+    snprintf(e->last_message, sizeof e->last_message, "%s: %s", fn, inner);
+    return last_status;
+}
+
 /* Records s and "fn: <message>" as this thread's last error. */
 static pt_status set_error_v(pt_status s, const char *fn, const char *fmt, va_list ap) {
     char detail[PT__MESSAGE_CAP];
@@ -149,31 +160,11 @@ static void host_set_error(pt_status s, const char *fmt, ...) {
     va_end(ap);
 }
 
-/* PORTABLE_LOG=debug|info|warn; warnings are on by default. Read once;
- * threads racing the first read compute the same value. */
-static pt_log_level log_threshold(void) {
-    static atomic_int cached = -1;
-    int level = atomic_load_explicit(&cached, memory_order_relaxed);
-    if (level < 0) {
-        const char *v = getenv("PORTABLE_LOG");
-        level = PT_LOG_WARN;
-        if (v && strcmp(v, "debug") == 0) level = PT_LOG_DEBUG;
-        if (v && strcmp(v, "info") == 0) level = PT_LOG_INFO;
-        if (v && strcmp(v, "off") == 0) level = PT_LOG_WARN + 1;
-        atomic_store_explicit(&cached, level, memory_order_relaxed);
-    }
-    return (pt_log_level)level;
-}
-
 static void host_log(pt_log_level level, const char *fmt, ...) {
-    if (level < log_threshold()) return;
-    static const char *names[] = {"debug", "info", "warn"};
-    char line[PT__MESSAGE_CAP];
     va_list ap;
     va_start(ap, fmt);
-    vsnprintf(line, sizeof line, fmt, ap);
+    pt__vlog(level, fmt, ap);
     va_end(ap);
-    fprintf(stderr, "portable [%s]: %s\n", names[level], line);
 }
 
 const pt_host_api *pt__host_api(void) {
@@ -184,6 +175,8 @@ const pt_host_api *pt__host_api(void) {
         .log = host_log,
         .device_alloc = pt__plugin_device_alloc,
         .device_free = pt__plugin_device_free,
+        .env_int = pt_env_int,
+        .env_choice = pt_env_choice,
     };
     return &api;
 }

@@ -82,12 +82,14 @@ bool pt_trace_active(void) { return pt__tracing(); }
 
 /* The rank a launcher gave this process (Open MPI, MPICH/PMI, PMIx,
  * SLURM), read from the environment before MPI is even initialised; "0"
- * outside a launcher. */
+ * outside a launcher. Only digits (at most 9) go into the path: anything
+ * else there could name another folder. */
 static const char *launcher_rank(void) {
     static const char *const vars[] = {"OMPI_COMM_WORLD_RANK", "PMIX_RANK", "PMI_RANK", "SLURM_PROCID"};
     for (size_t i = 0; i < sizeof vars / sizeof vars[0]; i++) {
         const char *v = getenv(vars[i]);
-        if (v && *v) return v;
+        size_t n = v ? strspn(v, "0123456789") : 0;
+        if (n > 0 && n <= 9 && !v[n]) return v;
     }
     return "0";
 }

@@ -28,7 +28,8 @@ typedef struct dl_dtype_row {
  * dtypes of one size and kind (f16 and bf16) differ in DLPack's code. */
 static const dl_dtype_row dl_dtypes[] = {
     {PT_F32, kDLFloat, 32}, {PT_F64, kDLFloat, 64}, {PT_I32, kDLInt, 32},
-    {PT_I64, kDLInt, 64},   {PT_U8, kDLUInt, 8},
+    {PT_I64, kDLInt, 64},   {PT_U8, kDLUInt, 8},    {PT_F16, kDLFloat, 16},
+    {PT_BF16, kDLBfloat, 16},
 };
 #define N_DL_DTYPES (sizeof dl_dtypes / sizeof dl_dtypes[0])
 
@@ -224,6 +225,16 @@ static pt_device *import_device(const char *fn, DLDevice dev) {
     char name[48];
     switch ((int)dev.device_type) {
     case kDLCPU:
+        /* DLPack numbers host memory device 0; another id is a producer's
+         * mistake, not a second cpu (libportable's cpu:N are its own). */
+        if (dev.device_id != 0) {
+            pt__error(PT_ERR_INVALID_ARGUMENT, fn,
+                      "the tensor is on kDLCPU device_id %d; DLPack host memory has device_id 0 "
+                      "(fix the producer's device field)",
+                      (int)dev.device_id);
+            return NULL;
+        }
+        return pt_cpu();
     case kDLCUDAHost: return pt_cpu();
     case kDLCUDA: {
         snprintf(name, sizeof name, "cuda:%d", (int)dev.device_id);

@@ -4,18 +4,24 @@
 #include "portable/half.h"
 #include "tensor/tensor_internal.h"
 
-void pt_f32_to_f16(const float *src, uint16_t *dst, size_t n) {
-    for (size_t i = 0; i < n; ++i) dst[i] = pt_f32_to_f16_bits(src[i]);
+/* Both buffers, unless there is nothing to convert. */
+static bool buffers_given(const char *fn, const void *src, const void *dst, size_t n) {
+    if (n == 0 || (src && dst)) return true;
+    pt__error(PT_ERR_INVALID_ARGUMENT, fn, "%s NULL for %zu elements; pass host buffers of n elements each",
+              !src ? (!dst ? "src and dst are" : "src is") : "dst is", n);
+    return false;
 }
 
-void pt_f16_to_f32(const uint16_t *src, float *dst, size_t n) {
-    for (size_t i = 0; i < n; ++i) dst[i] = pt_f16_bits_to_f32(src[i]);
-}
+/* One definition for the four: check the buffers, then convert each
+ * element with portable/half.h's per-element function. */
+#define PT__HOST_CONVERTER(name, src_t, dst_t, convert)                       \
+    pt_status name(const src_t *src, dst_t *dst, size_t n) {                 \
+        if (!buffers_given(#name, src, dst, n)) return PT_ERR_INVALID_ARGUMENT; \
+        for (size_t i = 0; i < n; ++i) dst[i] = convert(src[i]);             \
+        return PT_OK;                                                        \
+    }
 
-void pt_f32_to_bf16(const float *src, uint16_t *dst, size_t n) {
-    for (size_t i = 0; i < n; ++i) dst[i] = pt_f32_to_bf16_bits(src[i]);
-}
-
-void pt_bf16_to_f32(const uint16_t *src, float *dst, size_t n) {
-    for (size_t i = 0; i < n; ++i) dst[i] = pt_bf16_bits_to_f32(src[i]);
-}
+PT__HOST_CONVERTER(pt_f32_to_f16, float, uint16_t, pt_f32_to_f16_bits)
+PT__HOST_CONVERTER(pt_f16_to_f32, uint16_t, float, pt_f16_bits_to_f32)
+PT__HOST_CONVERTER(pt_f32_to_bf16, float, uint16_t, pt_f32_to_bf16_bits)
+PT__HOST_CONVERTER(pt_bf16_to_f32, uint16_t, float, pt_bf16_bits_to_f32)

@@ -53,6 +53,13 @@ void pt__null_device(const char *fn) {
                   "device is NULL; get one with pt_cpu(), pt_default_device() or pt_device_get()");
 }
 
+pt_tensor *pt__null_input(const char *fn, const char *what) {
+    if (pt_last_status() == PT_OK)
+        pt__error(PT_ERR_INVALID_ARGUMENT, fn,
+                  "%s is NULL (and no earlier error is pending: pass a tensor)", what);
+    return NULL;
+}
+
 pt_status pt__null_tensor_status(const char *fn, const char *what) {
     pt_status s = pt_last_status();
     if (s != PT_OK) return s;
@@ -191,7 +198,7 @@ void pt__operand_packed(const pt_tensor *x, int ndim, const int64_t *shape, pt_o
 
 pt_status pt_tensor_storage(const pt_tensor *x, void **buffer, size_t *offset_bytes) {
     static const char fn[] = "pt_tensor_storage";
-    if (!x) return pt__error(PT_ERR_INVALID_ARGUMENT, fn, "tensor is NULL");
+    if (!x) return pt__error(PT_ERR_INVALID_ARGUMENT, fn, "x is NULL; pass a tensor");
     if (!buffer || !offset_bytes)
         return pt__error(PT_ERR_INVALID_ARGUMENT, fn, "buffer and offset_bytes must both be non-NULL");
     *buffer = x->st->buf;

@@ -481,7 +481,11 @@ bool pt_tensor_shares_storage(const pt_tensor *a, const pt_tensor *b) {
 }
 
 char *pt_tensor_describe(const pt_tensor *x, char *buf, size_t cap) {
-    if (!buf || cap == 0) return buf;
+    if (!buf) {
+        pt__error(PT_ERR_INVALID_ARGUMENT, "pt_tensor_describe", "buf is NULL; pass a buffer of cap bytes");
+        return NULL;
+    }
+    if (cap == 0) return buf;
     if (!x) {
         snprintf(buf, cap, "(null tensor)");
         return buf;

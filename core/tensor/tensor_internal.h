@@ -168,6 +168,10 @@ void pt__null_device(const char *fn);
 /* A NULL tensor argument of a status-returning function: returns the
  * pending error, or sets PT_ERR_INVALID_ARGUMENT naming what. */
 pt_status pt__null_tensor_status(const char *fn, const char *what);
+/* A NULL tensor input of a tensor-returning function: keeps the pending
+ * error (the input came from a call that failed), or sets
+ * PT_ERR_INVALID_ARGUMENT naming fn and what. Returns NULL. */
+pt_tensor *pt__null_input(const char *fn, const char *what);
 
 /* ---- Shapes and operands (layout.c) ---- */
 

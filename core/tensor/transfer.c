@@ -61,7 +61,7 @@ static pt_status read_contiguous(const char *fn, const pt_tensor *x, void *dst) 
 
 pt_status pt_to_host(const pt_tensor *x, void *dst, size_t dst_bytes) {
     static const char fn[] = "pt_to_host";
-    if (!x) return pt__error(PT_ERR_INVALID_ARGUMENT, fn, "tensor is NULL");
+    if (!x) return pt__error(PT_ERR_INVALID_ARGUMENT, fn, "x is NULL; pass a tensor");
     size_t bytes = tensor_bytes(x);
     if (bytes && !dst) return pt__error(PT_ERR_INVALID_ARGUMENT, fn, "dst is NULL");
     if (dst_bytes < bytes) {
@@ -82,7 +82,7 @@ pt_status pt_to_host(const pt_tensor *x, void *dst, size_t dst_bytes) {
 double pt_item(const pt_tensor *x) {
     static const char fn[] = "pt_item";
     if (!x) {
-        pt__error(PT_ERR_INVALID_ARGUMENT, fn, "tensor is NULL");
+        pt__error(PT_ERR_INVALID_ARGUMENT, fn, "x is NULL; pass a tensor");
         return NAN;
     }
     if (pt__numel(x->ndim, x->shape) != 1) {
@@ -146,7 +146,7 @@ static pt_status copy_across(const char *fn, const pt_tensor *src, pt_tensor *ds
 }
 
 static pt_tensor *move(const char *fn, pt_tensor *x, pt_device *d, bool async) {
-    if (!x) return NULL;
+    if (!x) return pt__null_input(fn, "x");
     if (!d) {
         pt__error(PT_ERR_INVALID_ARGUMENT, fn, "device is NULL (did pt_device_get fail? see its error)");
         return NULL;

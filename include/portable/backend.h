@@ -24,6 +24,8 @@
 
 #include <stdarg.h>
 
+#include "env.h"
+#include "log.h"
 #include "op_table.h"
 #include "status.h"
 #include "types.h"
@@ -35,7 +37,7 @@ extern "C" {
 /** The ABI version of this header: a plugin returns it in
  * pt_backend_vtable.abi_version, the core passes it as host_abi, and a
  * mismatch keeps the plugin out (reported by `portable devices`). */
-#define PT_BACKEND_ABI_VERSION 1u
+#define PT_BACKEND_ABI_VERSION 2u /* 2: pt_device_props grew; device_info writes all of it */
 /** The one symbol a plugin exports, a pt_backend_entry_fn. */
 #define PT_BACKEND_ENTRY_SYMBOL "pt_backend_entry"
 
@@ -167,24 +169,17 @@ typedef struct pt_op {
 /** @name What the core offers a plugin */
 /** @{ */
 
-/** Severity of a plugin's diagnostic (pt_host_api.log); PORTABLE_LOG picks the
- * lowest shown. */
-typedef enum pt_log_level {
-    PT_LOG_DEBUG = 0, /**< details for whoever debugs a backend */
-    PT_LOG_INFO,      /**< what was chosen (a device, a kernel variant) */
-    PT_LOG_WARN       /**< something a user should know (shown by default) */
-} pt_log_level;
-
 /** What the core gives a plugin at pt_backend_entry: error reporting, logging
- * and device memory from its allocator. Owned by the core and valid until
- * the plugin's shutdown returns. */
+ * (pt_log_level is in log.h), settings and device memory from its allocator.
+ * Owned by the core and valid until the plugin's shutdown returns. */
 typedef struct pt_host_api {
     uint32_t struct_size; /**< sizeof(pt_host_api) in the core: members past it are absent */
     uint32_t abi_version; /**< PT_BACKEND_ABI_VERSION of the core */
     /** Records the reason for the status the plugin is about to return. The
      * core prefixes it with the public function and device names. */
     void (*set_error)(pt_status s, const char *fmt, ...) PT_PRINTF(2, 3);
-    /** Diagnostics, shown when PORTABLE_LOG=debug|info|warn allows (stderr). */
+    /** Diagnostics: through the application's log handler (pt_set_log_handler)
+     * or to stderr, when PORTABLE_LOG=debug|info|warn allows. */
     void (*log)(pt_log_level level, const char *fmt, ...) PT_PRINTF(2, 3);
     /* Appended members go below this line (check struct_size before use). */
     /** Device memory for a plugin's own use (scratch space, a BLAS workspace)
@@ -199,7 +194,18 @@ typedef struct pt_host_api {
     /** Gives back a block from device_alloc (work already queued on dev may
      * still use it: it is reused in queue order). */
     void (*device_free)(const char *backend, int dev, void *block);
+    /* The environment, read and checked as the core reads it (env.h:
+     * pt_env_int, pt_env_choice): a bad value is a warning naming the
+     * variable, the value and what is accepted, and the fallback is used.
+     * Use PT_HOST_HAS(host, env_int) first. */
+    int64_t (*env_int)(const char *name, int64_t lo, int64_t hi, int64_t fallback);
+    int (*env_choice)(const char *name, const char *const *choices, int fallback);
 } pt_host_api;
+
+/** Whether the host API h (as the core that loaded the plugin was built)
+ * has the appended member m. */
+#define PT_HOST_HAS(h, m) \
+    ((h) && (h)->struct_size >= offsetof(pt_host_api, m) + sizeof((h)->m) && (h)->m)
 
 /** @} */
 /** @name What a plugin offers the core */
@@ -223,7 +229,10 @@ typedef struct pt_backend_vtable {
      * unavailable_reason (optional) default: "no devices" says why. */
     int (*device_count)(void);
     const char *(*unavailable_reason)(void); /**< Why there are no devices (optional; default: "no devices"). */
-    pt_status (*device_info)(int dev, pt_device_props *out); /**< Fills out with device dev's name, memory and features. */
+    /** Fills out with device dev's name, memory and features: a whole
+     * pt_device_props of this header's size (the core zeroes it first;
+     * members the plugin cannot tell stay 0). */
+    pt_status (*device_info)(int dev, pt_device_props *out);
 
     /** Memory. alloc returns PT_ERR_OUT_OF_MEMORY when the driver has no room
      * (the core then empties its cache and retries once). host_visible: the

@@ -73,16 +73,34 @@ PT_API int pt_device_count(const char *backend);
 PT_API const char *pt_device_name(const pt_device *d);
 /** Fills *out. Memory figures are read from the driver now (-1 when it
  * cannot say). PT_ERR_INVALID_ARGUMENT for a NULL d or out; otherwise what
- * the backend reports when it fails (PT_ERR_BACKEND, with its reason). */
+ * the backend reports when it fails (PT_ERR_BACKEND, with its reason).
+ *
+ * pt_device_info(d, out) is a macro calling pt_device_info_sized(d, out,
+ * sizeof *out): the library fills the first `size` bytes of the struct as
+ * the caller compiled it (members it does not know are zeroed), so the
+ * struct can grow without breaking callers. PT_ERR_INVALID_ARGUMENT for a
+ * size below PT_DEVICE_PROPS_SIZE_V1. The plain symbol pt_device_info
+ * (what programs built before the macro call; `(pt_device_info)(d, out)`)
+ * fills the first PT_DEVICE_PROPS_SIZE_V1 bytes. */
+PT_API pt_status pt_device_info_sized(const pt_device *d, pt_device_props *out, size_t size);
+/** The plain symbol programs built before the sized entry point call: fills
+ * the first PT_DEVICE_PROPS_SIZE_V1 bytes. */
 PT_API pt_status pt_device_info(const pt_device *d, pt_device_props *out);
+#define pt_device_info(d, out) pt_device_info_sized((d), (out), sizeof *(out))
 /** Waits for everything queued on d. PT_ERR_INVALID_ARGUMENT for NULL;
  * otherwise the backend's failure (PT_ERR_BACKEND with the driver's reason,
  * also after the backend was shut down at exit). */
 PT_API pt_status pt_device_synchronize(pt_device *d);
 /** The caching allocator's counters for d, and the driver's total and free
- * figures (-1 each where the driver cannot say). PT_ERR_INVALID_ARGUMENT for
- * a NULL d or out; never fails otherwise (a failed driver query reads -1). */
+ * figures (-1 each where the driver cannot say), into the first `size` bytes of
+ * out (pt_memory_stats(d, out) is a macro passing sizeof *out, as
+ * pt_device_info). PT_ERR_INVALID_ARGUMENT for a NULL d or out, or a size
+ * below PT_MEMORY_USAGE_SIZE_V1; never fails otherwise. */
+PT_API pt_status pt_memory_stats_sized(pt_device *d, pt_memory_usage *out, size_t size);
+/** The plain symbol programs built before the sized entry point call: fills
+ * the first PT_MEMORY_USAGE_SIZE_V1 bytes. */
 PT_API pt_status pt_memory_stats(pt_device *d, pt_memory_usage *out);
+#define pt_memory_stats(d, out) pt_memory_stats_sized((d), (out), sizeof *(out))
 /** Starts d's peak (pt_memory_stats) again from the memory in use now, like
  * torch.cuda.reset_peak_memory_stats; the allocator's own collection keeps
  * its peak. PT_ERR_INVALID_ARGUMENT for a NULL d. */
@@ -123,7 +141,9 @@ PT_API int pt_backend_count(void);
 PT_API const char *pt_backend_name(int i);
 /** Whether backend i loaded and has at least one device; when not, *reason
  * (if non-NULL) gets why: the dlopen text, a missing symbol, an ABI mismatch,
- * an init failure or "0 devices: <driver's reason>". */
+ * an init failure or "0 devices: <driver's reason>". When it did, *reason is
+ * "" or names the plugin files of that name that were skipped, and why
+ * (another user's file, a world-writable folder: docs/security.md). */
 PT_API bool pt_backend_available(int i, const char **reason);
 /** The plugin file backend i was loaded from ("" when none was found or i
  * is out of range). */

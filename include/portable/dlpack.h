@@ -28,7 +28,8 @@
  *
  * What cannot be represented is refused with PT_ERR_UNSUPPORTED (or
  * PT_ERR_DTYPE / PT_ERR_SHAPE / PT_ERR_INVALID_ARGUMENT) naming the value and
- * what would work: other dtypes (bool, bfloat16, complex, lanes != 1), more
+ * what would work: other dtypes (bool, complex, int8/16, uint16..64,
+ * lanes != 1; f16 is kDLFloat/16 and bf16 kDLBfloat/16 both ways), more
  * than PT_MAX_DIMS dims, negative strides, misaligned data, a DLPack major
  * version other than 1, devices libportable has no backend for; and
  * read-only tensors unless flags has PT_DLPACK_READ_ONLY_OK (libportable

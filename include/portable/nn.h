@@ -311,9 +311,9 @@ PT_API pt_status pt_save(pt_module *m, const char *path);
 /** Replaces m's parameters with the tensors in path, created on map_location
  * (NULL: each parameter's current device; cpu for a lazy linear not run
  * yet, which takes the file's shapes). Validates the whole file first:
- * header length against the file size, the JSON, each entry's dtype (BF16,
- * F16 and others are "unsupported dtype"), shape against the module's
- * parameter, data_offsets in range and consistent with the shape, no
+ * header length against the file size, the JSON, each entry's dtype (F32,
+ * F64, F16, BF16, I32, I64, U8; F8_* and others are "unsupported dtype"),
+ * shape against the module's parameter, data_offsets in range and consistent with the shape, no
  * overlapping ranges, every parameter present and no unexpected tensor. Any
  * problem gives PT_ERR_IO with a message naming the file, the tensor and the
  * problem, and leaves m untouched. Waits for the copies to the device. */

@@ -121,8 +121,10 @@ PT_API pt_tensor *pt_log_softmax(pt_tensor *x, int dim);
 /** @name Linear algebra */
 /** @{ */
 /** 1-D and 2-D like NumPy's matmul; N-D: batched over the leading dims, which
- * broadcast. Float dtypes (16-bit ones through f32). New tensor, queued
- * without waiting; PT_ERR_SHAPE when the inner dims differ. */
+ * broadcast. Float dtypes (f32, f64, and f16/bf16 through f32), both operands
+ * the same one: mixed dtypes, f16 with bf16 included, are PT_ERR_DTYPE as in
+ * torch.matmul (the promotion rule in types.h is the element-wise ops'). New
+ * tensor, queued without waiting; PT_ERR_SHAPE when the inner dims differ. */
 PT_API pt_tensor *pt_matmul(pt_tensor *a, pt_tensor *b);
 
 /** @} */
@@ -201,7 +203,10 @@ PT_API pt_tensor *pt_max_pool2d_indices(pt_tensor *x, const pt_window2d *w);
 PT_API pt_tensor *pt_max_unpool2d(pt_tensor *g, pt_tensor *indices, const pt_window2d *w, int64_t height,
                                   int64_t width);
 
-/** torch.nn.functional.conv2d options; 0 in stride, dilation or groups means 1. */
+/** torch.nn.functional.conv2d options; 0 in stride, dilation or groups means 1.
+ * Options structs only ever grow at their end, and 0 in a new member keeps
+ * the old behaviour, so callers that zero-initialise keep compiling and
+ * meaning the same. */
 typedef struct pt_conv2d_opts {
     int64_t stride[2]; /**< step between windows {h, w}; 0 means 1 */
     int64_t padding[2]; /**< zeros added on both sides {h, w} */

@@ -4,6 +4,8 @@
 #define PORTABLE_PORTABLE_H
 
 #include "device.h"
+#include "env.h"
+#include "log.h"
 #include "nn.h"
 #include "ops.h"
 #include "status.h"

@@ -57,8 +57,9 @@ PT_API pt_tensor *pt_full(pt_device *d, pt_dtype t, int ndim, const int64_t *sha
 /** 1-D: start, start+step, ... while < stop (> stop for negative step). */
 PT_API pt_tensor *pt_arange(pt_device *d, pt_dtype t, double start, double stop, double step);
 /** U[0,1) from the Philox4x32-10 counter-based generator: for the same seed
- * and sequence of calls every backend gives the same bits. Float dtypes only
- * (PT_ERR_DTYPE otherwise). */
+ * and sequence of calls every backend gives the same bits. Float dtypes only:
+ * f32, f64, and f16/bf16 (drawn in f32, rounded once); PT_ERR_DTYPE
+ * otherwise. */
 PT_API pt_tensor *pt_rand(pt_device *d, pt_dtype t, int ndim, const int64_t *shape);
 /** N(0,1) from the same generator as pt_rand (the same on every backend within
  * rounding of log/sin/cos). Float dtypes only. */
@@ -73,14 +74,17 @@ PT_API pt_tensor *pt_from_data(pt_device *d, pt_dtype t, int ndim, const int64_t
 
 /** Host buffers to and from 16-bit storage (n elements; src and dst must not
  * overlap). To 16 bits rounds to nearest even, overflows to +-inf and keeps
- * NaN; from 16 bits is exact. Per element: portable/half.h. */
-PT_API void pt_f32_to_f16(const float *src, uint16_t *dst, size_t n);
-/** n f16 bit patterns to floats (exact). */
-PT_API void pt_f16_to_f32(const uint16_t *src, float *dst, size_t n);
-/** n floats to bf16 bit patterns (round to nearest even). */
-PT_API void pt_f32_to_bf16(const float *src, uint16_t *dst, size_t n);
-/** n bf16 bit patterns to floats (exact). */
-PT_API void pt_bf16_to_f32(const uint16_t *src, float *dst, size_t n);
+ * NaN; from 16 bits is exact. Per element: portable/half.h. Each returns
+ * PT_ERR_INVALID_ARGUMENT for a NULL src or dst with n > 0 (nothing
+ * written), else PT_OK. */
+PT_API pt_status pt_f32_to_f16(const float *src, uint16_t *dst, size_t n);
+/** n f16 bit patterns to floats (exact); errors as pt_f32_to_f16's. */
+PT_API pt_status pt_f16_to_f32(const uint16_t *src, float *dst, size_t n);
+/** n floats to bf16 bit patterns (round to nearest even); errors as
+ * pt_f32_to_f16's. */
+PT_API pt_status pt_f32_to_bf16(const float *src, uint16_t *dst, size_t n);
+/** n bf16 bit patterns to floats (exact); errors as pt_f32_to_f16's. */
+PT_API pt_status pt_bf16_to_f32(const uint16_t *src, float *dst, size_t n);
 
 /** @} */
 /** @name Reading back */

@@ -108,7 +108,12 @@ typedef enum pt_device_type {
 
 /** What pt_device_info reports. Strings are NUL-terminated and truncated to
  * fit. Memory figures are bytes; -1 means the driver cannot tell (OpenCL has
- * no portable query for free memory). */
+ * no portable query for free memory).
+ *
+ * Growable: members are only ever appended, and pt_device_info (a macro,
+ * device.h) passes sizeof *out, so a program built against an older copy
+ * of this header gets the members its copy has, and one built against a
+ * newer copy than the library gets the rest zeroed. */
 typedef struct pt_device_props {
     char name[128];          /**< "NVIDIA H100 80GB HBM3", "cpu" */
     char backend[16];        /**< "cpu", "cuda", "opencl" */
@@ -120,9 +125,31 @@ typedef struct pt_device_props {
     int64_t memory_total; /**< device memory in bytes; -1: unknown */
     int64_t memory_free;     /**< -1: unknown */
     bool supports_f64; /**< whether f64 arithmetic runs (some OpenCL devices lack it) */
+    /* ---- Appended members (after the first release): add only below ---- */
+    bool supports_f16;       /**< OpenCL: cl_khr_fp16; CUDA: always; cpu: storage + f32 arithmetic */
+    int64_t max_alloc;       /**< largest single allocation (OpenCL CL_DEVICE_MAX_MEM_ALLOC_SIZE); -1: unknown */
+    int64_t local_memory;    /**< per work-group / per block shared memory; 0: none */
+    int64_t max_work_group;  /**< work-items per work-group, threads per block; 0: not a notion */
+    /** Device memory this process holds through libportable's allocator
+     * (its reserved bytes: driver allocations, the driver's own context not
+     * included), the per-process figure nvidia-smi shows. */
+    int64_t memory_process;
+    char device_version[128]; /**< OpenCL: CL_DEVICE_VERSION ("OpenCL 3.0 PoCL ...") */
+    char c_version[64];       /**< OpenCL: CL_DEVICE_OPENCL_C_VERSION ("OpenCL C 1.2 PoCL") */
+    int compute_capability_major; /**< CUDA; 0 elsewhere */
+    int compute_capability_minor; /**< CUDA; 0 elsewhere */
+    char uuid[48];            /**< CUDA: "GPU-xxxxxxxx-xxxx-xxxx-xxxx-xxxxxxxxxxxx", as nvidia-smi */
+    char pci_bus_id[32];      /**< CUDA: "0000:65:00.0" */
+    char extensions[4096];    /**< OpenCL: CL_DEVICE_EXTENSIONS, space-separated */
 } pt_device_props;
 
-/** The caching allocator's view of one device, in bytes. */
+/** The size of pt_device_props as the first release had it (up to
+ * supports_f64): what the pt_device_info symbol fills for programs built
+ * before the sized entry point existed. */
+#define PT_DEVICE_PROPS_SIZE_V1 (offsetof(pt_device_props, supports_f64) + sizeof(bool))
+
+/** The caching allocator's view of one device, in bytes. Growable as
+ * pt_device_props: members only appended, pt_memory_stats passes sizeof. */
 typedef struct pt_memory_usage {
     int64_t in_use;     /**< held by live tensors */
     int64_t cached;     /**< freed by tensors, kept for reuse, still taken from the driver */
@@ -140,6 +167,9 @@ typedef struct pt_memory_usage {
     int64_t device_total;
     int64_t device_free; /**< free device memory per the driver; -1: unknown */
 } pt_memory_usage;
+
+/** The size of pt_memory_usage as the first release had it. */
+#define PT_MEMORY_USAGE_SIZE_V1 (offsetof(pt_memory_usage, pinned_reuses) + sizeof(int64_t))
 
 #ifdef __cplusplus
 }

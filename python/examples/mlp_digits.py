@@ -3,7 +3,11 @@ the UCI digits on whatever device PORTABLE_BACKEND picks. The same data
 split, minibatch order, seeds and ops as the C example, so the loss curve is
 the same number for number.
 
-    PORTABLE_BACKEND=opencl python mlp_digits.py [--epochs N] [--data digits.csv.gz]
+    PORTABLE_BACKEND=opencl python mlp_digits.py [--epochs N] [--data digits.csv.gz] [--loss-log FILE]
+
+--loss-log FILE writes every training step's loss as "epoch step loss" (%.9g),
+the file the C example writes with the same option; the tests compare the two
+step by step.
 """
 import argparse
 import gzip
@@ -43,8 +47,24 @@ def main(argv=None):
     p = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     p.add_argument("--epochs", type=int, default=EPOCHS)
     p.add_argument("--data", default=os.path.join(here, "..", "..", "examples", "data", "digits.csv.gz"))
+    p.add_argument("--loss-log", metavar="FILE",
+                   help='write "epoch step loss" for every training step to FILE (%%.9g)')
     args = p.parse_args(argv)
+    # Opened before any work, as the C example checks its path first: a bad
+    # path stops the program at once, not after the training.
+    try:
+        loss_log = open(args.loss_log, "w") if args.loss_log else None
+    except OSError as e:
+        p.error(f"--loss-log '{args.loss_log}' cannot be written ({e.strerror}); give a path in a writable folder")
+    try:
+        return train(args, loss_log)
+    finally:
+        if loss_log:
+            loss_log.close()
 
+
+def train(args, loss_log):
+    """Trains, evaluates and returns the exit status; writes each step's loss to loss_log unless None."""
     pixels, labels = load(args.data)
     order = permutation(len(labels), SPLIT_SEED)
     n_train = int(0.8 * len(labels) + 0.5)
@@ -62,6 +82,7 @@ def main(argv=None):
         perm = permutation(n_train, 1000 + epoch)
         t0 = time.perf_counter()
         loss_sum = portable.zeros((), device=dev)  # summed on the device: no wait per step
+        step_losses = []  # the same: read once the epoch is done
         for step in range(steps):
             rows = perm[step * BATCH:(step + 1) * BATCH]
             x = portable.tensor(train_x[rows], device=dev)
@@ -72,8 +93,12 @@ def main(argv=None):
             opt.step()
             with portable.no_grad():
                 loss_sum = loss_sum + loss * len(rows)
+                if loss_log is not None:
+                    step_losses.append(loss.detach())
         mean_loss = loss_sum.item() / n_train  # waits for the device
         dt = time.perf_counter() - t0
+        for step, l in enumerate(step_losses):
+            loss_log.write(f"{epoch} {step} {l.item():.9g}\n")
         print(f"epoch {epoch:2d}  loss {mean_loss:.4f}  {n_train / dt:8.0f} samples/s")
 
     with portable.no_grad():

@@ -31,6 +31,29 @@ def _bytes(n: int) -> str:
     return f"{v:.1f} {units[u]}" if u else f"{v:.0f} {units[u]}"
 
 
+def _details(p: dict) -> None:
+    """The tool's print_details: one "key: value" line per fact the backend reports."""
+    rows = [("platform", p["platform"]), ("vendor", p["vendor"]), ("version", p["device_version"]),
+            ("C version", p["c_version"])]
+    if p["compute_capability"]:
+        rows.append(("compute cap.", "%d.%d" % p["compute_capability"]))
+    rows += [("UUID", p["uuid"]), ("PCI bus id", p["pci_bus_id"])]
+    if p["max_alloc"] > 0:
+        rows.append(("max allocation", _bytes(p["max_alloc"])))
+    if p["local_memory"] > 0:
+        rows.append(("local memory", _bytes(p["local_memory"])))
+    if p["max_work_group"] > 0:
+        rows.append(("max work-group", str(p["max_work_group"])))
+    rows.append(("held by process", _bytes(p["memory_process"])))
+    for key, value in rows:
+        if value:
+            print(f"|   {key + ':':<17}{value}")
+    yes = lambda b: "yes" if b else "no"  # noqa: E731
+    print(f"|   fp16: {yes(p['supports_f16'])}, fp64: {yes(p['supports_f64'])}")
+    if p["extensions"]:
+        print(f"|   {'extensions:':<17}{' '.join(p['extensions'])}")
+
+
 def devices() -> int:
     print(f"libportable {library_version()}\n\nBackends")
     bs = _dev.backends()
@@ -57,9 +80,7 @@ def devices() -> int:
             print(f"| {str(d):<10} | {p['name'][:40]:<40} | {_TYPES.get(p['type'], 'OTHER'):<5} "
                   f"| {p['compute_units']:>3} | {_bytes(p['memory_total']):>10} | {_bytes(p['memory_free']):>10} "
                   f"| {_bytes(used):>10} | {p['driver_version'][:24]:<24} |")
-            if p["platform"] or p["vendor"]:
-                print(f"| {'':<10} | {p['vendor'][:40]:<40} | {'fp64' if p['supports_f64'] else 'fp32':<5} "
-                      f"| {'':>3} | {'':>10} | {'':>10} | {'':>10} | {p['platform'][:24]:<24} |")
+            _details(p)
             shown += 1
     if not shown:
         print("| (no devices)")
@@ -67,20 +88,6 @@ def devices() -> int:
     print("mem total, mem free: as each driver reports them (unknown: the driver has no query\n"
           "for it, e.g. OpenCL without AMD's extension); in use: memory libportable holds")
     print_plugin_libraries([(b["name"], b["path"]) for b in bs])
-    # The tool's platform lines the column cuts (the cpu plugin's libraries and the ISA each runs).
-    header = False
-    for b in bs:
-        for d in b["devices"]:
-            try:
-                p = d.properties()
-            except Exception:
-                continue
-            if len(p["platform"]) <= 24:
-                continue
-            if not header:
-                print("\nPlatforms (the libraries and the ISA each runs)")
-            header = True
-            print(f"  {str(d):<10} {p['platform']}")
     env = os.environ.get("PORTABLE_BACKEND") or "auto"
     d = lib.pt_default_device()
     if d:

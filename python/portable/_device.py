@@ -88,15 +88,25 @@ class device:
     def properties(self) -> dict:
         """What the driver says about the device (pt_device_info): name,
         backend, vendor, platform, driver_version, type, compute_units,
-        memory_total, memory_free (-1: unknown), supports_f64."""
+        memory_total, memory_free (-1: unknown), supports_f64, and the members
+        appended since: supports_f16, max_alloc, local_memory, max_work_group,
+        memory_process, device_version, c_version, compute_capability (a
+        (major, minor) pair, or None), uuid, pci_bus_id, extensions (a list)."""
         p = ffi.new("pt_device_props *")
-        check(lib.pt_device_info(self.ptr, p))
+        # the sized entry point, as the C header's pt_device_info macro calls it
+        check(lib.pt_device_info_sized(self.ptr, p, ffi.sizeof("pt_device_props")))
         s = lambda f: ffi.string(f).decode(errors="replace")  # noqa: E731
+        cc = (p.compute_capability_major, p.compute_capability_minor)
         return {"name": s(p.name), "backend": s(p.backend), "vendor": s(p.vendor),
                 "platform": s(p.platform), "driver_version": s(p.driver_version),
                 "type": int(p.type), "compute_units": p.compute_units,
                 "memory_total": p.memory_total, "memory_free": p.memory_free,
-                "supports_f64": bool(p.supports_f64)}
+                "supports_f64": bool(p.supports_f64), "supports_f16": bool(p.supports_f16),
+                "max_alloc": p.max_alloc, "local_memory": p.local_memory,
+                "max_work_group": p.max_work_group, "memory_process": p.memory_process,
+                "device_version": s(p.device_version), "c_version": s(p.c_version),
+                "compute_capability": cc if cc[0] else None, "uuid": s(p.uuid),
+                "pci_bus_id": s(p.pci_bus_id), "extensions": s(p.extensions).split()}
 
 
 _by_ptr: dict = {}

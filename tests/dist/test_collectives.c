@@ -174,6 +174,15 @@ static void test_mismatch(pt_device *dev) {
     s = pt_dist_broadcast(g, x, rank == 0 ? world : 0);
     CHECK(s == PT_ERR_INVALID_ARGUMENT, "bad root on rank 0 gave %s", pt_status_name(s));
     CHECK(strstr(pt_last_error(), rank == 0 ? "root" : "rank 0 rejected"), "bad root message");
+    /* rank 0 all-reduces while the others wait in a barrier: the barrier
+     * takes part in the header exchange, so every rank fails (ctest's
+     * timeout catches a hang) */
+    s = rank == 0 ? pt_dist_all_reduce(g, x, PT_REDUCE_SUM) : pt_dist_barrier(g);
+    CHECK(s == PT_ERR_INVALID_ARGUMENT, "all_reduce against barrier gave %s", pt_status_name(s));
+    CHECK(strncmp(pt_last_error(), rank == 0 ? "pt_dist_all_reduce: " : "pt_dist_barrier: ", rank == 0 ? 20 : 17) == 0 &&
+              strstr(pt_last_error(), "called barrier while rank 0 called all_reduce"),
+          "all_reduce against barrier: %s", pt_last_error());
+    CHECK(pt_dist_barrier(g) == PT_OK, "barrier on every rank");
     /* the group still works */
     pt_fill_(x, 1.0);
     pt_tensor *first = pt_narrow(x, 0, 0, 1);

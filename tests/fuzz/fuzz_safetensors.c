@@ -99,7 +99,8 @@ static void load_one(pt_module *m, bool lazy, bool map_cpu) {
         if (!sh || pt_tensor_ndim(ts[i]) != nd || sh[0] != want[i][0] || !in_ok)
             die("a loaded parameter has another shape than the module's", NULL);
         pt_dtype t = pt_tensor_dtype(ts[i]);
-        if (t != PT_F32 && (!lazy || t != PT_F64)) die("a loaded parameter has a dtype the module cannot have", NULL);
+        bool lazy_float = t == PT_F64 || t == PT_F16 || t == PT_BF16; /* a lazy layer takes the file's float type */
+        if (t != PT_F32 && (!lazy || !lazy_float)) die("a loaded parameter has a dtype the module cannot have", NULL);
     }
     long na = snapshot(m, after, sizeof after);
     if (na < 0) die("reading the loaded parameters failed", pt_last_error());

@@ -7,6 +7,9 @@
   corpus/calls/        call sequences for fuzz_calls.c's interpreter, one
                        per area of the API (the encoder below mirrors its
                        decoder: keep the OP list in step with its enum)
+  corpus/dlpack/       managed tensors for fuzz_dlpack.c's decoder: valid
+                       imports of each dtype and layout, and one per
+                       refusal (dtype, device, flags, version, layout)
   corpus/calls-shapes/ the shape-overflow repros (int64 wrap-around) as
                        call sequences (reshape that wraps int64, expand to
                        2^64 elements, empty tensors with 2^40 extents, cat
@@ -69,6 +72,16 @@ def safetensors_corpus():
     write("safetensors", "valid_f32", st_file(json.dumps(h, separators=(",", ":")), good))
     h64, n64 = net_header("F64", 8)
     write("safetensors", "valid_f64", st_file(json.dumps(h64), values(n64 // 8, "<d")))
+    # 16-bit files: a lazy net takes them (its layers adopt the file's float
+    # type), the f32 net refuses them.
+    h16, n16 = net_header("F16", 2)
+    write("safetensors", "valid_f16", st_file(json.dumps(h16), values(n16 // 2, "<e")))
+    hb16, nb16 = net_header("BF16", 2)
+    write("safetensors", "valid_bf16", st_file(json.dumps(hb16), b"".join(
+        struct.pack("<f", (i % 7) / 4.0 - 0.5)[2:] for i in range(nb16 // 2))))
+    hmix = json.loads(json.dumps(h16))
+    hmix["0.bias"]["dtype"] = "BF16"
+    write("safetensors", "f16_weight_bf16_bias", st_file(json.dumps(hmix), values(n16 // 2, "<e")))
     hn, _ = net_header(meta=False)
     write("safetensors", "valid_no_metadata_unpadded", st_file(json.dumps(hn), good, pad=False))
     # Reordered entries and data in another order than the names.
@@ -306,8 +319,67 @@ def calls_corpus():
         write("calls-shapes", name, seq.bytes())
 
 
+# ---- dlpack ------------------------------------------------------------------
+# fuzz_dlpack.c's decoder: mode byte (bit 0 legacy, 1 read-only, 2 caller's
+# READ_ONLY_OK, 3 unknown caller flag, 4 NULL strides, 5 NULL data,
+# 6 misaligned, 7 other major version), dtype code, bits (< 0xc0: 8 << (b % 4)),
+# lanes (< 0xf0: 1), device type index, device id (< 0xc0: 0), ndim (% 11),
+# extents, strides, byte_offset (each: a byte 0..8 mod 9, or 0xf0 + 8 raw bytes),
+# then the misalignment, flag and version bytes the mode asks for.
+
+KDL = {"int": 0, "uint": 1, "float": 2, "bfloat": 4}
+BITS = {8: 0, 16: 1, 32: 2, 64: 3}
+DEV = {"cpu": 0, "cuda_host": 3, "cuda": 4, "opencl": 5, "vulkan": 6}
+
+
+def any64(v):
+    return bytes([0xF0]) + struct.pack("<q", v)
+
+
+def dl(mode=0, code="float", bits=32, lanes=None, dev="cpu", dev_id=None, extents=(), strides=None,
+       offset=0, tail=b""):
+    out = bytes([mode, KDL[code], BITS[bits], 0 if lanes is None else 0xEF + lanes, DEV[dev]])
+    out += bytes([0 if dev_id is None else dev_id, len(extents)])
+    enc = lambda v: bytes([v]) if 0 <= v <= 8 else any64(v)
+    out += b"".join(enc(e) for e in extents)
+    out += b"".join(enc(s) for s in (strides if strides is not None else [0] * len(extents)))
+    return out + enc(offset) + tail
+
+
+def dlpack_corpus():
+    write("dlpack", "f32_2x3_strided", dl(extents=(2, 3), strides=(3, 1)))
+    write("dlpack", "f64_contiguous_null_strides", dl(mode=16, bits=64, extents=(2, 4)))
+    write("dlpack", "u8_transposed", dl(code="uint", bits=8, extents=(3, 2), strides=(1, 3)))
+    write("dlpack", "i64_broadcast_stride0", dl(code="int", bits=64, extents=(4, 3), strides=(0, 1)))
+    write("dlpack", "i32_byte_offset", dl(code="int", bits=32, extents=(5,), strides=(1,), offset=8))
+    write("dlpack", "scalar_legacy", dl(mode=1 | 16))
+    write("dlpack", "empty_null_data", dl(mode=32, extents=(0, 7), strides=(7, 1)))
+    write("dlpack", "cuda_host", dl(dev="cuda_host", extents=(2,), strides=(1,)))
+    write("dlpack", "read_only_refused", dl(mode=2, extents=(2,), strides=(1,)))
+    write("dlpack", "read_only_ok", dl(mode=2 | 4, extents=(2,), strides=(1,)))
+    write("dlpack", "unknown_caller_flag", dl(mode=8, extents=(2,), strides=(1,), tail=bytes([5])))
+    write("dlpack", "major_version_0", dl(mode=128, extents=(2,), strides=(1,), tail=bytes([0, 9])))
+    write("dlpack", "misaligned", dl(mode=64, extents=(2,), strides=(1,), tail=bytes([2])))
+    write("dlpack", "odd_byte_offset", dl(extents=(2,), strides=(1,), offset=3))
+    write("dlpack", "f16_refused", dl(bits=16, extents=(2,), strides=(1,)))
+    write("dlpack", "bf16_refused", dl(code="bfloat", bits=16, extents=(2,), strides=(1,)))
+    write("dlpack", "lanes_4", dl(lanes=4, extents=(2,), strides=(1,)))
+    write("dlpack", "cpu_device_5", dl(dev_id=0xC5, extents=(2,), strides=(1,)))
+    write("dlpack", "cuda_absent", dl(dev="cuda", extents=(2,), strides=(1,)))
+    write("dlpack", "opencl_foreign", dl(dev="opencl", extents=(2,), strides=(1,)))
+    write("dlpack", "vulkan", dl(dev="vulkan", extents=(2,), strides=(1,)))
+    write("dlpack", "negative_stride", dl(extents=(3,), strides=(-1,)))
+    write("dlpack", "negative_extent", dl(extents=(-2,), strides=(1,)))
+    write("dlpack", "nine_dims", dl(extents=(1,) * 9, strides=(1,) * 9))
+    write("dlpack", "stride_wraps", dl(extents=(3, 3), strides=(1 << 62, 1)))
+    write("dlpack", "huge_offset", dl(extents=(2,), strides=(1,), offset=(1 << 62) + 8))
+    write("dlpack", "huge_extent_stride0", dl(extents=(1 << 40,), strides=(0,)))
+    write("dlpack", "negative_ndim", dl(extents=(2,), strides=(1,))[:6] + bytes([0xFA]))
+
+
 if __name__ == "__main__":
-    for sub in ("safetensors", "calls", "calls-shapes"):
+    for sub in ("safetensors", "calls", "calls-shapes", "dlpack"):
         os.makedirs(os.path.join(HERE, "corpus", sub), exist_ok=True)
     safetensors_corpus()
     calls_corpus()
+    dlpack_corpus()

@@ -34,6 +34,8 @@ __attribute__((constructor)) static void planted_constructor(void) {
 static const pt_host_api *host;
 
 static pt_status fake_init(void) {
+    /* through the host API: the application's log handler must get it */
+    host->log(PT_LOG_WARN, "fake %s: init logs through the host", FAKE_NAME);
 #ifdef FAKE_INIT_FAILS
     host->set_error(PT_ERR_BACKEND, "fake driver: widget firmware missing (code %d)", 42);
     return PT_ERR_BACKEND;

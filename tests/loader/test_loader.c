@@ -2,7 +2,9 @@
  * FAKE_PLUGIN_DIR. The loader's contract (docs/plugins.md, DESIGN.md):
  * it looks for libportable-*.so in each PORTABLE_PLUGIN_PATH directory,
  * then next to libportable.so, then in its portable/ subfolder; backend names
- * come from file names; cpu, cuda and opencl are always listed; every
+ * come from the plugin files found, never from names written in the core; a
+ * shared object without the entry symbol (libportable-dist.so) is no
+ * backend and is never listed; every
  * failure (dlopen text, missing entry symbol, ABI mismatch, bad table, init
  * failure, zero devices) is recorded as the backend's reason and named in
  * the error a user gets when asking for that backend.
@@ -52,8 +54,10 @@ static void check_rejected(const char *name, const char *n1, const char *n2) {
 /* PORTABLE_PLUGIN_PATH=/nonexistent:FAKE_PLUGIN_DIR, PORTABLE_BACKEND=cpu */
 static void fakes(void) {
     CHECK(backend_index("cpu") >= 0);
-    CHECK(backend_index("cuda") >= 0);
-    CHECK(backend_index("opencl") >= 0);
+    CHECK(backend_index("badabi") >= 0);
+    /* a library that is not a plugin, next to libportable.so or here */
+    CHECK(backend_index("noentry") < 0);
+    CHECK(backend_index("dist") < 0);
     int cpu = backend_index("cpu");
     if (cpu >= 0) {
         CHECK(pt_backend_available(cpu, NULL));
@@ -61,7 +65,6 @@ static void fakes(void) {
     }
     check_rejected("badabi", "ABI version", "999");
     check_rejected("smallvt", "16", "libportable-smallvt.so");
-    check_rejected("noentry", "pt_backend_entry", "libportable-noentry.so");
     check_rejected("nullentry", "pt_backend_entry", "NULL");
     check_rejected("noexec", "execute", NULL);
     check_rejected("initfail", "init", "widget firmware missing");
@@ -97,11 +100,31 @@ static void backend_initfail(void) {
     CHECK(pt_try_device(0) == NULL || pt_last_status() != PT_OK);
 }
 
+/* Every name the registry lists has a plugin file behind it. */
+static void check_listed_have_files(void) {
+    for (int i = 0; i < pt_backend_count(); ++i) {
+        char what[256];
+        snprintf(what, sizeof what, "backend %s has a plugin file", pt_backend_name(i));
+        check_report(pt_backend_path(i)[0] != '\0', __FILE__, __LINE__, what);
+    }
+}
+
 /* Asking for an accelerator backend this machine cannot serve. */
 static void check_unavailable_backend(const char *name) {
+    check_listed_have_files();
     int i = backend_index(name);
-    CHECK(i >= 0);
-    if (i < 0) return;
+    if (i < 0) { /* not built here: the error names the file it looked for */
+        printf("   %s has no plugin in this build\n", name);
+        pt_clear_error();
+        CHECK(pt_default_device() == NULL);
+        CHECK_LAST(PT_ERR_NO_DEVICE);
+        char file[64];
+        snprintf(file, sizeof file, "libportable-%s.so", name);
+        CHECK_HAS(pt_last_error(), file);
+        CHECK_HAS(pt_last_error(), "known backends: ");
+        CHECK(strstr(pt_last_error(), "dist") == NULL);
+        return;
+    }
     const char *reason = NULL;
     if (pt_backend_available(i, &reason)) {
         printf("   %s is available on this machine: nothing to check\n", name);
@@ -132,6 +155,12 @@ static void backend_nosuch(void) {
     CHECK_HAS(pt_last_error(), "libportable-nosuch.so");
     CHECK_HAS(pt_last_error(), FAKE_PLUGIN_DIR);
     CHECK_HAS(pt_last_error(), PT_LIB_DIR);
+    /* the list is the plugins found, the fakes included, never dist */
+    CHECK_HAS(pt_last_error(), "known backends: ");
+    CHECK_HAS(pt_last_error(), "cpu");
+    CHECK_HAS(pt_last_error(), "badabi");
+    CHECK(strstr(pt_last_error(), "noentry") == NULL);
+    CHECK(strstr(pt_last_error(), "dist") == NULL);
     pt_clear_error();
     CHECK(pt_device_get("nosuch:0") == NULL);
     CHECK_LAST(PT_ERR_NO_DEVICE);
@@ -144,6 +173,8 @@ static void default_search(void) {
     CHECK(cpu >= 0);
     if (cpu >= 0) CHECK_HAS(pt_backend_path(cpu), PT_LIB_DIR);
     CHECK(backend_index("badabi") < 0); /* the fake directory is not searched */
+    CHECK(backend_index("dist") < 0);   /* libportable-dist.so sits in lib/ */
+    check_listed_have_files();
 }
 
 /* A plugin directory listed first wins over the one next to libportable.so:
@@ -153,6 +184,19 @@ static void order(void) {
     CHECK(cpu >= 0);
     if (cpu >= 0) CHECK_HAS(pt_backend_path(cpu), PT_LIB_DIR);
     CHECK(backend_index("nodev") >= 0);
+}
+
+/* A plugin's host->log reaches the application's log handler. */
+static char plugin_said[1024];
+static void capture_plugin_log(pt_log_level level, const char *message, void *user) {
+    (void)user;
+    if (level == PT_LOG_WARN && strstr(message, "fake nodev"))
+        snprintf(plugin_said, sizeof plugin_said, "%s", message);
+}
+static void plugin_log(void) {
+    pt_set_log_handler(capture_plugin_log, NULL);
+    CHECK_INT(pt_device_count("nodev"), 0); /* admits it: its init logs */
+    CHECK_HAS(plugin_said, "fake nodev: init logs through the host");
 }
 
 int main(void) {
@@ -171,6 +215,8 @@ int main(void) {
     check_in_child("PORTABLE_BACKEND=nosuch", env_nosuch, backend_nosuch);
     const char *env_default[] = {"PORTABLE_PLUGIN_PATH=", "PORTABLE_BACKEND=cpu", NULL};
     check_in_child("no PORTABLE_PLUGIN_PATH", env_default, default_search);
+    const char *env_log[] = {fake_path, "PORTABLE_BACKEND=cpu", "PORTABLE_LOG=", NULL};
+    check_in_child("a plugin's log goes to the log handler", env_log, plugin_log);
     const char *env_order[] = {"PORTABLE_PLUGIN_PATH=" FAKE_PLUGIN_DIR ":" PT_LIB_DIR, "PORTABLE_BACKEND=cpu", NULL};
     check_in_child("search order", env_order, order);
     return check_summary();

@@ -205,5 +205,49 @@ lib.pt_release(back)
 lib.pt_release(flat)
 del out
 
+# ---- 16-bit floats: f16 as kDLFloat/16 (NumPy and PyTorch), bf16 as
+# kDLBfloat/16 (PyTorch only: NumPy has no bfloat16) ----
+PT_F16, PT_BF16 = 5, 6
+halves = [("f16", PT_F16, np.float16 if framework == "numpy" else torch.float16)]
+if framework == "torch":
+    halves.append(("bf16", PT_BF16, torch.bfloat16))
+lib.pt_cast.restype, lib.pt_cast.argtypes = P, [P, ctypes.c_int]
+
+
+def widened(x):
+    """x's elements as float64 (through pt_cast to f32, a copy)."""
+    w = need(lib.pt_cast(x, PT_F32), "pt_cast")
+    vals = pt_values(w).tolist()
+    lib.pt_release(w)
+    return vals
+
+
+def as_float_list(a):
+    return [float(v) for v in (a.float().tolist() if framework == "torch" else a.tolist())]
+
+
+for name, code, fdtype in halves:
+    wide = need(lib.pt_arange(cpu, PT_F32, 0, 4, 1), "pt_arange")
+    h = need(lib.pt_cast(wide, code), "pt_cast")
+    lib.pt_release(wide)
+    a = from_dlpack(Exported(h))
+    check(a.dtype == fdtype and as_float_list(a) == [0, 1, 2, 3],
+          f"{name} out: {framework} sees dtype {a.dtype} with values {as_float_list(a)}")
+    writable(a)[2] = 0.5
+    check(widened(h) == [0, 1, 0.5, 3], f"{name} out: a write in {framework} is seen by libportable")
+    lib.pt_fill_(h, 1.5)
+    check(as_float_list(a) == [1.5] * 4, f"{name} out: pt_fill_ is seen by {framework}")
+    lib.pt_release(h)
+    del a
+    base = (np.arange(6, dtype=np.float16) if framework == "numpy"
+            else torch.arange(6, dtype=fdtype))
+    y, _ = import_array(base[1::2])
+    check(lib.pt_tensor_dtype(y) == code and widened(y) == [1, 3, 5],
+          f"{name} in: libportable reads the strided {framework} view as {name}: {widened(y)}")
+    lib.pt_fill_(y, -2)
+    check(as_float_list(base) == [0, -2, 2, -2, 4, -2],
+          f"{name} in: pt_fill_ writes into the {framework} array: {as_float_list(base)}")
+    lib.pt_release(y)
+
 print(f"{failures} failure(s)")
 sys.exit(1 if failures else 0)

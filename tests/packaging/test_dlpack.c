@@ -100,6 +100,40 @@ static void own_round_trip(pt_device *d) {
     pt_release(x);
 }
 
+/* f16 and bf16 go out as kDLFloat/16 and kDLBfloat/16 over the tensor's own
+ * 2-byte elements, and come back as the same dtype over the same storage. */
+static void half_dtypes(void) {
+    static const struct { pt_dtype t; uint8_t code; uint16_t bits_of_3; } rows[] = {
+        {PT_F16, kDLFloat, 0x4200},  /* 3.0 in binary16 */
+        {PT_BF16, kDLBfloat, 0x4040}, /* 3.0 in bfloat16 */
+    };
+    for (size_t r = 0; r < sizeof rows / sizeof rows[0]; ++r) {
+        int64_t n = 4;
+        pt_tensor *x = pt_full(pt_cpu(), rows[r].t, 1, &n, 3.0);
+        REQUIRE(x);
+        struct DLManagedTensorVersioned *m = pt_to_dlpack(x);
+        REQUIRE(m);
+        CHECK_INT(m->dl_tensor.dtype.code, rows[r].code);
+        CHECK_INT(m->dl_tensor.dtype.bits, 16);
+        CHECK_INT(m->dl_tensor.dtype.lanes, 1);
+        uint16_t *p = (uint16_t *)((char *)m->dl_tensor.data + m->dl_tensor.byte_offset);
+        CHECK_INT(p[3], rows[r].bits_of_3);
+        p[0] = 0; /* +0.0 in both formats: x sees the consumer's write */
+        double v[4];
+        pt_tensor *wide = pt_cast(x, PT_F32);
+        CHECK(check_read(wide, v, 4));
+        pt_release(wide);
+        CHECK_DBL(v[0], 0.0, 0);
+        CHECK_DBL(v[1], 3.0, 0);
+        pt_tensor *y = pt_from_dlpack(m, 0);
+        REQUIRE(y);
+        CHECK_INT(pt_tensor_dtype(y), rows[r].t);
+        CHECK(pt_tensor_shares_storage(x, y));
+        pt_release(y);
+        pt_release(x);
+    }
+}
+
 /* ---- a producer made by hand ---- */
 
 typedef struct host_producer {
@@ -200,8 +234,13 @@ static void import_refusals(void) {
     CHECK_LAST(PT_ERR_INVALID_ARGUMENT);
     CHECK_HAS(pt_last_error(), "flags 0x4");
 
-    t->dtype.code = kDLBfloat;
-    t->dtype.bits = 16;
+    t->dtype.code = kDLComplex;
+    t->dtype.bits = 64;
+    CHECK(pt_from_dlpack(&h->m, 0) == NULL);
+    CHECK_LAST(PT_ERR_DTYPE);
+    CHECK_HAS(pt_last_error(), "complex");
+    t->dtype.code = kDLBfloat; /* bfloat other than 16 bits */
+    t->dtype.bits = 32;
     CHECK(pt_from_dlpack(&h->m, 0) == NULL);
     CHECK_LAST(PT_ERR_DTYPE);
     CHECK_HAS(pt_last_error(), "bfloat");
@@ -334,6 +373,7 @@ int main(void) {
     export_versioned_cpu();
     export_strided_view();
     own_round_trip(pt_cpu());
+    half_dtypes();
     import_foreign();
     import_refusals();
     import_edge_shapes();

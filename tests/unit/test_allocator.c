@@ -120,7 +120,7 @@ static void test_errors(void) {
     CHECK(pt_memory_stats(NULL, &u) != PT_OK);
     CHECK_HAS(pt_last_error(), "pt_memory_stats");
     pt_clear_error();
-    CHECK(pt_memory_stats(cpu, NULL) != PT_OK);
+    CHECK((pt_memory_stats)(cpu, NULL) != PT_OK);
     pt_clear_error();
     CHECK(pt_empty_cache(NULL) != PT_OK);
     pt_clear_error();

@@ -167,18 +167,18 @@ static void three_cpus(void) {
     CHECK(pt_device_info(NULL, &p) != PT_OK);
     CHECK_HAS(pt_last_error(), "pt_device_info");
     pt_clear_error();
-    CHECK(pt_device_info(cpu, NULL) != PT_OK);
+    CHECK((pt_device_info)(cpu, NULL) != PT_OK);
     pt_clear_error();
     CHECK_OK(pt_device_synchronize(c2));
     CHECK(pt_device_synchronize(NULL) != PT_OK);
     pt_clear_error();
 
-    /* backends: cpu, cuda and opencl are always listed */
+    /* backends: the plugin files found, each with its file, never dist */
     int ncpu = backend_index("cpu");
     CHECK(ncpu >= 0);
-    CHECK(backend_index("cuda") >= 0);
-    CHECK(backend_index("opencl") >= 0);
-    CHECK(pt_backend_count() >= 3);
+    CHECK(backend_index("dist") < 0);
+    CHECK(pt_backend_count() >= 1);
+    for (int b = 0; b < pt_backend_count(); ++b) CHECK(pt_backend_path(b)[0] != '\0');
     if (ncpu >= 0) {
         const char *reason = "unset";
         CHECK(pt_backend_available(ncpu, &reason));

@@ -104,13 +104,19 @@ static void test_null_short_circuit(void) {
     CHECK(r == NULL);
     CHECK_LAST(PT_ERR_SHAPE);
     CHECK_HAS(pt_last_error(), "pt_add");
-    /* ops given NULL with no error set leave it clear (they do not touch it) */
+    /* ops given NULL with no error pending: the NULL is the error, named */
     pt_clear_error();
     CHECK(pt_exp(NULL) == NULL);
+    CHECK_LAST(PT_ERR_INVALID_ARGUMENT);
+    CHECK_HAS(pt_last_error(), "pt_exp: x is NULL");
+    pt_clear_error();
+    CHECK(pt_matmul(a, NULL) == NULL);
+    CHECK_HAS(pt_last_error(), "pt_matmul: b is NULL");
+    /* ... and with one pending, the first error stays */
     CHECK(pt_add(a, NULL) == NULL);
-    CHECK(pt_matmul(NULL, a) == NULL);
     CHECK(pt_transpose(NULL, 0, 1) == NULL);
-    CHECK_LAST(PT_OK);
+    CHECK_HAS(pt_last_error(), "pt_matmul: b is NULL");
+    pt_clear_error();
     /* the properties of NULL */
     CHECK(pt_tensor_device(NULL) == NULL);
     CHECK_INT(pt_tensor_ndim(NULL), -1);

@@ -127,11 +127,11 @@ static char tmp_garbage[256];
     P(NOD, "pt_device_get", pt_device_get("gpu"))                                                  \
     P(NOD, "pt_device_get", pt_device_get("nosuch:0"))                                             \
     /* ---- device functions ---- */                                                               \
-    S(INV, "pt_device_info", pt_device_info(NULL, NULL))                                           \
-    S(INV, "pt_device_info", pt_device_info(c0, NULL))                                             \
+    S(INV, "pt_device_info", (pt_device_info)(NULL, NULL))                                           \
+    S(INV, "pt_device_info", (pt_device_info)(c0, NULL))                                            \
     S(INV, "pt_device_synchronize", pt_device_synchronize(NULL))                                   \
-    S(INV, "pt_memory_stats", pt_memory_stats(NULL, NULL))                                         \
-    S(INV, "pt_memory_stats", pt_memory_stats(c0, NULL))                                           \
+    S(INV, "pt_memory_stats", (pt_memory_stats)(NULL, NULL))                                         \
+    S(INV, "pt_memory_stats", (pt_memory_stats)(c0, NULL))                                          \
     S(INV, "pt_empty_cache", pt_empty_cache(NULL))                                                 \
     S(INV, "pt_device_supports", pt_device_supports(NULL, PT_OP_ADD, PT_F32))                      \
     S(INV, "pt_device_supports", pt_device_supports(c0, (pt_op_kind)-1, PT_F32))                   \

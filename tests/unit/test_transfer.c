@@ -138,7 +138,8 @@ static void test_bad_targets(void) {
     CHECK_HAS(pt_last_error(), "pt_to");
     pt_clear_error();
     CHECK(pt_to(NULL, c1) == NULL);
-    CHECK_LAST(PT_OK); /* NULL input: no new error */
+    CHECK_LAST(PT_ERR_INVALID_ARGUMENT); /* NULL input, nothing pending: it is the error */
+    CHECK_HAS(pt_last_error(), "pt_to: x is NULL");
     pt_release(x);
 }
 

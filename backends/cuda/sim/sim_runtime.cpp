@@ -289,7 +289,10 @@ cudaError_t cudaGetDeviceProperties(struct cudaDeviceProp *prop, int device) {
     prop->multiProcessorCount = sim().sms;
     prop->warpSize = 32;
     prop->maxThreadsPerBlock = 1024;
+    prop->sharedMemPerBlock = 48 * 1024;
     prop->pciBusID = 0x10 + device;
+    /* a fixed UUID per simulated device, so tests can check its form */
+    for (int i = 0; i < 16; ++i) prop->uuid.bytes[i] = (char)(0x5a + 16 * device + i);
     return cudaSuccess;
 }
 

@@ -291,7 +291,7 @@ int main(int argc, char **argv) {
     CHECK(entry != NULL);
     if (!entry) return 1;
     /* No device_alloc: the plugin falls back to cudaMalloc for its scratch. */
-    pt_host_api host = {sizeof(pt_host_api), PT_BACKEND_ABI_VERSION, set_error, logger, NULL, NULL};
+    pt_host_api host = {sizeof(pt_host_api), PT_BACKEND_ABI_VERSION, set_error, logger, NULL, NULL, NULL, NULL};
     CHECK(entry(&host, PT_BACKEND_ABI_VERSION + 1) == NULL);
     const pt_backend_vtable *vt = entry(&host, PT_BACKEND_ABI_VERSION);
     CHECK(vt != NULL);
