@@ -170,8 +170,10 @@ static bool balanced(const char *s) {
 pt_status pt_trace_span(pt_device *d, const char *row, const char *name, int64_t begin_ns,
                         int64_t end_ns, const char *args_json) {
     static const char fn[] = "pt_trace_span";
-    if (!pt__tracing()) return PT_OK;
-    if (!d) return pt__error(PT_ERR_INVALID_ARGUMENT, fn, "device is NULL");
+    /* Checked with or without a trace, so a wrong call shows before the
+     * one run that traces; callers skip the whole call with
+     * pt_trace_active() when the cost matters. */
+    if (!d) return pt__error(PT_ERR_INVALID_ARGUMENT, fn, "d (the device) is NULL");
     if (!row || !plain_name(row, 47))
         return pt__error(PT_ERR_INVALID_ARGUMENT, fn,
                          "row is %s; give 1 to 47 bytes without '\"', '\\' or control characters",
@@ -190,6 +192,7 @@ pt_status pt_trace_span(pt_device *d, const char *row, const char *name, int64_t
                          "string, bracket or brace; give the members of a JSON object, "
                          "e.g. \"\\\"bytes\\\":4096\"",
                          name, SPAN_ARGS_MAX);
+    if (!pt__tracing()) return PT_OK;
     const int pid = pt__trace_pid(d), tid = pt__trace_row_tid(pid, row);
     if (tid < 0)
         return pt__error(PT_ERR_INVALID_ARGUMENT, fn,

@@ -84,11 +84,13 @@ PT_API int64_t pt_trace_clock_ns(void);
  * is appended to the file before the call returns (dropped past the size
  * cap), from any thread.
  *
- * When no trace is being written it returns PT_OK at once without looking
- * at its arguments. Errors: PT_ERR_INVALID_ARGUMENT for a NULL d, name or
- * row, a name or row that is empty, too long or holds a forbidden character,
- * end_ns before begin_ns, args_json too long or unbalanced, or more than 32
- * distinct row names in one trace. */
+ * The arguments are checked whether or not a trace is being written (a
+ * wrong call shows without one); with none, it then returns PT_OK and
+ * writes nothing, so guard the call with pt_trace_active() where its cost
+ * matters. Errors: PT_ERR_INVALID_ARGUMENT for a NULL d, name or row, a
+ * name or row that is empty, too long or holds a forbidden character,
+ * end_ns before begin_ns, args_json too long or unbalanced, or, while
+ * tracing, more than 32 distinct row names in one trace. */
 PT_API pt_status pt_trace_span(pt_device *d, const char *row, const char *name, int64_t begin_ns,
                                int64_t end_ns, const char *args_json);
 
