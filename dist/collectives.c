@@ -82,12 +82,50 @@ static pt_status in_place(pt_dist *g, const char *fn, pt_tensor *x, pt_reduce_op
     return s;
 }
 
+void pt__dist_trace_collective(pt_dist *g, const char *fn, const pt_tensor *x, int64_t t0, int64_t t_met,
+                               pt_status s) {
+    const int64_t t1 = pt_trace_clock_ns();
+    /* Not pt_dist_device(g) without a tensor: choosing the device could
+     * fail and set an error for a call that worked. */
+    pt_device *dev = x ? pt_tensor_device(x) : g->device ? g->device : pt_cpu();
+    if (!dev) return;
+    char args[320];
+    int n = snprintf(args, sizeof args, "\"fn\":\"%s\",\"rank\":%d,\"world\":%d,\"wait_us\":%.3f", fn, g->rank,
+                     g->size, (double)(t_met - t0) / 1e3);
+    if (x)
+        n += snprintf(args + n, sizeof args - (size_t)n, ",\"dtype\":\"%s\",\"bytes\":%lld",
+                      pt_dtype_name(pt_tensor_dtype(x)),
+                      (long long)(numel(x) * (int64_t)pt_dtype_size(pt_tensor_dtype(x))));
+    if (s) snprintf(args + n, sizeof args - (size_t)n, ",\"status\":\"%s\"", pt_status_name(s));
+    pt__dist_trace_span(dev, "collectives", fn + strlen("pt_dist_"), t0, t1, args);
+}
+
+void pt__dist_trace_span(pt_device *dev, const char *row, const char *name, int64_t t0, int64_t t1,
+                         const char *args) {
+    /* The span is a record of the call, not part of it: its failure (the
+     * trace's row names used up) must neither turn a call that worked into
+     * an error nor replace the message of one that failed. */
+    const pt_status keep = pt_last_status();
+    char message[512] = "";
+    if (keep) snprintf(message, sizeof message, "%s", pt_last_error());
+    if (pt_trace_span(dev, row, name, t0, t1, args) == PT_OK) return;
+    pt_clear_error();
+    if (!keep) return;
+    char *colon = strstr(message, ": "); /* the message is "fn: detail" */
+    if (colon) *colon = '\0';
+    pt_set_error(keep, message, "%s", colon ? colon + 2 : "");
+}
+
 pt_status pt_dist_all_reduce(pt_dist *g, pt_tensor *x, pt_reduce_op op) {
     static const char fn[] = "pt_dist_all_reduce";
     if (!g) return pt_set_error(PT_ERR_INVALID_ARGUMENT, fn, "group is NULL");
+    const int64_t t0 = pt__dist_trace_start();
     pt_status s = pt__check_header(g, fn, PT__COLL_ALL_REDUCE, x, op, -1, check_common(fn, g, x, op));
+    const int64_t met = t0 ? pt_trace_clock_ns() : 0;
     /* the copies run pt_contiguous and pt_copy_: their errors are this call's */
-    return s ? s : (in_place(g, fn, x, op, -1) ? pt__dist_error_as(fn) : PT_OK);
+    if (!s) s = in_place(g, fn, x, op, -1) ? pt__dist_error_as(fn) : PT_OK;
+    if (t0) pt__dist_trace_collective(g, fn, x, t0, met, s);
+    return s;
 }
 
 pt_status pt_dist_broadcast(pt_dist *g, pt_tensor *x, int root) {
@@ -97,9 +135,13 @@ pt_status pt_dist_broadcast(pt_dist *g, pt_tensor *x, int root) {
     if (!local && (root < 0 || root >= g->size))
         local = pt_set_error(PT_ERR_INVALID_ARGUMENT, fn, "root %d is not a rank of this group (0..%d)", root,
                              g->size - 1);
+    const int64_t t0 = pt__dist_trace_start();
     pt_status s = pt__check_header(g, fn, PT__COLL_BROADCAST, x, PT_REDUCE_SUM, root, local);
+    const int64_t met = t0 ? pt_trace_clock_ns() : 0;
     /* the copies run pt_contiguous and pt_copy_: their errors are this call's */
-    return s ? s : (in_place(g, fn, x, PT_REDUCE_SUM, root) ? pt__dist_error_as(fn) : PT_OK);
+    if (!s) s = in_place(g, fn, x, PT_REDUCE_SUM, root) ? pt__dist_error_as(fn) : PT_OK;
+    if (t0) pt__dist_trace_collective(g, fn, x, t0, met, s);
+    return s;
 }
 
 /* out must be [world, ...in] (gather) or in must be [world, ...out]
@@ -184,9 +226,13 @@ pt_status pt_dist_all_gather(pt_dist *g, pt_tensor *out, pt_tensor *in) {
     if (!g) return pt_set_error(PT_ERR_INVALID_ARGUMENT, fn, "group is NULL");
     pt_status local = check_common(fn, g, in, PT_REDUCE_SUM);
     if (!local) local = check_stacked(fn, g, out, in, "out", "in");
+    const int64_t t0 = pt__dist_trace_start();
     pt_status s = pt__check_header(g, fn, PT__COLL_ALL_GATHER, in, PT_REDUCE_SUM, -1, local);
+    const int64_t met = t0 ? pt_trace_clock_ns() : 0;
     /* the copies run pt_contiguous and pt_copy_: their errors are this call's */
-    return s ? s : (stacked(g, fn, true, out, in, PT_REDUCE_SUM) ? pt__dist_error_as(fn) : PT_OK);
+    if (!s) s = stacked(g, fn, true, out, in, PT_REDUCE_SUM) ? pt__dist_error_as(fn) : PT_OK;
+    if (t0) pt__dist_trace_collective(g, fn, local ? NULL : out, t0, met, s);
+    return s;
 }
 
 pt_status pt_dist_reduce_scatter(pt_dist *g, pt_tensor *out, pt_tensor *in, pt_reduce_op op) {
@@ -194,16 +240,24 @@ pt_status pt_dist_reduce_scatter(pt_dist *g, pt_tensor *out, pt_tensor *in, pt_r
     if (!g) return pt_set_error(PT_ERR_INVALID_ARGUMENT, fn, "group is NULL");
     pt_status local = check_common(fn, g, in, op);
     if (!local) local = check_stacked(fn, g, in, out, "in", "out");
+    const int64_t t0 = pt__dist_trace_start();
     pt_status s = pt__check_header(g, fn, PT__COLL_REDUCE_SCATTER, in, op, -1, local);
+    const int64_t met = t0 ? pt_trace_clock_ns() : 0;
     /* the copies run pt_contiguous and pt_copy_: their errors are this call's */
-    return s ? s : (stacked(g, fn, false, in, out, op) ? pt__dist_error_as(fn) : PT_OK);
+    if (!s) s = stacked(g, fn, false, in, out, op) ? pt__dist_error_as(fn) : PT_OK;
+    if (t0) pt__dist_trace_collective(g, fn, local ? NULL : in, t0, met, s);
+    return s;
 }
 
 pt_status pt_dist_barrier(pt_dist *g) {
     static const char fn[] = "pt_dist_barrier";
     if (!g) return pt_set_error(PT_ERR_INVALID_ARGUMENT, fn, "group is NULL");
+    const int64_t t0 = pt__dist_trace_start();
     pt_status s = pt__check_header_no_tensor(g, fn, PT__COLL_BARRIER);
-    if (s) return s;
-    int rc = MPI_Barrier(g->comm);
-    return rc == MPI_SUCCESS ? PT_OK : pt__mpi_failed(fn, "MPI_Barrier", rc);
+    if (!s) {
+        int rc = MPI_Barrier(g->comm);
+        s = rc == MPI_SUCCESS ? PT_OK : pt__mpi_failed(fn, "MPI_Barrier", rc);
+    }
+    if (t0) pt__dist_trace_collective(g, fn, NULL, t0, pt_trace_clock_ns(), s); /* all of it is waiting */
+    return s;
 }

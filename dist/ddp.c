@@ -52,6 +52,7 @@ typedef struct bucket {
     int ready;           /* parameters whose gradient is final */
     pt_status pack;      /* packing failed on this rank (it still takes part) */
     bool launched;
+    int64_t t_launch;    /* pt_trace_clock_ns when handed over; 0 when no trace is written */
     /* threaded: under d->mu */
     bool done;
     int rc;
@@ -83,7 +84,35 @@ struct pt_ddp {
     int started;         /* how many the thread has taken, under mu */
     bool stop;
     double overlap;      /* pt_ddp_overlap */
+    int64_t row_end;     /* end of the last span on the "ddp buckets" row (written by one thread) */
 };
+
+/* ---- trace spans ---- */
+
+/* Bucket i's span on its device's "ddp buckets" row, written when it has
+ * completed, by the thread that moved it (the communication thread) or saw
+ * it finish (the fallback's MPI_Waitany). It runs from when the bucket's
+ * communication began (t_comm) to now; a bucket handed over while the one
+ * before was still moving begins where that one ended, so the row's spans
+ * never overlap, and queued_us says how long it waited since it was
+ * launched. t_met: when the ranks had all reached it (0: not known). */
+static void trace_bucket(pt_ddp *d, int i, int64_t t_comm, int64_t t_met, int rc) {
+    bucket *b = &d->b[i];
+    const int64_t end = pt_trace_clock_ns();
+    int64_t begin = t_comm > d->row_end ? t_comm : d->row_end;
+    if (begin > end) begin = end;
+    d->row_end = end;
+    char name[32], args[400];
+    snprintf(name, sizeof name, "bucket %d", i);
+    int n = snprintf(args, sizeof args,
+                     "\"bucket\":%d,\"params\":%d,\"bytes\":%lld,\"dtype\":\"%s\",\"rank\":%d,"
+                     "\"thread\":\"%s\",\"queued_us\":%.3f",
+                     i, b->count, (long long)(b->numel * (int64_t)pt_dtype_size(b->t)), pt_dtype_name(b->t),
+                     d->g->rank, d->thread_on ? "communication" : "main", (double)(begin - b->t_launch) / 1e3);
+    if (t_met) n += snprintf(args + n, sizeof args - (size_t)n, ",\"wait_us\":%.3f", (double)(t_met - t_comm) / 1e3);
+    if (rc != MPI_SUCCESS) snprintf(args + n, sizeof args - (size_t)n, ",\"status\":\"MPI error %d\"", rc);
+    pt__dist_trace_span(b->dev, "ddp buckets", name, begin, end, args);
+}
 
 /* ---- the communication thread ---- */
 
@@ -110,12 +139,16 @@ static void *comm_main(void *arg) {
     for (;;) {
         while (!d->stop && d->started == d->queued) pthread_cond_wait(&d->work, &d->mu);
         if (d->started == d->queued) break; /* stop, and nothing left to move */
-        bucket *b = &d->b[d->started++];
+        const int i = d->started++;
+        bucket *b = &d->b[i];
         pthread_mutex_unlock(&d->mu);
+        const int64_t t_comm = b->t_launch ? pt_trace_clock_ns() : 0;
         int rc = wait_for_peers(d->comm);
+        const int64_t t_met = t_comm ? pt_trace_clock_ns() : 0;
         if (rc == MPI_SUCCESS)
             rc = MPI_Allreduce(MPI_IN_PLACE, b->host, (int)b->numel, pt__mpi_type(b->t), pt__mpi_op(PT_REDUCE_SUM, b->t), d->comm);
         if (rc == MPI_SUCCESS) pt__divide(b->host, b->t, b->numel, d->g->size); /* off the main thread */
+        if (t_comm) trace_bucket(d, i, t_comm, t_met, rc);
         pthread_mutex_lock(&d->mu);
         b->rc = rc;
         b->done = true;
@@ -152,6 +185,7 @@ static pt_status pack(pt_ddp *d, bucket *b) {
  * wrong, and sync says so). */
 static void start(pt_ddp *d, bucket *b) {
     b->launched = true;
+    b->t_launch = pt__dist_trace_start();
     if (d->thread_on) {
         pthread_mutex_lock(&d->mu);
         b->done = false;
@@ -331,6 +365,7 @@ static pt_status sync_and_step(pt_ddp *d, pt_optimizer *opt) {
         handled[i] = true;
         bucket *b = &d->b[i];
         b->launched = false;
+        if (!d->thread_on && b->t_launch) trace_bucket(d, i, b->t_launch, 0, rc);
         pt_status s = rc != MPI_SUCCESS
                           ? pt__mpi_failed(opt ? "pt_ddp_step" : "pt_ddp_sync",
                                            d->thread_on ? "MPI_Allreduce" : "MPI_Iallreduce", rc)

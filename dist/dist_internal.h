@@ -97,6 +97,20 @@ pt_status pt__staged_in_place(pt_dist *g, const char *fn, pt_tensor *c, pt_reduc
 pt_status pt__staged_stacked(pt_dist *g, const char *fn, bool gather, pt_tensor *big, pt_tensor *small,
                              pt_reduce_op op);
 
+/* ---- collectives.c: trace spans (pt_trace_span) ---- */
+/* Whether a trace is being written: then the time now, else 0. The one
+ * branch a collective pays when tracing is off. */
+static inline int64_t pt__dist_trace_start(void) { return pt_trace_active() ? pt_trace_clock_ns() : 0; }
+/* The span of collective fn (begun at t0, ranks met at t_met: the header
+ * exchange, or the barrier itself, is where a rank waits for the others)
+ * on the "collectives" row of x's device (without x: the group's device
+ * once pt_dist_device chose it, else the cpu). */
+void pt__dist_trace_collective(pt_dist *g, const char *fn, const pt_tensor *x, int64_t t0, int64_t t_met,
+                               pt_status s);
+/* pt_trace_span that leaves the last error as it was. */
+void pt__dist_trace_span(pt_device *dev, const char *row, const char *name, int64_t t0, int64_t t1,
+                         const char *args);
+
 /* ---- nccl.c ---- */
 /* Whether cuda tensors of g can go through NCCL (loads it at first call;
  * false when libnccl.so.2 or libcudart are absent or PORTABLE_DIST_NCCL=0). */

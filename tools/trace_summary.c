@@ -1,7 +1,9 @@
 /* `portable trace summary FILE`: a trace written by libportable
  * (include/portable/trace.h) in four tables: the ops that took the most
  * device time, the host's time spent waiting, copy bandwidth per direction,
- * and per device how much of its queue's span was busy versus idle. */
+ * and per device how much of its queue's span was busy versus idle; and a
+ * fifth when the trace has pt_trace_span rows (collectives, DDP buckets,
+ * the application's own): their spans per row and name. */
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -28,6 +30,12 @@ typedef struct device_row {
     double first, last, busy; /* queue row: earliest start, latest end, sum of spans */
     long spans;
 } device_row;
+
+/* A pt_trace_span row's name. */
+typedef struct named_row {
+    int pid, tid;
+    char name[48];
+} named_row;
 
 typedef struct flow_bytes {
     long id;
@@ -84,6 +92,9 @@ int pt_tool_trace_summary(const char *path, FILE *out) {
     static tally ops[MAX_NAMES], waits[MAX_NAMES], copies[8];
     static device_row devs[MAX_PIDS];
     static open_span rows[MAX_PIDS];
+    static tally spans[MAX_NAMES];
+    static named_row span_rows[MAX_NAMES];
+    int n_spans = 0, n_span_rows = 0;
     int n_ops = 0, n_waits = 0, n_copies = 0, n_devs = 0, n_rows = 0;
     size_t n_flows = 0, cap_flows = 0;
     flow_bytes *flows = NULL;
@@ -96,6 +107,12 @@ int pt_tool_trace_summary(const char *path, FILE *out) {
                                 ? row_of(devs, &n_devs, pid)
                                 : NULL;
             if (r) snprintf(r->name, sizeof r->name, "%s", trace_json_str(trace_json_args(e), "name"));
+            if (!strcmp(trace_json_str(e, "name"), "thread_name") && n_span_rows < MAX_NAMES) {
+                named_row *w = &span_rows[n_span_rows++];
+                w->pid = pid;
+                w->tid = tid;
+                snprintf(w->name, sizeof w->name, "%s", trace_json_str(trace_json_args(e), "name"));
+            }
             continue;
         }
         open_span *o = NULL;
@@ -144,7 +161,18 @@ int pt_tool_trace_summary(const char *path, FILE *out) {
             f->id = (long)trace_json_num(e, "id");
             f->bytes = trace_json_num(args, "bytes");
             snprintf(f->dir, sizeof f->dir, "%s", trace_json_str(args, "direction"));
-        } else if (!strcmp(ph, "X")) {
+        } else if (!strcmp(ph, "X") && !strcmp(trace_json_str(e, "cat"), "user")) {
+            const char *row = "?";
+            for (int i = 0; i < n_span_rows; i++)
+                if (span_rows[i].pid == pid && span_rows[i].tid == tid) row = span_rows[i].name;
+            char key[128];
+            snprintf(key, sizeof key, "%s | %s", row, trace_json_str(e, "name"));
+            tally *t = tally_of(spans, &n_spans, key);
+            const double bytes = trace_json_num(trace_json_args(e), "bytes");
+            if (t) t->count++, t->us += trace_json_num(e, "dur"), t->bytes += isnan(bytes) ? 0 : bytes;
+        } else if (!strcmp(ph, "X") && !strcmp(trace_json_str(e, "cat"), "device")) {
+            /* Other complete events are pt_trace_span's (collectives, DDP
+             * buckets): not the device's queue, so not its busy time. */
             const double ts = trace_json_num(e, "ts"), dur = trace_json_num(e, "dur");
             device_row *r = row_of(devs, &n_devs, pid);
             if (r) {
@@ -206,6 +234,13 @@ int pt_tool_trace_summary(const char *path, FILE *out) {
         const double span = r->last - r->first;
         fprintf(out, "| %s | %ld | %.3f | %.3f | %.3f | %.1f %% |\n", r->name, r->spans, span / 1e3,
                 r->busy / 1e3, (span - r->busy) / 1e3, span > 0 ? 100 * r->busy / span : 100.0);
+    }
+    if (n_spans) {
+        fprintf(out, "\n## Spans on rows of their own (collectives, DDP buckets, pt_trace_span)\n\n"
+                     "| row | span | count | ms | MB |\n|---|---|---:|---:|---:|\n");
+        for (int i = 0; i < n_spans; i++)
+            fprintf(out, "| %s | %ld | %.3f | %.3f |\n", spans[i].name, spans[i].count, spans[i].us / 1e3,
+                    spans[i].bytes / 1e6);
     }
     cJSON_Delete(root);
     return 0;

@@ -75,6 +75,10 @@ pt_status pt__trace_close(const char *fn);
 int pt__trace_pid(const pt_device *d);
 int pt__trace_host_tid(int pid);
 #define PT__TRACE_QUEUE_TID 1
+/* The row ("thread") called row on track pid (named on first use there),
+ * for pt_trace_span; -1 when the trace already has its 32 row names. row
+ * holds no character JSON would need escaped. */
+int pt__trace_row_tid(int pid, const char *row);
 /* Appends one event (a JSON object without the separating comma); drops it
  * once the size cap is reached. */
 void pt__trace_emit(const char *event, size_t len);

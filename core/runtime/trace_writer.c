@@ -16,6 +16,9 @@
 #define TAIL_RESERVE 256
 #define MAX_TRACKS 64
 #define MAX_NAMED_THREADS 64
+/* Rows of the caller's own (pt_trace_span): names shared by all tracks. */
+#define MAX_ROWS 32
+#define ROW_TID_BASE 1000
 
 static pthread_mutex_t lock = PTHREAD_MUTEX_INITIALIZER;
 static FILE *file;
@@ -25,6 +28,9 @@ static int64_t origin_ns;
 static const pt_device *tracks[MAX_TRACKS];
 static uint64_t named_threads[MAX_TRACKS]; /* per track: bit t = row of thread t named */
 static _Atomic uint64_t flow_ids;
+static char row_names[MAX_ROWS][48];
+static int n_rows;
+static uint32_t named_rows[MAX_TRACKS]; /* per track: bit r = row r named */
 
 /* Thread numbers come from a pthread key, not a thread-local: the library's
  * TLS block must stay a few words (runtime.h). */
@@ -105,6 +111,8 @@ pt_status pt__trace_open(const char *fn, const char *path, size_t max_bytes) {
     truncated = write_failed = any_event = false;
     memset(tracks, 0, sizeof tracks);
     memset(named_threads, 0, sizeof named_threads);
+    memset(named_rows, 0, sizeof named_rows);
+    n_rows = 0;
     origin_ns = pt__trace_now_ns();
     if (fputs(head, f) < 0) write_failed = true;
     pthread_mutex_unlock(&lock);
@@ -181,4 +189,23 @@ int pt__trace_host_tid(int pid) {
         pthread_mutex_unlock(&lock);
     }
     return tid;
+}
+
+int pt__trace_row_tid(int pid, const char *row) {
+    pthread_mutex_lock(&lock);
+    int r = 0;
+    while (r < n_rows && strcmp(row_names[r], row) != 0) r++;
+    if (r == n_rows) {
+        if (n_rows == MAX_ROWS) {
+            pthread_mutex_unlock(&lock);
+            return -1;
+        }
+        snprintf(row_names[n_rows++], sizeof row_names[0], "%s", row);
+    }
+    if (pid >= 1 && pid <= MAX_TRACKS && !(named_rows[pid - 1] & ((uint32_t)1 << r))) {
+        named_rows[pid - 1] |= (uint32_t)1 << r;
+        name_row_locked(pid, ROW_TID_BASE + r, row);
+    }
+    pthread_mutex_unlock(&lock);
+    return ROW_TID_BASE + r;
 }

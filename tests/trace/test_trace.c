@@ -6,7 +6,8 @@
  *     device span lies inside [its enqueue, the next synchronize's end];
  *   - host spans nest (each E closes the innermost B of its row) and every
  *     row's timestamps never go back;
- * and the edges: a bad path is an error at pt_trace_begin, a size-capped
+ * spans of the caller's own (pt_trace_span) on their named rows; and the
+ * edges: a bad path is an error at pt_trace_begin, a size-capped
  * trace is still valid JSON, and a trace the program never ended
  * (PORTABLE_TRACE) is closed valid at exit. */
 #include <sys/stat.h>
@@ -329,6 +330,70 @@ static void test_closed_at_exit(void) {
     check_step_trace(path, d);
 }
 
+/* pt_trace_span: a span of the caller's own lands on its named row with
+ * the times and args given; a row name is one row per track; bad
+ * arguments are errors, and with no trace nothing is even looked at. */
+static void test_spans(void) {
+    pt_device *d = pt_default_device();
+    REQUIRE(d);
+    /* no trace: checked all the same, and nothing is written */
+    CHECK_OK(pt_trace_span(d, "loader", "before", 1, 2, NULL));
+    CHECK(pt_trace_span(d, "loader", "before", 2, 1, NULL) == PT_ERR_INVALID_ARGUMENT);
+    char path[300];
+    snprintf(path, sizeof path, "%s/spans.json", trace_dir);
+    CHECK_OK(pt_trace_begin(path));
+    const int64_t t0 = pt_trace_clock_ns();
+    CHECK_OK(pt_trace_span(d, "loader", "load batch", t0, t0 + 1234567, "\"batch\":8,\"files\":[\"a\",\"b\"]"));
+    CHECK_OK(pt_trace_span(d, "loader", "decode", t0 + 2000000, t0 + 2000500, NULL));
+    CHECK(pt_trace_span(NULL, "loader", "x", 0, 1, NULL) == PT_ERR_INVALID_ARGUMENT);
+    CHECK_HAS(pt_last_error(), "pt_trace_span: d ");
+    CHECK(pt_trace_span(d, "load\"er", "x", 0, 1, NULL) == PT_ERR_INVALID_ARGUMENT);
+    CHECK(pt_trace_span(d, "loader", "", 0, 1, NULL) == PT_ERR_INVALID_ARGUMENT);
+    CHECK(pt_trace_span(d, "loader", "x\n", 0, 1, NULL) == PT_ERR_INVALID_ARGUMENT);
+    CHECK(pt_trace_span(d, "loader", "x", 2, 1, NULL) == PT_ERR_INVALID_ARGUMENT);
+    CHECK_HAS(pt_last_error(), "before it begins");
+    CHECK(pt_trace_span(d, "loader", "x", 0, 1, "\"a\":[1,2") == PT_ERR_INVALID_ARGUMENT);
+    CHECK(pt_trace_span(d, "loader", "x", 0, 1, "\"a\":\"1}") == PT_ERR_INVALID_ARGUMENT);
+    CHECK(pt_trace_span(d, "loader", "x", 0, 1, "\"a\":1}") == PT_ERR_INVALID_ARGUMENT);
+    /* 32 row names in all: "loader" and 31 more, then a 33rd is refused */
+    for (int i = 1; i < 32; i++) {
+        char row[16];
+        snprintf(row, sizeof row, "row %d", i);
+        CHECK_OK(pt_trace_span(d, row, "x", t0, t0, NULL));
+    }
+    CHECK(pt_trace_span(d, "one too many", "x", t0, t0, NULL) == PT_ERR_INVALID_ARGUMENT);
+    CHECK_HAS(pt_last_error(), "one too many");
+    CHECK_OK(pt_trace_span(d, "row 31", "again", t0, t0 + 1, NULL)); /* a known row still works */
+    CHECK_OK(pt_trace_end());
+
+    cJSON *root = read_trace(path);
+    REQUIRE(root);
+    const cJSON *events = cJSON_GetObjectItemCaseSensitive(root, "traceEvents"), *e;
+    int loader_tid = -1, named = 0, spans = 0;
+    const cJSON *load = NULL, *decode = NULL;
+    cJSON_ArrayForEach(e, events) {
+        if (!strcmp(str_of(e, "name"), "thread_name") && !strcmp(str_of(args_of(e), "name"), "loader")) {
+            loader_tid = (int)num_of(e, "tid");
+            named++;
+        }
+        if (strcmp(str_of(e, "ph"), "X") || strcmp(str_of(e, "cat"), "user")) continue;
+        spans++;
+        if (!strcmp(str_of(e, "name"), "load batch")) load = e;
+        if (!strcmp(str_of(e, "name"), "decode")) decode = e;
+    }
+    CHECK(named == 1);      /* one row, named once */
+    CHECK(loader_tid >= 1000); /* after the host (100 and up) and queue (1) rows */
+    CHECK(spans == 2 + 31 + 1);
+    REQUIRE(load);
+    REQUIRE(decode);
+    CHECK((int)num_of(load, "tid") == loader_tid && (int)num_of(decode, "tid") == loader_tid);
+    CHECK(fabs(num_of(load, "dur") - 1234.567) < 1e-9);
+    CHECK(fabs(num_of(decode, "ts") - num_of(load, "ts") - 2000.0) < TS_EPS);
+    CHECK(num_of(args_of(load), "batch") == 8);
+    CHECK(cJSON_GetArraySize(cJSON_GetObjectItemCaseSensitive(args_of(load), "files")) == 2);
+    cJSON_Delete(root);
+}
+
 int main(int argc, char **argv) {
     if (argc > 1 && !strcmp(argv[1], "--child")) traced_child();
     pt_device *d = pt_default_device();
@@ -341,6 +406,7 @@ int main(int argc, char **argv) {
     test_bad_paths();
     test_step();
     test_capped();
+    test_spans();
     test_closed_at_exit();
     return check_summary();
 }
