@@ -65,6 +65,8 @@ static int expected_dtype(DLDataType t) {
     if (t.code == kDLInt && t.bits == 32) return PT_I32;
     if (t.code == kDLInt && t.bits == 64) return PT_I64;
     if (t.code == kDLUInt && t.bits == 8) return PT_U8;
+    if (t.code == kDLFloat && t.bits == 16) return PT_F16;
+    if (t.code == kDLBfloat && t.bits == 16) return PT_BF16;
     return -1;
 }
 
