@@ -16,8 +16,8 @@
 # files are hidden in a private mount namespace (an empty file bound over
 # each; unshare needs CAP_SYS_ADMIN, which CI's root has); where that is
 # refused, by configuration instead (CMake ignores /usr, pkg-config reads
-# only the unpacked .pc files), which the script's output says. The OpenBLAS
-# and SLEEF runtimes stay visible: NumPy and PyTorch on this machine load them.
+# only the unpacked .pc files), which the script's output says. The OpenBLAS,
+# SLEEF and ICD-loader runtimes stay visible: NumPy and PyTorch here load them.
 set -uo pipefail
 { # one block, read whole before it runs (safe to edit during a run)
 mode=${1:?usage: rehearse.sh sim|as-built WORK}
@@ -43,13 +43,21 @@ fi
 
 # ---- What the GPU machine lacks: the host's files of those packages ----
 # Every regular file the carried packages installed here, except the
-# runtimes of OpenBLAS and SLEEF (Debian's NumPy and PyTorch link them; the
-# build still takes the carried ones, whose headers and .pc files are hidden
-# from the host, and the runs find the carried ones first).
+# runtimes of OpenBLAS, SLEEF and the OpenCL ICD loader (Debian's NumPy and
+# PyTorch, through oneDNN, link them; the build still takes the carried ones,
+# whose headers and .pc files are hidden from the host, and the runs find the
+# carried ones first).
 hidden=$work/hidden-files
 : >"$hidden"
 for p in $want; do
-  case "$p" in libopenblas0-pthread | libgfortran5 | libquadmath0 | libsleef3 | zlib1g-dev) continue ;; esac
+  case "$p" in libopenblas0-pthread | libgfortran5 | libquadmath0 | libsleef3 | ocl-icd-libopencl1 | zlib1g-dev) continue ;; esac
+  dpkg -L "$p" 2>/dev/null | while read -r f; do [ -f "$f" ] && [ ! -L "$f" ] && echo "$f"; done
+done >>"$hidden"
+# What the build would take from the host though the GPU machine has it not
+# and nothing carries it: oneDNN (the cpu plugin builds without it there) and
+# Open MPI (no libportable-dist there). Their -dev files only: Debian's
+# PyTorch here loads oneDNN's runtime.
+for p in libdnnl-dev libopenmpi-dev; do
   dpkg -L "$p" 2>/dev/null | while read -r f; do [ -f "$f" ] && [ ! -L "$f" ] && echo "$f"; done
 done >>"$hidden"
 # zlib1g-dev: only its headers and .pc (libz itself is everywhere).
