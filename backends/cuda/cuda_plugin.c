@@ -303,6 +303,7 @@ static void cuda_shutdown(void) {
             if (d->blas) cublasDestroy(d->blas);
             if (d->stream) cudaStreamSynchronize(d->stream);
             ptcu_scratch_release(d);
+            if (d->clock_anchor) cudaEventDestroy(d->clock_anchor); /* the trace stamps' */
             if (d->stream) cudaStreamDestroy(d->stream);
         }
         pthread_mutex_destroy(&d->lock);
