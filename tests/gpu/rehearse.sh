@@ -12,12 +12,11 @@
 #
 # The GPU machine has no Debian -dev packages: only the carried .debs count
 # (tests/gpu/prepare_debs.sh, downloaded once into WORK/.debs or taken from
-# ~/.cache/libportable/gpu-debs). Here the host's copies of those packages'
-# files are hidden in a private mount namespace (an empty file bound over
-# each; unshare needs CAP_SYS_ADMIN, which CI's root has); where that is
+# ~/.cache/libportable/gpu-debs). Here the host's copies of those -dev
+# packages' files are hidden in a private mount namespace (an empty file bound
+# over each; unshare needs CAP_SYS_ADMIN, which CI's root has); where that is
 # refused, by configuration instead (CMake ignores /usr, pkg-config reads
-# only the unpacked .pc files), which the script's output says. The OpenBLAS,
-# SLEEF and ICD-loader runtimes stay visible: NumPy and PyTorch here load them.
+# only the unpacked .pc files), which the script's output says.
 set -uo pipefail
 { # one block, read whole before it runs (safe to edit during a run)
 mode=${1:?usage: rehearse.sh sim|as-built WORK}
@@ -42,15 +41,16 @@ if ! have "$work/.debs"; then
 fi
 
 # ---- What the GPU machine lacks: the host's files of those packages ----
-# Every regular file the carried packages installed here, except the
-# runtimes of OpenBLAS, SLEEF and the OpenCL ICD loader (Debian's NumPy and
-# PyTorch, through oneDNN, link them; the build still takes the carried ones,
-# whose headers and .pc files are hidden from the host, and the runs find the
-# carried ones first).
+# Every regular file the carried development packages installed here
+# (headers, .pc files, CMake configs, pkg-config itself). Not the runtime
+# libraries: Debian's NumPy and PyTorch here load OpenBLAS, SLEEF, cJSON and
+# the ICD loader, and the script's runs find the carried copies first anyway
+# (its library path and the build's RUNPATH point into the unpacked tree).
 hidden=$work/hidden-files
 : >"$hidden"
 for p in $want; do
-  case "$p" in libopenblas0-pthread | libgfortran5 | libquadmath0 | libsleef3 | ocl-icd-libopencl1 | zlib1g-dev) continue ;; esac
+  case "$p" in *-dev | *-headers | pkgconf | pkgconf-bin | libpkgconf3) ;; *) continue ;; esac
+  [ "$p" = zlib1g-dev ] && continue
   dpkg -L "$p" 2>/dev/null | while read -r f; do [ -f "$f" ] && [ ! -L "$f" ] && echo "$f"; done
 done >>"$hidden"
 # What the build would take from the host though the GPU machine has it not
