@@ -114,19 +114,6 @@ static pt_module *make_net_for(const run_opts *o) {
     return net;
 }
 
-/* Writes the step losses of one epoch (kept on the device until now, so
- * logging adds no wait per step) and releases them. */
-static int write_losses(FILE *f, int epoch, pt_tensor **losses, int steps) {
-    int bad = 0;
-    for (int s = 0; s < steps; ++s) {
-        double l = pt_item(losses[s]);
-        bad |= isnan(l) || fprintf(f, "%d %d %.9g\n", epoch, s, l) < 0;
-        pt_release(losses[s]);
-        losses[s] = NULL;
-    }
-    return bad;
-}
-
 static int run(pt_device *dev, const digits *train, const digits *test, const run_opts *o) {
     const char *save_path = o->save_path;
     int status = 1;
@@ -189,7 +176,7 @@ static int run(pt_device *dev, const digits *train, const digits *test, const ru
         double mean_loss = pt_item(loss_sum) / train->n; /* waits for the device */
         pt_release(loss_sum);
         double dt = now_seconds() - t0;
-        if (o->loss_log && write_losses(o->loss_log, epoch, step_losses, steps)) {
+        if (o->loss_log && digits_write_losses(o->loss_log, epoch, step_losses, steps)) {
             fail("writing the loss log");
             goto done;
         }

@@ -4,6 +4,7 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <getopt.h>
+#include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -29,6 +30,15 @@ static void usage(FILE *f, const char *prog, const digits_cli_spec *spec, const 
             "  -h, --help     this text\n"
             "%s\n",
             default_epochs, spec->footer);
+}
+
+/* An option this example does not offer (getopt_long knows every example's
+ * options): the message getopt would give, then the usage. Returns 2. */
+static int unoffered(const char *option, const char *prog, const digits_cli_spec *spec,
+                     const digits_cli *out, int default_epochs) {
+    fprintf(stderr, "%s: unrecognized option '--%s'\n", prog, option);
+    usage(stderr, prog, spec, out, default_epochs);
+    return 2;
 }
 
 /* 0 when a file can be written at path (an existing regular file is left as
@@ -77,11 +87,8 @@ int digits_cli_parse(int argc, char **argv, const digits_cli_spec *spec, digits_
         switch (opt) {
         case 'd': out->data = optarg; break;
         case 's':
-            if (!spec->save_what) { /* this example saves nothing */
-                fprintf(stderr, "%s: unrecognized option '--save'\n", argv[0]);
-                usage(stderr, argv[0], spec, out, default_epochs);
-                return 2;
-            }
+            if (!spec->save_what) /* this example saves nothing */
+                return unoffered("save", argv[0], spec, out, default_epochs);
             out->save = optarg;
             break;
         case 'e':
@@ -95,30 +102,22 @@ int digits_cli_parse(int argc, char **argv, const digits_cli_spec *spec, digits_
             out->epochs = (int)n;
             break;
         case 'm':
-            if (!out->models || !model_listed(out->models, optarg)) {
-                if (out->models)
-                    fprintf(stderr, "%s: --model '%s' is not one of %s\n", argv[0], optarg, out->models);
-                else
-                    fprintf(stderr, "%s: unrecognized option '--model'\n", argv[0]);
+            if (!out->models) return unoffered("model", argv[0], spec, out, default_epochs);
+            if (!model_listed(out->models, optarg)) {
+                fprintf(stderr, "%s: --model '%s' is not one of %s\n", argv[0], optarg, out->models);
                 usage(stderr, argv[0], spec, out, default_epochs);
                 return 2;
             }
             out->model = optarg;
             break;
         case 'l':
-            if (!out->logs_losses) { /* this example logs no per-step losses */
-                fprintf(stderr, "%s: unrecognized option '--loss-log'\n", argv[0]);
-                usage(stderr, argv[0], spec, out, default_epochs);
-                return 2;
-            }
+            if (!out->logs_losses) /* this example logs no per-step losses */
+                return unoffered("loss-log", argv[0], spec, out, default_epochs);
             out->loss_log = optarg;
             break;
         case 't':
-            if (!out->precision) { /* this example has one precision */
-                fprintf(stderr, "%s: unrecognized option '--dtype'\n", argv[0]);
-                usage(stderr, argv[0], spec, out, default_epochs);
-                return 2;
-            }
+            if (!out->precision) /* this example has one precision */
+                return unoffered("dtype", argv[0], spec, out, default_epochs);
             if (!strcmp(optarg, "f32") || !strcmp(optarg, "bf16") || !strcmp(optarg, "f16")) {
                 out->dtype = optarg;
             } else {
@@ -147,4 +146,15 @@ int digits_cli_parse(int argc, char **argv, const digits_cli_spec *spec, digits_
         }
     }
     return 0;
+}
+
+int digits_write_losses(FILE *f, int epoch, pt_tensor **losses, int steps) {
+    int bad = 0;
+    for (int s = 0; s < steps; ++s) {
+        double l = pt_item(losses[s]);
+        bad |= isnan(l) || fprintf(f, "%d %d %.9g\n", epoch, s, l) < 0;
+        pt_release(losses[s]);
+        losses[s] = NULL;
+    }
+    return bad;
 }

@@ -8,6 +8,9 @@
 #define PORTABLE_EXAMPLES_DIGITS_CLI_H
 
 #include <stdbool.h>
+#include <stdio.h>
+
+#include <portable/portable.h>
 
 typedef struct digits_cli_spec {
     const char *launcher;  /* written before the program in the usage line ("" or "mpirun -np N ") */
@@ -30,5 +33,10 @@ typedef struct digits_cli {
 /* Returns 0 to go on, 1 after --help (usage on stdout), 2 for bad usage
  * (what was wrong and the usage on stderr). */
 int digits_cli_parse(int argc, char **argv, const digits_cli_spec *spec, digits_cli *out);
+
+/* --loss-log: writes one epoch's step losses as "epoch step loss" (%.9g),
+ * read back only now (kept on the device, so logging adds no wait per
+ * step), and releases them. Non-zero if a loss is NaN or a write failed. */
+int digits_write_losses(FILE *f, int epoch, pt_tensor **losses, int steps);
 
 #endif

@@ -82,19 +82,6 @@ static double accuracy(pt_module *net, const digits *d, pt_device *dev, int64_t 
     return a;
 }
 
-/* Writes the step losses of one epoch (kept on the device until now, so
- * logging adds no wait per step) and releases them. */
-static int write_losses(FILE *f, int epoch, pt_tensor **losses, int steps) {
-    int bad = 0;
-    for (int s = 0; s < steps; ++s) {
-        double l = pt_item(losses[s]);
-        bad |= isnan(l) || fprintf(f, "%d %d %.9g\n", epoch, s, l) < 0;
-        pt_release(losses[s]);
-        losses[s] = NULL;
-    }
-    return bad;
-}
-
 static void progress(int epoch, int done, int total) {
     if (!isatty(STDOUT_FILENO)) return;
     int width = 30, filled = done * width / total;
@@ -166,7 +153,7 @@ static int run(pt_device *dev, const digits *train, const digits *test, int epoc
         double mean_loss = pt_item(loss_sum) / train->n; /* waits for the device */
         pt_release(loss_sum);
         double dt = now_seconds() - t0;
-        if (loss_log && write_losses(loss_log, epoch, step_losses, steps)) {
+        if (loss_log && digits_write_losses(loss_log, epoch, step_losses, steps)) {
             fail("writing the loss log");
             goto done;
         }
