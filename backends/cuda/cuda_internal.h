@@ -87,6 +87,11 @@ pt_status ptcu_select(ptcu_device *d, const char *what);
  * true for lists it cannot judge ("native"). Pure C (cuda_arch.c). */
 bool ptcu_architecture_fits(const char *codes, int major, int minor);
 
+/* The driver version ("580.159.04") in line, the first line of
+ * /proc/driver/nvidia/version, into out; false (out empty) when the line
+ * holds none or it does not fit cap. Pure C (cuda_driver_version.c). */
+bool ptcu_parse_nvrm_version(const char *line, char *out, size_t cap);
+
 /* ---- Errors (cuda_errors.c) ---- */
 
 /* Records e as the reason for the status returned: PT_ERR_OUT_OF_MEMORY for

@@ -148,18 +148,7 @@ static void read_driver_version(void) {
     FILE *f = fopen("/proc/driver/nvidia/version", "r");
     if (f) {
         char line[256];
-        if (fgets(line, sizeof line, f)) {
-            /* "NVRM version: NVIDIA UNIX x86_64 Kernel Module  580.159.04  <date>" */
-            const char *p = strstr(line, "Kernel Module");
-            if (p) {
-                p += strlen("Kernel Module");
-                while (*p == ' ') ++p;
-                size_t n = strcspn(p, " \n");
-                if (n >= sizeof kernel_module) n = sizeof kernel_module - 1;
-                memcpy(kernel_module, p, n);
-                kernel_module[n] = '\0';
-            }
-        }
+        if (fgets(line, sizeof line, f)) (void)ptcu_parse_nvrm_version(line, kernel_module, sizeof kernel_module);
         fclose(f);
     }
     if (kernel_module[0])

@@ -197,10 +197,25 @@ static void test_architectures(void) {
     CHECK(ptcu_architecture_fits("all-major", 5, 0));
 }
 
+static void test_driver_version(void) {
+    char v[32];
+    CHECK(ptcu_parse_nvrm_version("NVRM version: NVIDIA UNIX x86_64 Kernel Module  535.104.05  Sat Aug 19 01:15:15 UTC 2023\n",
+                                  v, sizeof v) && strcmp(v, "535.104.05") == 0);
+    /* The open kernel module's line has "for x86_64" between: seen on an H100 */
+    CHECK(ptcu_parse_nvrm_version("NVRM version: NVIDIA UNIX Open Kernel Module for x86_64  580.159.04  Release Build  "
+                                  "(dvs-builder@U22-I3-AF03-09-1)  Thu Jul 10 19:58:58 UTC 2025\n",
+                                  v, sizeof v) && strcmp(v, "580.159.04") == 0);
+    CHECK(!ptcu_parse_nvrm_version("NVRM version: NVIDIA UNIX Kernel Module for x86_64\n", v, sizeof v) && v[0] == '\0');
+    CHECK(!ptcu_parse_nvrm_version("something else 1.2\n", v, sizeof v));
+    CHECK(!ptcu_parse_nvrm_version(NULL, v, sizeof v));
+    CHECK(!ptcu_parse_nvrm_version("Kernel Module 580.159.04", v, 4)); /* does not fit */
+}
+
 int main(void) {
     test_geometry();
     test_gemm();
     test_architectures();
+    test_driver_version();
     printf("%d checks; %d passed, %d failed\n", checks, checks - failures, failures);
     return failures ? 1 : 0;
 }
