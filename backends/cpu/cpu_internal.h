@@ -140,6 +140,16 @@ pt_status pt_cpu_matmul(const pt_op *op, bool run);      /* matmul.c: MATMUL */
 /* Makes OpenBLAS single-threaded: matmul threads it through the OpenMP team
  * instead (matmul.c), so two pools never spin against each other. */
 void pt_cpu_blas_init(void);
+/* Which library runs f32 products (gemm_choice.c): oneDNN's sgemm when
+ * OpenBLAS chose kernels older than the CPU (or PORTABLE_CPU_GEMM=onednn),
+ * else OpenBLAS. Chosen once, at plugin load; the note is for the device's
+ * platform line ("" when OpenBLAS runs them). */
+extern bool pt_cpu_gemm_onednn;
+void pt_cpu_gemm_choose(void);
+const char *pt_cpu_gemm_note(void);
+/* C = op(A) op(B), row-major, through oneDNN; false when oneDNN refused. */
+bool pt_cpu_onednn_sgemm(bool ta, bool tb, int64_t M, int64_t N, int64_t K, const float *A, int64_t lda,
+                         const float *B, int64_t ldb, float *C, int64_t ldc);
 pt_status pt_cpu_index_op(const pt_op *op, bool run);    /* index_ops.c: GATHER, ONE_HOT */
 pt_status pt_cpu_window(const pt_op *op, bool run);      /* window.c: IM2COL, COL2IM */
 pt_status pt_cpu_max_pool(const pt_op *op, bool run);    /* max_pool.c: MAX_POOL2D, _INDEX, MAX_UNPOOL2D */

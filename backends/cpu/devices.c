@@ -118,7 +118,12 @@ pt_status pt_cpu_device_info(int dev, pt_device_props *out) {
     if (!cpuinfo_field("vendor_id", out->vendor, sizeof out->vendor))
         copy_str(out->vendor, sizeof out->vendor, "unknown");
 #if defined(PT_CPU_HAVE_CBLAS) && defined(PT_CPU_HAVE_OPENBLAS_CONFIG)
-    snprintf(out->platform, sizeof out->platform, "OpenBLAS %s", openblas_get_config());
+    /* The version and the kernels OpenBLAS chose for this CPU, not its whole
+     * build configuration: the 128 bytes must hold the other libraries too. */
+    char version[16] = "";
+    (void)sscanf(openblas_get_config(), "OpenBLAS %15s", version);
+    snprintf(out->platform, sizeof out->platform, "OpenBLAS %s %s", version[0] ? version : "?",
+             openblas_get_corename());
 #elif defined(PT_CPU_HAVE_CBLAS)
     copy_str(out->platform, sizeof out->platform, "CBLAS");
 #else
@@ -131,7 +136,9 @@ pt_status pt_cpu_device_info(int dev, pt_device_props *out) {
     pt_cpu_onednn_version(conv, sizeof conv);
 #endif
     char libs[sizeof out->platform];
-    snprintf(libs, sizeof libs, "%s; vecmath %s; %s", out->platform, pt_cpu_vm.isa, conv);
+    const char *gemm = pt_cpu_gemm_note();
+    snprintf(libs, sizeof libs, "%s; vecmath %s; %s%s%s", out->platform, pt_cpu_vm.isa, conv, gemm[0] ? "; " : "",
+             gemm);
     copy_str(out->platform, sizeof out->platform, libs);
     copy_str(out->driver_version, sizeof out->driver_version, "libportable-cpu 0.1");
     out->type = PT_DEVICE_CPU;

@@ -179,6 +179,12 @@ static void mm_blas_block(const mm_job *j, const mm_side *a, const mm_side *b, c
     const int M = (int)(m1 - m0), N = (int)(n1 - n0), K = (int)j->K;
     const enum CBLAS_TRANSPOSE ta = a->trans ? CblasTrans : CblasNoTrans;
     const enum CBLAS_TRANSPOSE tb = b->trans ? CblasTrans : CblasNoTrans;
+#ifdef PT_CPU_HAVE_ONEDNN
+    if (j->t == PT_F32 && pt_cpu_gemm_onednn &&
+        pt_cpu_onednn_sgemm(a->trans, b->trans, M, N, K, (const float *)pa, a->ld, (const float *)pb, b->ld,
+                            (float *)pc, j->N))
+        return;
+#endif
     if (j->t == PT_F32)
         cblas_sgemm(CblasRowMajor, ta, tb, M, N, K, 1.0f, (const float *)pa, (int)a->ld,
                     (const float *)pb, (int)b->ld, 0.0f, (float *)pc, (int)j->N);
@@ -267,6 +273,7 @@ void pt_cpu_blas_init(void) {
      * while the workers' buffers could still be had. */
     if (blas_thread_shutdown_ && pt_cpu_address_space_limited()) blas_thread_shutdown_();
 #endif
+    pt_cpu_gemm_choose();
 }
 
 pt_status pt_cpu_matmul(const pt_op *op, bool run) {
