@@ -6,7 +6,8 @@
 # The GPU machine has CUDA, CMake, ninja and PyTorch but no package registry,
 # and may lack what the cpu and opencl plugins and the core link: OpenBLAS,
 # SLEEF, cJSON, zlib's headers, pkg-config, the OpenCL ICD loader and
-# headers, CLBlast. The .deb files stay compressed (about 20 MB, well under
+# headers, CLBlast, oneDNN (the cpu plugin's convolutions, and its f32
+# products where OpenBLAS does not know the CPU). The .deb files stay compressed (about 20 MB, well under
 # the 64 MiB the device tool carries with the working tree); the script
 # unpacks them there (dpkg-deb -x, or tests/gpu/unpack_deb.py where dpkg is
 # missing), nothing is installed. DEST must be git-ignored: .debs is.
@@ -22,7 +23,8 @@ pkgs=(libopenblas0-pthread libopenblas-pthread-dev libopenblas-dev libgfortran5 
       libcjson1 libcjson-dev zlib1g-dev pkgconf pkgconf-bin libpkgconf3
       libsleef3 libsleef-dev
       ocl-icd-libopencl1 ocl-icd-opencl-dev opencl-c-headers opencl-clhpp-headers opencl-headers
-      libclblast1 libclblast-dev)
+      libclblast1 libclblast-dev
+      libdnnl2 libdnnl-dev)
 if [[ "${1:-}" == "--list" ]]; then printf '%s\n' "${pkgs[@]}"; exit 0; fi
 mkdir -p "$dest/pkgs.tmp"
 if ! (cd "$dest/pkgs.tmp" && apt-get download -qq "${pkgs[@]}"); then

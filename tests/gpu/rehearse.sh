@@ -54,10 +54,9 @@ for p in $want; do
   dpkg -L "$p" 2>/dev/null | while read -r f; do [ -f "$f" ] && [ ! -L "$f" ] && echo "$f"; done
 done >>"$hidden"
 # What the build would take from the host though the GPU machine has it not
-# and nothing carries it: oneDNN (the cpu plugin builds without it there) and
-# Open MPI (no libportable-dist there). Their -dev files only: Debian's
-# PyTorch here loads oneDNN's runtime.
-for p in libdnnl-dev libopenmpi-dev; do
+# and nothing carries it: Open MPI (no libportable-dist there). Its -dev
+# files only.
+for p in libopenmpi-dev; do
   dpkg -L "$p" 2>/dev/null | while read -r f; do [ -f "$f" ] && [ ! -L "$f" ] && echo "$f"; done
 done >>"$hidden"
 # zlib1g-dev: only its headers and .pc (libz itself is everywhere).
