@@ -10,7 +10,8 @@
  * installed, with torch.set_num_threads(1).
  *
  * The machine is shared and its speed drifts, so the contenders alternate:
- * each round times every op in libportable, then runs one /usr/bin/python3
+ * each round times every op in libportable, then runs one python3 (PT_PYTHON,
+ * else /usr/bin/python3)
  * that times the same ops in NumPy and PyTorch. A round's figure for an op is
  * the best of 3 repetitions of 10 calls (mean per call); the table shows the
  * best and the median over the rounds, and the ratios of the medians.
@@ -81,6 +82,13 @@ static const char *python_round =
     " else: b=-1\n"
     " print(a,b)\n";
 
+/* The python that runs NumPy and PyTorch: PT_PYTHON (a machine whose
+ * PyTorch lives in a virtual environment), else Debian's. */
+static const char *python(void) {
+    const char *p = getenv("PT_PYTHON");
+    return p && *p && strlen(p) < 1000 ? p : "/usr/bin/python3";
+}
+
 static void python_times(double *numpy, double *torch) {
     char list[1024] = "[", script[4096];
     for (int k = 0; k < N_OPS; ++k) {
@@ -98,8 +106,8 @@ static void python_times(double *numpy, double *torch) {
     if (!f) return;
     fputs(script, f);
     fclose(f);
-    char cmd[128];
-    snprintf(cmd, sizeof cmd, "/usr/bin/python3 %s 2>/dev/null", path);
+    char cmd[1200];
+    snprintf(cmd, sizeof cmd, "%s %s 2>/dev/null", python(), path);
     FILE *p = popen(cmd, "r");
     if (p) {
         for (int k = 0; k < N_OPS; ++k)
@@ -113,13 +121,16 @@ static void python_times(double *numpy, double *torch) {
  * NPY_DISABLE_CPU_FEATURES left on) and PyTorch's ATen capability
  * (ATEN_CPU_CAPABILITY caps it), into isa as "NumPy X, PyTorch Y". */
 static void python_isa(char *isa, size_t cap) {
-    static const char *script =
-        "/usr/bin/python3 -c \"\n"
-        "from numpy.core._multiarray_umath import __cpu_features__ as f\n"
+    static const char *code =
+        " -c \"\n"
+        "try:\n from numpy._core._multiarray_umath import __cpu_features__ as f\n"
+        "except ImportError:\n from numpy.core._multiarray_umath import __cpu_features__ as f\n"
         "n=[k for k in ('AVX512_SKX','AVX512F','AVX2','SSE2') if f.get(k)]\n"
         "try:\n import torch,re; t=re.search('CPU capability usage: (.*)',torch.__config__.show()).group(1)\n"
         "except Exception: t='not installed'\n"
         "print('NumPy %s, PyTorch %s' % (n[0] if n else 'baseline', t))\" 2>/dev/null";
+    char script[2048];
+    snprintf(script, sizeof script, "%s%s", python(), code);
     snprintf(isa, cap, "unknown");
     FILE *p = popen(script, "r");
     if (!p) return;

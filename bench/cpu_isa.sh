@@ -1,0 +1,42 @@
+#!/usr/bin/env bash
+# The cpu backend on this host's widest vector ISA and again capped at AVX2,
+# in one run, each against its peers measured beside it: the convolutional
+# nets against PyTorch (bench_cnn.sh) and the transcendental ops against
+# NumPy and PyTorch (bench_math). Users have both ISAs; on an AVX-512 host
+# this shows both paths of every contender on the same cores:
+#   - AVX-512: as found (oneDNN's JIT, libportable's vector math, NumPy's
+#     dispatch and PyTorch's ATen each take the widest they support);
+#   - AVX2: ONEDNN_MAX_CPU_ISA=AVX2 (caps libportable's oneDNN and
+#     PyTorch's), PORTABLE_CPU_VECMATH=avx2, NPY_DISABLE_CPU_FEATURES (the
+#     AVX-512 groups) and ATEN_CPU_CAPABILITY=avx2.
+# A host without AVX-512 runs the first pass only and says so.
+#   bench/cpu_isa.sh [build-dir] [rounds]
+# PT_PYTHON names the python3 with NumPy and PyTorch (default /usr/bin/python3).
+set -uo pipefail
+build=${1:-build}
+rounds=${2:-2}
+here=$(cd "$(dirname "$0")" && pwd)
+export PT_PYTHON=${PT_PYTHON:-/usr/bin/python3}
+passes=(native)
+if grep -qw avx512f /proc/cpuinfo; then passes+=(avx2); fi
+model=$(grep -m1 'model name' /proc/cpuinfo | cut -d: -f2- | sed 's/^ *//')
+echo "# The cpu backend on each vector ISA of this host"
+echo
+echo "Host: $model, $(nproc) cores; flags: $(grep -m1 -ow -E 'avx512f|avx2' /proc/cpuinfo | sort -u | tr '\n' ' ')"
+[[ ${#passes[@]} == 1 ]] && echo "(no AVX-512 on this host: one pass, as found)"
+status=0
+for pass in "${passes[@]}"; do
+  envs=()
+  if [[ $pass == avx2 ]]; then
+    envs=(ONEDNN_MAX_CPU_ISA=AVX2 PORTABLE_CPU_VECMATH=avx2 ATEN_CPU_CAPABILITY=avx2
+          "NPY_DISABLE_CPU_FEATURES=AVX512F AVX512CD AVX512_KNL AVX512_KNM AVX512_SKX AVX512_CLX AVX512_CNL AVX512_ICL AVX512_SPR")
+    echo; echo "## Capped at AVX2"
+  else
+    echo; echo "## As found (widest ISA)"
+  fi
+  echo
+  env "${envs[@]}" bash "$here/bench_cnn.sh" "$build" "$rounds" 1 || status=1
+  echo
+  env "${envs[@]}" "$build/bench/bench_math" --rounds $((2 * rounds + 1)) || status=1
+done
+exit $status
