@@ -11,6 +11,7 @@
 #include <string.h>
 
 #include "autograd/autograd_internal.h"
+#include "ops/ops_internal.h"
 
 /* ---- Helpers ---- */
 
@@ -314,7 +315,7 @@ static void backward_max_pool2d(pt__grad_node *node, pt_tensor *g, pt_tensor **o
     const pt__grad_edge *ex = &node->edges[0];
     pt_window2d w;
     pt__window_from_args(&node->args, node->args.ints[6], node->args.ints[7], &w);
-    out[0] = pt_max_unpool2d(g, node->edges[1].saved, &w, ex->shape[2], ex->shape[3]);
+    out[0] = pt__max_unpool2d_own_indices(g, node->edges[1].saved, &w, ex->shape[2], ex->shape[3]);
 }
 
 /* conv2d as the device's kinds: each input's gradient is one adjoint kind

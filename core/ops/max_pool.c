@@ -158,8 +158,8 @@ static pt_status check_unpool_indices(const char *fn, const pt_tensor *idx, cons
     return PT_OK;
 }
 
-pt_tensor *pt_max_unpool2d(pt_tensor *g, pt_tensor *indices, const pt_window2d *w, int64_t height,
-                           int64_t width) {
+static pt_tensor *max_unpool2d(pt_tensor *g, pt_tensor *indices, const pt_window2d *w, int64_t height,
+                               int64_t width, bool check_values) {
     static const char fn[] = "pt_max_unpool2d";
     if (!g) return pt__null_input(fn, "g");
     if (!indices) return pt__null_input(fn, "indices");
@@ -189,7 +189,7 @@ pt_tensor *pt_max_unpool2d(pt_tensor *g, pt_tensor *indices, const pt_window2d *
                   (long long)w->kernel[0], (long long)w->kernel[1]);
         return NULL;
     }
-    if (check_unpool_indices(fn, indices, w, height, width)) return NULL;
+    if (check_values && check_unpool_indices(fn, indices, w, height, width)) return NULL;
     const int64_t shape[4] = {gs[0], gs[1], height, width};
     pt_tensor *out = pt__tensor_new(fn, pt__dev(g), g->dtype, 4, shape);
     if (!out || pt__tensor_numel(out) == 0) return pt__ret(out);
@@ -209,6 +209,16 @@ pt_tensor *pt_max_unpool2d(pt_tensor *g, pt_tensor *indices, const pt_window2d *
     pt_release(gc);
     pt_release(ic);
     return pt__ret(pt__result_or_release(s, out));
+}
+
+pt_tensor *pt_max_unpool2d(pt_tensor *g, pt_tensor *indices, const pt_window2d *w, int64_t height,
+                           int64_t width) {
+    return max_unpool2d(g, indices, w, height, width, true);
+}
+
+pt_tensor *pt__max_unpool2d_own_indices(pt_tensor *g, pt_tensor *indices, const pt_window2d *w, int64_t height,
+                                        int64_t width) {
+    return max_unpool2d(g, indices, w, height, width, false);
 }
 
 bool pt__max_pool2d_kinds_run_on(pt_tensor *x) {

@@ -39,6 +39,13 @@ void pt__window_args(const pt_window2d *w, pt__grad_args *a);
 /* True when x's device runs the three max pool kinds in x's dtype (natively
  * or through f32); else pooling composes im2col and max. max_pool.c */
 bool pt__max_pool2d_kinds_run_on(pt_tensor *x);
+/* pt_max_unpool2d for indices this library's max pooling made (the
+ * backward pass's saved ones): every value is a tap of its window already,
+ * so the host-side pass that checks a caller's indices (a synchronize and a
+ * read of every index on host-visible devices) is skipped. Shapes and
+ * dtypes are still checked. max_pool.c */
+pt_tensor *pt__max_unpool2d_own_indices(pt_tensor *g, pt_tensor *indices, const pt_window2d *w, int64_t height,
+                                        int64_t width);
 
 /* Convolution checks (conv.c): x [N, C, H, W] and weight [CO, C/groups, KH,
  * KW] of one float dtype, channels divisible by groups; the window and groups
