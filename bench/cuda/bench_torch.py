@@ -6,11 +6,17 @@ synchronised before the clock starts and before it is read, warm-up first),
 same keys in --json output, so bench/cuda/combine_results.py can put the two
 side by side:
 
-  GEMM            torch.matmul, FP32 (allow_tf32 False) and TF32 (True)
+  GEMM            torch.mm on random N(0,1) data: FP32 (allow_tf32 False),
+                  TF32 (torch.backends.cuda.matmul.allow_tf32 = True) and
+                  bf16 tensors (PyTorch's defaults for bf16)
   bandwidth       torch.add on 64M floats vs dst.copy_(src)
-  per-op overhead torch.add on 10 elements: enqueue cost, and with a synchronize
+  sum             torch.sum of 64M and 256M floats
+  per-op overhead a + b on 10 elements, 500 and 20000 ops: enqueue cost,
+                  enqueue + one synchronize, and a synchronize after each
   transfers       host<->device, pageable and pinned
   GPU tour        large vs small products, a norm per step vs once, copies
+                  (each copy loop once untimed first: PyTorch's pinned-memory
+                  cache then holds the blocks, as libportable's does)
 
 Usage: bench_torch.py [--quick] [--json FILE] [--no-tour | --only-tour] [--device cuda:N]
 """
@@ -37,34 +43,39 @@ def clamp_iters(seconds_per_iter, budget, lo, hi):
     return max(lo, min(hi, n))
 
 
+MATH_NAMES = {"f32": "FP32", "tf32": "TF32", "bf16": "BF16"}
+
+
 def bench_gemm(dev, quick):
-    sizes = [1024, 2048] if quick else [1024, 4096, 8192]
-    print("\n## GEMM, f32, C = A B with square n x n matrices (TFLOP/s, higher is better)\n")
-    print("| n | math | torch.matmul |\n|---|---|---|")
+    sizes = [512, 1024] if quick else [1024, 4096, 8192]
+    print("\n## GEMM, C = A B with square n x n matrices of N(0,1) values (TFLOP/s, higher is better)\n")
+    print("torch.mm; TF32: torch.backends.cuda.matmul.allow_tf32 = True; BF16: bfloat16 tensors.\n")
+    print("| n | math | torch.mm |\n|---|---|---|")
     for n in sizes:
         torch.manual_seed(42)
-        a = torch.randn(n, n, device=dev)
-        b = torch.randn(n, n, device=dev)
+        a32 = torch.randn(n, n, device=dev)
+        b32 = torch.randn(n, n, device=dev)
         flop = 2.0 * n * n * n
-        for tf32 in (False, True):
-            torch.backends.cuda.matmul.allow_tf32 = tf32
+        for math in ("f32", "tf32", "bf16"):
+            torch.backends.cuda.matmul.allow_tf32 = math == "tf32"
+            a, b = (a32.bfloat16(), b32.bfloat16()) if math == "bf16" else (a32, b32)
 
             def run(iters):
                 for _ in range(2):
-                    torch.matmul(a, b)
+                    torch.mm(a, b)
                 torch.cuda.synchronize(dev)
                 t0 = time.perf_counter()
                 for _ in range(iters):
-                    torch.matmul(a, b)
+                    torch.mm(a, b)
                 torch.cuda.synchronize(dev)
                 return (time.perf_counter() - t0) / iters
 
-            iters = clamp_iters(run(1), 0.1 if quick else 0.4, 3, 200)
+            iters = clamp_iters(run(1), 0.05 if quick else 0.3, 3, 200)
             t = min(run(iters), run(iters))
             tf = flop / t / 1e12
-            print(f"| {n} | {'TF32' if tf32 else 'FP32'} | {tf:.1f} |")
-            record(f"gemm_{'tf32' if tf32 else 'f32'}_{n}_tflops", tf)
-        del a, b
+            print(f"| {n} | {MATH_NAMES[math]} | {tf:.1f} |")
+            record(f"gemm_{math}_{n}_tflops", tf)
+        del a32, b32, a, b
     torch.backends.cuda.matmul.allow_tf32 = False
 
 
@@ -102,29 +113,69 @@ def bench_bandwidth(dev, quick):
     record("d2d_copy_64M_gbps", copy_gbs)
 
 
+def bench_sum(dev, quick):
+    sizes = [4 << 20, 16 << 20] if quick else [64 << 20, 256 << 20]
+    print("\n## Full reduction, torch.sum(x) of n f32 (GB/s of bytes read, higher is better; best of 5)\n")
+    print("| n | torch.sum |\n|---|---|")
+    for n in sizes:
+        x = torch.randn(n, device=dev)
+        for _ in range(3):
+            torch.sum(x)
+        torch.cuda.synchronize(dev)
+        t0 = time.perf_counter()
+        torch.sum(x)
+        torch.cuda.synchronize(dev)
+        iters = clamp_iters(time.perf_counter() - t0, 0.02 if quick else 0.05, 3, 100)
+        best = 1e30
+        for _ in range(5):
+            t0 = time.perf_counter()
+            for _ in range(iters):
+                torch.sum(x)
+            torch.cuda.synchronize(dev)
+            best = min(best, (time.perf_counter() - t0) / iters)
+        gbs = n * 4 / best / 1e9
+        print(f"| {n >> 20}M | {gbs:.0f} |")
+        record(f"sum_{n >> 20}M_gbps", gbs)
+        del x
+
+
 def bench_overhead(dev, quick):
-    iters = 2000 if quick else 20000
+    counts = (500, 20000)
+    rounds = 3
     sync_iters = 1000 if quick else 5000
-    x = torch.ones(10, device=dev)
+    a = torch.rand(10, device=dev)
+    b = torch.rand(10, device=dev)
     for _ in range(1000):
-        torch.add(x, x)
+        a + b
     torch.cuda.synchronize(dev)
-    t0 = time.perf_counter()
-    for _ in range(iters):
-        torch.add(x, x)
-    t_enqueue = (time.perf_counter() - t0) / iters
-    torch.cuda.synchronize(dev)
+    enq = {k: 1e30 for k in counts}
+    with_sync = {k: 1e30 for k in counts}
+    for _ in range(rounds):
+        for k in counts:
+            torch.cuda.synchronize(dev)
+            t0 = time.perf_counter()
+            for _ in range(k):
+                a + b
+            t1 = time.perf_counter()
+            torch.cuda.synchronize(dev)
+            t2 = time.perf_counter()
+            enq[k] = min(enq[k], (t1 - t0) / k)
+            with_sync[k] = min(with_sync[k], (t2 - t0) / k)
     t0 = time.perf_counter()
     for _ in range(sync_iters):
-        torch.add(x, x)
+        a + b
         torch.cuda.synchronize(dev)
-    t_sync = (time.perf_counter() - t0) / sync_iters
-    print("\n## Per-op overhead, torch.add on a 10-element f32 tensor (microseconds per op, lower is better)\n")
+    t_each = (time.perf_counter() - t0) / sync_iters
+    print("\n## Per-op overhead, a + b on 10-element f32 tensors (microseconds per op, lower is better; "
+          f"best of {rounds} rounds)\n")
     print("| measurement | us/op |\n|---|---|")
-    print(f"| enqueue only ({iters} ops, then one synchronize) | {t_enqueue * 1e6:.2f} |")
-    print(f"| torch.add + torch.cuda.synchronize | {t_sync * 1e6:.2f} |")
-    record("add10_enqueue_us", t_enqueue * 1e6)
-    record("add10_sync_us", t_sync * 1e6)
+    for k in counts:
+        print(f"| {k} ops, enqueue only (clock read before the synchronize) | {enq[k] * 1e6:.2f} |")
+        print(f"| {k} ops, enqueue + one torch.cuda.synchronize | {with_sync[k] * 1e6:.2f} |")
+        record(f"add10_enqueue_{k}_us", enq[k] * 1e6)
+        record(f"add10_enqueue_sync_{k}_us", with_sync[k] * 1e6)
+    print(f"| a + b + torch.cuda.synchronize after each op ({sync_iters} ops) | {t_each * 1e6:.2f} |")
+    record("add10_sync_us", t_each * 1e6)
 
 
 def bench_transfers(dev, quick):
@@ -205,9 +256,8 @@ def bench_tour(dev, quick):
     record("tour_norm_each_ms", t_each * 1e3)
     record("tour_norm_once_ms", t_once * 1e3)
     x = torch.randn(1000, 1000, device=dev)
-    for mode in (0, 1):
-        torch.cuda.synchronize(dev)
-        t0 = time.perf_counter()
+
+    def copy_loop(mode):
         outs = []
         copies = []
         for _ in range(50):
@@ -217,11 +267,25 @@ def bench_tour(dev, quick):
                 copies.append(y.to("cpu", non_blocking=True))
         if mode == 0:
             copies = [y.cpu() for y in outs]
+        return outs, copies
+
+    for mode in (0, 1):
+        # Once untimed first: its pinned host blocks go back to PyTorch's
+        # caching host allocator when released, and the timed loop reuses
+        # them, as bench_cuda's libportable loop reuses its pinned cache.
+        outs, copies = copy_loop(mode)
+        torch.cuda.synchronize(dev)
+        del outs, copies
+        torch.cuda.synchronize(dev)
+        t0 = time.perf_counter()
+        outs, copies = copy_loop(mode)
         torch.cuda.synchronize(dev)
         t = time.perf_counter() - t0
+        del outs, copies
         label = "y.to('cpu', non_blocking=True) after each" if mode else "y.cpu() of each (waits)"
         print(f"| 50 x 1000x1000 matmul, then {label} | {t * 1e3:.2f} |")
         record("tour_copy_async_ms" if mode else "tour_copy_sync_ms", t * 1e3)
+    print("\n(each loop ran once untimed first)")
 
 
 def main():
@@ -243,6 +307,7 @@ def main():
     if not args.only_tour:
         bench_gemm(dev, args.quick)
         bench_bandwidth(dev, args.quick)
+        bench_sum(dev, args.quick)
         bench_overhead(dev, args.quick)
         bench_transfers(dev, args.quick)
     if not args.no_tour:

@@ -7,10 +7,12 @@
  *      alternating, as bytes read + written per second (add reads 2 and writes
  *      1 array, a copy reads 1 and writes 1)
  *
- * Usage: bench_opencl [opencl:N [bandwidth]] (default opencl:0; "bandwidth":
- * part 2 only). Prints markdown tables
- * with ratios; exits 77 when the device is unavailable. No assertions:
- * numbers are for people.
+ * Usage: bench_opencl [--sizes N,N,...] [--json FILE] [opencl:N [bandwidth]]
+ * (default opencl:0, sizes 256,1024,2048; "bandwidth": part 2 only). Prints
+ * markdown tables with ratios; --json also writes the figures (GFLOP/s and
+ * GB/s) for bench/cuda/combine_results.py, which sets CLBlast on an NVIDIA
+ * GPU beside cuBLAS. Exits 77 when the device is unavailable. No
+ * assertions: numbers are for people.
  *
  * Build: link libportable, the OpenCL ICD loader and CLBlast, e.g.
  *   cc -O2 bench_opencl.c -Iinclude -lportable -lOpenCL -lclblast */
@@ -23,6 +25,21 @@
 #include <time.h>
 
 #include "portable/portable.h"
+
+/* Figures for --json. */
+typedef struct figure {
+    char key[48];
+    double value;
+} figure;
+static figure g_figures[32];
+static int g_nfigures;
+
+static void record(const char *key, double value) {
+    if (g_nfigures < (int)(sizeof g_figures / sizeof g_figures[0])) {
+        snprintf(g_figures[g_nfigures].key, sizeof g_figures[0].key, "%s", key);
+        g_figures[g_nfigures++].value = value;
+    }
+}
 
 static double now(void) {
     struct timespec ts;
@@ -171,12 +188,11 @@ static double time_clblast(direct_cl *cl, size_t n) {
     return best;
 }
 
-static void bench_matmul(pt_device *dev, direct_cl *cl) {
+static void bench_matmul(pt_device *dev, direct_cl *cl, const int64_t *sizes, int nsizes) {
     printf("## f32 matrix product: pt_matmul vs CLBlastSgemm direct\n\n");
     printf("| n | pt_matmul GFLOP/s | CLBlastSgemm GFLOP/s | pt / CLBlast |\n");
     printf("|---:|---:|---:|---:|\n");
-    const int64_t sizes[] = {256, 1024, 2048};
-    for (size_t i = 0; i < sizeof sizes / sizeof sizes[0]; ++i) {
+    for (int i = 0; i < nsizes; ++i) {
         int64_t n = sizes[i];
         double flop = 2.0 * (double)n * (double)n * (double)n;
         double ours = time_pt_matmul(dev, n);
@@ -184,6 +200,11 @@ static void bench_matmul(pt_device *dev, direct_cl *cl) {
         printf("| %lld | %.2f | %.2f | %.2f |\n", (long long)n, flop / ours * 1e-9,
                flop / theirs * 1e-9, theirs / ours);
         fflush(stdout);
+        char key[48];
+        snprintf(key, sizeof key, "pt_matmul_%lld_gflops", (long long)n);
+        record(key, flop / ours * 1e-9);
+        snprintf(key, sizeof key, "clblast_sgemm_%lld_gflops", (long long)n);
+        record(key, flop / theirs * 1e-9);
     }
     printf("\n");
 }
@@ -278,17 +299,73 @@ static void bench_bandwidth(pt_device *dev, direct_cl *cl, int rounds) {
         double gbs = moved[c] / best[c] * 1e-9;
         printf("| %s | %.3f | %.2f | %.2f |\n", names[c], best[c] * 1e3, gbs, gbs / copy_gbs);
     }
+    record("pt_add_16M_gbps", moved[BW_PT_ADD] / best[BW_PT_ADD] * 1e-9);
+    record("kernel_add_16M_gbps", moved[BW_KERNEL] / best[BW_KERNEL] * 1e-9);
+    record("copy_16M_gbps", copy_gbs);
     printf("\n");
 }
 
-int main(int argc, char **argv) {
-    const char *name = argc > 1 ? argv[1] : "opencl:0";
-    const bool bandwidth_only = argc > 2 && strcmp(argv[2], "bandwidth") == 0;
-    int index = 0;
-    if (sscanf(name, "opencl:%d", &index) != 1 || (argc > 2 && !bandwidth_only)) {
-        fprintf(stderr, "usage: bench_opencl [opencl:N [bandwidth]]\n");
-        return 2;
+/* A JSON string's body: quotes and backslashes escaped, control characters dropped. */
+static void json_string(FILE *f, const char *s) {
+    for (; *s; ++s) {
+        if (*s == '"' || *s == '\\') fputc('\\', f);
+        if ((unsigned char)*s >= 0x20) fputc(*s, f);
     }
+}
+
+static void write_json(const char *path, const pt_device_props *p) {
+    FILE *f = fopen(path, "w");
+    if (!f) {
+        perror(path);
+        exit(1);
+    }
+    fputs("{\n  \"source\": \"bench_opencl\",\n  \"device\": \"", f);
+    json_string(f, p->name);
+    fputs("\",\n  \"platform\": \"", f);
+    json_string(f, p->platform);
+    fputs("\",\n  \"results\": {\n", f);
+    for (int i = 0; i < g_nfigures; ++i)
+        fprintf(f, "    \"%s\": %.6g%s\n", g_figures[i].key, g_figures[i].value,
+                i + 1 < g_nfigures ? "," : "");
+    fputs("  }\n}\n", f);
+    fclose(f);
+}
+
+static int usage(void) {
+    fprintf(stderr, "usage: bench_opencl [--sizes N,N,...] [--json FILE] [opencl:N [bandwidth]]\n");
+    return 2;
+}
+
+int main(int argc, char **argv) {
+    const char *name = "opencl:0", *json = NULL;
+    bool bandwidth_only = false;
+    int64_t sizes[8] = {256, 1024, 2048};
+    int nsizes = 3, npos = 0;
+    for (int i = 1; i < argc; ++i) {
+        if (strcmp(argv[i], "--json") == 0 && i + 1 < argc) {
+            json = argv[++i];
+        } else if (strcmp(argv[i], "--sizes") == 0 && i + 1 < argc) {
+            nsizes = 0;
+            for (char *p = argv[++i], *end; *p; p = end + (*end == ',')) {
+                long long v = strtoll(p, &end, 10);
+                if (end == p || v < 1 || v > 65536 || (*end && *end != ',') || nsizes == 8) return usage();
+                sizes[nsizes++] = v;
+            }
+            if (nsizes == 0) return usage();
+        } else if (argv[i][0] == '-') {
+            return usage();
+        } else if (npos == 0) {
+            name = argv[i];
+            ++npos;
+        } else if (npos == 1 && strcmp(argv[i], "bandwidth") == 0) {
+            bandwidth_only = true;
+            ++npos;
+        } else {
+            return usage();
+        }
+    }
+    int index = 0;
+    if (sscanf(name, "opencl:%d", &index) != 1) return usage();
     pt_device *dev = pt_device_get(name);
     if (!dev) {
         fprintf(stderr, "bench_opencl: %s unavailable: %s\n", name, pt_last_error());
@@ -307,9 +384,10 @@ int main(int argc, char **argv) {
                 cl.name, name, props.name);
     printf("# libportable OpenCL benchmark on %s: %s (%s, %d compute units)\n\n", name,
            props.name, props.platform, props.compute_units);
-    if (!bandwidth_only) bench_matmul(dev, &cl);
+    if (!bandwidth_only) bench_matmul(dev, &cl, sizes, nsizes);
     bench_bandwidth(dev, &cl, 7);
     clReleaseCommandQueue(cl.queue);
     clReleaseContext(cl.ctx);
+    if (json) write_json(json, &props);
     return 0;
 }

@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # Runs the GPU tour (quick sizes) on one backend and checks what a user sees:
-#   - backend available: the whole tour runs and prints its timing table;
+#   - backend available: the whole tour runs and prints its timing table,
+#     and experiment 11's timed pass allocates no pinned memory;
 #   - backend unavailable: a clear error naming the backend and the reason,
 #     and a non-zero exit (never a crash, never a silent fallback to cpu);
 #   - either way, the temporary folder ($TMPDIR) it saves a net in is left
@@ -21,6 +22,10 @@ if [[ $rc -eq 0 ]]; then
   fi
   grep -q "^== Timings" <<<"$out" || { echo "FAIL: tour ended without its timing table"; echo "$out"; exit 1; }
   grep -q "default device $backend:0" <<<"$out" || { echo "FAIL: tour did not run on $backend:0"; echo "$out"; exit 1; }
+  # Experiment 11 times overlap, not pinned allocation: its timed pass finds
+  # every pinned block in the cache its untimed first pass filled.
+  grep -Eq "^  pinned blocks: .*allocated 0$" <<<"$out" ||
+    { echo "FAIL: the timed overlapped copies allocated pinned memory (or the line is missing)"; echo "$out"; exit 1; }
   echo "PASS: tour ran on $backend:0"; exit 0
 fi
 if [[ $rc -ge 128 ]]; then echo "FAIL: tour crashed (exit $rc)"; echo "$out"; exit 1; fi

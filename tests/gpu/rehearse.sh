@@ -101,7 +101,7 @@ if [ "$mode" = sim ]; then
   check "script exit status 0" '[ $rc = 0 ]'
   for s in "Dependencies" "Build (" "Gate: portable devices" "Suites on cuda:0" "GPU tour, full sizes" \
            "cnn_digits --dtype bf16" "Benchmarks" "compute-sanitizer" "OpenCL through the NVIDIA driver" \
-           "The chapter's experiments" "The Python package on cuda:0" "Summary"; do
+           "The chapter's experiments" "The Python package on cuda:0" "Targets" "Summary"; do
     check "section '$s' present" 'grep -q "^## $s" "$res"'
   done
   check "nothing failed" 'grep -q "^Nothing failed" "$res"'
@@ -109,6 +109,12 @@ if [ "$mode" = sim ]; then
   check "the gate saw cuda ok" 'grep -Eq "^ +cuda +ok, [1-9]" "$res"'
   check "every suite passed" '[ "$(grep -c "| passed |" "$res")" -ge 13 ]'
   check "carried packages were used" 'grep -q "carried packages unpacked" "$res"'
+  check "bench_cuda ran libportable's side of the bf16 GEMM and the sum" \
+    'grep -q "^| [0-9]* | BF16 | [0-9.]* | - |" "$res" && grep -q "^### Full reduction" "$res"'
+  check "bench_opencl wrote its figures" '[ -s "$out/bench_opencl.json" ]'
+  check "the targets list the 3 us host-time row" 'grep -q "<= 3 us of host time per op (500 ops" "$res"'
+  check "the chapter's timed async copies found their pinned blocks cached" \
+    'grep -q "the timed async loop took [1-9][0-9]* pinned blocks from the cache and allocated 0)" "$res"'
 else
   check "script exit status non-zero" '[ $rc != 0 ]'
   check "stopped at the gate" 'grep -q "FAILED: gate" "$res"'

@@ -13,19 +13,25 @@
 #               here, non-zero, with the loader's view of the plugin
 #   5 suites    the cuda suites one at a time, full output; a skip (exit 77)
 #               is a failure here: on a GPU machine nothing may skip for cuda
-#   6 bench     pt_matmul/pt_add/... against cuBLAS and cudart (bench_cuda),
+#   6 bench     pt_matmul (FP32, TF32, bf16), pt_add, pt_sum, per-op
+#               overhead and copies against cuBLAS and cudart (bench_cuda),
 #               and the same in PyTorch on the same GPU (bench_torch.py)
 #   7 sanitize  compute-sanitizer memcheck over the conformance suite, and
 #               racecheck and synccheck over the reduction, softmax and window
 #               kernels (Firecracker only: gVisor refuses the device)
 #   8 opencl    NVIDIA's OpenCL through an .icd file of our own, when the
-#               driver ships libnvidia-opencl.so.1: conformance, digits MLP
+#               driver ships libnvidia-opencl.so.1: conformance, digits MLP,
+#               pt_matmul and CLBlast (bench_opencl)
 #   9 chapter   the chapter's experiments on cuda and in PyTorch: one table
 #  10 python    the Python package's chapter script on cuda
+#     summary   the acceptance targets, met or not, from the benchmarks'
+#               figures (bench_cuda, bench_torch.py, bench_opencl), and what
+#               failed or was cut
 #
 # What comes back (the device tool returns at most 8 files): $OUT/results.md
 # (everything above, in order), $OUT/logs.tar.gz (every step's full log),
-# $OUT/bench_cuda.json and $OUT/bench_torch.json (raw figures). Four files.
+# $OUT/bench_cuda.json, $OUT/bench_torch.json and $OUT/bench_opencl.json (raw
+# figures). Five files.
 #
 # Usage, from the repository root of a development machine:
 #   apt-get update && tests/gpu/prepare_debs.sh        # .debs/pkgs/*.deb, ~20 MB
@@ -44,7 +50,9 @@
 # PoCL standing in for NVIDIA's OpenCL library behind the same .icd
 # mechanism, and a longer budget; steps that cannot run on the simulator
 # (compute-sanitizer, the raw cuBLAS/cudart contenders, PyTorch on CUDA)
-# write why. PT_GPU_REHEARSAL=as-built keeps the plugin as built (no GPU:
+# write why; bench_cuda runs libportable's side of every comparison at quick
+# sizes, and bench_opencl runs on PoCL at small sizes.
+# PT_GPU_REHEARSAL=as-built keeps the plugin as built (no GPU:
 # the gate must stop the run) and reuses an existing build.
 set -uo pipefail
 # The whole script is one block, read before it runs: editing this file while
@@ -69,7 +77,7 @@ JOBS=${JOBS:-$(nproc 2>/dev/null || echo 8)}
 LOGS=$BUILD_DIR/gpu-logs
 RESULTS=$OUT/results.md
 mkdir -p "$OUT" "$LOGS"
-rm -f "$OUT/results.md" "$OUT/logs.tar.gz" "$OUT/bench_cuda.json" "$OUT/bench_torch.json"
+rm -f "$OUT/results.md" "$OUT/logs.tar.gz" "$OUT/bench_cuda.json" "$OUT/bench_torch.json" "$OUT/bench_opencl.json"
 export PYTHONUNBUFFERED=1
 export PATH=/usr/local/cuda/bin:$PATH
 FAILED=()  # "step: what" for the summary and the exit status
@@ -103,6 +111,15 @@ limit() {
   [ "$l" -lt "$want" ] && want=$l; [ "$want" -lt 5 ] && want=5; echo "$want"
 }
 summary() {
+  # The acceptance targets, each met or not, from every benchmark's figures
+  # (the OpenCL step's too, so this waits for the end).
+  if [ -s "$OUT/bench_cuda.json" ]; then
+    section "Targets"
+    th=(); [ -s "$OUT/bench_torch.json" ] && th=("$OUT/bench_torch.json")
+    cl=(); [ -s "$OUT/bench_opencl.json" ] && cl=(--opencl "$OUT/bench_opencl.json")
+    "${PY:-python3}" "$ROOT/bench/cuda/combine_results.py" "$OUT/bench_cuda.json" "${th[@]}" "${cl[@]}" \
+      --part targets >>"$RESULTS" 2>>"$LOGS/bench.log" || fail "targets table (combine_results.py)"
+  fi
   section "Summary ($(elapsed) s of a ${BUDGET_S} s budget)"
   if ((${#FAILED[@]})); then say "Failed:"; for f in "${FAILED[@]}"; do say "- $f"; done
   else say "Nothing failed."; fi
@@ -367,11 +384,10 @@ torch_cuda=0
 "${PY:-false}" -c 'import torch, sys; sys.exit(0 if torch.cuda.is_available() else 1)' 2>/dev/null && torch_cuda=1
 if begin "bench" 60; then
   section "Benchmarks"
+  bench_args=(--only gemm,bandwidth,sum,overhead,transfers)
   if [ "$REHEARSAL" = sim ]; then
-    say "Rehearsal: only the libportable-only sections run (quick sizes); the raw cuBLAS and cudart contenders need a GPU."
-    bench_args=(--quick --only overhead)
-  else
-    bench_args=(--only gemm,bandwidth,overhead,transfers)
+    say "Rehearsal: libportable's side of every comparison (quick sizes); the raw cuBLAS and cudart contenders need a GPU."
+    bench_args=(--quick "${bench_args[@]}")
   fi
   timeout "$(limit 200)" env PORTABLE_BACKEND=cuda "$BENCH" "${bench_args[@]}" --json "$OUT/bench_cuda.json" \
     >"$LOGS/bench_cuda.md" 2>>"$LOGS/bench.log"
@@ -382,11 +398,13 @@ if begin "bench" 60; then
     timeout "$(limit 200)" "$PY" bench/cuda/bench_torch.py --no-tour --json "$OUT/bench_torch.json" \
       >"$LOGS/bench_torch.md" 2>>"$LOGS/bench.log" || fail "bench_torch.py"
     sed 's/^# /### /; s/^## /### /' "$LOGS/bench_torch.md" >>"$RESULTS"
-    [ -s "$OUT/bench_cuda.json" ] && "$PY" bench/cuda/combine_results.py "$OUT/bench_cuda.json" \
-      "$OUT/bench_torch.json" >>"$RESULTS" 2>>"$LOGS/bench.log"
   else
     say "PyTorch cannot use a CUDA device here ($PY): no PyTorch column."
   fi
+  # Side by side; the targets come at the end (the summary step).
+  th=(); [ -s "$OUT/bench_torch.json" ] && th=("$OUT/bench_torch.json")
+  [ -s "$OUT/bench_cuda.json" ] && { "$PY" bench/cuda/combine_results.py "$OUT/bench_cuda.json" "${th[@]}" \
+    --part table >>"$RESULTS" 2>>"$LOGS/bench.log" || fail "comparison table (combine_results.py)"; }
   pack_logs
 fi
 
@@ -458,9 +476,13 @@ if begin "opencl" 40; then
     rc=$?
     say "mlp_digits on opencl: exit $rc: $(grep -iE "accuracy" "$LOGS/opencl_mlp.log" | tail -1)"
     [ $rc = 0 ] || fail "opencl mlp_digits (exit $rc)"
-    if [ "$REHEARSAL" != sim ] && [ -x "$BUILD_DIR/bench/opencl/bench_opencl" ] && [ "$(left)" -gt 60 ]; then
+    # pt_matmul and CLBlast at bench_cuda's sizes up to 4096 too (the
+    # summary sets CLBlast beside cublasSgemm); the rehearsal's PoCL, on
+    # two cores, at small ones.
+    if [ "$REHEARSAL" = sim ]; then ocl_sizes=64,128; else ocl_sizes=256,1024,2048,4096; fi
+    if [ -x "$BUILD_DIR/bench/opencl/bench_opencl" ] && [ "$(left)" -gt 60 ]; then
       timeout "$(limit 90)" env PORTABLE_BACKEND=opencl "$BUILD_DIR/bench/opencl/bench_opencl" \
-        >"$LOGS/bench_opencl.md" 2>&1 || fail "bench_opencl"
+        --sizes "$ocl_sizes" --json "$OUT/bench_opencl.json" >"$LOGS/bench_opencl.md" 2>&1 || fail "bench_opencl"
       sed 's/^# /### /; s/^## /### /' "$LOGS/bench_opencl.md" >>"$RESULTS"
     fi
     unset OCL_ICD_VENDORS XDG_CACHE_HOME
@@ -479,7 +501,8 @@ if begin "chapter" 30; then
   if [ $torch_cuda = 1 ]; then
     timeout "$(limit 150)" "$PY" bench/cuda/bench_torch.py --only-tour --json "$LOGS/chapter_torch.json" \
       >"$LOGS/chapter_torch.md" 2>>"$LOGS/bench.log" || fail "chapter experiments in PyTorch"
-    "$PY" bench/cuda/combine_results.py "$LOGS/chapter_cuda.json" "$LOGS/chapter_torch.json" >>"$RESULTS" 2>>"$LOGS/bench.log"
+    "$PY" bench/cuda/combine_results.py "$LOGS/chapter_cuda.json" "$LOGS/chapter_torch.json" --part table \
+      >>"$RESULTS" 2>>"$LOGS/bench.log"
   else
     say "PyTorch cannot use a CUDA device here: the PyTorch column waits for a GPU."
   fi
