@@ -101,7 +101,7 @@ if [ "$mode" = sim ]; then
   check "script exit status 0" '[ $rc = 0 ]'
   for s in "Dependencies" "Build (" "Gate: portable devices" "Suites on cuda:0" "GPU tour, full sizes" \
            "cnn_digits --dtype bf16" "Benchmarks" "compute-sanitizer" "OpenCL through the NVIDIA driver" \
-           "The chapter's experiments" "The Python package on cuda:0" "Targets" "Summary"; do
+           "The chapter's experiments" "The Python package on cuda:0" "The cpu backend against PyTorch and NumPy" "Targets" "Summary"; do
     check "section '$s' present" 'grep -q "^## $s" "$res"'
   done
   check "nothing failed" 'grep -q "^Nothing failed" "$res"'
@@ -112,6 +112,10 @@ if [ "$mode" = sim ]; then
   check "bench_cuda ran libportable's side of the bf16 GEMM and the sum" \
     'grep -q "^| [0-9]* | BF16 | [0-9.]* | - |" "$res" && grep -q "^### Full reduction" "$res"'
   check "bench_opencl wrote its figures" '[ -s "$out/bench_opencl.json" ]'
+  check "the CLBlast parameter search measured CLBlast's defaults" \
+    'grep -q "^### CLBlast Xgemm parameters tried" "$res" && grep -q "^| CLBlast.s defaults (first) | [0-9]" "$res"'
+  check "the cpu ISA step compared the CNN and the vector math with their peers" \
+    'grep -q "^| cnn_digits epoch (train, batch 64) | [0-9]" "$res" && grep -q "^| tanh | [0-9]" "$res"'
   check "the targets list the 3 us host-time row" 'grep -q "<= 3 us of host time per op (500 ops" "$res"'
   check "the chapter's timed async copies found their pinned blocks cached" \
     'grep -q "the timed async loop took [1-9][0-9]* pinned blocks from the cache and allocated 0)" "$res"'

@@ -244,7 +244,8 @@ fi
 [ -n "$arch" ] && arch="${arch}-real" || arch="80-real"
 targets=(portable portable-cpu portable-opencl portable-cuda portable-tool conformance test_cuda_plugin
          test_cuda_runtime test_gradcheck cross_backend test_cnn_layers test_mixed_precision mlp_digits
-         cnn_digits gpu_tour test_lazy_load test_large_tensors test_trace bench_cuda bench_opencl)
+         cnn_digits gpu_tour test_lazy_load test_large_tensors test_trace bench_cuda bench_opencl
+         bench_cnn bench_math)
 sim_args=(-DPT_BUILD_CUDA_SIM=OFF)
 [ "$REHEARSAL" = sim ] && { sim_args=(-DPT_BUILD_CUDA_SIM=ON); targets+=(portable-cuda-sim); }
 build_ok=0
@@ -485,6 +486,16 @@ if begin "opencl" 40; then
         --sizes "$ocl_sizes" --json "$OUT/bench_opencl.json" >"$LOGS/bench_opencl.md" 2>&1 || fail "bench_opencl"
       sed 's/^# /### /; s/^## /### /' "$LOGS/bench_opencl.md" >>"$RESULTS"
     fi
+    # CLBlast 1.5.3 has no tuning for this GPU: a few Xgemm parameter sets
+    # against its defaults (tests/gpu/tune_clblast.py); the best, if it
+    # wins, goes into backends/opencl/ocl_tuning.c's table afterwards.
+    if [ -x "$BUILD_DIR/bench/opencl/bench_opencl" ] && [ "$(left)" -gt 90 ]; then
+      if [ "$REHEARSAL" = sim ]; then tune=(--size 64 --candidates 1); else tune=(--size 2048 --candidates 10); fi
+      timeout "$(limit 80)" env PORTABLE_BACKEND=opencl "$PY" tests/gpu/tune_clblast.py \
+        "$BUILD_DIR/bench/opencl/bench_opencl" "${tune[@]}" --timeout "$(limit 20)" \
+        --best-out "$OUT/clblast_tuning.txt" >"$LOGS/tune_clblast.md" 2>&1 || fail "tune_clblast.py"
+      sed 's/^# /### /; s/^## /### /' "$LOGS/tune_clblast.md" >>"$RESULTS"
+    fi
     unset OCL_ICD_VENDORS XDG_CACHE_HOME
   fi
   pack_logs
@@ -532,6 +543,19 @@ if begin "python" 30; then
     say "exit $rc; its first lines:"
     head -30 "$LOGS/python_gpus.log" | fenced
   fi
+  pack_logs
+fi
+
+# ---- 11. The cpu backend on this host's vector ISAs ----
+# The GPU machine's CPU has AVX-512 (the development machine has AVX2 only):
+# the CNN and vector-math comparisons with PyTorch and NumPy as found and
+# capped at AVX2, one thread pinned (bench/cpu_isa.sh).
+if begin "cpu isa" 90; then
+  section "The cpu backend against PyTorch and NumPy on this host's ISAs (bench/cpu_isa.sh)"
+  if [ "$REHEARSAL" = sim ]; then rounds=1; else rounds=2; fi
+  timeout "$(limit 150)" env PT_PYTHON="$PY" bash bench/cpu_isa.sh "$BUILD_DIR" "$rounds" \
+    >"$LOGS/cpu_isa.md" 2>"$LOGS/cpu_isa.err" || fail "bench/cpu_isa.sh (exit $?)"
+  sed 's/^# /### /; s/^## /### /' "$LOGS/cpu_isa.md" >>"$RESULTS"
   pack_logs
 fi
 
