@@ -198,9 +198,12 @@ if compgen -G "$DEBS_DIR/pkgs/*.deb" >/dev/null; then
   done
   multi=$DEBROOT/usr/lib/x86_64-linux-gnu
   # dpkg -x keeps absolute paths (/usr/...) in .pc and CMake files: point
-  # them into the unpacked tree.
+  # them into the unpacked tree. The bare prefix too: a CMake config that
+  # finds itself at its install path (after the rewrite, the unpacked one)
+  # sets its prefix to "/usr", and oneDNN's would then load its OpenCL
+  # finder from the machine's /usr instead of the unpacked tree.
   find "$DEBROOT" \( -name '*.pc' -o -name '*.cmake' \) -type f -print0 |
-    xargs -0 -r sed -i -E "s#([= (\"'])/usr/#\\1$DEBROOT/usr/#g"
+    xargs -0 -r sed -i -E "s#([= (\"'])/usr([/\"']|\$)#\\1$DEBROOT/usr\\2#g"
   # Debian's alternatives symlinks are not in the packages.
   ln -sf openblas-pthread/libopenblas.so.0 "$multi/libopenblas.so.0"
   ln -sf openblas-pthread/libopenblas.so "$multi/libopenblas.so"
