@@ -10,6 +10,7 @@
  *   cuda_geometry.c  element-wise iteration spaces (pure C)
  *   cuda_gemm_plan.c MATMUL operands -> cuBLAS column-major arguments
  *   cuda_matmul.c    cuBLAS calls (FP32 by default, TF32 on request)
+ *   cuda_window.c    IM2COL, COL2IM and the max pools -> window launches
  */
 #ifndef PTCU_INTERNAL_H
 #define PTCU_INTERNAL_H
@@ -157,7 +158,7 @@ typedef struct ptcu_gemm_args {
 ptcu_gemm_args ptcu_gemm_args_for(int64_t M, int64_t N, int64_t K, ptcu_matrix_layout a,
                                   ptcu_matrix_layout b);
 
-/* ---- Ops (cuda_execute.c, cuda_elementwise.c, cuda_matmul.c) ---- */
+/* ---- Ops (cuda_execute.c, cuda_elementwise.c, cuda_matmul.c, cuda_window.c) ---- */
 
 /* Device address of operand o's element [0, ..., 0]. */
 static inline void *ptcu_operand_ptr(const pt_operand *o) { return (char *)o->buf + o->offset; }
@@ -167,6 +168,8 @@ pt_status ptcu_execute(ptcu_device *d, const pt_op *op);
 /* A supported CREATION or ELEMENTWISE op, d selected. */
 pt_status ptcu_elementwise(ptcu_device *d, const pt_op *op);
 pt_status ptcu_matmul(ptcu_device *d, const pt_op *op);
+/* A supported WINDOW op, d selected. */
+pt_status ptcu_window(ptcu_device *d, const pt_op *op);
 /* Queues a strided copy of operand src into dst (contiguous, same dtype). */
 pt_status ptcu_copy_contiguous(ptcu_device *d, const pt_operand *src, void *dst);
 
