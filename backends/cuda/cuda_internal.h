@@ -158,6 +158,20 @@ typedef struct ptcu_gemm_args {
 ptcu_gemm_args ptcu_gemm_args_for(int64_t M, int64_t N, int64_t K, ptcu_matrix_layout a,
                                   ptcu_matrix_layout b);
 
+/* One cuBLAS product, row-major c[M, N] = a[M, K] b[K, N] (+ c when
+ * accumulate) for batch matrices sa, sb, sc elements apart, a and b in the
+ * given layouts (not PTCU_NEEDS_COPY), c with leading dimension N. dtype is
+ * the inputs'; c is of it, or f32 when out_f32 (16-bit inputs only). */
+typedef struct ptcu_gemm_call {
+    pt_dtype dtype;
+    bool out_f32, accumulate;
+    int64_t batch, M, N, K;
+    const void *a, *b;
+    void *c;
+    ptcu_matrix_layout la, lb;
+    int64_t sa, sb, sc;
+} ptcu_gemm_call;
+
 /* ---- Ops (cuda_execute.c, cuda_elementwise.c, cuda_matmul.c, cuda_window.c) ---- */
 
 /* Device address of operand o's element [0, ..., 0]. */
@@ -168,6 +182,9 @@ pt_status ptcu_execute(ptcu_device *d, const pt_op *op);
 /* A supported CREATION or ELEMENTWISE op, d selected. */
 pt_status ptcu_elementwise(ptcu_device *d, const pt_op *op);
 pt_status ptcu_matmul(ptcu_device *d, const pt_op *op);
+/* c's product on d's stream (caller holds d->lock, d selected); op (the
+ * op being run) names the call in errors. */
+pt_status ptcu_gemm(ptcu_device *d, const ptcu_gemm_call *c, const pt_op *op);
 /* A supported WINDOW op, d selected. */
 pt_status ptcu_window(ptcu_device *d, const pt_op *op);
 /* Queues a strided copy of operand src into dst (contiguous, same dtype). */
