@@ -1,12 +1,13 @@
 /* libportable CUDA backend — supports() and execute(): every pt_op_kind of
  * backend.h, sent by its op-table family to the element-wise launcher
  * (cuda_elementwise.c), a launch record for the other kernels
- * (cuda_kernels.h; the window kinds through cuda_window.c) or a cuBLAS call
- * (cuda_matmul.c), queued on the device's stream.
+ * (cuda_kernels.h; the window kinds through cuda_window.c), a cuBLAS call
+ * (cuda_matmul.c) or a convolution (cuda_conv.c), queued on the device's
+ * stream.
  *
  * Dtypes: f32 f64 i32 i64 for arithmetic; u8 also for COPY, FILL, EQ/LT/GT
  * inputs, WHERE, GATHER values and MAX; float only for POW, the transcendental
- * ops, MEAN, SOFTMAX/LOG_SOFTMAX, MATMUL, the WINDOW kinds and RAND_*; f16/bf16
+ * ops, MEAN, SOFTMAX/LOG_SOFTMAX, MATMUL, the WINDOW and CONV kinds and RAND_*; f16/bf16
  * wherever f32 is, but RAND_* (the core's f32 path). Anything else is
  * PT_ERR_UNSUPPORTED with the kind and dtypes named. */
 #include <string.h>
@@ -61,14 +62,17 @@ static bool dtypes_ok(const pt_op *op) {
     case PT_OP_MAX_POOL2D: return is_float(o) && a == o;
     case PT_OP_MAX_POOL2D_INDEX: return is_float(a) && o == PT_I64;
     case PT_OP_MAX_UNPOOL2D: return is_float(o) && a == o && b == PT_I64;
-    /* No convolution library here: the core composes IM2COL and MATMUL. */
-    case PT_OP_CONV2D: case PT_OP_CONV2D_BWD_DATA: case PT_OP_CONV2D_BWD_WEIGHT: return false;
+    /* im2col / col2im and cuBLAS (cuda_conv.c), which checks the shapes. */
+    case PT_OP_CONV2D: case PT_OP_CONV2D_BWD_DATA: case PT_OP_CONV2D_BWD_WEIGHT:
+        return is_float(o) && a == o && b == o;
     default: return false;
     }
 }
 
 pt_status ptcu_supports(const pt_op *op) {
-    return pt_op_info_of(op->kind) && dtypes_ok(op) ? PT_OK : ptcu_unsupported(op);
+    const pt_op_info *info = pt_op_info_of(op->kind);
+    if (!info || !dtypes_ok(op)) return ptcu_unsupported(op);
+    return info->family == PT_OP_FAMILY_CONV ? ptcu_conv_supports(op) : PT_OK;
 }
 
 pt_status ptcu_vt_supports(int dev, const pt_op *op) {
@@ -185,7 +189,7 @@ pt_status ptcu_execute(ptcu_device *d, const pt_op *op) {
     case PT_OP_FAMILY_MATMUL: return ptcu_matmul(d, op);
     case PT_OP_FAMILY_INDEX: return op->kind == PT_OP_GATHER ? run_gather(d, op) : run_one_hot(d, op);
     case PT_OP_FAMILY_WINDOW: return ptcu_window(d, op);
-    case PT_OP_FAMILY_CONV: break; /* refused by ptcu_supports */
+    case PT_OP_FAMILY_CONV: return ptcu_conv(d, op);
     }
     return ptcu_unsupported(op);
 }

@@ -224,6 +224,12 @@ static void device_scratch_free(ptcu_device *d, void *p, void *block) {
     else if (p) cudaFree(p);
 }
 
+pt_status ptcu_temp_alloc(ptcu_device *d, size_t bytes, void **ptr, void **block) {
+    return device_scratch_alloc(d, bytes, ptr, block);
+}
+
+void ptcu_temp_free(ptcu_device *d, void *ptr, void *block) { device_scratch_free(d, ptr, block); }
+
 void ptcu_scratch_release(ptcu_device *d) {
     device_scratch_free(d, d->scratch, d->scratch_block);
     device_scratch_free(d, d->workspace, d->workspace_block);
