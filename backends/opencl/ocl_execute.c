@@ -4,7 +4,8 @@
  * decides which kernel of which per-dtype program runs, packs its arguments
  * and picks work sizes. Operand byte offsets become element offsets passed as
  * kernel arguments: a cl_mem has no pointer arithmetic (ocl_launch.c). The
- * window kinds are ocl_window.c's and MATMUL ocl_gemm.c's. */
+ * window kinds are ocl_window.c's, MATMUL ocl_gemm.c's and the convolution
+ * kinds ocl_conv.c's. */
 #include <math.h>
 #include <stdio.h>
 #include <string.h>
@@ -476,11 +477,6 @@ pt_status ocl_supports(int dev, const pt_op *op) {
                   op->kind == PT_OP_ONE_HOT)
                      ? op->out.dtype
                      : op->in[0].dtype;
-    if (info->family == PT_OP_FAMILY_CONV)
-        return ocl_fail(PT_ERR_UNSUPPORTED,
-                        "%s: this plugin has no convolution library; pt_f_conv2d composes it from "
-                        "im2col and a CLBlast GEMM",
-                        pt_op_name(op->kind));
     if (info->family == PT_OP_FAMILY_ELEMENTWISE && op->kind != PT_OP_COPY &&
         op->kind != PT_OP_WHERE && !ocl_has_ew_kernel(op->kind))
         return ocl_fail(PT_ERR_UNSUPPORTED, "%s has no OpenCL kernel in this plugin",
@@ -494,11 +490,12 @@ pt_status ocl_supports(int dev, const pt_op *op) {
         return ocl_fail(PT_ERR_UNSUPPORTED, "%s needs i32 or i64 indices", pt_op_name(op->kind));
     if (op->kind == PT_OP_MAX_UNPOOL2D && op->in[1].dtype != PT_I64)
         return ocl_fail(PT_ERR_UNSUPPORTED, "%s needs i64 indices", pt_op_name(op->kind));
+    if (info->family == PT_OP_FAMILY_CONV) return ocl_conv_supports(d, op);
     return PT_OK;
 }
 
 /* By the family column of op_table.h; ocl_supports has checked the kind. */
-static pt_status ocl_dispatch(ocl_device *d, const pt_op *op) {
+static pt_status ocl_dispatch(ocl_device *d, int dev, const pt_op *op) {
     const pt_op_info *info = pt_op_info_of(op->kind);
     switch (info->family) {
     case PT_OP_FAMILY_CREATION:
@@ -516,7 +513,7 @@ static pt_status ocl_dispatch(ocl_device *d, const pt_op *op) {
     case PT_OP_FAMILY_INDEX:
         return op->kind == PT_OP_GATHER ? ocl_run_gather(d, op) : ocl_run_one_hot(d, op);
     case PT_OP_FAMILY_WINDOW: return ocl_window_run(d, op);
-    case PT_OP_FAMILY_CONV: break; /* refused by ocl_supports */
+    case PT_OP_FAMILY_CONV: return ocl_conv(d, dev, op);
     }
     return ocl_fail(PT_ERR_UNSUPPORTED, "unknown op kind %d", (int)op->kind);
 }
@@ -527,7 +524,7 @@ pt_status ocl_execute(int dev, const pt_op *op) {
     ocl_device *d = NULL;
     if ((s = ocl_device_ready(dev, "execute", &d)) != PT_OK) return s;
     pthread_mutex_lock(&d->lock);
-    s = ocl_dispatch(d, op);
+    s = ocl_dispatch(d, dev, op);
     /* Hand the launches to the device now: NVIDIA's driver may otherwise
      * hold non-blocking work until the next blocking call. */
     if (s == PT_OK) {

@@ -242,7 +242,7 @@ pt_status ocl_enqueue(ocl_device *d, cl_kernel k, const char *name, size_t globa
  * up to 256, n rounded up to a whole number of groups. */
 pt_status ocl_launch_items(ocl_device *d, cl_kernel k, const char *name, size_t wg, int64_t n);
 
-/* ---- Execution (ocl_execute.c, ocl_gemm.c, ocl_window.c) ---- */
+/* ---- Execution (ocl_execute.c, ocl_gemm.c, ocl_window.c, ocl_conv.c) ---- */
 
 pt_status ocl_supports(int dev, const pt_op *op);
 pt_status ocl_execute(int dev, const pt_op *op);
@@ -262,11 +262,14 @@ typedef struct ocl_gemm_call {
     int64_t a_row, a_col, b_row, b_col;
     size_t a_stride, b_stride, c_stride;
 } ocl_gemm_call;
-/* Caller holds d->lock; op (the op being run) names the call in errors. */
+/* Caller holds d->lock; op (the MATMUL or CONV) names the call in errors. */
 pt_status ocl_gemm(ocl_device *d, const ocl_gemm_call *g, const pt_op *op);
 /* IM2COL, COL2IM and the max pools. Caller holds d->lock. */
 pt_status ocl_window_run(ocl_device *d, const pt_op *op);
-
+/* Whether d runs this CONV descriptor: PT_OK, or the reason recorded. */
+pt_status ocl_conv_supports(const ocl_device *d, const pt_op *op);
+/* A supported CONV op on device dev (d). Caller holds d->lock. */
+pt_status ocl_conv(ocl_device *d, int dev, const pt_op *op);
 /* dst = src element for element, same dtype and shape, any strides: moved by
  * element size (an f64 move on a device without fp64 runs the i64 program).
  * Caller holds d->lock. */
@@ -293,6 +296,11 @@ pt_status ocl_copy_d2d(int dev, void *dst, size_t dst_offset, const void *src, s
 pt_status ocl_synchronize(int dev);
 /* Scratch buffer of at least bytes (caller holds d->lock). */
 pt_status ocl_scratch(ocl_device *d, size_t bytes, cl_mem *out);
-
+/* bytes of device dev (d) for one op's own use (a convolution's columns):
+ * bytes [*offset, *offset + bytes) of *mem, from the core's caching
+ * allocator (a buffer of its own without one); *block for ocl_temp_free.
+ * Work queued before the free may still use it. */
+pt_status ocl_temp_alloc(ocl_device *d, int dev, size_t bytes, cl_mem *mem, size_t *offset, void **block);
+void ocl_temp_free(ocl_device *d, int dev, cl_mem mem, void *block);
 
 #endif
