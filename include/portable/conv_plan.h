@@ -153,9 +153,11 @@ static inline void pt_conv_plan_window_op(const pt_op *conv, const pt_conv_plan 
     col.dtype = conv->dtype;
     col.ndim = 6;
     const int64_t shape[6] = {cnt, p->c, p->kh, p->kw, p->oh, p->ow};
-    for (int k = 5, step = 1; k >= 0; step *= (int)shape[k], --k) {
+    int64_t step = 1;
+    for (int k = 5; k >= 0; --k) {
         col.shape[k] = shape[k];
         col.strides[k] = step;
+        step *= shape[k];
     }
     out->in[0] = data ? col : img;
     out->out = data ? img : col;
