@@ -112,7 +112,7 @@ pt_status ptcu_scratch(ptcu_device *d, size_t bytes, void **out);
 
 /* The cuBLAS handle of d, created on first use, bound to d's stream, with
  * a PTCU_CUBLAS_WORKSPACE workspace from the caching allocator (callers
- * hold d->lock and have selected d). product (a MATMUL) is described in the
+ * hold d->lock and have selected d). product (a MATMUL or CONV) is described in the
  * error when the handle cannot be made. */
 pt_status ptcu_blas(ptcu_device *d, cublasHandle_t *out, const pt_op *product);
 

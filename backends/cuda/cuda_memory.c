@@ -306,9 +306,15 @@ pt_status ptcu_blas(ptcu_device *d, cublasHandle_t *out, const pt_op *product) {
         /* Only here (once per device, and in errors) is the product described. */
         char for_what[128];
         const pt_operand *C = &product->out;
-        snprintf(for_what, sizeof for_what, "MATMUL [%lld x %lld] @ [%lld x %lld] x %lld batches (%s)",
-                 (long long)C->shape[1], (long long)product->in[0].shape[2], (long long)product->in[0].shape[2],
-                 (long long)C->shape[2], (long long)C->shape[0], pt_dtype_table_name(C->dtype));
+        if (product->kind == PT_OP_MATMUL)
+            snprintf(for_what, sizeof for_what, "MATMUL [%lld x %lld] @ [%lld x %lld] x %lld batches (%s)",
+                     (long long)C->shape[1], (long long)product->in[0].shape[2],
+                     (long long)product->in[0].shape[2], (long long)C->shape[2], (long long)C->shape[0],
+                     pt_dtype_table_name(C->dtype));
+        else /* a convolution: its output */
+            snprintf(for_what, sizeof for_what, "%s into [%lld, %lld, %lld, %lld] (%s)", pt_op_name(product->kind),
+                     (long long)C->shape[0], (long long)C->shape[1], (long long)C->shape[2],
+                     (long long)C->shape[3], pt_dtype_table_name(C->dtype));
         cublasHandle_t h = NULL;
         cublasStatus_t st = cublasCreate(&h);
         if (st == CUBLAS_STATUS_ALLOC_FAILED) {

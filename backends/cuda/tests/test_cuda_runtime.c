@@ -12,7 +12,10 @@
  *     PT_ERR_OUT_OF_MEMORY and a message with the sizes, and the device
  *     keeps working;
  *   - f32 matmul is full FP32 by default (cpu agreement to 1e-6) and TF32
- *     only when PORTABLE_CUDA_TF32=1 asks for it (visible rounding).
+ *     only when PORTABLE_CUDA_TF32=1 asks for it (visible rounding);
+ *   - --conv-chunks (with little device memory): a convolution whose whole
+ *     batch's columns do not fit runs its three kinds in chunks of the
+ *     batch and agrees with the cpu backend.
  * Runs on a GPU (tests/gpu/run_on_device.sh) and on the CUDA simulator in
  * CI; exits 77 (skip) when there is no cuda device. */
 #include <stdint.h>
@@ -204,8 +207,8 @@ static void check_tf32_opt_in(pt_device *gpu) {
 
 /* --cublas-fails (the simulator with PTCU_SIM_FAIL_CUBLAS=1): a product
  * whose cuBLAS handle cannot be created fails with a status naming
- * cublasCreate, twice (nothing half-made is kept), and the device goes on
- * working. */
+ * cublasCreate, twice (nothing half-made is kept), so does a convolution,
+ * and the device goes on working. */
 static void check_cublas_failure(pt_device *gpu) {
     pt_scope sc = pt_scope_begin();
     pt_tensor *a = pt_ones(gpu, PT_F32, 2, (const int64_t[]){4, 4});
@@ -223,9 +226,54 @@ static void check_cublas_failure(pt_device *gpu) {
         CHECK_HAS(pt_last_error(), "pt_empty_cache");
         printf("-- matmul without cuBLAS: %s\n", pt_last_error());
     }
+    /* A convolution's GEMMs need the handle too: the same failure, naming the pass. */
+    pt_clear_error();
+    pt_tensor *x = pt_ones(gpu, PT_F32, 4, (const int64_t[]){1, 1, 4, 4});
+    pt_tensor *y = pt_conv2d_direct(x, pt_reshape(a, 4, (const int64_t[]){1, 1, 4, 4}), NULL);
     double v[16];
+    CHECK(y == NULL || !check_read(y, v, 1));
+    CHECK_LAST(PT_ERR_OUT_OF_MEMORY);
+    CHECK_HAS(pt_last_error(), "cublasCreate");
+    CHECK_HAS(pt_last_error(), "conv2d into [1, 1, 1, 1]");
+    printf("-- conv2d without cuBLAS: %s\n", pt_last_error());
     CHECK(check_read(pt_add(a, a), v, 16));
     CHECK_DBL(v[15], 2.0, 0);
+    pt_scope_end(sc);
+}
+
+/* x [n, 4, 16, 16], weight [4, 2, 3, 3] in 2 groups, stride 1, padding 2,
+ * dilation 2: 36 KiB of columns per image. Each pass against the cpu. */
+static void check_conv_chunks(pt_device *gpu, int64_t n) {
+    pt_scope sc = pt_scope_begin();
+    pt_manual_seed(5);
+    const int64_t xs[4] = {n, 4, 16, 16}, ws[4] = {4, 2, 3, 3};
+    const pt_conv2d_opts o = {{1, 1}, {2, 2}, {2, 2}, 2};
+    pt_tensor *x = pt_randn(pt_cpu(), PT_F32, 4, xs), *w = pt_randn(pt_cpu(), PT_F32, 4, ws);
+    pt_tensor *y = pt_conv2d_direct(x, w, &o);
+    REQUIRE(x);
+    REQUIRE(w);
+    REQUIRE(y);
+    pt_tensor *g = pt_randn(pt_cpu(), PT_F32, 4, pt_tensor_shape(y));
+    pt_tensor *want[3] = {y, pt_conv2d_backward_data(g, w, &o, 16, 16), pt_conv2d_backward_weight(x, g, &o, 3, 3)};
+    pt_tensor *xg = pt_to(x, gpu), *wg = pt_to(w, gpu), *gg = pt_to(g, gpu);
+    pt_tensor *got[3] = {pt_conv2d_direct(xg, wg, &o), pt_conv2d_backward_data(gg, wg, &o, 16, 16),
+                         pt_conv2d_backward_weight(xg, gg, &o, 3, 3)};
+    const char *names[3] = {"conv2d", "backward data", "backward weight"};
+    for (int k = 0; k < 3; ++k) {
+        if (!got[k]) printf("-- %s failed: %s\n", names[k], pt_last_error());
+        REQUIRE(want[k]);
+        REQUIRE(got[k]);
+        const int64_t m = pt_tensor_numel(want[k]);
+        double *a = malloc((size_t)m * sizeof *a), *b = malloc((size_t)m * sizeof *b);
+        REQUIRE(a);
+        REQUIRE(b);
+        CHECK(check_read(got[k], a, m) && check_read(want[k], b, m));
+        const double diff = max_rel_diff(a, b, m);
+        printf("-- %s, %lld images: %.3g from the cpu\n", names[k], (long long)n, diff);
+        CHECK(diff < 1e-4);
+        free(a);
+        free(b);
+    }
     pt_scope_end(sc);
 }
 
@@ -234,6 +282,14 @@ int main(int argc, char **argv) {
     if (!gpu) {
         printf("SKIP: no cuda device: %s\n", pt_last_error());
         return 77;
+    }
+    if (argc > 1 && strcmp(argv[1], "--conv-chunks") == 0) {
+        /* 1024 images: 36 MiB of columns, more than the simulated device's
+         * 40 MiB (PTCU_SIM_MEMORY_MB) less the 4 MiB tensors and what the
+         * caching allocator keeps: the plugin halves its chunks until one
+         * fits, where the composed path would have needed all 36 MiB. */
+        check_conv_chunks(gpu, 1024);
+        return check_summary();
     }
     if (argc > 1 && strcmp(argv[1], "--cublas-fails") == 0) {
         check_cublas_failure(gpu);
@@ -247,5 +303,6 @@ int main(int argc, char **argv) {
     check_memory_info(gpu);
     check_out_of_memory(gpu);
     check_tf32_opt_in(gpu);
+    check_conv_chunks(gpu, 3);
     return check_summary();
 }
