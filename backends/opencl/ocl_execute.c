@@ -11,8 +11,8 @@
 #include <string.h>
 
 #include "ocl_internal.h"
-#include "portable/half.h"
-#include "portable/numeric_rules.h"
+
+/* ---- Work sizes ---- */
 
 static size_t ocl_pow2_floor(size_t x) {
     size_t p = 1;

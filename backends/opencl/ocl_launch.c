@@ -2,7 +2,6 @@
  * elements, kernel arguments, scalars of a program's element type and 1-D
  * work sizes, for every file that queues kernels (ocl_execute.c,
  * ocl_window.c) and for the GEMMs' offsets (ocl_gemm.c). */
-#include <stdio.h>
 #include <string.h>
 
 #include "ocl_internal.h"
