@@ -1,12 +1,13 @@
 /* libportable CUDA backend — supports() and execute(): every pt_op_kind of
  * backend.h, sent by its op-table family to the element-wise launcher
  * (cuda_elementwise.c), a launch record for the other kernels
- * (cuda_kernels.h) or a cuBLAS call (cuda_matmul.c), queued on the device's
+ * (cuda_kernels.h; the window kinds through cuda_window.c), a cuBLAS call
+ * (cuda_matmul.c) or a convolution (cuda_conv.c), queued on the device's
  * stream.
  *
  * Dtypes: f32 f64 i32 i64 for arithmetic; u8 also for COPY, FILL, EQ/LT/GT
  * inputs, WHERE, GATHER values and MAX; float only for POW, the transcendental
- * ops, MEAN, SOFTMAX/LOG_SOFTMAX, MATMUL, the WINDOW kinds and RAND_*; f16/bf16
+ * ops, MEAN, SOFTMAX/LOG_SOFTMAX, MATMUL, the WINDOW and CONV kinds and RAND_*; f16/bf16
  * wherever f32 is, but RAND_* (the core's f32 path). Anything else is
  * PT_ERR_UNSUPPORTED with the kind and dtypes named. */
 #include <string.h>
@@ -61,14 +62,17 @@ static bool dtypes_ok(const pt_op *op) {
     case PT_OP_MAX_POOL2D: return is_float(o) && a == o;
     case PT_OP_MAX_POOL2D_INDEX: return is_float(a) && o == PT_I64;
     case PT_OP_MAX_UNPOOL2D: return is_float(o) && a == o && b == PT_I64;
-    /* No convolution library here: the core composes IM2COL and MATMUL. */
-    case PT_OP_CONV2D: case PT_OP_CONV2D_BWD_DATA: case PT_OP_CONV2D_BWD_WEIGHT: return false;
+    /* im2col / col2im and cuBLAS (cuda_conv.c), which checks the shapes. */
+    case PT_OP_CONV2D: case PT_OP_CONV2D_BWD_DATA: case PT_OP_CONV2D_BWD_WEIGHT:
+        return is_float(o) && a == o && b == o;
     default: return false;
     }
 }
 
 pt_status ptcu_supports(const pt_op *op) {
-    return pt_op_info_of(op->kind) && dtypes_ok(op) ? PT_OK : ptcu_unsupported(op);
+    const pt_op_info *info = pt_op_info_of(op->kind);
+    if (!info || !dtypes_ok(op)) return ptcu_unsupported(op);
+    return info->family == PT_OP_FAMILY_CONV ? ptcu_conv_supports(op) : PT_OK;
 }
 
 pt_status ptcu_vt_supports(int dev, const pt_op *op) {
@@ -172,52 +176,6 @@ static pt_status run_one_hot(ptcu_device *d, const pt_op *op) {
     return ptcu_launch_error(ptcu_launch_one_hot(&l, d->stream), op);
 }
 
-/* ---- Sliding windows ---- */
-
-/* The launch fields both window families share: the image [n, c, h, w]
- * (its strides), the kernel, the window grid and the op's window numbers. */
-static void window_launch_init(ptcu_window_launch *l, ptcu_device *d, const pt_op *op, const pt_operand *img,
-                               const int64_t *kernel, const int64_t *grid) {
-    memset(l, 0, sizeof *l);
-    l->kind = op->kind;
-    l->dtype = op->dtype;
-    l->in = ptcu_operand_ptr(&op->in[0]);
-    l->out = ptcu_operand_ptr(&op->out);
-    l->n = img->shape[0];
-    l->c = img->shape[1];
-    l->h = img->shape[2];
-    l->w = img->shape[3];
-    l->kh = kernel[0];
-    l->kw = kernel[1];
-    l->oh = grid[0];
-    l->ow = grid[1];
-    for (int k = 0; k < 4; ++k) l->xs[k] = img->strides[k];
-    for (int k = 0; k < 6; ++k) l->window[k] = op->window[k];
-    l->sm_count = d->sm_count;
-}
-
-/* The max pools: image [n, c, h, w] and windows [n, c, oh, ow]; the kernel
- * from op->kernel. */
-static pt_status run_max_pool(ptcu_device *d, const pt_op *op) {
-    const bool unpool = op->kind == PT_OP_MAX_UNPOOL2D;
-    const pt_operand *img = unpool ? &op->out : &op->in[0], *win = unpool ? &op->in[0] : &op->out;
-    ptcu_window_launch l;
-    window_launch_init(&l, d, op, img, op->kernel, win->shape + 2);
-    l.index = unpool ? ptcu_operand_ptr(&op->in[1]) : NULL;
-    return ptcu_launch_error(ptcu_launch_window(&l, d->stream), op);
-}
-
-/* IM2COL / COL2IM: image [n, c, h, w] and columns [n, c, kh, kw, oh, ow]. */
-static pt_status run_window(ptcu_device *d, const pt_op *op) {
-    if (op->kind != PT_OP_IM2COL && op->kind != PT_OP_COL2IM) return run_max_pool(d, op);
-    const bool im2col = op->kind == PT_OP_IM2COL;
-    const pt_operand *img = im2col ? &op->in[0] : &op->out, *col = im2col ? &op->out : &op->in[0];
-    ptcu_window_launch l;
-    window_launch_init(&l, d, op, img, col->shape + 2, col->shape + 4);
-    l.pad = op->scalar;
-    return ptcu_launch_error(ptcu_launch_window(&l, d->stream), op);
-}
-
 /* ---- Dispatch ---- */
 
 pt_status ptcu_execute(ptcu_device *d, const pt_op *op) {
@@ -230,8 +188,8 @@ pt_status ptcu_execute(ptcu_device *d, const pt_op *op) {
     case PT_OP_FAMILY_SOFTMAX: return run_softmax(d, op);
     case PT_OP_FAMILY_MATMUL: return ptcu_matmul(d, op);
     case PT_OP_FAMILY_INDEX: return op->kind == PT_OP_GATHER ? run_gather(d, op) : run_one_hot(d, op);
-    case PT_OP_FAMILY_WINDOW: return run_window(d, op);
-    case PT_OP_FAMILY_CONV: break; /* refused by ptcu_supports */
+    case PT_OP_FAMILY_WINDOW: return ptcu_window(d, op);
+    case PT_OP_FAMILY_CONV: return ptcu_conv(d, op);
     }
     return ptcu_unsupported(op);
 }

@@ -10,6 +10,8 @@
  *   cuda_geometry.c  element-wise iteration spaces (pure C)
  *   cuda_gemm_plan.c MATMUL operands -> cuBLAS column-major arguments
  *   cuda_matmul.c    cuBLAS calls (FP32 by default, TF32 on request)
+ *   cuda_window.c    IM2COL, COL2IM and the max pools -> window launches
+ *   cuda_conv.c      the CONV kinds: im2col / col2im + cuBLAS, chunked
  */
 #ifndef PTCU_INTERNAL_H
 #define PTCU_INTERNAL_H
@@ -115,9 +117,15 @@ pt_status ptcu_scratch(ptcu_device *d, size_t bytes, void **out);
 
 /* The cuBLAS handle of d, created on first use, bound to d's stream, with
  * a PTCU_CUBLAS_WORKSPACE workspace from the caching allocator (callers
- * hold d->lock and have selected d). product (a MATMUL) is described in the
+ * hold d->lock and have selected d). product (a MATMUL or CONV) is described in the
  * error when the handle cannot be made. */
 pt_status ptcu_blas(ptcu_device *d, cublasHandle_t *out, const pt_op *product);
+
+/* bytes of d's memory for one op's own use (a convolution's columns), from
+ * the core's caching allocator (cudaMalloc without one): *ptr, and *block
+ * for ptcu_temp_free. Work queued before the free may still use it. */
+pt_status ptcu_temp_alloc(ptcu_device *d, size_t bytes, void **ptr, void **block);
+void ptcu_temp_free(ptcu_device *d, void *ptr, void *block);
 
 /* At shutdown, after the cuBLAS handle is destroyed and d's stream has
  * drained: hands the scratch and the workspace back to whoever gave them
@@ -162,7 +170,21 @@ typedef struct ptcu_gemm_args {
 ptcu_gemm_args ptcu_gemm_args_for(int64_t M, int64_t N, int64_t K, ptcu_matrix_layout a,
                                   ptcu_matrix_layout b);
 
-/* ---- Ops (cuda_execute.c, cuda_elementwise.c, cuda_matmul.c) ---- */
+/* One cuBLAS product, row-major c[M, N] = a[M, K] b[K, N] (+ c when
+ * accumulate) for batch matrices sa, sb, sc elements apart, a and b in the
+ * given layouts (not PTCU_NEEDS_COPY), c with leading dimension N. dtype is
+ * the inputs'; c is of it, or f32 when out_f32 (16-bit inputs only). */
+typedef struct ptcu_gemm_call {
+    pt_dtype dtype;
+    bool out_f32, accumulate;
+    int64_t batch, M, N, K;
+    const void *a, *b;
+    void *c;
+    ptcu_matrix_layout la, lb;
+    int64_t sa, sb, sc;
+} ptcu_gemm_call;
+
+/* ---- Ops (cuda_execute.c, cuda_elementwise.c, cuda_matmul.c, cuda_window.c, cuda_conv.c) ---- */
 
 /* Device address of operand o's element [0, ..., 0]. */
 static inline void *ptcu_operand_ptr(const pt_operand *o) { return (char *)o->buf + o->offset; }
@@ -172,6 +194,16 @@ pt_status ptcu_execute(ptcu_device *d, const pt_op *op);
 /* A supported CREATION or ELEMENTWISE op, d selected. */
 pt_status ptcu_elementwise(ptcu_device *d, const pt_op *op);
 pt_status ptcu_matmul(ptcu_device *d, const pt_op *op);
+/* c's product on d's stream (caller holds d->lock, d selected); op (the
+ * MATMUL or CONV being run) names the call in errors. */
+pt_status ptcu_gemm(ptcu_device *d, const ptcu_gemm_call *c, const pt_op *op);
+/* A supported WINDOW op, d selected. */
+pt_status ptcu_window(ptcu_device *d, const pt_op *op);
+/* A CONV descriptor's reason for refusal (ptcu_fail recorded), or PT_OK:
+ * the shapes backend.h allows, in cuBLAS's 32-bit sizes. */
+pt_status ptcu_conv_supports(const pt_op *op);
+/* A supported CONV op, d selected. */
+pt_status ptcu_conv(ptcu_device *d, const pt_op *op);
 /* Queues a strided copy of operand src into dst (contiguous, same dtype). */
 pt_status ptcu_copy_contiguous(ptcu_device *d, const pt_operand *src, void *dst);
 

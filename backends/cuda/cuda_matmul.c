@@ -18,7 +18,11 @@
  * output with CUBLAS_COMPUTE_32F: tensor cores (CUBLAS_GEMM_DEFAULT picks
  * them for 16-bit inputs since cuBLAS 11; the *_TENSOR_OP algos are
  * deprecated aliases) with f32 accumulation, each result rounded once to
- * the 16-bit type. */
+ * the 16-bit type, or (ptcu_gemm_call.out_f32, the convolution's weight
+ * gradient) kept in an f32 output.
+ *
+ * ptcu_gemm is the one cuBLAS call site, shared with the convolution
+ * (cuda_conv.c), so both follow the same precision policy. */
 #include <limits.h>
 #include <pthread.h>
 #include <stdio.h>
@@ -59,86 +63,105 @@ static pt_status copy_operand(ptcu_device *d, const pt_operand *x, int64_t batch
 
 static size_t align_up(size_t v) { return (v + 255) & ~(size_t)255; }
 
-static pt_status matmul_locked(ptcu_device *d, const pt_op *op) {
-    const pt_operand *A = &op->in[0], *B = &op->in[1], *C = &op->out;
-    const int64_t batch = C->shape[0], M = C->shape[1], N = C->shape[2], K = A->shape[2];
-    const pt_dtype dtype = op->out.dtype;
-    const bool f64 = dtype == PT_F64;
-    const size_t es = pt_dtype_table_size(dtype);
-    if (!fits_int(batch) || !fits_int(M) || !fits_int(N) || !fits_int(K)) {
-        return ptcu_fail(PT_ERR_UNSUPPORTED,
-                         "MATMUL [%lld x %lld x %lld] x %lld batches exceeds cuBLAS's 32-bit sizes",
-                         (long long)M, (long long)K, (long long)N, (long long)batch);
-    }
-    const void *pa = ptcu_operand_ptr(A);
-    const void *pb = ptcu_operand_ptr(B);
-    void *pc = ptcu_operand_ptr(C);
-    int64_t sa = A->strides[0], sb = B->strides[0];
-    ptcu_matrix_layout la = ptcu_matrix_layout_of(M, K, A->strides[1], A->strides[2]);
-    ptcu_matrix_layout lb = ptcu_matrix_layout_of(K, N, B->strides[1], B->strides[2]);
-    const bool copy_a = la.layout == PTCU_NEEDS_COPY || !fits_int(la.ld);
-    const bool copy_b = lb.layout == PTCU_NEEDS_COPY || !fits_int(lb.ld);
-    pt_status s;
-    if (copy_a || copy_b) {
-        const int64_t ba = (sa == 0 || batch == 1) ? 1 : batch;
-        const int64_t bb = (sb == 0 || batch == 1) ? 1 : batch;
-        const size_t bytes_a = copy_a ? align_up((size_t)(ba * M * K) * es) : 0;
-        const size_t bytes_b = copy_b ? align_up((size_t)(bb * K * N) * es) : 0;
-        void *scratch = NULL;
-        if ((s = ptcu_scratch(d, bytes_a + bytes_b, &scratch)) != PT_OK) return s;
-        if (copy_a) {
-            if ((s = copy_operand(d, A, ba, scratch)) != PT_OK) return s;
-            pa = scratch;
-            sa = ba == 1 ? 0 : M * K;
-            la.layout = PTCU_ROW_MAJOR;
-            la.ld = K;
-        }
-        if (copy_b) {
-            void *dst = (char *)scratch + bytes_a;
-            if ((s = copy_operand(d, B, bb, dst)) != PT_OK) return s;
-            pb = dst;
-            sb = bb == 1 ? 0 : K * N;
-            lb.layout = PTCU_ROW_MAJOR;
-            lb.ld = N;
-        }
-    }
-    const ptcu_gemm_args g = ptcu_gemm_args_for(M, N, K, la, lb);
-
+pt_status ptcu_gemm(ptcu_device *d, const ptcu_gemm_call *c, const pt_op *op) {
+    if (!fits_int(c->batch) || !fits_int(c->M) || !fits_int(c->N) || !fits_int(c->K) || !fits_int(c->la.ld) ||
+        !fits_int(c->lb.ld))
+        return ptcu_fail(PT_ERR_UNSUPPORTED, "%s: a GEMM [%lld x %lld] x [%lld x %lld] x %lld batches exceeds "
+                         "cuBLAS's 32-bit sizes", pt_op_name(op->kind), (long long)c->M, (long long)c->K,
+                         (long long)c->K, (long long)c->N, (long long)c->batch);
+    const ptcu_gemm_args g = ptcu_gemm_args_for(c->M, c->N, c->K, c->la, c->lb);
     cublasHandle_t h;
+    pt_status s;
     if ((s = ptcu_blas(d, &h, op)) != PT_OK) return s;
+    const pt_dtype dtype = c->dtype;
+    const bool f64 = dtype == PT_F64;
     const cublasOperation_t ta = g.trans_first ? CUBLAS_OP_T : CUBLAS_OP_N;
     const cublasOperation_t tb = g.trans_second ? CUBLAS_OP_T : CUBLAS_OP_N;
     const cudaDataType_t dt = f64 ? CUDA_R_64F
                               : dtype == PT_F16  ? CUDA_R_16F
                               : dtype == PT_BF16 ? CUDA_R_16BF
                                                  : CUDA_R_32F;
+    const cudaDataType_t ct = c->out_f32 ? CUDA_R_32F : dt;
     /* TF32 is an f32-input mode; 16-bit inputs already go to the tensor cores. */
     const bool tf32 = dtype == PT_F32 && tf32_requested();
-    const cublasComputeType_t ct = f64 ? CUBLAS_COMPUTE_64F
-                                   : tf32 ? CUBLAS_COMPUTE_32F_FAST_TF32
-                                          : CUBLAS_COMPUTE_32F;
-    const float alpha_f = 1.0f, beta_f = 0.0f;
-    const double alpha_d = 1.0, beta_d = 0.0;
+    const cublasComputeType_t comp = f64 ? CUBLAS_COMPUTE_64F
+                                     : tf32 ? CUBLAS_COMPUTE_32F_FAST_TF32
+                                            : CUBLAS_COMPUTE_32F;
+    const float alpha_f = 1.0f, beta_f = c->accumulate ? 1.0f : 0.0f;
+    const double alpha_d = 1.0, beta_d = c->accumulate ? 1.0 : 0.0;
     const void *alpha = f64 ? (const void *)&alpha_d : (const void *)&alpha_f;
     const void *beta = f64 ? (const void *)&beta_d : (const void *)&beta_f;
     cublasStatus_t st;
-    if (batch == 1) {
-        st = cublasGemmEx(h, ta, tb, (int)g.m, (int)g.n, (int)g.k, alpha, pb, dt, (int)g.ld_first, pa,
-                          dt, (int)g.ld_second, beta, pc, dt, (int)g.ld_out, ct, CUBLAS_GEMM_DEFAULT);
+    if (c->batch == 1) {
+        st = cublasGemmEx(h, ta, tb, (int)g.m, (int)g.n, (int)g.k, alpha, c->b, dt, (int)g.ld_first, c->a, dt,
+                          (int)g.ld_second, beta, c->c, ct, (int)g.ld_out, comp, CUBLAS_GEMM_DEFAULT);
     } else {
-        st = cublasGemmStridedBatchedEx(h, ta, tb, (int)g.m, (int)g.n, (int)g.k, alpha, pb, dt,
-                                        (int)g.ld_first, (long long)sb, pa, dt, (int)g.ld_second,
-                                        (long long)sa, beta, pc, dt, (int)g.ld_out, (long long)(M * N),
-                                        (int)batch, ct, CUBLAS_GEMM_DEFAULT);
+        st = cublasGemmStridedBatchedEx(h, ta, tb, (int)g.m, (int)g.n, (int)g.k, alpha, c->b, dt, (int)g.ld_first,
+                                        (long long)c->sb, c->a, dt, (int)g.ld_second, (long long)c->sa, beta, c->c,
+                                        ct, (int)g.ld_out, (long long)c->sc, (int)c->batch, comp,
+                                        CUBLAS_GEMM_DEFAULT);
     }
     if (st != CUBLAS_STATUS_SUCCESS)
-        return ptcu_blas_error(st, "%s [%lld x %lld] @ [%lld x %lld] x %lld (%s%s)",
-                               batch == 1 ? "cublasGemmEx" : "cublasGemmStridedBatchedEx", (long long)M,
-                               (long long)K, (long long)K, (long long)N, (long long)batch,
-                               pt_dtype_table_name(dtype), tf32 ? ", TF32" : "");
+        return ptcu_blas_error(st, "%s: %s [%lld x %lld] @ [%lld x %lld] x %lld (%s%s%s)", pt_op_name(op->kind),
+                               c->batch == 1 ? "cublasGemmEx" : "cublasGemmStridedBatchedEx", (long long)c->M,
+                               (long long)c->K, (long long)c->K, (long long)c->N, (long long)c->batch,
+                               pt_dtype_table_name(dtype), c->out_f32 ? " into f32" : "", tf32 ? ", TF32" : "");
     cudaError_t e = cudaGetLastError();
-    if (e != cudaSuccess) return ptcu_cuda_error(e, "MATMUL: after cuBLAS");
+    if (e != cudaSuccess) return ptcu_cuda_error(e, "%s: after cuBLAS", pt_op_name(op->kind));
     return PT_OK;
+}
+
+static pt_status matmul_locked(ptcu_device *d, const pt_op *op) {
+    const pt_operand *A = &op->in[0], *B = &op->in[1], *C = &op->out;
+    const int64_t batch = C->shape[0], M = C->shape[1], N = C->shape[2], K = A->shape[2];
+    const size_t es = pt_dtype_table_size(op->out.dtype);
+    if (!fits_int(batch) || !fits_int(M) || !fits_int(N) || !fits_int(K)) {
+        return ptcu_fail(PT_ERR_UNSUPPORTED,
+                         "MATMUL [%lld x %lld x %lld] x %lld batches exceeds cuBLAS's 32-bit sizes",
+                         (long long)M, (long long)K, (long long)N, (long long)batch);
+    }
+    ptcu_gemm_call g;
+    memset(&g, 0, sizeof g);
+    g.dtype = op->out.dtype;
+    g.batch = batch;
+    g.M = M;
+    g.N = N;
+    g.K = K;
+    g.a = ptcu_operand_ptr(A);
+    g.b = ptcu_operand_ptr(B);
+    g.c = ptcu_operand_ptr(C);
+    g.sa = A->strides[0];
+    g.sb = B->strides[0];
+    g.sc = M * N;
+    g.la = ptcu_matrix_layout_of(M, K, A->strides[1], A->strides[2]);
+    g.lb = ptcu_matrix_layout_of(K, N, B->strides[1], B->strides[2]);
+    const bool copy_a = g.la.layout == PTCU_NEEDS_COPY || !fits_int(g.la.ld);
+    const bool copy_b = g.lb.layout == PTCU_NEEDS_COPY || !fits_int(g.lb.ld);
+    pt_status s;
+    if (copy_a || copy_b) {
+        const int64_t ba = (g.sa == 0 || batch == 1) ? 1 : batch;
+        const int64_t bb = (g.sb == 0 || batch == 1) ? 1 : batch;
+        const size_t bytes_a = copy_a ? align_up((size_t)(ba * M * K) * es) : 0;
+        const size_t bytes_b = copy_b ? align_up((size_t)(bb * K * N) * es) : 0;
+        void *scratch = NULL;
+        if ((s = ptcu_scratch(d, bytes_a + bytes_b, &scratch)) != PT_OK) return s;
+        if (copy_a) {
+            if ((s = copy_operand(d, A, ba, scratch)) != PT_OK) return s;
+            g.a = scratch;
+            g.sa = ba == 1 ? 0 : M * K;
+            g.la.layout = PTCU_ROW_MAJOR;
+            g.la.ld = K;
+        }
+        if (copy_b) {
+            void *dst = (char *)scratch + bytes_a;
+            if ((s = copy_operand(d, B, bb, dst)) != PT_OK) return s;
+            g.b = dst;
+            g.sb = bb == 1 ? 0 : K * N;
+            g.lb.layout = PTCU_ROW_MAJOR;
+            g.lb.ld = N;
+        }
+    }
+    return ptcu_gemm(d, &g, op);
 }
 
 pt_status ptcu_matmul(ptcu_device *d, const pt_op *op) {

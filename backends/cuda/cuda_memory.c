@@ -224,6 +224,12 @@ static void device_scratch_free(ptcu_device *d, void *p, void *block) {
     else if (p) cudaFree(p);
 }
 
+pt_status ptcu_temp_alloc(ptcu_device *d, size_t bytes, void **ptr, void **block) {
+    return device_scratch_alloc(d, bytes, ptr, block);
+}
+
+void ptcu_temp_free(ptcu_device *d, void *ptr, void *block) { device_scratch_free(d, ptr, block); }
+
 void ptcu_scratch_release(ptcu_device *d) {
     device_scratch_free(d, d->scratch, d->scratch_block);
     device_scratch_free(d, d->workspace, d->workspace_block);
@@ -300,9 +306,15 @@ pt_status ptcu_blas(ptcu_device *d, cublasHandle_t *out, const pt_op *product) {
         /* Only here (once per device, and in errors) is the product described. */
         char for_what[128];
         const pt_operand *C = &product->out;
-        snprintf(for_what, sizeof for_what, "MATMUL [%lld x %lld] @ [%lld x %lld] x %lld batches (%s)",
-                 (long long)C->shape[1], (long long)product->in[0].shape[2], (long long)product->in[0].shape[2],
-                 (long long)C->shape[2], (long long)C->shape[0], pt_dtype_table_name(C->dtype));
+        if (product->kind == PT_OP_MATMUL)
+            snprintf(for_what, sizeof for_what, "MATMUL [%lld x %lld] @ [%lld x %lld] x %lld batches (%s)",
+                     (long long)C->shape[1], (long long)product->in[0].shape[2],
+                     (long long)product->in[0].shape[2], (long long)C->shape[2], (long long)C->shape[0],
+                     pt_dtype_table_name(C->dtype));
+        else /* a convolution: its output */
+            snprintf(for_what, sizeof for_what, "%s into [%lld, %lld, %lld, %lld] (%s)", pt_op_name(product->kind),
+                     (long long)C->shape[0], (long long)C->shape[1], (long long)C->shape[2],
+                     (long long)C->shape[3], pt_dtype_table_name(C->dtype));
         cublasHandle_t h = NULL;
         cublasStatus_t st = cublasCreate(&h);
         if (st == CUBLAS_STATUS_ALLOC_FAILED) {

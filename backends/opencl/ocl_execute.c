@@ -3,94 +3,16 @@
  * The core has validated every descriptor (backend.h), so this file only
  * decides which kernel of which per-dtype program runs, packs its arguments
  * and picks work sizes. Operand byte offsets become element offsets passed as
- * kernel arguments: a cl_mem has no pointer arithmetic. */
+ * kernel arguments: a cl_mem has no pointer arithmetic (ocl_launch.c). The
+ * window kinds are ocl_window.c's, MATMUL ocl_gemm.c's and the convolution
+ * kinds ocl_conv.c's. */
 #include <math.h>
 #include <stdio.h>
 #include <string.h>
 
 #include "ocl_internal.h"
-#include "portable/half.h"
-#include "portable/numeric_rules.h"
 
-pt_status ocl_elem_offset(const pt_operand *x, cl_long *out) {
-    size_t es = pt_dtype_table_size(x->dtype);
-    if (es == 0 || x->offset % es != 0)
-        return ocl_fail(PT_ERR_INTERNAL,
-                        "operand byte offset %zu is not a multiple of its %s element size",
-                        x->offset, pt_dtype_table_name(x->dtype));
-    *out = (cl_long)(x->offset / es);
-    return PT_OK;
-}
-
-static int64_t ocl_numel(const pt_operand *x) {
-    int64_t n = 1;
-    for (int d = 0; d < x->ndim; ++d) n *= x->shape[d];
-    return n;
-}
-
-/* ---- Kernel arguments ---- */
-
-typedef struct ocl_arg {
-    size_t size;
-    const void *value; /* NULL: a __local buffer of `size` bytes */
-} ocl_arg;
-
-#define OCL_ARG(v) {sizeof(v), &(v)}
-#define OCL_LOCAL(bytes) {(bytes), NULL}
-
-/* A scalar of the program's element type, converted from the op's double. */
-typedef struct ocl_scalar {
-    union {
-        cl_float f32;
-        cl_double f64;
-        cl_int i32;
-        cl_long i64;
-        cl_uchar u8;
-        cl_ushort u16; /* f16 / bf16 bits */
-    } v;
-    size_t size;
-} ocl_scalar;
-
-/* Integer scalars convert as portable/numeric_rules.h says (as in copy_to_<dst>). */
-static ocl_scalar ocl_make_scalar(pt_dtype t, double v) {
-    ocl_scalar s;
-    memset(&s, 0, sizeof s);
-    switch (t) {
-    case PT_F32: s.v.f32 = (cl_float)v; s.size = sizeof(cl_float); break;
-    case PT_F64: s.v.f64 = v; s.size = sizeof(cl_double); break;
-    case PT_I32: s.v.i32 = pt_sat_i32_f64(v); s.size = sizeof(cl_int); break;
-    case PT_I64: s.v.i64 = pt_sat_i64_f64(v); s.size = sizeof(cl_long); break;
-    case PT_F16: s.v.u16 = pt_f64_to_f16_bits(v); s.size = sizeof(cl_ushort); break;
-    case PT_BF16: s.v.u16 = pt_f64_to_bf16_bits(v); s.size = sizeof(cl_ushort); break;
-    default: s.v.u8 = pt_wrap_u8_f64(v); s.size = sizeof(cl_uchar); break;
-    }
-    return s;
-}
-
-static pt_status ocl_set_args(cl_kernel k, const char *name, int n, const ocl_arg *args) {
-    for (int i = 0; i < n; ++i) {
-        cl_int err = clSetKernelArg(k, (cl_uint)i, args[i].size, args[i].value);
-        if (err != CL_SUCCESS) return ocl_cl_fail(err, "clSetKernelArg(%s, argument %d)", name, i);
-    }
-    return PT_OK;
-}
-
-/* One 1-D launch of global work-items (from global id `offset`) in groups of
- * local. */
-static pt_status ocl_enqueue_at(ocl_device *d, cl_kernel k, const char *name, size_t offset,
-                                size_t global, size_t local) {
-    cl_int err = clEnqueueNDRangeKernel(d->queue, k, 1, offset ? &offset : NULL, &global, &local,
-                                        0, NULL, NULL);
-    if (err != CL_SUCCESS)
-        return ocl_cl_fail(err, "clEnqueueNDRangeKernel(%s, offset %zu, global %zu, local %zu) on %s",
-                           name, offset, global, local, d->name);
-    return PT_OK;
-}
-
-static pt_status ocl_enqueue(ocl_device *d, cl_kernel k, const char *name, size_t global,
-                             size_t local) {
-    return ocl_enqueue_at(d, k, name, 0, global, local);
-}
+/* ---- Work sizes ---- */
 
 static size_t ocl_pow2_floor(size_t x) {
     size_t p = 1;
@@ -102,15 +24,6 @@ static size_t ocl_pow2_ceil(int64_t x) {
     size_t p = 1;
     while ((int64_t)p < x) p *= 2;
     return p;
-}
-
-/* Work sizes of a one-work-item-per-element kernel over n items: groups of
- * up to 256, n rounded up to a whole number of groups. */
-static pt_status ocl_launch_items(ocl_device *d, cl_kernel k, const char *name, size_t wg,
-                                  int64_t n) {
-    size_t local = wg < 256 ? wg : 256;
-    size_t global = ((size_t)n + local - 1) / local * local;
-    return ocl_enqueue(d, k, name, global, local);
 }
 
 /* ---- Element-wise layout ---- */
@@ -524,101 +437,6 @@ static pt_status ocl_run_one_hot(ocl_device *d, const pt_op *op) {
     return ocl_launch_items(d, k, "one_hot", wg, n);
 }
 
-/* ---- Sliding windows (backend.h WINDOW): one work item per output element ---- */
-
-/* What every window kernel takes, held where the argument list can point
- * at it: out and its offset, the input and its offset, the image's strides
- * and channels (for the kernels that read the image: im2col and the max
- * pools), then H, W, KH, KW, OH, OW and the six window numbers. A kernel's
- * own arguments (im2col's pad, the unpool's index) come after those, then
- * the item count n. */
-typedef struct ocl_window {
-    cl_mem out, in;
-    cl_long oo, io, xs[4], c, h, w, k[2], o[2], win[6], n;
-} ocl_window;
-
-/* img: the [N, C, H, W] side; kernel and grid: KH, KW and OH, OW. */
-static pt_status ocl_window_init(const pt_op *op, const pt_operand *img, const int64_t *kernel,
-                                 const int64_t *grid, ocl_window *g) {
-    pt_status s;
-    if ((s = ocl_elem_offset(&op->out, &g->oo)) != PT_OK || (s = ocl_elem_offset(&op->in[0], &g->io)) != PT_OK)
-        return s;
-    g->out = (cl_mem)op->out.buf;
-    g->in = (cl_mem)op->in[0].buf;
-    for (int i = 0; i < 4; ++i) g->xs[i] = img->strides[i];
-    g->c = img->shape[1];
-    g->h = img->shape[2];
-    g->w = img->shape[3];
-    for (int i = 0; i < 2; ++i) {
-        g->k[i] = kernel[i];
-        g->o[i] = grid[i];
-    }
-    for (int i = 0; i < 6; ++i) g->win[i] = op->window[i];
-    g->n = ocl_numel(&op->out);
-    return PT_OK;
-}
-
-/* Writes the shared arguments into args (room for 22) and returns how many. */
-static int ocl_window_args(const ocl_window *g, bool reads_image, ocl_arg *args) {
-    int na = 0;
-    args[na++] = (ocl_arg)OCL_ARG(g->out);
-    args[na++] = (ocl_arg)OCL_ARG(g->oo);
-    args[na++] = (ocl_arg)OCL_ARG(g->in);
-    args[na++] = (ocl_arg)OCL_ARG(g->io);
-    if (reads_image) {
-        for (int i = 0; i < 4; ++i) args[na++] = (ocl_arg)OCL_ARG(g->xs[i]);
-        args[na++] = (ocl_arg)OCL_ARG(g->c);
-    }
-    args[na++] = (ocl_arg)OCL_ARG(g->h);
-    args[na++] = (ocl_arg)OCL_ARG(g->w);
-    for (int i = 0; i < 2; ++i) args[na++] = (ocl_arg)OCL_ARG(g->k[i]);
-    for (int i = 0; i < 2; ++i) args[na++] = (ocl_arg)OCL_ARG(g->o[i]);
-    for (int i = 0; i < 6; ++i) args[na++] = (ocl_arg)OCL_ARG(g->win[i]);
-    return na;
-}
-
-/* IM2COL, COL2IM (columns [N, C, KH, KW, OH, OW]), MAX_POOL2D and
- * MAX_POOL2D_INDEX (one item per window), MAX_UNPOOL2D (one per image
- * element: a gather through the indices, no atomics). */
-static pt_status ocl_run_window(ocl_device *d, const pt_op *op) {
-    const bool im2col = op->kind == PT_OP_IM2COL, col2im = op->kind == PT_OP_COL2IM;
-    const bool unpool = op->kind == PT_OP_MAX_UNPOOL2D;
-    const bool image_out = col2im || unpool; /* the image is the output, else the input */
-    const pt_operand *img = image_out ? &op->out : &op->in[0], *other = image_out ? &op->in[0] : &op->out;
-    const ocl_kernel_id id = im2col                         ? OCL_K_IM2COL
-                             : col2im                       ? OCL_K_COL2IM
-                             : op->kind == PT_OP_MAX_POOL2D ? OCL_K_MAX_POOL2D
-                             : unpool                       ? OCL_K_MAX_UNPOOL2D
-                                                            : OCL_K_MAX_POOL2D_INDEX;
-    const char *name = pt_op_name(op->kind);
-    cl_kernel k;
-    size_t wg;
-    pt_status s = ocl_kernel(d, op->dtype, id, &k, &wg);
-    if (s != PT_OK) return s;
-    ocl_window g;
-    const bool columns = im2col || col2im;
-    if ((s = ocl_window_init(op, img, columns ? other->shape + 2 : op->kernel, other->shape + (columns ? 4 : 2),
-                             &g)) != PT_OK)
-        return s;
-    ocl_arg args[24];
-    int na = ocl_window_args(&g, !image_out, args);
-    ocl_scalar pad;
-    cl_mem index;
-    cl_long jo = 0;
-    if (im2col) {
-        pad = ocl_make_scalar(op->dtype, op->scalar);
-        args[na++] = (ocl_arg){pad.size, &pad.v};
-    } else if (unpool) {
-        if ((s = ocl_elem_offset(&op->in[1], &jo)) != PT_OK) return s;
-        index = (cl_mem)op->in[1].buf;
-        args[na++] = (ocl_arg)OCL_ARG(index);
-        args[na++] = (ocl_arg)OCL_ARG(jo);
-    }
-    args[na++] = (ocl_arg)OCL_ARG(g.n);
-    if ((s = ocl_set_args(k, name, na, args)) != PT_OK) return s;
-    return ocl_launch_items(d, k, name, wg, g.n);
-}
-
 /* ---- What is supported ---- */
 
 pt_status ocl_supports(int dev, const pt_op *op) {
@@ -659,11 +477,6 @@ pt_status ocl_supports(int dev, const pt_op *op) {
                   op->kind == PT_OP_ONE_HOT)
                      ? op->out.dtype
                      : op->in[0].dtype;
-    if (info->family == PT_OP_FAMILY_CONV)
-        return ocl_fail(PT_ERR_UNSUPPORTED,
-                        "%s: this plugin has no convolution library; pt_f_conv2d composes it from "
-                        "im2col and a CLBlast GEMM",
-                        pt_op_name(op->kind));
     if (info->family == PT_OP_FAMILY_ELEMENTWISE && op->kind != PT_OP_COPY &&
         op->kind != PT_OP_WHERE && !ocl_has_ew_kernel(op->kind))
         return ocl_fail(PT_ERR_UNSUPPORTED, "%s has no OpenCL kernel in this plugin",
@@ -677,11 +490,12 @@ pt_status ocl_supports(int dev, const pt_op *op) {
         return ocl_fail(PT_ERR_UNSUPPORTED, "%s needs i32 or i64 indices", pt_op_name(op->kind));
     if (op->kind == PT_OP_MAX_UNPOOL2D && op->in[1].dtype != PT_I64)
         return ocl_fail(PT_ERR_UNSUPPORTED, "%s needs i64 indices", pt_op_name(op->kind));
+    if (info->family == PT_OP_FAMILY_CONV) return ocl_conv_supports(d, op);
     return PT_OK;
 }
 
 /* By the family column of op_table.h; ocl_supports has checked the kind. */
-static pt_status ocl_dispatch(ocl_device *d, const pt_op *op) {
+static pt_status ocl_dispatch(ocl_device *d, int dev, const pt_op *op) {
     const pt_op_info *info = pt_op_info_of(op->kind);
     switch (info->family) {
     case PT_OP_FAMILY_CREATION:
@@ -698,9 +512,8 @@ static pt_status ocl_dispatch(ocl_device *d, const pt_op *op) {
     case PT_OP_FAMILY_MATMUL: return ocl_matmul(d, op);
     case PT_OP_FAMILY_INDEX:
         return op->kind == PT_OP_GATHER ? ocl_run_gather(d, op) : ocl_run_one_hot(d, op);
-    case PT_OP_FAMILY_WINDOW:
-        return ocl_run_window(d, op);
-    case PT_OP_FAMILY_CONV: break; /* refused by ocl_supports */
+    case PT_OP_FAMILY_WINDOW: return ocl_window_run(d, op);
+    case PT_OP_FAMILY_CONV: return ocl_conv(d, dev, op);
     }
     return ocl_fail(PT_ERR_UNSUPPORTED, "unknown op kind %d", (int)op->kind);
 }
@@ -711,7 +524,7 @@ pt_status ocl_execute(int dev, const pt_op *op) {
     ocl_device *d = NULL;
     if ((s = ocl_device_ready(dev, "execute", &d)) != PT_OK) return s;
     pthread_mutex_lock(&d->lock);
-    s = ocl_dispatch(d, op);
+    s = ocl_dispatch(d, dev, op);
     /* Hand the launches to the device now: NVIDIA's driver may otherwise
      * hold non-blocking work until the next blocking call. */
     if (s == PT_OK) {

@@ -203,12 +203,73 @@ typedef struct ocl_source {
 extern const ocl_source ocl_sources[];
 extern const int ocl_n_sources;
 
-/* ---- Execution (ocl_execute.c, ocl_gemm.c) ---- */
+/* ---- Launching kernels (ocl_launch.c) ---- */
+
+typedef struct ocl_arg {
+    size_t size;
+    const void *value; /* NULL: a __local buffer of `size` bytes */
+} ocl_arg;
+
+#define OCL_ARG(v) {sizeof(v), &(v)}
+#define OCL_LOCAL(bytes) {(bytes), NULL}
+
+/* A scalar of the program's element type, converted from the op's double. */
+typedef struct ocl_scalar {
+    union {
+        cl_float f32;
+        cl_double f64;
+        cl_int i32;
+        cl_long i64;
+        cl_uchar u8;
+        cl_ushort u16; /* f16 / bf16 bits */
+    } v;
+    size_t size;
+} ocl_scalar;
+
+/* Element offset of an operand (its byte offset must be a multiple of the
+ * element size; the core only makes such views). */
+pt_status ocl_elem_offset(const pt_operand *x, cl_long *out);
+int64_t ocl_numel(const pt_operand *x);
+/* Integer scalars convert as portable/numeric_rules.h says (as in copy_to_<dst>). */
+ocl_scalar ocl_make_scalar(pt_dtype t, double v);
+pt_status ocl_set_args(cl_kernel k, const char *name, int n, const ocl_arg *args);
+/* One 1-D launch of global work-items (from global id `offset`) in groups of
+ * local. */
+pt_status ocl_enqueue_at(ocl_device *d, cl_kernel k, const char *name, size_t offset, size_t global,
+                         size_t local);
+pt_status ocl_enqueue(ocl_device *d, cl_kernel k, const char *name, size_t global, size_t local);
+/* Work sizes of a one-work-item-per-element kernel over n items: groups of
+ * up to 256, n rounded up to a whole number of groups. */
+pt_status ocl_launch_items(ocl_device *d, cl_kernel k, const char *name, size_t wg, int64_t n);
+
+/* ---- Execution (ocl_execute.c, ocl_gemm.c, ocl_window.c, ocl_conv.c) ---- */
 
 pt_status ocl_supports(int dev, const pt_op *op);
 pt_status ocl_execute(int dev, const pt_op *op);
 /* CLBlast GEMM for PT_OP_MATMUL. Caller holds d->lock. */
 pt_status ocl_matmul(ocl_device *d, const pt_op *op);
+
+/* One CLBlast product: row-major c[M, N] = a[M, K] b[K, N] (+ c when
+ * accumulate) for batch matrices a_stride, b_stride, c_stride elements
+ * apart; each of a, b a buffer, an element offset and its element strides
+ * (one of them 1: row- or column-major); c row-major with rows N apart. */
+typedef struct ocl_gemm_call {
+    pt_dtype dtype;
+    bool accumulate;
+    size_t batch, M, N, K;
+    cl_mem a, b, c;
+    size_t ao, bo, co;
+    int64_t a_row, a_col, b_row, b_col;
+    size_t a_stride, b_stride, c_stride;
+} ocl_gemm_call;
+/* Caller holds d->lock; op (the MATMUL or CONV) names the call in errors. */
+pt_status ocl_gemm(ocl_device *d, const ocl_gemm_call *g, const pt_op *op);
+/* IM2COL, COL2IM and the max pools. Caller holds d->lock. */
+pt_status ocl_window_run(ocl_device *d, const pt_op *op);
+/* Whether d runs this CONV descriptor: PT_OK, or the reason recorded. */
+pt_status ocl_conv_supports(const ocl_device *d, const pt_op *op);
+/* A supported CONV op on device dev (d). Caller holds d->lock. */
+pt_status ocl_conv(ocl_device *d, int dev, const pt_op *op);
 /* dst = src element for element, same dtype and shape, any strides: moved by
  * element size (an f64 move on a device without fp64 runs the i64 program).
  * Caller holds d->lock. */
@@ -216,10 +277,6 @@ pt_status ocl_move(ocl_device *d, const pt_operand *dst, const pt_operand *src);
 /* A copy between f64 and another dtype on a device without fp64, converted
  * on the host (ocl_host_cast.c). Caller holds d->lock. */
 pt_status ocl_cast_via_host(ocl_device *d, const pt_op *op);
-/* Element offset of an operand (its byte offset must be a multiple of the
- * element size; the core only makes such views). */
-pt_status ocl_elem_offset(const pt_operand *x, cl_long *out);
-
 /* CLBlast tuning overrides for d (ocl_tuning.c); called once at device init. */
 void ocl_tuning_apply(const ocl_device *d);
 
@@ -239,5 +296,11 @@ pt_status ocl_copy_d2d(int dev, void *dst, size_t dst_offset, const void *src, s
 pt_status ocl_synchronize(int dev);
 /* Scratch buffer of at least bytes (caller holds d->lock). */
 pt_status ocl_scratch(ocl_device *d, size_t bytes, cl_mem *out);
+/* bytes of device dev (d) for one op's own use (a convolution's columns):
+ * bytes [*offset, *offset + bytes) of *mem, from the core's caching
+ * allocator (a buffer of its own without one); *block for ocl_temp_free.
+ * Work queued before the free may still use it. */
+pt_status ocl_temp_alloc(ocl_device *d, int dev, size_t bytes, cl_mem *mem, size_t *offset, void **block);
+void ocl_temp_free(ocl_device *d, int dev, cl_mem mem, void *block);
 
 #endif

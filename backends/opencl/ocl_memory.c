@@ -17,6 +17,7 @@
  * of the first kernel that touches the buffer. A GPU that still fails
  * lazily reports PT_ERR_OUT_OF_MEMORY from that first call. */
 #include <stdlib.h>
+#include <stddef.h>
 #include <string.h>
 
 #include "ocl_internal.h"
@@ -269,4 +270,29 @@ pt_status ocl_scratch(ocl_device *d, size_t bytes, cl_mem *out) {
     d->scratch_bytes = want;
     *out = m;
     return PT_OK;
+}
+
+/* The core's caching allocator, where the core offers it (pt_host_api's
+ * device_alloc and device_free, appended members). */
+static bool ocl_core_allocator(void) {
+    const pt_host_api *h = ocl_g.host;
+    return h && h->struct_size >= offsetof(pt_host_api, device_free) + sizeof h->device_free && h->device_alloc &&
+           h->device_free;
+}
+
+pt_status ocl_temp_alloc(ocl_device *d, int dev, size_t bytes, cl_mem *mem, size_t *offset, void **block) {
+    *block = NULL;
+    *offset = 0;
+    if (ocl_core_allocator()) {
+        void *buf = NULL;
+        pt_status st = ocl_g.host->device_alloc("opencl", dev, bytes, &buf, offset, block);
+        if (st == PT_OK) *mem = (cl_mem)buf;
+        return st;
+    }
+    return ocl_new_buffer(d, bytes, "convolution columns", mem);
+}
+
+void ocl_temp_free(ocl_device *d, int dev, cl_mem mem, void *block) {
+    if (block) ocl_g.host->device_free("opencl", dev, block);
+    else if (mem) ocl_release_buffer(d, mem);
 }

@@ -9,7 +9,8 @@
  * CUBLAS_COMPUTE_32F, as for cuBLAS's tensor-core path) are widened exactly
  * to f32, multiplied by SGEMM (f32 accumulation) and each result rounded
  * once to the 16-bit type by portable/half.h, as the GPU's epilogue does
- * (round to nearest even). PTCU_SIM_FAIL_CUBLAS=1 makes cublasCreate fail
+ * (round to nearest even), or kept in f32 where C is CUDA_R_32F (a 16-bit
+ * product accumulated in f32, which cuBLAS offers too). PTCU_SIM_FAIL_CUBLAS=1 makes cublasCreate fail
  * as it does on a device without memory for cuBLAS's workspace. */
 #include <cblas.h>
 #include <cublas_v2.h>
@@ -52,6 +53,7 @@ struct Gemm {
     int batch;
     bool f64, tf32;
     cudaDataType type; /* CUDA_R_32F, CUDA_R_64F, CUDA_R_16F or CUDA_R_16BF */
+    bool c32;          /* 16-bit A and B, C CUDA_R_32F */
     double alpha, beta;
 };
 
@@ -80,9 +82,14 @@ std::vector<float> widen_matrix(cudaDataType t, const void *p, int rows, int col
  * (the gaps between C's columns are left alone, as cuBLAS does). */
 void run16(const Gemm &g, const CBLAS_TRANSPOSE ta, const CBLAS_TRANSPOSE tb, int b) {
     const uint16_t *A = (const uint16_t *)g.A + b * g.sa, *B = (const uint16_t *)g.B + b * g.sb;
-    uint16_t *C = (uint16_t *)g.C + b * g.sc;
     const std::vector<float> fa = widen_matrix(g.type, A, g.ta ? g.k : g.m, g.ta ? g.m : g.k, g.lda);
     const std::vector<float> fb = widen_matrix(g.type, B, g.tb ? g.n : g.k, g.tb ? g.k : g.n, g.ldb);
+    if (g.c32) {
+        cblas_sgemm(CblasColMajor, ta, tb, g.m, g.n, g.k, (float)g.alpha, fa.data(), g.lda, fb.data(), g.ldb,
+                    (float)g.beta, (float *)g.C + b * g.sc, g.ldc);
+        return;
+    }
+    uint16_t *C = (uint16_t *)g.C + b * g.sc;
     std::vector<float> fc = g.beta != 0.0 ? widen_matrix(g.type, C, g.m, g.n, g.ldc)
                                           : std::vector<float>(span(g.m, g.n, g.ldc, 1), 0.0f);
     cblas_sgemm(CblasColMajor, ta, tb, g.m, g.n, g.k, (float)g.alpha, fa.data(), g.lda, fb.data(), g.ldb,
@@ -127,10 +134,12 @@ cublasStatus_t submit(cublasHandle_t h, cublasOperation_t transa, cublasOperatio
     if (!h) return CUBLAS_STATUS_NOT_INITIALIZED;
     if ((transa != CUBLAS_OP_N && transa != CUBLAS_OP_T) || (transb != CUBLAS_OP_N && transb != CUBLAS_OP_T))
         return CUBLAS_STATUS_NOT_SUPPORTED;
-    if (at != bt || at != ct) return CUBLAS_STATUS_NOT_SUPPORTED;
+    const bool half_in = at == CUDA_R_16F || at == CUDA_R_16BF;
+    if (at != bt || (at != ct && !(half_in && ct == CUDA_R_32F))) return CUBLAS_STATUS_NOT_SUPPORTED;
     Gemm g;
     g.f64 = at == CUDA_R_64F;
     g.type = at;
+    g.c32 = at != ct;
     if (at == CUDA_R_16F || at == CUDA_R_16BF) {
         /* 16-bit storage with f32 accumulation: the scalars are floats. */
         if (compute != CUBLAS_COMPUTE_32F) return CUBLAS_STATUS_NOT_SUPPORTED;
@@ -150,14 +159,14 @@ cublasStatus_t submit(cublasHandle_t h, cublasOperation_t transa, cublasOperatio
         ldb < (b_rows > 1 ? b_rows : 1) || ldc < (m > 1 ? m : 1) || !alpha || !beta)
         return CUBLAS_STATUS_INVALID_VALUE;
     if (m == 0 || n == 0 || batch == 0) return CUBLAS_STATUS_SUCCESS;
-    const size_t es = g.f64 ? 8 : (at == CUDA_R_32F ? 4 : 2);
+    const size_t es = g.f64 ? 8 : (at == CUDA_R_32F ? 4 : 2), ces = g.c32 ? 4 : es;
     /* Every batch's operands must be device memory of the handle's device. */
     for (int b = 0; b < batch; ++b) {
         const char *pa = (const char *)A + (size_t)(b * sa) * es, *pb = (const char *)B + (size_t)(b * sb) * es;
-        const char *pc = (const char *)C + (size_t)(b * sc) * es;
+        const char *pc = (const char *)C + (size_t)(b * sc) * ces;
         if ((k > 0 && (!ptcu_sim_device_range(h->device, pa, span(a_rows, g.ta ? m : k, lda, es)) ||
                        !ptcu_sim_device_range(h->device, pb, span(b_rows, g.tb ? k : n, ldb, es)))) ||
-            !ptcu_sim_device_range(h->device, pc, span(m, n, ldc, es)))
+            !ptcu_sim_device_range(h->device, pc, span(m, n, ldc, ces)))
             return CUBLAS_STATUS_INVALID_VALUE;
     }
     g.m = m;

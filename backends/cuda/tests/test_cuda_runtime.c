@@ -12,7 +12,11 @@
  *     PT_ERR_OUT_OF_MEMORY and a message with the sizes, and the device
  *     keeps working;
  *   - f32 matmul is full FP32 by default (cpu agreement to 1e-6) and TF32
- *     only when PORTABLE_CUDA_TF32=1 asks for it (visible rounding).
+ *     only when PORTABLE_CUDA_TF32=1 asks for it (visible rounding);
+ *   - the convolution kinds agree with a host f64 reference; with
+ *     --conv-chunks (and little device memory) a convolution whose whole
+ *     batch's columns do not fit runs in chunks of the batch and still
+ *     does.
  * Runs on a GPU (tests/gpu/run_on_device.sh) and on the CUDA simulator in
  * CI; exits 77 (skip) when there is no cuda device. */
 #include <stdint.h>
@@ -204,8 +208,8 @@ static void check_tf32_opt_in(pt_device *gpu) {
 
 /* --cublas-fails (the simulator with PTCU_SIM_FAIL_CUBLAS=1): a product
  * whose cuBLAS handle cannot be created fails with a status naming
- * cublasCreate, twice (nothing half-made is kept), and the device goes on
- * working. */
+ * cublasCreate, twice (nothing half-made is kept), so does a convolution,
+ * and the device goes on working. */
 static void check_cublas_failure(pt_device *gpu) {
     pt_scope sc = pt_scope_begin();
     pt_tensor *a = pt_ones(gpu, PT_F32, 2, (const int64_t[]){4, 4});
@@ -223,9 +227,86 @@ static void check_cublas_failure(pt_device *gpu) {
         CHECK_HAS(pt_last_error(), "pt_empty_cache");
         printf("-- matmul without cuBLAS: %s\n", pt_last_error());
     }
+    /* A convolution's GEMMs need the handle too: the same failure, naming the pass. */
+    pt_clear_error();
+    pt_tensor *x = pt_ones(gpu, PT_F32, 4, (const int64_t[]){1, 1, 4, 4});
+    pt_tensor *y = pt_conv2d_direct(x, pt_reshape(a, 4, (const int64_t[]){1, 1, 4, 4}), NULL);
     double v[16];
+    CHECK(y == NULL || !check_read(y, v, 1));
+    CHECK_LAST(PT_ERR_OUT_OF_MEMORY);
+    CHECK_HAS(pt_last_error(), "cublasCreate");
+    CHECK_HAS(pt_last_error(), "conv2d into [1, 1, 1, 1]");
+    printf("-- conv2d without cuBLAS: %s\n", pt_last_error());
     CHECK(check_read(pt_add(a, a), v, 16));
     CHECK_DBL(v[15], 2.0, 0);
+    pt_scope_end(sc);
+}
+
+/* The three passes of a convolution as backend.h defines them, in double
+ * on the host: x [n, 4, 16, 16], weight [4, 2, 3, 3] in 2 groups, stride 1,
+ * padding 2, dilation 2 (so the map is 16 x 16 too). */
+#define CV_C 4
+#define CV_HW 16
+#define CV_K 3
+static void conv_reference(int64_t n, const float *x, const float *w, const float *g, double *y, double *dx,
+                           double *dw) {
+    const int cg = CV_C / 2, opg = CV_C / 2;
+    for (int64_t b = 0; b < n; ++b)
+        for (int o = 0; o < CV_C; ++o)
+            for (int r = 0; r < CV_HW; ++r)
+                for (int q = 0; q < CV_HW; ++q)
+                    for (int ci = 0; ci < cg; ++ci)
+                        for (int i = 0; i < CV_K; ++i)
+                            for (int j = 0; j < CV_K; ++j) {
+                                const int h = r - 2 + 2 * i, v = q - 2 + 2 * j, c = o / opg * cg + ci;
+                                if (h < 0 || h >= CV_HW || v < 0 || v >= CV_HW) continue;
+                                const int64_t xi = ((b * CV_C + c) * CV_HW + h) * CV_HW + v;
+                                const int64_t wi = ((o * cg + ci) * CV_K + i) * CV_K + j;
+                                const int64_t yi = ((b * CV_C + o) * CV_HW + r) * CV_HW + q;
+                                y[yi] += (double)x[xi] * w[wi];
+                                dx[xi] += (double)g[yi] * w[wi];
+                                dw[wi] += (double)x[xi] * g[yi];
+                            }
+}
+
+/* CONV2D and its adjoints on n images against conv_reference. */
+static void check_conv_chunks(pt_device *gpu, int64_t n) {
+    pt_scope sc = pt_scope_begin();
+    const int64_t xs[4] = {n, CV_C, CV_HW, CV_HW}, ws[4] = {CV_C, CV_C / 2, CV_K, CV_K};
+    const int64_t nx = n * CV_C * CV_HW * CV_HW, nw = CV_C * CV_C / 2 * CV_K * CV_K;
+    const pt_conv2d_opts o = {{1, 1}, {2, 2}, {2, 2}, 2};
+    float *x = malloc((size_t)nx * sizeof *x), *g = malloc((size_t)nx * sizeof *g), w[CV_C * CV_C / 2 * CV_K * CV_K];
+    double *want[3] = {calloc((size_t)nx, sizeof(double)), calloc((size_t)nx, sizeof(double)),
+                       calloc((size_t)nw, sizeof(double))};
+    double *got = malloc((size_t)nx * sizeof *got);
+    REQUIRE(x);
+    REQUIRE(g);
+    REQUIRE(got);
+    uint32_t seed = 7;
+    for (int64_t i = 0; i < nx; ++i) {
+        seed = seed * 1664525u + 1013904223u;
+        x[i] = (float)(seed >> 8) / 16777216.0f - 0.5f;
+        g[i] = (float)((seed >> 4) & 1023) / 512.0f - 1.0f;
+    }
+    for (int64_t i = 0; i < nw; ++i) w[i] = (float)(i % 7) / 3.0f - 1.0f;
+    conv_reference(n, x, w, g, want[0], want[1], want[2]);
+    pt_tensor *xg = pt_from_data(gpu, PT_F32, 4, xs, x), *wg = pt_from_data(gpu, PT_F32, 4, ws, w);
+    pt_tensor *gg = pt_from_data(gpu, PT_F32, 4, xs, g);
+    pt_tensor *out[3] = {pt_conv2d_direct(xg, wg, &o), pt_conv2d_backward_data(gg, wg, &o, CV_HW, CV_HW),
+                         pt_conv2d_backward_weight(xg, gg, &o, CV_K, CV_K)};
+    const char *names[3] = {"conv2d", "backward data", "backward weight"};
+    for (int k = 0; k < 3; ++k) {
+        const int64_t m = k == 2 ? nw : nx;
+        CHECK_NOT_NULL(out[k]);
+        if (!out[k] || !check_read(out[k], got, m)) continue;
+        const double diff = max_rel_diff(got, want[k], m);
+        printf("-- %s, %lld images: %.3g from the f64 reference\n", names[k], (long long)n, diff);
+        CHECK(diff < (k == 2 ? 1e-3 : 1e-5)); /* dW sums n * 256 products in f32 */
+    }
+    for (int k = 0; k < 3; ++k) free(want[k]);
+    free(x);
+    free(g);
+    free(got);
     pt_scope_end(sc);
 }
 
@@ -234,6 +315,14 @@ int main(int argc, char **argv) {
     if (!gpu) {
         printf("SKIP: no cuda device: %s\n", pt_last_error());
         return 77;
+    }
+    if (argc > 1 && strcmp(argv[1], "--conv-chunks") == 0) {
+        /* 1024 images: 36 MiB of columns, more than the simulated device's
+         * 40 MiB (PTCU_SIM_MEMORY_MB) less the 4 MiB tensors and what the
+         * caching allocator keeps: the plugin halves its chunks until one
+         * fits, where the composed path would have needed all 36 MiB. */
+        check_conv_chunks(gpu, 1024);
+        return check_summary();
     }
     if (argc > 1 && strcmp(argv[1], "--cublas-fails") == 0) {
         check_cublas_failure(gpu);
@@ -247,5 +336,6 @@ int main(int argc, char **argv) {
     check_memory_info(gpu);
     check_out_of_memory(gpu);
     check_tf32_opt_in(gpu);
+    check_conv_chunks(gpu, 3);
     return check_summary();
 }
