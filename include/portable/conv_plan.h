@@ -38,10 +38,18 @@ extern "C" {
 
 /** The sizes of one CONV call. */
 typedef struct pt_conv_plan {
-    int64_t n, c, h, w;      /**< the image x (dx for BWD_DATA) */
-    int64_t co, kh, kw;      /**< the weight [co, c / groups, kh, kw] */
-    int64_t oh, ow;          /**< the map y (g for the adjoints) */
-    int64_t groups, cg, opg; /**< groups; channels and outputs per group */
+    int64_t n;               /**< images in the batch (x, or dx for BWD_DATA: [n, c, h, w]) */
+    int64_t c;               /**< the image's channels */
+    int64_t h;               /**< the image's height */
+    int64_t w;               /**< the image's width */
+    int64_t co;              /**< output channels (the weight is [co, c / groups, kh, kw]) */
+    int64_t kh;              /**< the kernel's height */
+    int64_t kw;              /**< the kernel's width */
+    int64_t oh;              /**< the map's height (y, or g for the adjoints: [n, co, oh, ow]) */
+    int64_t ow;              /**< the map's width */
+    int64_t groups;          /**< groups (>= 1, dividing c and co) */
+    int64_t cg;              /**< input channels per group: c / groups */
+    int64_t opg;             /**< output channels per group: co / groups */
     int64_t kdim;            /**< cg * kh * kw: rows of one group's columns */
     int64_t p;               /**< oh * ow: columns of one group's columns */
     int64_t col_image;       /**< c * kh * kw * oh * ow: one image's columns */
@@ -174,20 +182,27 @@ typedef enum pt_conv_buffer {
 /** One GEMM operand: a strided matrix, in elements from the start of its
  * buffer (the operand's element [0, 0, 0, 0], or the chunk's columns'). */
 typedef struct pt_conv_matrix {
-    pt_conv_buffer buffer;
-    int64_t offset;      /**< element [0][0] of image 0, group 0 */
-    int64_t row, col;    /**< element strides */
-    int64_t image, group; /**< to the same matrix of the next image, group */
+    pt_conv_buffer buffer; /**< the buffer the matrix lies in */
+    int64_t offset;        /**< element [0][0] of image 0, group 0 */
+    int64_t row;           /**< elements from one row to the next */
+    int64_t col;           /**< elements from one column to the next */
+    int64_t image;         /**< elements to the same matrix of the next image */
+    int64_t group;         /**< elements to the same matrix of the next group */
 } pt_conv_matrix;
 
 /** Row-major c[m, n] = a[m, k] b[k, n] for every image and group of a chunk. */
 typedef struct pt_conv_gemm {
-    int64_t m, n, k;
-    pt_conv_matrix a, b, c;
+    int64_t m;           /**< rows of a and c */
+    int64_t n;           /**< columns of b and c */
+    int64_t k;           /**< columns of a, rows of b */
+    pt_conv_matrix a;    /**< the left operand */
+    pt_conv_matrix b;    /**< the right operand */
+    pt_conv_matrix c;    /**< the result */
     bool over_images;    /**< batched over the images (looped over the groups), else the reverse */
     bool sums_images;    /**< BWD_WEIGHT: every image adds into c */
-    int64_t n0, images;  /**< the chunk */
-    int64_t groups;
+    int64_t n0;          /**< the chunk's first image */
+    int64_t images;      /**< the chunk's images */
+    int64_t groups;      /**< the convolution's groups */
 } pt_conv_gemm;
 
 /** The GEMMs of the chunk of cnt images from image n0: CONV2D a = weight
@@ -224,8 +239,12 @@ static inline pt_conv_gemm pt_conv_plan_gemm(const pt_op *conv, const pt_conv_pl
 
 /** Loop step i of a chunk's GEMMs: one batched call. */
 typedef struct pt_conv_step {
-    int64_t a, b, c;       /**< offsets of the call's first matrices, elements */
-    int64_t sa, sb, sc;    /**< batch strides, elements */
+    int64_t a;             /**< offset of the call's first a matrix, elements */
+    int64_t b;             /**< offset of the call's first b matrix, elements */
+    int64_t c;             /**< offset of the call's first c matrix, elements */
+    int64_t sa;            /**< a's batch stride, elements */
+    int64_t sb;            /**< b's batch stride, elements */
+    int64_t sc;            /**< c's batch stride, elements */
     int64_t batch;         /**< matrices in the call */
     bool accumulate;       /**< c += a b (beta 1), else c = a b */
 } pt_conv_step;
@@ -249,7 +268,7 @@ static inline pt_conv_step pt_conv_plan_step(const pt_conv_gemm *g, int64_t i) {
 
 /** What a plugin gives pt_conv_plan_run: its window kinds and its GEMMs. */
 typedef struct pt_conv_plan_ops {
-    void *ctx;
+    void *ctx; /**< the plugin's own state, passed back to window and gemms */
     /** Queues an IM2COL or COL2IM descriptor. */
     pt_status (*window)(void *ctx, const pt_op *op);
     /** Queues the GEMMs of one chunk. */
