@@ -38,7 +38,7 @@ done
 torch_version=$("$py" -c 'import torch; print(torch.__version__)')
 # The ISA each side's convolutions ran: libportable's from `portable devices`
 # (its oneDNN and vector math), PyTorch's from oneDNN's own log of one conv.
-ours=$("$build"/tools/portable devices | grep -o 'vecmath [a-z0-9_]*; [^;]*$' || echo "unknown")
+ours=$("$build"/tools/portable devices 2>/dev/null | grep -o -m1 'vecmath [a-z0-9_]*; [^;]*' || echo "unknown")
 theirs=$(ONEDNN_VERBOSE=1 "$py" "$here"/bench_cnn_torch.py isa 2>/dev/null | grep -m1 'exec,cpu,convolution' | cut -d, -f5 || true)
 where=$([[ $threads == 1 ]] && echo "1 thread pinned" || echo "$threads threads")
 echo "## Convolutional nets: libportable (cpu) vs PyTorch $torch_version (CPU), $where, $rounds alternating rounds"

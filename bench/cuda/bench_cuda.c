@@ -10,7 +10,9 @@
  *                   bandwidth: cublasSasum (a read-only reduction of the same
  *                   floats) and a device-to-device copy (bytes read + written)
  *   per-op overhead pt_add on 10 elements, 500 and 20000 ops: enqueue cost,
- *                   enqueue + one synchronize, and a synchronize after each
+ *                   enqueue + one synchronize, and a synchronize after each;
+ *                   beside it the floor under any launch, an empty kernel
+ *                   through the driver's cuLaunchKernel, alternated
  *   transfers       host<->device, pageable and pinned, through the API
  *                   (pt_from_data, pt_to_host, pt_to_async) and the runtime
  *                   directly (cudaMemcpy; pinned: cudaMemcpyAsync with one
@@ -35,6 +37,7 @@
  * SECTIONS is a comma-separated subset of gemm,bandwidth,sum,overhead,transfers,tour. */
 #define _POSIX_C_SOURCE 200809L
 #include <cublas_v2.h>
+#include <dlfcn.h>
 #include <cuda_runtime_api.h>
 #include <math.h>
 #include <stdint.h>
@@ -412,13 +415,66 @@ static void bench_sum(void) {
  * retire one, and 20000 ops measure the device's rate for tiny kernels as
  * much as the host's. Both are reported. */
 
+/* The floor under any kernel launch on this machine: an empty kernel
+ * through the driver API's cuLaunchKernel, loaded from PTX text (this file
+ * is plain C, built without nvcc). libcuda is dlopen'ed, so a driver without
+ * these entry points (the simulator's stand-in) leaves the column empty with
+ * the reason instead of failing the benchmark. */
+typedef int (*cu_module_load_data_fn)(void **module, const void *image);
+typedef int (*cu_module_get_function_fn)(void **fn, void *module, const char *name);
+typedef int (*cu_launch_kernel_fn)(void *fn, unsigned gx, unsigned gy, unsigned gz, unsigned bx, unsigned by,
+                                   unsigned bz, unsigned shared, void *stream, void **params, void **extra);
+static struct {
+    cu_launch_kernel_fn launch;
+    void *fn;
+    cudaStream_t stream;
+    char why[200];
+} g_empty;
+
+static bool empty_kernel_ready(void) {
+    if (g_empty.fn) return true;
+    if (!g_direct) {
+        snprintf(g_empty.why, sizeof g_empty.why, "%s", g_direct_why);
+        return false;
+    }
+    void *lib = dlopen("libcuda.so.1", RTLD_NOW | RTLD_LOCAL);
+    cu_module_load_data_fn load = lib ? (cu_module_load_data_fn)dlsym(lib, "cuModuleLoadData") : NULL;
+    cu_module_get_function_fn get = lib ? (cu_module_get_function_fn)dlsym(lib, "cuModuleGetFunction") : NULL;
+    g_empty.launch = lib ? (cu_launch_kernel_fn)dlsym(lib, "cuLaunchKernel") : NULL;
+    if (!load || !get || !g_empty.launch) {
+        snprintf(g_empty.why, sizeof g_empty.why, "libcuda.so.1 %s", lib ? "lacks the module entry points" : "not found");
+        return false;
+    }
+    static const char ptx[] = ".version 7.0\n.target sm_70\n.address_size 64\n"
+                              ".visible .entry pt_bench_empty()\n{\n\tret;\n}\n";
+    void *module = NULL;
+    int rc;
+    CU(cudaFree(NULL)); /* the runtime's primary context, current on this thread */
+    if ((rc = load(&module, ptx)) != 0 || (rc = get(&g_empty.fn, module, "pt_bench_empty")) != 0) {
+        snprintf(g_empty.why, sizeof g_empty.why, "loading an empty PTX kernel failed (CUresult %d)", rc);
+        g_empty.fn = NULL;
+        return false;
+    }
+    CU(cudaStreamCreateWithFlags(&g_empty.stream, cudaStreamNonBlocking));
+    return true;
+}
+
+static void launch_empty(void) {
+    if (g_empty.launch(g_empty.fn, 1, 1, 1, 32, 1, 1, 0, g_empty.stream, NULL, NULL) != 0) die("cuLaunchKernel");
+}
+
 static void bench_overhead(void) {
     const int64_t n = 10;
     const int counts[2] = {500, 20000}, rounds = 3, sync_iters = g_quick ? 1000 : 5000;
     pt_tensor *a = PT(pt_rand(g_dev, PT_F32, 1, &n)), *b = PT(pt_rand(g_dev, PT_F32, 1, &n));
     for (int i = 0; i < 1000; ++i) pt_release(PT(pt_add(a, b)));
     PT_OK_(pt_device_synchronize(g_dev));
-    double enq[2] = {1e30, 1e30}, with_sync[2] = {1e30, 1e30};
+    const bool floor_ok = empty_kernel_ready();
+    if (floor_ok) {
+        for (int i = 0; i < 1000; ++i) launch_empty();
+        CU(cudaStreamSynchronize(g_empty.stream));
+    }
+    double enq[2] = {1e30, 1e30}, with_sync[2] = {1e30, 1e30}, floor_enq[2] = {1e30, 1e30};
     for (int r = 0; r < rounds; ++r) {
         for (int k = 0; k < 2; ++k) {
             PT_OK_(pt_device_synchronize(g_dev));
@@ -429,6 +485,13 @@ static void bench_overhead(void) {
             const double t2 = now();
             if ((t1 - t0) / counts[k] < enq[k]) enq[k] = (t1 - t0) / counts[k];
             if ((t2 - t0) / counts[k] < with_sync[k]) with_sync[k] = (t2 - t0) / counts[k];
+            if (floor_ok) { /* the same count of empty launches, right after */
+                const double f0 = now();
+                for (int i = 0; i < counts[k]; ++i) launch_empty();
+                const double f1 = now();
+                CU(cudaStreamSynchronize(g_empty.stream));
+                if ((f1 - f0) / counts[k] < floor_enq[k]) floor_enq[k] = (f1 - f0) / counts[k];
+            }
         }
     }
     double t0 = now();
@@ -454,6 +517,22 @@ static void bench_overhead(void) {
     }
     printf("| pt_add + pt_device_synchronize after each op (%d ops) | %.2f |\n", sync_iters, t_each * 1e6);
     record("add10_sync_us", t_each * 1e6);
+    printf("\n### The floor: an empty kernel through cuLaunchKernel, alternated with the rows above "
+           "(microseconds per launch, enqueue only)\n\n");
+    printf("| launches | empty kernel us | pt_add us | pt_add - floor (libportable's own host work) |\n"
+           "|---|---|---|---|\n");
+    for (int k = 0; k < 2; ++k) {
+        if (!floor_ok) {
+            printf("| %d | - | %.2f | - |\n", counts[k], enq[k] * 1e6);
+            continue;
+        }
+        printf("| %d | %.2f | %.2f | %.2f |\n", counts[k], floor_enq[k] * 1e6, enq[k] * 1e6,
+               (enq[k] - floor_enq[k]) * 1e6);
+        char key[64];
+        snprintf(key, sizeof key, "empty_launch_%d_us", counts[k]);
+        record(key, floor_enq[k] * 1e6);
+    }
+    if (!floor_ok) printf("\n(no floor measured: %s)\n", g_empty.why);
 }
 
 /* ---- Host <-> device transfers ---- */

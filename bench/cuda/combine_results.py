@@ -130,8 +130,10 @@ def targets(r_pt, r_th, cl):
         a = r_pt.get(f"add10_enqueue_{k}_us")
         name = f"pt_add on 10 elements <= 3 us of host time per op ({k} ops, enqueue only" + \
             ("; past the launch queue's depth, so the device's rate too)" if k > 1000 else ")")
+        floor = r_pt.get(f"empty_launch_{k}_us")
+        why = f" (an empty kernel's cuLaunchKernel alone: {floor:.2f} us)" if a is not None and floor else ""
         rows.append((name, "-", "not measured") if a is None else
-                    (name, "yes" if a <= 3.0 else "NO", f"{a:.2f} us"))
+                    (name, "yes" if a <= 3.0 else "NO", f"{a:.2f} us{why}"))
         t = r_th.get(f"add10_enqueue_{k}_us")
         name = f"pt_add on 10 elements below PyTorch's a + b ({k} ops, enqueue only)"
         rows.append((name, "-", f"not measured ({no_torch if a else 'no libportable figure'})") if not a or not t else

@@ -31,7 +31,8 @@
 # What comes back (the device tool returns at most 8 files): $OUT/results.md
 # (everything above, in order), $OUT/logs.tar.gz (every step's full log),
 # $OUT/bench_cuda.json, $OUT/bench_torch.json and $OUT/bench_opencl.json (raw
-# figures). Five files.
+# figures), and $OUT/clblast_tuning.txt when a CLBlast parameter set beat
+# CLBlast's defaults. Six files at most.
 #
 # Usage, from the repository root of a development machine:
 #   apt-get update && tests/gpu/prepare_debs.sh        # .debs/pkgs/*.deb, ~20 MB
@@ -41,7 +42,10 @@
 # Knobs: OUT (default $TMPDIR/portable-gpu-results), BUILD_DIR (build-gpu),
 # JOBS (nproc), BUDGET_S (seconds for the whole run; 470 on a GPU),
 # DEBS_DIR (.debs), PT_GPU_CMAKE_ARGS (more configure arguments),
-# PT_GPU_REHEARSAL (below).
+# PT_GPU_REHEARSAL (below); for a short follow-up run in leftover GPU time,
+# PT_GPU_ONLY (the steps to run, e.g. "build bench opencl"; facts, deps and
+# the gate always run) and PT_GPU_BENCH_ONLY (bench_cuda's --only sections,
+# e.g. "sum,overhead"; no PyTorch column then).
 #
 # Rehearsal (PT_GPU_REHEARSAL=sim, run by `ctest -L gpu_script` through
 # tests/gpu/rehearse.sh on a machine without a GPU, with the host's -dev
@@ -82,6 +86,7 @@ export PYTHONUNBUFFERED=1
 export PATH=/usr/local/cuda/bin:$PATH
 FAILED=()  # "step: what" for the summary and the exit status
 CUT=()     # steps left out for time
+SKIPPED=() # steps PT_GPU_ONLY leaves out
 
 # ---- Plumbing ----
 elapsed() { echo $(($(date +%s) - START_S)); }
@@ -95,6 +100,11 @@ pack_logs() { tar -C "$LOGS" -czf "$OUT/logs.tar.gz.tmp" . 2>/dev/null && mv "$O
 # NEEDS_S seconds of the budget are left.
 begin() {
   local step=$1 needs=$2
+  # PT_GPU_ONLY="build bench opencl" runs only the steps named (a short
+  # follow-up run in a session's leftover GPU time); the rest are listed.
+  if [ -n "${PT_GPU_ONLY:-}" ] && [ "$step" != deps ] && [[ " $PT_GPU_ONLY " != *" $step "* ]]; then
+    SKIPPED+=("$step"); return 1
+  fi
   echo "== $step ($(elapsed) s in, $(left) s left)"
   if [ "$(left)" -lt "$needs" ]; then
     CUT+=("$step (needs ~${needs} s, $(left) s left)")
@@ -123,6 +133,7 @@ summary() {
   section "Summary ($(elapsed) s of a ${BUDGET_S} s budget)"
   if ((${#FAILED[@]})); then say "Failed:"; for f in "${FAILED[@]}"; do say "- $f"; done
   else say "Nothing failed."; fi
+  if ((${#SKIPPED[@]})); then say "Not run (PT_GPU_ONLY=\"$PT_GPU_ONLY\"): ${SKIPPED[*]}"; fi
   if ((${#CUT[@]})); then say "Cut for time (run them the next time a GPU is at hand):"
     for c in "${CUT[@]}"; do say "- $c"; done; fi
   pack_logs
@@ -388,7 +399,7 @@ torch_cuda=0
 "${PY:-false}" -c 'import torch, sys; sys.exit(0 if torch.cuda.is_available() else 1)' 2>/dev/null && torch_cuda=1
 if begin "bench" 60; then
   section "Benchmarks"
-  bench_args=(--only gemm,bandwidth,sum,overhead,transfers)
+  bench_args=(--only "${PT_GPU_BENCH_ONLY:-gemm,bandwidth,sum,overhead,transfers}")
   if [ "$REHEARSAL" = sim ]; then
     say "Rehearsal: libportable's side of every comparison (quick sizes); the raw cuBLAS and cudart contenders need a GPU."
     bench_args=(--quick "${bench_args[@]}")
@@ -398,7 +409,9 @@ if begin "bench" 60; then
   rc=$?
   [ $rc = 0 ] || fail "bench_cuda (exit $rc)"
   sed 's/^# /### /; s/^## /### /' "$LOGS/bench_cuda.md" >>"$RESULTS"
-  if [ $torch_cuda = 1 ]; then
+  if [ -n "${PT_GPU_BENCH_ONLY:-}" ]; then
+    say "PT_GPU_BENCH_ONLY=$PT_GPU_BENCH_ONLY: libportable and its direct contenders only, no PyTorch column."
+  elif [ $torch_cuda = 1 ]; then
     timeout "$(limit 200)" "$PY" bench/cuda/bench_torch.py --no-tour --json "$OUT/bench_torch.json" \
       >"$LOGS/bench_torch.md" 2>>"$LOGS/bench.log" || fail "bench_torch.py"
     sed 's/^# /### /; s/^## /### /' "$LOGS/bench_torch.md" >>"$RESULTS"
