@@ -1,4 +1,4 @@
-/* The rules every op shares: dtype sizes, names and promotion, scalar
+/* The rules every op shares: dtype promotion, scalar
  * conversion, NumPy broadcasting, and the dimension merging that lets
  * backends see strided operands in their simplest form. */
 #include <math.h>
@@ -8,10 +8,8 @@
 
 /* ---- dtypes ---- */
 
-/* Names, sizes and the promotion order are columns of PT_DTYPE_TABLE. */
-size_t pt_dtype_size(pt_dtype t) { return pt_dtype_table_size(t); }
-
-const char *pt_dtype_name(pt_dtype t) { return pt_dtype_table_name(t); }
+/* The promotion order is a column of PT_DTYPE_TABLE (names and sizes are
+ * the runtime's: core/runtime/dtype.c). */
 
 pt_dtype pt__promote(pt_dtype a, pt_dtype b) {
     /* f16 and bf16 each lack values of the other (range, precision): f32

@@ -117,10 +117,15 @@ void pt__operand_packed(const pt_tensor *x, int ndim, const int64_t *shape, pt_o
 /* Host pointer of a host-visible buffer (cpu backend) plus offset. */
 void *pt__host_ptr(const pt_tensor *x);
 
+/* ---- Transfers (transfer.c) ---- */
+
+/* pt_to / pt_to_async with fn naming the caller in errors: x itself
+ * (retained) when already on d, else a contiguous copy on d; async as
+ * pt_to_async. A reference registered like a public result. pt_copy_
+ * (ops) moves a source on another device through it. */
+pt_tensor *pt__move(const char *fn, pt_tensor *x, pt_device *d, bool async);
+
 /* ---- Random generator state (creation.c) ---- */
-/* Copies src into dst when they live on different devices (transfer.c):
- * broadcasting and casting like pt_copy_. */
-pt_status pt__copy_cross_device(pt_tensor *dst, pt_tensor *src);
 
 /* Returns the counter for a call drawing n elements and advances it. */
 uint64_t pt__rng_take(uint64_t n, uint64_t *seed);
