@@ -31,10 +31,11 @@ typedef struct pt__storage {
     void *release_ctx;
 } pt__storage;
 
-struct pt__grad_meta;            /* autograd state, owned by core/autograd/ */
+struct pt__grad_meta;            /* autograd state, owned by the tape (core/ops/tape.h) */
 
-/* Frees x's autograd state when x dies. The autograd layer sets it when it
- * loads (a constructor), so this layer never calls upwards by name. */
+/* Frees x's autograd state when x dies (tensor.c defines it). The tape sets
+ * it when the library loads (a constructor), so this layer never calls
+ * upwards by name. */
 extern void (*pt__grad_release_hook)(pt_tensor *x);
 
 struct pt_tensor {
