@@ -5,7 +5,8 @@
 #ifndef PORTABLE_CORE_AUTOGRAD_INTERNAL_H
 #define PORTABLE_CORE_AUTOGRAD_INTERNAL_H
 
-#include "ops/tape.h"
+#include "ops/ops_internal.h"
+#include "portable/autograd.h"
 
 /* ---- record.c ---- */
 

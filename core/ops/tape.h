@@ -10,6 +10,7 @@
 #ifndef PORTABLE_CORE_TAPE_H
 #define PORTABLE_CORE_TAPE_H
 
+#include "portable/ops.h"
 #include "tensor/tensor_internal.h"
 
 /* What a backward rule reads from the forward pass (the SAVES column below):

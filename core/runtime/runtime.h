@@ -1,7 +1,16 @@
 /* libportable core, runtime layer: errors, the plugin registry, devices, the
  * caching allocator and the one file that calls backends. The layers above
  * (tensor, ops, autograd, nn) include this; it includes none of them.
- * Nothing here is exported; names are pt__*. */
+ * Nothing here is exported; names are pt__*.
+ *
+ * Each layer's internal header includes the one below it and the public
+ * headers of its own layer only, never the umbrella portable/portable.h:
+ * a function of a later layer is undeclared here, so calling it is an
+ * implicit declaration, an error in the core's build
+ * (-Werror=implicit-function-declaration, core/CMakeLists.txt). This
+ * layer's public headers: status.h, device.h, types.h (dtype names and
+ * sizes), env.h, log.h, trace.h, version.h, half.h and the plugin ABI
+ * (backend.h with op_table.h). */
 #ifndef PORTABLE_CORE_RUNTIME_H
 #define PORTABLE_CORE_RUNTIME_H
 
@@ -10,7 +19,13 @@
 #include <stdatomic.h>
 
 #include "portable/backend.h"
-#include "portable/portable.h"
+#include "portable/device.h"
+#include "portable/env.h"
+#include "portable/log.h"
+#include "portable/status.h"
+#include "portable/trace.h"
+#include "portable/types.h"
+#include "portable/version.h"
 
 /* Thread-locals: the initial-exec model reads them with one instruction
  * instead of a __tls_get_addr call (a few percent of a tiny op). A library

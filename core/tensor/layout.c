@@ -134,14 +134,6 @@ bool pt__merge_dims(int n, const int64_t *shape, const int64_t *strides, int64_t
     return true;
 }
 
-pt_status pt__resolve_dim_only(const char *fn, int dim, int ndim, int *out) {
-    if (dim == PT_ALL)
-        return pt__error(PT_ERR_INVALID_ARGUMENT, fn,
-                         "dim PT_ALL is only for reductions; pass a dim in %d..%d", -ndim,
-                         ndim ? ndim - 1 : 0);
-    return pt__resolve_dim(fn, dim, ndim, out);
-}
-
 /* ---- Operands and copies ---- */
 
 void pt__operand(const pt_tensor *x, pt_operand *out) {

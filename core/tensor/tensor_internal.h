@@ -5,6 +5,7 @@
 #ifndef PORTABLE_CORE_TENSOR_INTERNAL_H
 #define PORTABLE_CORE_TENSOR_INTERNAL_H
 
+#include "portable/tensor.h"
 #include "runtime/runtime.h"
 
 /* ---- Tensors (tensor.c) ---- */
@@ -193,9 +194,6 @@ int pt__broadcast_shapes(int n, const int *ndims, const int64_t *const *shapes, 
 /* Whether the n dims walk memory with a single stride (extent-1 dims
  * ignored); *stride receives it (1 when every extent is 1). */
 bool pt__merge_dims(int n, const int64_t *shape, const int64_t *strides, int64_t *stride);
-/* "dim PT_ALL" is only meaningful to reductions: elsewhere this names the
- * function and the valid range. Otherwise pt__resolve_dim. */
-pt_status pt__resolve_dim_only(const char *fn, int dim, int ndim, int *out);
 
 /* ---- Raw ops the layers above share (new reference, no scope, no autograd) ---- */
 
