@@ -15,6 +15,9 @@
 #      pass the folder holding <layer>/<file>.o as the second argument
 #      (ctest passes the portable target's); without it this check is
 #      skipped and says so;
+#   5. the core names no backend: no string literal of core/*.c contains
+#      "cuda" or "opencl" (comments may; a backend is a plugin the
+#      registry finds, described by its own vtable).
 # Usage: check_core_layers.sh [repository root] [core object folder]
 # Prints every violation and exits 1 when there is one.
 set -u
@@ -111,5 +114,15 @@ if [[ -n $objdir ]]; then
   fi
 fi
 
-[[ $bad -eq 0 ]] && echo "core layers: ok (${layers[*]}; includes and $calls; vtable calls only in runtime/backend_calls.c)"
+# ---- 5. no backend names in the core's strings ----
+# cpp -fpreprocessed drops comments and keeps everything else as written.
+for f in */*.c; do
+  hits=$(cpp -fpreprocessed -P "$f" 2>/dev/null | grep -oE '"([^"\\]|\\.)*"' | grep -E 'cuda|opencl')
+  if [[ -n $hits ]]; then
+    echo "core/$f names a backend in a string (the core learns backends from their plugins):"
+    echo "$hits" | sed 's/^/  /'; bad=1
+  fi
+done
+
+[[ $bad -eq 0 ]] && echo "core layers: ok (${layers[*]}; includes and $calls; vtable calls only in runtime/backend_calls.c; no backend names in strings)"
 exit $bad

@@ -6,7 +6,9 @@
 #     layer, compiled with its own declaration of pt_contiguous, an ops
 #     function);
 #   - an upward include (a tensor header including portable/ops.h);
-#   - the umbrella header included in the core.
+#   - the umbrella header included in the core;
+#   - a backend's name in a string literal of core/*.c (and not in a
+#     comment).
 # Usage: check_core_layers_selftest.sh <repository root> <core object folder>
 set -u
 root="${1:?usage: check_core_layers_selftest.sh <root> <core object folder>}"
@@ -56,5 +58,11 @@ expect "a planted upward include fails" 1 "core/tensor/planted.h (tensor) includ
 fresh
 printf '#include "portable/portable.h"\n' > "$tmp/root/core/nn/planted.h"
 expect "the umbrella header fails" 1 "core/nn/planted.h includes \"portable/portable.h\", which the core never includes"
+
+fresh
+printf '/* a comment may say cuda */\nstatic const char *planted = "opencl:0";\n' > "$tmp/root/core/runtime/planted.c"
+expect "a backend name in a string fails" 1 "core/runtime/planted.c names a backend in a string"
+printf '/* a comment may say cuda and opencl */\nstatic const char *planted = "cpu";\n' > "$tmp/root/core/runtime/planted.c"
+expect "a backend name in a comment passes" 0 ""
 
 exit $fail
