@@ -415,6 +415,8 @@ static const pt_backend_vtable g_vtable = {
     .stamp_record = entry_stamp_record,
     .stamp_time = ptcu_vt_stamp_time,
     .stamp_release = ptcu_vt_stamp_release,
+    .auto_priority = 200, /* auto: before opencl (100); every device is a GPU */
+    .dlpack_device_type = 2 /* kDLCUDA */, .dlpack_host_device_type = 3 /* kDLCUDAHost */, .dlpack_imports = true,
 };
 
 PT_PLUGIN_API const pt_backend_vtable *pt_backend_entry(const pt_host_api *host, uint32_t host_abi) {

@@ -72,6 +72,8 @@ static const pt_backend_vtable ocl_vtable = {
     .stamp_record = ocl_stamp_record,
     .stamp_time = ocl_stamp_time,
     .stamp_release = ocl_stamp_release,
+    .auto_priority = 100, /* auto: after cuda (200), GPU devices only (the default score) */
+    .dlpack_device_type = 4 /* kDLOpenCL */,
 };
 
 PT_PLUGIN_API const pt_backend_vtable *pt_backend_entry(const pt_host_api *host,

@@ -1,5 +1,5 @@
-/* One row per differentiable op: what its backward pass saves and its
- * backward function, which turns g, the gradient of the op's output, into
+/* One row per differentiable op: its backward function (what it may read
+ * from the forward pass is the op's SAVES column in core/ops/tape.h), which turns g, the gradient of the op's output, into
  * the gradient of each input that needs one.
  *
  * Everything here is built from public ops, so it runs on the tensors'
@@ -389,59 +389,53 @@ static void backward_cat(pt__grad_node *node, pt_tensor *g, pt_tensor **out) { b
 static void backward_stack(pt__grad_node *node, pt_tensor *g, pt_tensor **out) { backward_join(node, g, out, true); }
 
 /* ---- The table: one row per op of PT__GRAD_OPS ----
- * saves: which forward values the backward function reads, so recording
- * keeps views of those and nothing else. */
-
-#define SAVES_INPUT(i) PT__SAVES_INPUT(i)
-#define SAVES_OUTPUT PT__SAVES_OUTPUT
-#define FOR_PARTNER PT__SAVES_FOR_PARTNER
+ * A rule reads only the forward values its op's SAVES column (tape.h)
+ * names: the inputs, or the output, recording kept views of. */
 
 static const pt__grad_rule rules[] = {
-    [PT__G_ADD] = {"add", 0, backward_pass},
-    [PT__G_SUB] = {"sub", 0, backward_sub},
-    /* Product rules keep an input only for its partner's gradient, so
-     * y = x W^T with x plain data keeps x but not W. */
-    [PT__G_MUL] = {"mul", SAVES_INPUT(0) | SAVES_INPUT(1) | FOR_PARTNER, backward_mul},
-    [PT__G_DIV] = {"div", SAVES_INPUT(1) | SAVES_OUTPUT, backward_div},
-    [PT__G_POW] = {"pow", SAVES_INPUT(0) | SAVES_INPUT(1) | SAVES_OUTPUT, backward_pow},
-    [PT__G_MAXIMUM] = {"maximum", SAVES_INPUT(0) | SAVES_INPUT(1), backward_maximum},
-    [PT__G_MINIMUM] = {"minimum", SAVES_INPUT(0) | SAVES_INPUT(1), backward_minimum},
-    [PT__G_ADD_SCALAR] = {"add_scalar", 0, backward_pass},
-    [PT__G_MUL_SCALAR] = {"mul_scalar", 0, backward_mul_scalar},
-    [PT__G_NEG] = {"neg", 0, backward_neg},
-    [PT__G_ABS] = {"abs", SAVES_INPUT(0), backward_abs},
-    [PT__G_EXP] = {"exp", SAVES_OUTPUT, backward_exp},
-    [PT__G_LOG] = {"log", SAVES_INPUT(0), backward_log},
-    [PT__G_SQRT] = {"sqrt", SAVES_OUTPUT, backward_sqrt},
-    [PT__G_RELU] = {"relu", SAVES_OUTPUT, backward_relu},
-    [PT__G_SIGMOID] = {"sigmoid", SAVES_OUTPUT, backward_sigmoid},
-    [PT__G_TANH] = {"tanh", SAVES_OUTPUT, backward_tanh},
-    [PT__G_WHERE] = {"where", SAVES_INPUT(0) /* the condition */, backward_where},
-    [PT__G_SUM] = {"sum", 0, backward_sum},
-    [PT__G_MEAN] = {"mean", 0, backward_mean},
-    [PT__G_MAX] = {"max", SAVES_INPUT(0), backward_max},
-    [PT__G_NORM] = {"norm", SAVES_INPUT(0) | SAVES_OUTPUT, backward_norm},
-    [PT__G_SOFTMAX] = {"softmax", SAVES_OUTPUT, backward_softmax},
-    [PT__G_LOG_SOFTMAX] = {"log_softmax", SAVES_OUTPUT, backward_log_softmax},
-    [PT__G_MATMUL] = {"matmul", SAVES_INPUT(0) | SAVES_INPUT(1) | FOR_PARTNER, backward_matmul},
-    [PT__G_RESHAPE] = {"reshape", 0, backward_reshape},
-    [PT__G_TRANSPOSE] = {"transpose", 0, backward_transpose},
-    [PT__G_PERMUTE] = {"permute", 0, backward_permute},
-    [PT__G_NARROW] = {"narrow", 0, backward_narrow},
-    [PT__G_EXPAND] = {"expand", 0, backward_pass},
-    [PT__G_CONTIGUOUS] = {"contiguous", 0, backward_pass},
-    [PT__G_CAST] = {"cast", 0, backward_cast},
-    [PT__G_CAT] = {"cat", 0, backward_cat},
-    [PT__G_STACK] = {"stack", 0, backward_stack},
-    [PT__G_GATHER] = {"gather", SAVES_INPUT(1) /* the index */, backward_gather},
-    [PT__G_SIN] = {"sin", SAVES_INPUT(0), backward_sin},
-    [PT__G_COS] = {"cos", SAVES_INPUT(0), backward_cos},
-    [PT__G_CLAMP] = {"clamp", SAVES_INPUT(0), backward_clamp},
-    [PT__G_IM2COL] = {"im2col", 0, backward_im2col},
-    [PT__G_COL2IM] = {"col2im", 0, backward_col2im},
-    [PT__G_GELU] = {"gelu", SAVES_INPUT(0), backward_gelu},
-    [PT__G_MAX_POOL2D] = {"max_pool2d", SAVES_INPUT(1) /* the indices */, backward_max_pool2d},
-    [PT__G_CONV2D] = {"conv2d", SAVES_INPUT(0) | SAVES_INPUT(1) | FOR_PARTNER, backward_conv2d},
+    [PT__G_ADD] = {"add", backward_pass},
+    [PT__G_SUB] = {"sub", backward_sub},
+    [PT__G_MUL] = {"mul", backward_mul},
+    [PT__G_DIV] = {"div", backward_div},
+    [PT__G_POW] = {"pow", backward_pow},
+    [PT__G_MAXIMUM] = {"maximum", backward_maximum},
+    [PT__G_MINIMUM] = {"minimum", backward_minimum},
+    [PT__G_ADD_SCALAR] = {"add_scalar", backward_pass},
+    [PT__G_MUL_SCALAR] = {"mul_scalar", backward_mul_scalar},
+    [PT__G_NEG] = {"neg", backward_neg},
+    [PT__G_ABS] = {"abs", backward_abs},
+    [PT__G_EXP] = {"exp", backward_exp},
+    [PT__G_LOG] = {"log", backward_log},
+    [PT__G_SQRT] = {"sqrt", backward_sqrt},
+    [PT__G_RELU] = {"relu", backward_relu},
+    [PT__G_SIGMOID] = {"sigmoid", backward_sigmoid},
+    [PT__G_TANH] = {"tanh", backward_tanh},
+    [PT__G_WHERE] = {"where", backward_where},
+    [PT__G_SUM] = {"sum", backward_sum},
+    [PT__G_MEAN] = {"mean", backward_mean},
+    [PT__G_MAX] = {"max", backward_max},
+    [PT__G_NORM] = {"norm", backward_norm},
+    [PT__G_SOFTMAX] = {"softmax", backward_softmax},
+    [PT__G_LOG_SOFTMAX] = {"log_softmax", backward_log_softmax},
+    [PT__G_MATMUL] = {"matmul", backward_matmul},
+    [PT__G_RESHAPE] = {"reshape", backward_reshape},
+    [PT__G_TRANSPOSE] = {"transpose", backward_transpose},
+    [PT__G_PERMUTE] = {"permute", backward_permute},
+    [PT__G_NARROW] = {"narrow", backward_narrow},
+    [PT__G_EXPAND] = {"expand", backward_pass},
+    [PT__G_CONTIGUOUS] = {"contiguous", backward_pass},
+    [PT__G_CAST] = {"cast", backward_cast},
+    [PT__G_CAT] = {"cat", backward_cat},
+    [PT__G_STACK] = {"stack", backward_stack},
+    [PT__G_GATHER] = {"gather", backward_gather},
+    [PT__G_SIN] = {"sin", backward_sin},
+    [PT__G_COS] = {"cos", backward_cos},
+    [PT__G_CLAMP] = {"clamp", backward_clamp},
+    [PT__G_IM2COL] = {"im2col", backward_im2col},
+    [PT__G_COL2IM] = {"col2im", backward_col2im},
+    [PT__G_GELU] = {"gelu", backward_gelu},
+    [PT__G_MAX_POOL2D] = {"max_pool2d", backward_max_pool2d},
+    [PT__G_CONV2D] = {"conv2d", backward_conv2d},
 };
 
 /* An op added at the end of PT__GRAD_OPS without a row cannot build... */
@@ -449,7 +443,7 @@ _Static_assert(sizeof rules / sizeof rules[0] == PT__G_COUNT,
                "core/autograd/rules.c: every op of PT__GRAD_OPS (core/ops/tape.h) needs a row");
 
 /* ... and one added in the middle leaves a zeroed row, found when the
- * library loads: then every recording fails, so the first autograd test
+ * library loads: then every backward fails, so the first autograd test
  * says so rather than only a test of that op. */
 static int first_empty_row = -1;
 

@@ -5,6 +5,7 @@
 #define PORTABLE_CORE_NN_INTERNAL_H
 
 #include "autograd/autograd_internal.h"
+#include "portable/nn.h"
 
 /* One parameter of a module tree, as the state dict lists it. */
 typedef struct pt__param {

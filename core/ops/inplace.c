@@ -30,6 +30,15 @@ static bool same_layout(const pt_tensor *a, const pt_tensor *b) {
            memcmp(a->strides, b->strides, (size_t)a->ndim * sizeof(int64_t)) == 0;
 }
 
+/* src on another device than dst: moved to dst's device first (contiguous,
+ * same dtype), then copied in place there, broadcasting and casting. */
+static pt_status copy_across_devices(const char *fn, pt_tensor *dst, pt_tensor *src) {
+    pt_tensor *moved = pt__move(fn, src, pt__dev(dst), false);
+    if (!moved) return pt_last_status();
+    pt_status s = pt_copy_(dst, moved);
+    pt_release(moved); /* the reference pt__move returned (and registered, inside a scope) */
+    return s;
+}
 
 pt_status pt_fill_(pt_tensor *x, double value) {
     static const char fn[] = "pt_fill_";
@@ -59,7 +68,7 @@ pt_status pt_copy_(pt_tensor *dst, pt_tensor *src) {
     }
     if (write_overlaps_itself(dst)) return overlap_error(fn, "dst", dst);
     if (pt__tensor_numel(dst) == 0) return PT_OK;
-    if (pt__dev(src) != pt__dev(dst)) return pt__copy_cross_device(dst, src);
+    if (pt__dev(src) != pt__dev(dst)) return copy_across_devices(fn, dst, src);
     if (same_layout(dst, src)) return PT_OK; /* copying onto itself */
 
     pt_tensor *staged = NULL; /* src when it shares memory with dst in another layout */

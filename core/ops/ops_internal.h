@@ -12,6 +12,8 @@
 #define PORTABLE_CORE_OPS_INTERNAL_H
 
 #include "ops/tape.h"
+#include "portable/ops.h"
+#include "tensor/tensor_internal.h"
 
 /* Element-wise ops: kind ADD..GT (binary), NEG..TANH (unary). elementwise.c */
 pt_tensor *pt__binary_raw(const char *fn, pt_op_kind kind, pt_tensor *a, pt_tensor *b);
@@ -21,6 +23,10 @@ pt_tensor *pt__unary_raw(const char *fn, pt_op_kind kind, pt_tensor *x);
  * else a contiguous copy returned in *copy (NULL when none was needed; the
  * caller releases it after executing). x must not be empty. reduce.c */
 pt_status pt__layout3(const char *fn, pt_tensor *x, int d, pt_operand *o, pt_tensor **copy);
+
+/* "dim PT_ALL" is only meaningful to reductions: elsewhere this names the
+ * function and the valid range. Otherwise pt__resolve_dim. shape.c */
+pt_status pt__resolve_dim_only(const char *fn, int dim, int ndim, int *out);
 
 /* PT_OK when the op table says kind takes dtype t, else PT_ERR_DTYPE
  * "fn: dtype <t> not supported; cast to <fix> with pt_cast()", the fix being

@@ -7,6 +7,16 @@
 
 const pt__grad_args pt__no_grad_args;
 
+/* PT_ALL (ops.h) is the reductions' own: every other dim argument is
+ * checked here. */
+pt_status pt__resolve_dim_only(const char *fn, int dim, int ndim, int *out) {
+    if (dim == PT_ALL)
+        return pt__error(PT_ERR_INVALID_ARGUMENT, fn,
+                         "dim PT_ALL is only for reductions; pass a dim in %d..%d", -ndim,
+                         ndim ? ndim - 1 : 0);
+    return pt__resolve_dim(fn, dim, ndim, out);
+}
+
 /* ---- Copies ---- */
 
 static pt_tensor *contiguous(const char *fn, pt_tensor *x) {

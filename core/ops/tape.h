@@ -1,29 +1,81 @@
-/* libportable core — the tape interface: how an op records itself for
- * autograd.
+/* libportable core — the tape: how an op records itself for autograd.
  *
- * Ops (this layer) call pt__grad_wanted and pt__grad_record; the autograd
- * layer above implements them and holds, in core/autograd/rules.c, one row
- * per name listed here: what the backward pass saves and its rule. A new
- * differentiable op adds its name to PT__GRAD_OPS and its row there. */
+ * The recording half of autograd lives in this layer (tape.c): grad mode,
+ * the per-tensor autograd state, the graph's nodes and what each op saves
+ * for its backward pass (the second column of PT__GRAD_OPS). Ops call
+ * pt__grad_wanted and pt__grad_record and never need the autograd layer
+ * above; that layer walks the graph (core/autograd/engine.c) and holds one
+ * backward rule per name listed here (core/autograd/rules.c). A new
+ * differentiable op adds its row to PT__GRAD_OPS and its rule there. */
 #ifndef PORTABLE_CORE_TAPE_H
 #define PORTABLE_CORE_TAPE_H
 
+#include "portable/ops.h"
 #include "tensor/tensor_internal.h"
 
-/* The differentiable ops, by name only: what each saves and how it is
- * differentiated is its row in core/autograd/rules.c (a missing row fails
- * the build or, for a gap in the middle, every recording at run time). */
+/* What a backward rule reads from the forward pass (the SAVES column below):
+ * recording keeps history-free views of exactly these values. */
+#define PT__SAVES_INPUT(i) (1u << (i)) /* input i (i < 8) */
+#define PT__SAVES_OUTPUT (1u << 8)
+/* With two inputs: keep an input marked above only when the other one needs
+ * a gradient (the product rules: y = x W^T with x plain data keeps x, not W). */
+#define PT__SAVES_FOR_PARTNER (1u << 9)
+
+/* The differentiable ops: (NAME, SAVES). How each is differentiated is its
+ * row in core/autograd/rules.c (a missing row fails the build or, for a gap
+ * in the middle, every backward through that library at run time). */
+#define PT__IN(i) PT__SAVES_INPUT(i)
+#define PT__OUT PT__SAVES_OUTPUT
+#define PT__PARTNER PT__SAVES_FOR_PARTNER
 #define PT__GRAD_OPS(X)                                                                            \
-    X(ADD) X(SUB) X(MUL) X(DIV) X(POW) X(MAXIMUM) X(MINIMUM) X(ADD_SCALAR) X(MUL_SCALAR) X(NEG)      \
-    X(ABS) X(EXP) X(LOG) X(SQRT) X(RELU) X(SIGMOID) X(TANH) X(WHERE) X(SUM) X(MEAN) X(MAX) X(NORM)  \
-    X(SOFTMAX) X(LOG_SOFTMAX) X(MATMUL) X(RESHAPE) X(TRANSPOSE) X(PERMUTE) X(NARROW) X(EXPAND)      \
-    X(CONTIGUOUS) X(CAST) X(CAT) X(STACK) X(GATHER) X(SIN) X(COS) X(CLAMP)     \
-    X(IM2COL) X(COL2IM) X(GELU) X(MAX_POOL2D) X(CONV2D)
+    X(ADD, 0)                                                                                      \
+    X(SUB, 0)                                                                                      \
+    X(MUL, PT__IN(0) | PT__IN(1) | PT__PARTNER)                                                    \
+    X(DIV, PT__IN(1) | PT__OUT)                                                                    \
+    X(POW, PT__IN(0) | PT__IN(1) | PT__OUT)                                                        \
+    X(MAXIMUM, PT__IN(0) | PT__IN(1))                                                              \
+    X(MINIMUM, PT__IN(0) | PT__IN(1))                                                              \
+    X(ADD_SCALAR, 0)                                                                               \
+    X(MUL_SCALAR, 0)                                                                               \
+    X(NEG, 0)                                                                                      \
+    X(ABS, PT__IN(0))                                                                              \
+    X(EXP, PT__OUT)                                                                                \
+    X(LOG, PT__IN(0))                                                                              \
+    X(SQRT, PT__OUT)                                                                               \
+    X(RELU, PT__OUT)                                                                               \
+    X(SIGMOID, PT__OUT)                                                                            \
+    X(TANH, PT__OUT)                                                                               \
+    X(WHERE, PT__IN(0)) /* the condition */                                                        \
+    X(SUM, 0)                                                                                      \
+    X(MEAN, 0)                                                                                     \
+    X(MAX, PT__IN(0))                                                                              \
+    X(NORM, PT__IN(0) | PT__OUT)                                                                   \
+    X(SOFTMAX, PT__OUT)                                                                            \
+    X(LOG_SOFTMAX, PT__OUT)                                                                        \
+    X(MATMUL, PT__IN(0) | PT__IN(1) | PT__PARTNER)                                                 \
+    X(RESHAPE, 0)                                                                                  \
+    X(TRANSPOSE, 0)                                                                                \
+    X(PERMUTE, 0)                                                                                  \
+    X(NARROW, 0)                                                                                   \
+    X(EXPAND, 0)                                                                                   \
+    X(CONTIGUOUS, 0)                                                                               \
+    X(CAST, 0)                                                                                     \
+    X(CAT, 0)                                                                                      \
+    X(STACK, 0)                                                                                    \
+    X(GATHER, PT__IN(1)) /* the index */                                                           \
+    X(SIN, PT__IN(0))                                                                              \
+    X(COS, PT__IN(0))                                                                              \
+    X(CLAMP, PT__IN(0))                                                                            \
+    X(IM2COL, 0)                                                                                   \
+    X(COL2IM, 0)                                                                                   \
+    X(GELU, PT__IN(0))                                                                             \
+    X(MAX_POOL2D, PT__IN(1)) /* the indices */                                                     \
+    X(CONV2D, PT__IN(0) | PT__IN(1) | PT__PARTNER)
 
 /* Ops call pt__grad_record with one of these after computing out when
  * pt__grad_wanted says an input needs a gradient. */
 typedef enum pt__grad_op {
-#define PT__GRAD_OP_ENUM(NAME) PT__G_##NAME,
+#define PT__GRAD_OP_ENUM(NAME, SAVES) PT__G_##NAME,
     PT__GRAD_OPS(PT__GRAD_OP_ENUM)
 #undef PT__GRAD_OP_ENUM
     PT__G_COUNT
@@ -38,6 +90,116 @@ typedef struct pt__grad_args {
     int n_ints;
     int ints[PT_MAX_DIMS];       /* permute perm, norm_dims dims */
 } pt__grad_args;
+
+/* What the backward rule of op reads from the forward pass (PT__SAVES_*). */
+unsigned pt__grad_saves(pt__grad_op op);
+
+/* ---- The graph ----
+ * The tape is a graph of nodes, one per recorded op output, like PyTorch's
+ * grad_fn graph:
+ *   - a tensor's pt__grad_meta owns one reference to the node that made it
+ *     (NULL for leaves) and, for leaves, the accumulated gradient;
+ *   - a node owns references to the nodes of its inputs (edges), to the leaf
+ *     tensors it sends gradients to, and to views of the values its backward
+ *     rule needs (views share storage but carry no history, so the graph
+ *     never forms a cycle through tensors);
+ *   - pt_backward walks the nodes from the root, then frees every saved value
+ *     and edge of the nodes it walked ("the graph is freed"); a node itself
+ *     goes when the tensor that owns it dies.
+ * Freeing cascades through edges with a worklist, not recursion, so a long
+ * chain of ops cannot overflow the stack; the worklist and the walk's lists
+ * are linked through the nodes, so neither can run out of memory. */
+
+/* One input of a recorded op. */
+typedef struct pt__grad_edge {
+    struct pt__grad_node *node; /* the input's node (retained), or NULL */
+    pt_tensor *leaf;            /* the input if it is a leaf that requires grad (retained) */
+    pt_tensor *saved;           /* a view of the input's value when the rule needs it */
+    bool needs_grad;            /* node or leaf is set */
+    pt_dtype dtype;
+    int ndim;
+    int64_t shape[PT_MAX_DIMS];
+} pt__grad_edge;
+
+typedef struct pt__grad_node {
+    atomic_int refs;            /* the owning tensor's meta + consumers' edges + walks */
+    pt__grad_op op;
+    pt__grad_args args;
+    bool freed;                 /* saved values and edges released by a backward */
+    pt_tensor *saved_out;       /* a view of the output's value when the rule needs it */
+    pt_dtype out_dtype;
+    int out_ndim;
+    int64_t out_shape[PT_MAX_DIMS];
+    int n;
+    pt__grad_edge *edges;       /* n entries */
+    /* Scratch of one backward walk (core/autograd/engine.c). */
+    uint64_t walk;              /* id of the walk that last visited this node */
+    int pending;                /* consumers in this walk that have not sent their gradient */
+    pt_tensor *grad;            /* gradient of the output summed so far (owned) */
+    struct pt__grad_node *walk_next; /* next node the walk reached */
+    struct pt__grad_node *todo_next; /* next node on the walk's to-visit, then ready, stack;
+                                        once dead, on the thread's list of nodes to free */
+} pt__grad_node;
+
+struct pt__grad_meta {
+    bool requires_grad;         /* a leaf the user marked */
+    pt__grad_node *node;        /* the op that made this tensor (retained), or NULL */
+    pt_tensor *grad;            /* accumulated gradient of a leaf (owned), or NULL */
+    /* pt_set_grad_ready_hook: called when a backward has sent this leaf its
+     * last gradient. ready_walk/ready_pending are that walk's scratch: the
+     * edges into this leaf that have not delivered yet. */
+    pt_status (*ready_hook)(pt_tensor *leaf, void *user); /* a pt_grad_ready_fn (autograd.h) */
+    void *ready_user;
+    uint64_t ready_walk;
+    int ready_pending;
+};
+
+/* ---- Grad mode (thread-local) ----
+ * The user's pt_no_grad_begin/end and the library's own pauses (inside
+ * backward, optimizers, module set-up) count separately so an unbalanced
+ * pt_no_grad_end can be reported without confusing the two. */
+
+/* Grad mode of this thread without touching the error. */
+bool pt__grad_enabled(void);
+/* Grad mode off for library-internal work (nests with the user's). */
+void pt__grad_pause(void);
+void pt__grad_resume(void);
+/* The user's pt_no_grad_begin; pt__grad_user_resume is false (and changes
+ * nothing) when no user pause is open on this thread. */
+void pt__grad_user_pause(void);
+bool pt__grad_user_resume(void);
+
+/* ---- Recording and freeing ---- */
+
+/* Whether x takes part in differentiation: a marked leaf or an op output
+ * with history. */
+bool pt__grad_tracked(const pt_tensor *x);
+/* Whether the op kind is differentiable in dtype t (floating point). */
+bool pt__grad_float(pt_dtype t);
+/* x's meta, created if absent (NULL + PT_ERR_OUT_OF_MEMORY naming fn). */
+struct pt__grad_meta *pt__grad_meta_of(pt_tensor *x, const char *fn);
+/* A history-free view of x's value: shares storage, owns one reference to
+ * it, registered in no scope (NULL when out of memory, no error set). */
+pt_tensor *pt__grad_value_view(pt_tensor *x);
+/* Drops a reference to a node; the last one frees it and cascades. */
+void pt__grad_node_unref(pt__grad_node *node);
+/* Releases a node's saved values and edges (after backward). */
+void pt__grad_node_free_saved(pt__grad_node *node);
+
+/* Takes a reference the library holds itself to x, a result just returned
+ * by a public op: when x is registered in a scope, an extra unregistered
+ * reference (the scope drops its own at its end), else x's own reference.
+ * Callers run inside a scope they end themselves, so that registration
+ * does not linger in a user's long-lived scope. NULL passes through. */
+pt_tensor *pt__own(pt_tensor *x);
+
+/* Drops a reference the library holds itself (taken with pt__own or
+ * pt_retain: a node's edges and saved values, a .grad, a module's
+ * parameters, optimizer state), never one a scope registered. All such
+ * drops go through here so they can move to a scope-blind primitive of
+ * tensor.c; today that is pt_release, which takes a scope registration off
+ * only when every remaining reference is a scope's. NULL is fine. */
+void pt__drop_owned(pt_tensor *x);
 
 /* True when grad mode is on and any of the n inputs requires grad. */
 bool pt__grad_wanted(int n, pt_tensor *const *inputs);

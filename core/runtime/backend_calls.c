@@ -326,3 +326,34 @@ pt_status pt__copy_peer(const char *fn, pt_device *dst_dev, void *dst, size_t ds
     pt__host_free(src_dev, staging);
     return s;
 }
+
+/* ---- What the core learns of a backend from its table (appended members;
+ * defaults as backend.h documents them) ---- */
+
+int32_t pt__vtable_auto_priority(const pt_backend_vtable *vt) {
+    /* auto_priority (optional) default: 0, never picked by auto */
+    return vt && PT__HAS_MEMBER(vt, auto_priority) ? vt->auto_priority : 0;
+}
+
+int32_t pt__device_auto_score(pt_device *d) {
+    const pt_backend_vtable *vt = vt_of(d);
+    if (PT__HAS_MEMBER(vt, auto_device_score)) return vt->auto_device_score(d->index);
+    /* auto_device_score (optional) default: 1 for a GPU, else 0 */
+    pt_device_props p;
+    return pt__device_info_call(d, &p) == PT_OK && p.type == PT_DEVICE_GPU ? 1 : 0;
+}
+
+int32_t pt__backend_dlpack_device_type(const pt__backend *b) {
+    const pt_backend_vtable *vt = b->vt;
+    return vt && PT__HAS_MEMBER(vt, dlpack_device_type) ? vt->dlpack_device_type : 0;
+}
+
+int32_t pt__backend_dlpack_host_device_type(const pt__backend *b) {
+    const pt_backend_vtable *vt = b->vt;
+    return vt && PT__HAS_MEMBER(vt, dlpack_host_device_type) ? vt->dlpack_host_device_type : 0;
+}
+
+bool pt__backend_dlpack_imports(const pt__backend *b) {
+    const pt_backend_vtable *vt = b->vt;
+    return vt && PT__HAS_MEMBER(vt, dlpack_imports) && vt->dlpack_imports;
+}

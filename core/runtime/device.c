@@ -50,11 +50,8 @@ static pt__backend *usable_backend(const char *fn, const char *backend_name, con
                                    pt_status load_failure) {
     pt__backend *b = pt__backend_load(pt__backend_find(backend_name));
     if (!b) {
-        char known[256] = "(none)";
-        size_t used = 0;
-        for (int i = 0; i < pt__backend_total(); ++i)
-            used += (size_t)snprintf(known + used, sizeof known - used, "%s%s", i ? ", " : "",
-                                     pt__backend_at(i)->name);
+        char known[256];
+        pt__backend_names(known, sizeof known);
         pt__error(PT_ERR_NO_DEVICE, fn,
                   "%s: no backend '%s': no plugin libportable-%s.so in the search path (%s); "
                   "known backends: %s",
@@ -71,16 +68,17 @@ static pt__backend *usable_backend(const char *fn, const char *backend_name, con
 
 pt_device *pt_device_get(const char *name) {
     if (!name) {
-        pt__error(PT_ERR_INVALID_ARGUMENT, "pt_device_get", "name is NULL; pass e.g. \"cpu\" or \"cuda:0\"");
+        pt__error(PT_ERR_INVALID_ARGUMENT, "pt_device_get", "name is NULL; pass e.g. \"cpu\" or \"cpu:0\"");
         return NULL;
     }
     char backend[32];
     int index;
     if (!parse_device_name(name, backend, sizeof backend, &index)) {
+        char known[256];
         pt__error(PT_ERR_INVALID_ARGUMENT, "pt_device_get",
-                  "'%.64s' is not a device name; use cpu, cpu:N, cuda:N or opencl:N (N a "
-                  "plain decimal index: no sign, spaces or leading zeros)",
-                  name);
+                  "'%.64s' is not a device name; use backend or backend:N, e.g. cpu, cpu:1 (N a "
+                  "plain decimal index: no sign, spaces or leading zeros; backends found: %s)",
+                  name, pt__backend_names(known, sizeof known));
         return NULL;
     }
     pt__backend *b = usable_backend("pt_device_get", backend, name, PT_ERR_NO_DEVICE);
@@ -105,14 +103,51 @@ typedef struct chosen_backend {
     int index;            /* default device index */
 } chosen_backend;
 
-static bool is_gpu(pt_device *d) {
-    pt_device_props p;
-    return pt__device_info_call(d, &p) == PT_OK && p.type == PT_DEVICE_GPU;
+/* PORTABLE_BACKEND=auto: the backends rank themselves (backend.h's
+ * auto_priority, read from each plugin found without starting it); they
+ * are started highest first, only as far as needed, and the first with a
+ * device its auto_device_score accepts gives its best-scored device (with
+ * today's plugins: a CUDA device, else an OpenCL GPU). None: the cpu. */
+static bool choose_auto(chosen_backend *c) {
+    enum { MAX_RANKED = 64 };
+    pt__backend *ranked[MAX_RANKED];
+    int32_t prio[MAX_RANKED];
+    int n = 0;
+    for (int i = 0; i < pt__backend_total() && n < MAX_RANKED; ++i) {
+        pt__backend *b = pt__backend_at(i);
+        int32_t p = pt__backend_auto_priority(b);
+        if (p <= 0) continue;
+        int k = n++; /* insertion, highest first, stable: file order on ties */
+        while (k > 0 && prio[k - 1] < p) {
+            ranked[k] = ranked[k - 1];
+            prio[k] = prio[k - 1];
+            --k;
+        }
+        ranked[k] = b;
+        prio[k] = p;
+    }
+    for (int r = 0; r < n; ++r) {
+        pt__backend *b = pt__backend_load(ranked[r]);
+        int best = -1;
+        int32_t best_score = 0;
+        for (int i = 0; b->available && i < b->ndev; ++i) {
+            int32_t s = pt__device_auto_score(&b->devices[i]);
+            if (s > best_score) {
+                best_score = s;
+                best = i;
+            }
+        }
+        if (best >= 0) {
+            c->backend = b;
+            c->index = best;
+            return true;
+        }
+    }
+    return false;
 }
 
-/* Resolves PORTABLE_BACKEND: auto prefers a CUDA device, then an OpenCL GPU,
- * then the cpu, loading each plugin in that order only as far as needed; an
- * explicit name loads that plugin alone and never falls back. */
+/* Resolves PORTABLE_BACKEND: auto as above; an explicit name loads that
+ * plugin alone and never falls back. */
 /* Set by pt_set_default_device; NULL: PORTABLE_BACKEND decides. */
 static _Atomic(pt_device *) chosen_by_program;
 
@@ -126,27 +161,18 @@ static chosen_backend choose_backend(const char *fn) {
     }
     const char *env = getenv("PORTABLE_BACKEND");
     if (!env || !*env || strcmp(env, "auto") == 0) {
-        pt__backend *cuda = pt__backend_load(pt__backend_find("cuda"));
-        if (cuda && cuda->available) {
-            c.backend = cuda;
-            return c;
-        }
-        pt__backend *ocl = pt__backend_load(pt__backend_find("opencl"));
-        for (int i = 0; ocl && ocl->available && i < ocl->ndev; ++i)
-            if (is_gpu(&ocl->devices[i])) {
-                c.backend = ocl;
-                c.index = i;
-                return c;
-            }
+        if (choose_auto(&c)) return c;
         c.backend = usable_backend(fn, "cpu", "cpu", PT_ERR_BACKEND_LOAD);
         return c;
     }
     char name[32];
     if (!parse_device_name(env, name, sizeof name, &c.index)) {
+        char known[256];
         pt__error(PT_ERR_INVALID_ARGUMENT, fn,
-                  "PORTABLE_BACKEND='%.64s' is not understood; use auto, cpu, cuda, opencl "
-                  "(optionally :N, N a plain decimal index: no sign, spaces or leading zeros)",
-                  env);
+                  "PORTABLE_BACKEND='%.64s' is not understood; use auto or a backend's name "
+                  "(found: %s), optionally :N, N a plain decimal index: no sign, spaces or "
+                  "leading zeros",
+                  env, pt__backend_names(known, sizeof known));
         return c;
     }
     char asked[64];

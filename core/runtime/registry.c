@@ -254,9 +254,15 @@ const char *pt__plugin_search_path(void) {
     return described_path;
 }
 
-/* The admission checklist. On any failure b->reason says which step and
- * why, and the backend stays unavailable. */
-static void admit(pt__backend *b) {
+/* The admission checklist, up to the table's checks: the file, dlopen, the
+ * entry point, the table. Runs once per backend (under b->load_lock); on
+ * any failure b->reason says which step and why, and the plugin is closed
+ * again. Nothing of the plugin runs but its constructors and its entry
+ * point, so auto can rank every plugin it found by auto_priority and start
+ * only those it tries. */
+static bool open_plugin(pt__backend *b) {
+    if (b->open_tried) return b->opened_vt != NULL;
+    b->open_tried = true;
     if (!b->path[0]) {
         char dirs[700], skipped[300] = "";
         describe_search(dirs, sizeof dirs);
@@ -264,19 +270,19 @@ static void admit(pt__backend *b) {
         snprintf(b->reason, sizeof b->reason,
                  "%splugin libportable-%s.so not found (searched: %s; set PORTABLE_PLUGIN_PATH)",
                  skipped, b->name, dirs);
-        return;
+        return false;
     }
     /* Checked again: the file may have been replaced since the scan. */
     char why[sizeof b->reason];
     if (!regular_file(b->path, why, sizeof why)) {
         snprintf(b->reason, sizeof b->reason, "%s", why);
-        return;
+        return false;
     }
     dlerror();
     b->dl = dlopen(b->path, RTLD_NOW | RTLD_LOCAL);
     if (!b->dl) {
         snprintf(b->reason, sizeof b->reason, "dlopen(%s) failed: %s", b->path, dlerror());
-        return;
+        return false;
     }
     pt_backend_entry_fn entry;
     void *sym = dlsym(b->dl, PT_BACKEND_ENTRY_SYMBOL);
@@ -295,7 +301,19 @@ static void admit(pt__backend *b) {
         goto reject;
     }
     if (!pt__backend_check_vtable(b->path, vt, b->reason, sizeof b->reason)) goto reject;
-    b->vt = vt;
+    b->opened_vt = vt;
+    b->auto_priority = pt__vtable_auto_priority(vt);
+    return true;
+reject:
+    dlclose(b->dl);
+    b->dl = NULL;
+    return false;
+}
+
+/* Admission: the plugin opened (above), then init and its devices. */
+static void admit(pt__backend *b) {
+    if (!open_plugin(b)) return;
+    b->vt = b->opened_vt;
     int n = pt__backend_start(b);
     if (n <= 0) return;
     b->devices = calloc((size_t)n, sizeof *b->devices);
@@ -313,10 +331,6 @@ static void admit(pt__backend *b) {
     }
     b->ndev = n;
     b->available = true;
-    return;
-reject:
-    dlclose(b->dl);
-    b->dl = NULL;
 }
 
 /* ---- Shutdown at exit ----
@@ -377,4 +391,22 @@ pt__backend *pt__backend_at(int i) {
 pt__backend *pt__backend_find(const char *name) {
     pt__registry_init();
     return find_slot(name);
+}
+
+int32_t pt__backend_auto_priority(pt__backend *b) {
+    if (!b) return 0;
+    pthread_mutex_lock(&b->load_lock);
+    bool opened = open_plugin(b); /* a loaded backend was opened already: no change */
+    int32_t p = opened ? b->auto_priority : 0;
+    pthread_mutex_unlock(&b->load_lock);
+    return p;
+}
+
+char *pt__backend_names(char *buf, size_t cap) {
+    size_t used = 0;
+    buf[0] = '\0';
+    for (int i = 0; i < pt__backend_total() && used < cap; ++i)
+        used += (size_t)snprintf(buf + used, cap - used, "%s%s", i ? ", " : "", pt__backend_at(i)->name);
+    if (!buf[0]) snprintf(buf, cap, "(none)");
+    return buf;
 }

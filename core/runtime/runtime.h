@@ -1,7 +1,16 @@
 /* libportable core, runtime layer: errors, the plugin registry, devices, the
  * caching allocator and the one file that calls backends. The layers above
  * (tensor, ops, autograd, nn) include this; it includes none of them.
- * Nothing here is exported; names are pt__*. */
+ * Nothing here is exported; names are pt__*.
+ *
+ * Each layer's internal header includes the one below it and the public
+ * headers of its own layer only, never the umbrella portable/portable.h:
+ * a function of a later layer is undeclared here, so calling it is an
+ * implicit declaration, an error in the core's build
+ * (-Werror=implicit-function-declaration, core/CMakeLists.txt). This
+ * layer's public headers: status.h, device.h, types.h (dtype names and
+ * sizes), env.h, log.h, trace.h, version.h, half.h and the plugin ABI
+ * (backend.h with op_table.h). */
 #ifndef PORTABLE_CORE_RUNTIME_H
 #define PORTABLE_CORE_RUNTIME_H
 
@@ -10,7 +19,13 @@
 #include <stdatomic.h>
 
 #include "portable/backend.h"
-#include "portable/portable.h"
+#include "portable/device.h"
+#include "portable/env.h"
+#include "portable/log.h"
+#include "portable/status.h"
+#include "portable/trace.h"
+#include "portable/types.h"
+#include "portable/version.h"
 
 /* Thread-locals: the initial-exec model reads them with one instruction
  * instead of a __tls_get_addr call (a few percent of a tiny op). A library
@@ -64,6 +79,12 @@ typedef struct pt__backend {
      * only name and path are valid. */
     pthread_mutex_t load_lock;
     _Atomic bool loaded;
+    /* Opening (dlopen, the entry point, the table's checks) comes before
+     * admission's init, on its own when auto only ranks the plugins: under
+     * load_lock, like admission. */
+    bool open_tried;
+    const pt_backend_vtable *opened_vt; /* the checked table, NULL when opening failed */
+    int32_t auto_priority;       /* the table's auto_priority (0: its default) */
 } pt__backend;
 
 /* Blocks are carved from driver allocations (segments) in 512-byte units.
@@ -162,6 +183,12 @@ pt__backend *pt__backend_find(const char *name);
  * are one atomic load); returns b (NULL for NULL). Read available, ndev,
  * devices, vt and reason only after this. */
 pt__backend *pt__backend_load(pt__backend *b);
+/* b's auto_priority (backend.h; 0, its default, when the plugin does not
+ * say or cannot be opened). Opens b's plugin without starting it when it is
+ * not loaded yet (thread-safe). */
+int32_t pt__backend_auto_priority(pt__backend *b);
+/* The names of the backends found, "a, b, c" ("(none)" when none). */
+char *pt__backend_names(char *buf, size_t cap);
 
 /* ---- Caching allocator (allocator.c) ---- */
 
@@ -234,6 +261,16 @@ void pt__probe_op(pt_op_kind kind, pt_dtype t, pt_op *op);
  * false with *reason filled when it cannot be used. */
 bool pt__backend_check_vtable(const char *path, const pt_backend_vtable *vt, char *reason,
                               size_t cap);
+/* The table's auto_priority, 0 (its default) when absent. */
+int32_t pt__vtable_auto_priority(const pt_backend_vtable *vt);
+/* Device d's auto_device_score (default: 1 for a GPU, else 0). */
+int32_t pt__device_auto_score(pt_device *d);
+/* The DLPack members of an admitted backend's table (backend.h), raw: 0 or
+ * false when the plugin does not give them; the tensor layer's dlpack.c
+ * applies the documented defaults. */
+int32_t pt__backend_dlpack_device_type(const pt__backend *b);
+int32_t pt__backend_dlpack_host_device_type(const pt__backend *b);
+bool pt__backend_dlpack_imports(const pt__backend *b);
 /* Runs init, then counts devices; b->reason says why when it returns 0. */
 int pt__backend_start(pt__backend *b);
 /* shutdown (default: nothing) for every started backend, at process exit. */

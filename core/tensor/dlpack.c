@@ -89,24 +89,29 @@ static const char *dl_device_name(int32_t type) {
     }
 }
 
-/* The DLPack device x's memory is on. */
+/* A backend's DLPack device type (backend.h: dlpack_device_type, default
+ * kDLCPU for a host-visible backend, else none: 0). */
+static int32_t backend_dl_type(const pt__backend *b) {
+    int32_t t = pt__backend_dlpack_device_type(b);
+    return t ? t : b->host_visible ? kDLCPU : 0;
+}
+
+/* The DLPack device x's memory is on: its backend says which type. */
 static pt_status dl_device_of(const char *fn, const pt_tensor *x, DLDevice *out) {
     const pt_device *d = pt__dev(x);
-    const char *backend = d->backend->name;
     out->device_id = d->index;
-    if (strcmp(backend, "cpu") == 0) {
-        bool cuda_pinned = x->st->kind == PT__STORAGE_PINNED && x->st->pinned_owner &&
-                           strcmp(x->st->pinned_owner->backend->name, "cuda") == 0;
-        out->device_type = cuda_pinned ? kDLCUDAHost : kDLCPU;
-        if (cuda_pinned) out->device_id = 0; /* host memory has no device index */
+    if (d->backend->host_visible) {
+        /* pinned memory of another backend: that backend's host type
+         * (dlpack_host_device_type, default kDLCPU) */
+        const pt_device *owner = x->st->kind == PT__STORAGE_PINNED ? x->st->pinned_owner : NULL;
+        int32_t host_type = owner ? pt__backend_dlpack_host_device_type(owner->backend) : 0;
+        out->device_type = host_type ? (DLDeviceType)host_type : kDLCPU;
+        if (host_type && host_type != kDLCPU) out->device_id = 0; /* host memory has no device index */
         return PT_OK;
     }
-    if (strcmp(backend, "cuda") == 0) {
-        out->device_type = kDLCUDA;
-        return PT_OK;
-    }
-    if (strcmp(backend, "opencl") == 0) {
-        out->device_type = kDLOpenCL;
+    int32_t t = backend_dl_type(d->backend);
+    if (t) {
+        out->device_type = (DLDeviceType)t;
         return PT_OK;
     }
     return pt__error(PT_ERR_UNSUPPORTED, fn,
@@ -220,9 +225,41 @@ DLManagedTensor *pt_to_dlpack_legacy(pt_tensor *x) {
 
 /* ---- import ---- */
 
+/* The device of memory another library made on DLPack device dev, of a
+ * backend that reports that device type (backend.h: dlpack_device_type)
+ * and takes such memory (dlpack_imports); or NULL with the error. Backends
+ * are started in file order until one reports the type. */
+static pt_device *import_foreign_device(const char *fn, DLDevice dev) {
+    for (int i = 0; i < pt__backend_total(); ++i) {
+        pt__backend *b = pt__backend_load(pt__backend_at(i));
+        if (!b->available || b->host_visible || backend_dl_type(b) != (int32_t)dev.device_type) continue;
+        if (!pt__backend_dlpack_imports(b)) {
+            pt__error(PT_ERR_UNSUPPORTED, fn,
+                      "the tensor is in %s memory of another program, which backend %s cannot "
+                      "use (its buffers belong to its own context); copy it to the host first "
+                      "(only tensors libportable exported itself come back on %s)",
+                      dl_device_name(dev.device_type), b->name, b->name);
+            return NULL;
+        }
+        if (dev.device_id < 0 || dev.device_id >= b->ndev) {
+            pt__error(PT_ERR_NO_DEVICE, fn,
+                      "the tensor is on %s device %d, which libportable cannot use (backend %s "
+                      "has %d device%s); copy it to the host on the producer's side",
+                      dl_device_name(dev.device_type), (int)dev.device_id, b->name, b->ndev,
+                      b->ndev == 1 ? "" : "s");
+            return NULL;
+        }
+        return &b->devices[dev.device_id];
+    }
+    pt__error(PT_ERR_UNSUPPORTED, fn,
+              "the tensor is on %s device %d (DLPack device type %d), which no backend of this "
+              "libportable handles; copy it to the host (kDLCPU) first",
+              dl_device_name(dev.device_type), (int)dev.device_id, (int)dev.device_type);
+    return NULL;
+}
+
 /* The device the memory is on, or NULL with the error. */
 static pt_device *import_device(const char *fn, DLDevice dev) {
-    char name[48];
     switch ((int)dev.device_type) {
     case kDLCPU:
         /* DLPack numbers host memory device 0; another id is a producer's
@@ -235,29 +272,8 @@ static pt_device *import_device(const char *fn, DLDevice dev) {
             return NULL;
         }
         return pt_cpu();
-    case kDLCUDAHost: return pt_cpu();
-    case kDLCUDA: {
-        snprintf(name, sizeof name, "cuda:%d", (int)dev.device_id);
-        pt_device *d = dev.device_id >= 0 ? pt_device_get(name) : NULL;
-        if (!d)
-            pt__error(PT_ERR_NO_DEVICE, fn,
-                      "the tensor is on CUDA device %d, which libportable cannot use (%s); copy "
-                      "it to the host on the producer's side",
-                      (int)dev.device_id, pt_last_error());
-        return d;
-    }
-    case kDLOpenCL:
-        pt__error(PT_ERR_UNSUPPORTED, fn,
-                  "the tensor is an OpenCL buffer of another program's context, which "
-                  "libportable's OpenCL context cannot use; copy it to the host first (only "
-                  "tensors libportable exported itself come back on opencl)");
-        return NULL;
-    default:
-        pt__error(PT_ERR_UNSUPPORTED, fn,
-                  "the tensor is on DLPack device type %d (%s), which libportable has no backend "
-                  "for; copy it to the host (kDLCPU) first",
-                  (int)dev.device_type, dl_device_name(dev.device_type));
-        return NULL;
+    case kDLCUDAHost: return pt_cpu(); /* pinned host memory: DLPack says the cpu reads it */
+    default: return import_foreign_device(fn, dev);
     }
 }
 

@@ -1,4 +1,4 @@
-/* The rules every op shares: dtype sizes, names and promotion, scalar
+/* The rules every op shares: dtype promotion, scalar
  * conversion, NumPy broadcasting, and the dimension merging that lets
  * backends see strided operands in their simplest form. */
 #include <math.h>
@@ -8,10 +8,8 @@
 
 /* ---- dtypes ---- */
 
-/* Names, sizes and the promotion order are columns of PT_DTYPE_TABLE. */
-size_t pt_dtype_size(pt_dtype t) { return pt_dtype_table_size(t); }
-
-const char *pt_dtype_name(pt_dtype t) { return pt_dtype_table_name(t); }
+/* The promotion order is a column of PT_DTYPE_TABLE (names and sizes are
+ * the runtime's: core/runtime/dtype.c). */
 
 pt_dtype pt__promote(pt_dtype a, pt_dtype b) {
     /* f16 and bf16 each lack values of the other (range, precision): f32
@@ -134,14 +132,6 @@ bool pt__merge_dims(int n, const int64_t *shape, const int64_t *strides, int64_t
     }
     *stride = st;
     return true;
-}
-
-pt_status pt__resolve_dim_only(const char *fn, int dim, int ndim, int *out) {
-    if (dim == PT_ALL)
-        return pt__error(PT_ERR_INVALID_ARGUMENT, fn,
-                         "dim PT_ALL is only for reductions; pass a dim in %d..%d", -ndim,
-                         ndim ? ndim - 1 : 0);
-    return pt__resolve_dim(fn, dim, ndim, out);
 }
 
 /* ---- Operands and copies ---- */

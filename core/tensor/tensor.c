@@ -7,6 +7,10 @@
 
 #include "tensor/tensor_internal.h"
 
+/* Frees a dying tensor's autograd state; the tape (core/ops/tape.c) sets it
+ * when the library loads, so this layer never names anything above it. */
+void (*pt__grad_release_hook)(pt_tensor *x) = NULL;
+
 /* ---- Validation helpers shared by every area ---- */
 
 int64_t pt__numel(int ndim, const int64_t *shape) {

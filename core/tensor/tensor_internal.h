@@ -5,6 +5,7 @@
 #ifndef PORTABLE_CORE_TENSOR_INTERNAL_H
 #define PORTABLE_CORE_TENSOR_INTERNAL_H
 
+#include "portable/tensor.h"
 #include "runtime/runtime.h"
 
 /* ---- Tensors (tensor.c) ---- */
@@ -31,10 +32,11 @@ typedef struct pt__storage {
     void *release_ctx;
 } pt__storage;
 
-struct pt__grad_meta;            /* autograd state, owned by core/autograd/ */
+struct pt__grad_meta;            /* autograd state, owned by the tape (core/ops/tape.h) */
 
-/* Frees x's autograd state when x dies. The autograd layer sets it when it
- * loads (a constructor), so this layer never calls upwards by name. */
+/* Frees x's autograd state when x dies (tensor.c defines it). The tape sets
+ * it when the library loads (a constructor), so this layer never calls
+ * upwards by name. */
 extern void (*pt__grad_release_hook)(pt_tensor *x);
 
 struct pt_tensor {
@@ -117,10 +119,15 @@ void pt__operand_packed(const pt_tensor *x, int ndim, const int64_t *shape, pt_o
 /* Host pointer of a host-visible buffer (cpu backend) plus offset. */
 void *pt__host_ptr(const pt_tensor *x);
 
+/* ---- Transfers (transfer.c) ---- */
+
+/* pt_to / pt_to_async with fn naming the caller in errors: x itself
+ * (retained) when already on d, else a contiguous copy on d; async as
+ * pt_to_async. A reference registered like a public result. pt_copy_
+ * (ops) moves a source on another device through it. */
+pt_tensor *pt__move(const char *fn, pt_tensor *x, pt_device *d, bool async);
+
 /* ---- Random generator state (creation.c) ---- */
-/* Copies src into dst when they live on different devices (transfer.c):
- * broadcasting and casting like pt_copy_. */
-pt_status pt__copy_cross_device(pt_tensor *dst, pt_tensor *src);
 
 /* Returns the counter for a call drawing n elements and advances it. */
 uint64_t pt__rng_take(uint64_t n, uint64_t *seed);
@@ -187,9 +194,6 @@ int pt__broadcast_shapes(int n, const int *ndims, const int64_t *const *shapes, 
 /* Whether the n dims walk memory with a single stride (extent-1 dims
  * ignored); *stride receives it (1 when every extent is 1). */
 bool pt__merge_dims(int n, const int64_t *shape, const int64_t *strides, int64_t *stride);
-/* "dim PT_ALL" is only meaningful to reductions: elsewhere this names the
- * function and the valid range. Otherwise pt__resolve_dim. */
-pt_status pt__resolve_dim_only(const char *fn, int dim, int ndim, int *out);
 
 /* ---- Raw ops the layers above share (new reference, no scope, no autograd) ---- */
 

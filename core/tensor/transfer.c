@@ -72,7 +72,8 @@ pt_status pt_to_host(const pt_tensor *x, void *dst, size_t dst_bytes) {
                          bytes);
     }
     if (pt__is_contiguous(x)) return read_contiguous(fn, x, dst);
-    pt_tensor *c = pt_contiguous((pt_tensor *)x);
+    /* A packed copy on x's device (no autograd: it never leaves here). */
+    pt_tensor *c = pt__copy_new(fn, (pt_tensor *)x, x->dtype, x->ndim, x->shape);
     if (!c) return pt_last_status();
     pt_status s = read_contiguous(fn, c, dst);
     pt_release(c);
@@ -145,7 +146,7 @@ static pt_status copy_across(const char *fn, const pt_tensor *src, pt_tensor *ds
     return async ? PT_OK : pt__synchronize(fn, dd);
 }
 
-static pt_tensor *move(const char *fn, pt_tensor *x, pt_device *d, bool async) {
+pt_tensor *pt__move(const char *fn, pt_tensor *x, pt_device *d, bool async) {
     if (!x) return pt__null_input(fn, "x");
     if (!d) {
         pt__error(PT_ERR_INVALID_ARGUMENT, fn, "device is NULL (did pt_device_get fail? see its error)");
@@ -167,13 +168,5 @@ static pt_tensor *move(const char *fn, pt_tensor *x, pt_device *d, bool async) {
     return pt__ret(out);
 }
 
-pt_tensor *pt_to(pt_tensor *x, pt_device *d) { return move("pt_to", x, d, false); }
-pt_tensor *pt_to_async(pt_tensor *x, pt_device *d) { return move("pt_to_async", x, d, true); }
-
-pt_status pt__copy_cross_device(pt_tensor *dst, pt_tensor *src) {
-    pt_tensor *moved = move("pt_copy_", src, dst->st->dev, false);
-    if (!moved) return pt_last_status();
-    pt_status s = pt_copy_(dst, moved);
-    pt_release(moved); /* the reference move() returned (and recorded, inside a scope) */
-    return s;
-}
+pt_tensor *pt_to(pt_tensor *x, pt_device *d) { return pt__move("pt_to", x, d, false); }
+pt_tensor *pt_to_async(pt_tensor *x, pt_device *d) { return pt__move("pt_to_async", x, d, true); }

@@ -301,6 +301,43 @@ typedef struct pt_backend_vtable {
     pt_status (*stamp_record)(int dev, void **stamp);
     pt_status (*stamp_time)(int dev, void *stamp, int64_t *ns); /**< When the queue passed stamp (host ns). */
     void (*stamp_release)(int dev, void *stamp); /**< Frees a stamp from stamp_record. */
+
+    /* What the core knows of a backend only from the backend itself (the
+     * core names none). Appended within ABI version 2: a table built with an
+     * older header is shorter, and the core reads these only when
+     * struct_size covers them; otherwise, and when a member is 0 or NULL, it
+     * uses the default named. */
+    /** How strongly PORTABLE_BACKEND=auto prefers this backend, read right
+     * after pt_backend_entry (before init, so auto can rank the plugins it
+     * found without starting them all). auto starts the backends whose
+     * priority is above 0, highest first (plugin file order on ties), and
+     * takes the first that has a device auto_device_score accepts; when none
+     * has, the cpu. The cuda plugin says 200, opencl 100. (optional)
+     * default: 0, never picked by auto. */
+    int32_t auto_priority;
+    /** Whether and how much auto may pick device dev of this backend (above
+     * 0: it may; the highest score wins, the lowest index on ties).
+     * (optional) default: 1 for a device whose device_info type is
+     * PT_DEVICE_GPU, else 0. */
+    int32_t (*auto_device_score)(int dev);
+    /** The DLPack device type (a DLDeviceType of dlpack/dlpack.h: kDLCUDA is
+     * 2, kDLOpenCL 4, ...) of this backend's device buffers; pt_to_dlpack
+     * reports device index N of the backend as that type's device_id N.
+     * (optional) default: kDLCPU (1) for a host_visible backend, else none:
+     * its tensors cannot be exported (PT_ERR_UNSUPPORTED). */
+    int32_t dlpack_device_type;
+    /** The DLPack device type of memory from this backend's host_alloc (the
+     * CUDA plugin's pinned memory is kDLCUDAHost, 3). (optional) default:
+     * kDLCPU (1). */
+    int32_t dlpack_host_device_type;
+    /** Whether memory another library allocated on this backend's device
+     * type (a DLPack tensor of dlpack_device_type from PyTorch, say) is
+     * usable as a buffer handle of this backend, its data pointer being the
+     * handle (true for CUDA device pointers; false for OpenCL, whose
+     * buffers belong to one context). (optional) default: false:
+     * pt_from_dlpack takes back only the tensors libportable exported
+     * itself. */
+    bool dlpack_imports;
 } pt_backend_vtable;
 
 /** The type of a plugin's pt_backend_entry: given the core's host API and ABI

@@ -286,7 +286,10 @@ static void import_refusals(void) {
     t->device.device_type = kDLCUDA;
     t->device.device_id = 99;
     CHECK(pt_from_dlpack(&h->m, 0) == NULL);
-    CHECK_LAST(PT_ERR_NO_DEVICE);
+    /* no such device of the backend that reports kDLCUDA; or, without such
+     * a backend (the core knows backends only from their plugins), a device
+     * type nothing here handles */
+    CHECK(pt_last_status() == PT_ERR_NO_DEVICE || pt_last_status() == PT_ERR_UNSUPPORTED);
     CHECK_HAS(pt_last_error(), "CUDA device 99");
     t->device.device_type = kDLCPU;
     t->device.device_id = 0;
