@@ -5,68 +5,31 @@
  * (cuda_matmul.c) or a convolution (cuda_conv.c), queued on the device's
  * stream.
  *
- * Dtypes: f32 f64 i32 i64 for arithmetic; u8 also for COPY, FILL, EQ/LT/GT
- * inputs, WHERE, GATHER values and MAX; float only for POW, the transcendental
- * ops, MEAN, SOFTMAX/LOG_SOFTMAX, MATMUL, the WINDOW and CONV kinds and RAND_*; f16/bf16
- * wherever f32 is, but RAND_* (the core's f32 path). Anything else is
- * PT_ERR_UNSUPPORTED with the kind and dtypes named. */
+ * Dtypes: every (kind, compute dtype) the dtype column of op_table.h lets
+ * the core send (pt_op_takes_dtype), f16/bf16 included, but RAND_* in
+ * 16 bits (the core's f32 path). Anything else is PT_ERR_UNSUPPORTED with
+ * the kind and dtypes named. */
 #include <string.h>
 
 #include "cuda_internal.h"
 
 /* ---- What is supported ---- */
 
-/* f16 and bf16 count as float: kernels load them as f32, compute in f32
- * and round each result once (k_common.cuh: Stored, narrow), MATMUL is
- * cuBLAS with f32 accumulation. RAND_* (!is_half below) is refused, and
- * the core runs it in f32 through COPY (core/runtime/half_widen.c). */
-static bool is_half(pt_dtype t) { return t == PT_F16 || t == PT_BF16; }
-static bool is_float(pt_dtype t) { return t == PT_F32 || t == PT_F64 || is_half(t); }
-static bool is_int(pt_dtype t) { return t == PT_I32 || t == PT_I64; }
-static bool is_numeric(pt_dtype t) { return is_float(t) || is_int(t); }
-static bool is_any(pt_dtype t) { return is_numeric(t) || t == PT_U8; }
-
-_Static_assert(PT_OP_COUNT == 52, "a pt_op_kind was added: decide its dtypes below");
-
+/* The op table's dtype column says which compute dtypes each kind takes;
+ * the kernels cover every one of them (the core checked the operands
+ * against each other). f16 and bf16 are loaded as f32, computed in f32 and
+ * rounded once (k_common.cuh: Stored, narrow); MATMUL is cuBLAS with f32
+ * accumulation. The one device limit: RAND_* has no 16-bit generator, so it
+ * is refused there and the core runs it in f32 through COPY
+ * (core/runtime/half_widen.c). */
 static bool dtypes_ok(const pt_op *op) {
-    const pt_dtype o = op->out.dtype;
-    const pt_dtype a = op->n_inputs > 0 ? op->in[0].dtype : o;
-    const pt_dtype b = op->n_inputs > 1 ? op->in[1].dtype : a;
-    const pt_dtype c = op->n_inputs > 2 ? op->in[2].dtype : b;
-    switch (op->kind) {
-    case PT_OP_FILL: return is_any(o);
-    case PT_OP_ARANGE: return is_any(o);
-    case PT_OP_RAND_UNIFORM: case PT_OP_RAND_NORMAL: return is_float(o) && !is_half(o);
-    case PT_OP_COPY: return is_any(o) && is_any(a);
-    case PT_OP_ADD: case PT_OP_SUB: case PT_OP_MUL: case PT_OP_DIV: case PT_OP_MAXIMUM:
-    case PT_OP_MINIMUM: case PT_OP_AXPY: return is_numeric(o) && a == o && b == o;
-    case PT_OP_POW: return is_float(o) && a == o && b == o;
-    case PT_OP_EQ: case PT_OP_LT: case PT_OP_GT: case PT_OP_LE: case PT_OP_GE: case PT_OP_NE:
-        return o == PT_U8 && is_any(a) && b == a;
-    case PT_OP_ADD_SCALAR: case PT_OP_MUL_SCALAR: case PT_OP_NEG: case PT_OP_ABS: case PT_OP_RELU:
-    case PT_OP_CLAMP:
-        return is_numeric(o) && a == o;
-    case PT_OP_EXP: case PT_OP_LOG: case PT_OP_SQRT: case PT_OP_SIGMOID: case PT_OP_TANH:
-    case PT_OP_SIN: case PT_OP_COS: case PT_OP_GELU: case PT_OP_GELU_GRAD:
-        return is_float(o) && a == o;
-    case PT_OP_WHERE: return a == PT_U8 && is_any(o) && b == o && c == o;
-    case PT_OP_SUM: return is_numeric(a) && (o == a || (is_int(a) && o == PT_I64));
-    case PT_OP_MEAN: return is_float(a) && o == a;
-    case PT_OP_MAX: return is_any(a) && o == a;
-    case PT_OP_ARGMAX: return is_numeric(a) && o == PT_I64;
-    case PT_OP_SOFTMAX: case PT_OP_LOG_SOFTMAX: return is_float(a) && o == a;
-    case PT_OP_MATMUL: return is_float(o) && a == o && b == o;
-    case PT_OP_GATHER: return is_any(a) && o == a && is_int(b);
-    case PT_OP_ONE_HOT: return is_int(a) && is_any(o);
-    case PT_OP_IM2COL: case PT_OP_COL2IM: return is_float(o) && a == o;
-    case PT_OP_MAX_POOL2D: return is_float(o) && a == o;
-    case PT_OP_MAX_POOL2D_INDEX: return is_float(a) && o == PT_I64;
-    case PT_OP_MAX_UNPOOL2D: return is_float(o) && a == o && b == PT_I64;
-    /* im2col / col2im and cuBLAS (cuda_conv.c), which checks the shapes. */
-    case PT_OP_CONV2D: case PT_OP_CONV2D_BWD_DATA: case PT_OP_CONV2D_BWD_WEIGHT:
-        return is_float(o) && a == o && b == o;
-    default: return false;
-    }
+    const int n = op->n_inputs < PT_OP_MAX_INPUTS ? op->n_inputs : PT_OP_MAX_INPUTS;
+    if ((unsigned)op->out.dtype >= (unsigned)PT_DTYPE_COUNT) return false;
+    for (int i = 0; i < n; ++i)
+        if ((unsigned)op->in[i].dtype >= (unsigned)PT_DTYPE_COUNT) return false;
+    if ((op->kind == PT_OP_RAND_UNIFORM || op->kind == PT_OP_RAND_NORMAL) && pt_dtype_is_half(op->dtype))
+        return false;
+    return pt_op_takes_dtype(op->kind, op->dtype);
 }
 
 pt_status ptcu_supports(const pt_op *op) {

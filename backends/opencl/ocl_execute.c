@@ -481,9 +481,9 @@ pt_status ocl_supports(int dev, const pt_op *op) {
         op->kind != PT_OP_WHERE && !ocl_has_ew_kernel(op->kind))
         return ocl_fail(PT_ERR_UNSUPPORTED, "%s has no OpenCL kernel in this plugin",
                         pt_op_name(op->kind));
-    /* Float-only kinds (op_table.h's FLOAT column). */
-    if (info->dtypes == PT_DTYPES_FLOAT && !pt_dtype_is_float(t))
-        return ocl_fail(PT_ERR_UNSUPPORTED, "%s is defined for f32/f64 only, not %s",
+    /* The dtypes of the kind's row in op_table.h (FLOAT kinds: not integers). */
+    if (!pt_op_takes_dtype(op->kind, t))
+        return ocl_fail(PT_ERR_UNSUPPORTED, "%s is not defined for %s (op_table.h)",
                         pt_op_name(op->kind), pt_dtype_table_name(t));
     if ((op->kind == PT_OP_GATHER && op->in[1].dtype != PT_I32 && op->in[1].dtype != PT_I64) ||
         (op->kind == PT_OP_ONE_HOT && op->in[0].dtype != PT_I32 && op->in[0].dtype != PT_I64))
