@@ -17,7 +17,9 @@
  *           ANY, NUMERIC (not u8) or FLOAT (pt_dtype bit masks, types.h)
  *   result  the output dtype: SAME (the compute dtype), U8 (comparisons),
  *           I64 (argmax), CAST (any dtype: copy converts)
- *   grad    1 when the public op that sends this kind is differentiable
+ *   grad    1 when the public op that sends this kind is differentiable:
+ *           then autograd has its rule (core/autograd/rules.c), and only
+ *           then (tests/lint/check_grad_column.sh holds the two together)
  *
  * Rows are append only: the enum values are part of the plugin ABI, so a new
  * kind goes at the end, whatever its family. */
