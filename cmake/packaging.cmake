@@ -26,7 +26,7 @@ endif()
 
 # The backends whose plugins this build installs.
 set(PT_BUILT_BACKENDS "")
-foreach(backend cpu opencl cuda)
+foreach(backend ${PT_BACKENDS})
   if(TARGET portable-${backend})
     list(APPEND PT_BUILT_BACKENDS ${backend})
   endif()
