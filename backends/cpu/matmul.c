@@ -212,6 +212,9 @@ static pt_status mm_run_blas(const mm_job *j) {
     const int64_t es = (int64_t)j->es, per_batch = j->M * j->N * j->K;
     int threads = pt_cpu_max_threads();
     if (j->B * per_batch < PT_CPU_GRAIN_GEMM) threads = 1;
+#if defined(PT_CPU_HAVE_ONEDNN) && defined(PT_CPU_ONEDNN_ONE_THREAD)
+    if (j->t == PT_F32 && pt_cpu_gemm_onednn) threads = 1; /* oneDNN on one thread: gemm_choice.c */
+#endif
     if (threads > 1 && !a.packed && !b.packed && j->B >= threads) {
 #ifdef _OPENMP
 #pragma omp parallel for schedule(static) num_threads(threads)
