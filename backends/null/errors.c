@@ -1,8 +1,9 @@
-/* libportable null backend — reporting failures to the host (null_errors.h).
+/* libportable null backend — reporting failures to the host (internal.h).
  *
  * Each message goes straight to host->set_error, which formats it; a backend
- * with many messages adds one printf-like helper here instead. */
-#include "null_errors.h"
+ * with many messages adds one printf-like helper here instead. Messages
+ * start with the backend's name, PT_BACKEND_NAME. */
+#include "internal.h"
 
 static const pt_host_api *null_host = NULL;
 
@@ -10,14 +11,16 @@ void null_set_host(const pt_host_api *host) { null_host = host; }
 
 pt_status null_out_of_memory(const char *what, size_t bytes) {
     if (null_host)
-        null_host->set_error(PT_ERR_OUT_OF_MEMORY, "null: %s of %zu bytes failed", what, bytes);
+        null_host->set_error(PT_ERR_OUT_OF_MEMORY, PT_BACKEND_NAME ": %s of %zu bytes failed", what,
+                             bytes);
     return PT_ERR_OUT_OF_MEMORY;
 }
 
 pt_status null_unsupported(const pt_op *op) {
     if (null_host)
         null_host->set_error(PT_ERR_UNSUPPORTED,
-                             "null: %s is not implemented for %s (the null backend runs no ops)",
+                             PT_BACKEND_NAME ": %s is not implemented for %s (the " PT_BACKEND_NAME
+                                             " backend runs no ops)",
                              pt_op_name(op->kind), pt_dtype_table_name(op->dtype));
     return PT_ERR_UNSUPPORTED;
 }
