@@ -14,8 +14,8 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "conv.h"
-#include "cpu_internal.h"
+#include "exec_conv.h"
+#include "internal.h"
 #include "vecmath.h"
 
 #ifdef PT_CPU_HAVE_CBLAS
@@ -25,6 +25,9 @@
 #define PT_CPU_MAX_DEVICES 64
 
 /* PORTABLE_CPU_DEVICES, read once (a bad value is reported once). */
+/* Nothing to bring up: the devices are this process's memory and cores. */
+pt_status pt_cpu_init(void) { return PT_OK; }
+
 static int device_count = -1;
 static void read_device_count(void) {
     device_count = PT_HOST_HAS(pt_cpu_host, env_int)

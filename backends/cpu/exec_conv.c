@@ -10,8 +10,8 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "conv.h"
-#include "cpu_internal.h"
+#include "exec_conv.h"
+#include "internal.h"
 
 static bool im2col_forced;
 

@@ -1,5 +1,5 @@
-/* libportable cpu backend — the convolution kinds (backend.h CONV): conv.c
- * picks the path per call, conv_onednn.c runs oneDNN's. */
+/* libportable cpu backend — the convolution kinds (backend.h CONV): exec_conv.c
+ * picks the path per call, exec_conv_onednn.c runs oneDNN's. */
 #ifndef PORTABLE_CPU_CONV_H
 #define PORTABLE_CPU_CONV_H
 

@@ -21,8 +21,8 @@
 #include <oneapi/dnnl/dnnl.h>
 #include <oneapi/dnnl/dnnl_debug.h>
 
-#include "conv.h"
-#include "cpu_internal.h"
+#include "exec_conv.h"
+#include "internal.h"
 
 /* Shapes a training step keeps alive at once (each layer's three passes,
  * a few nets) fit with room to spare; the least recently used goes. */

@@ -1,13 +1,13 @@
 /* libportable cpu backend — FILL (any output strides) and ARANGE.
  *
  * FILL's value is converted once to the output dtype (the conversions in
- * cpu_internal.h: floats to integers saturate to i32/i64, wrap to u8).
+ * internal.h: floats to integers saturate to i32/i64, wrap to u8).
  * ARANGE computes start + i * step per element rather than accumulating, so
  * long ranges do not drift; integer ranges with integral start and step are
  * computed in (wrapping) 64-bit integer arithmetic, exact beyond 2^53. */
 #include <math.h>
 
-#include "cpu_internal.h"
+#include "internal.h"
 #include "portable/half.h"
 
 #define PT_CPU_FILL_ROW(S, T)                                                                  \

@@ -7,7 +7,7 @@
  * the header's per-element functions, so they are bit-identical to them. */
 #include "portable/philox.h"
 
-#include "cpu_internal.h"
+#include "internal.h"
 
 /* Elements [begin, end) of a uniform f32 call; begin is a multiple of 4. */
 static void uniform_f32(float *o, int64_t begin, int64_t end, uint64_t seed, uint64_t counter) {

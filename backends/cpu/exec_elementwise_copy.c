@@ -6,7 +6,7 @@
  * portable/numeric_rules.h. */
 #include <string.h>
 
-#include "cpu_internal.h"
+#include "internal.h"
 #include "portable/half.h"
 
 /* ---- Conversions: cv_<from>_<to>(x) ---- */

@@ -3,7 +3,7 @@
  * of bounds: gather writes 0, one_hot leaves the row all zero. */
 #include <string.h>
 
-#include "cpu_internal.h"
+#include "internal.h"
 
 /* ---- GATHER: out[o][j][i] = x[o][index[o][j][i]][i] ----
  * Values are moved as bit patterns, so one kernel per element size serves

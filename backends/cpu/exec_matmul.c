@@ -10,7 +10,7 @@
 #include <limits.h>
 #include <stdlib.h>
 
-#include "cpu_internal.h"
+#include "internal.h"
 
 #ifdef PT_CPU_HAVE_CBLAS
 #include <cblas.h>
@@ -213,7 +213,7 @@ static pt_status mm_run_blas(const mm_job *j) {
     int threads = pt_cpu_max_threads();
     if (j->B * per_batch < PT_CPU_GRAIN_GEMM) threads = 1;
 #if defined(PT_CPU_HAVE_ONEDNN) && defined(PT_CPU_ONEDNN_ONE_THREAD)
-    if (j->t == PT_F32 && pt_cpu_gemm_onednn) threads = 1; /* oneDNN on one thread: gemm_choice.c */
+    if (j->t == PT_F32 && pt_cpu_gemm_onednn) threads = 1; /* oneDNN on one thread: exec_matmul_choice.c */
 #endif
     if (threads > 1 && !a.packed && !b.packed && j->B >= threads) {
 #ifdef _OPENMP

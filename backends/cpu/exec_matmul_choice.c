@@ -27,7 +27,7 @@
 #include <omp.h>
 #endif
 
-#include "cpu_internal.h"
+#include "internal.h"
 
 bool pt_cpu_gemm_onednn;
 static char g_note[160];
@@ -98,7 +98,7 @@ bool pt_cpu_onednn_sgemm(bool ta, bool tb, int64_t M, int64_t N, int64_t K, cons
                          const float *B, int64_t ldb, float *C, int64_t ldc) {
 #if defined(PT_CPU_ONEDNN_ONE_THREAD) && defined(_OPENMP)
     /* The sanitizer builds keep oneDNN on the calling thread, as the
-     * convolutions do (CMakeLists.txt says why); matmul.c keeps its own team
+     * convolutions do (CMakeLists.txt says why); exec_matmul.c keeps its own team
      * out of these products there too. */
     const int before = omp_get_max_threads();
     omp_set_num_threads(1);

@@ -20,7 +20,7 @@
  * NaN or the first maximum. */
 #include <stdlib.h>
 
-#include "cpu_internal.h"
+#include "internal.h"
 
 #define PT_CPU_TILE 256        /* outputs per column tile */
 #define PT_CPU_SUM_BLOCK 256   /* longest run summed in one loop (pairwise leaves) */

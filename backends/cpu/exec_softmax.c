@@ -5,9 +5,9 @@
  * Numerically stable: the maximum along r is subtracted before exp, so the
  * largest term is exp(0) = 1 and nothing overflows; the sum of exponentials
  * accumulates in double. A NaN anywhere along r makes that slice NaN.
- * Loop shapes follow reduce.c: per-slice segments when r is the faster axis,
+ * Loop shapes follow exec_reduce.c: per-slice segments when r is the faster axis,
  * column tiles along a contiguous inner axis otherwise. */
-#include "cpu_internal.h"
+#include "internal.h"
 
 #define PT_CPU_SM_TILE 128
 

@@ -7,7 +7,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "cpu_internal.h"
+#include "internal.h"
 
 typedef struct window_job {
     const pt_op *op;

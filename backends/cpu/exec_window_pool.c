@@ -11,7 +11,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "cpu_internal.h"
+#include "internal.h"
 
 typedef struct pool_job {
     const pt_operand *x, *out, *g, *index;

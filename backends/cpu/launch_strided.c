@@ -24,7 +24,7 @@
 #include <emmintrin.h>
 #endif
 
-#include "cpu_internal.h"
+#include "internal.h"
 #include "portable/half.h"
 
 /* Outputs at least this large are written with streaming stores. Smaller

@@ -20,7 +20,7 @@
 #include <sys/resource.h>
 #include <unistd.h>
 
-#include "cpu_internal.h"
+#include "internal.h"
 
 #ifdef _OPENMP
 /* Cores in this process's affinity mask, looked up once (0: not yet). */
