@@ -9,7 +9,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "ocl_internal.h"
+#include "internal.h"
 
 ocl_state ocl_g;
 
@@ -110,7 +110,7 @@ static void ocl_describe(ocl_device *d) {
     /* PORTABLE_OPENCL_FP64=0 treats every device as lacking fp64, as many
      * consumer and mobile GPUs do: how CI tests that path on PoCL. */
     static const char *const off_on[] = {"0", "1", NULL};
-    if (PT_HOST_HAS(ocl_g.host, env_choice) && ocl_g.host->env_choice("PORTABLE_OPENCL_FP64", off_on, 1) == 0)
+    if (PT_HOST_HAS(ocl_host, env_choice) && ocl_host->env_choice("PORTABLE_OPENCL_FP64", off_on, 1) == 0)
         d->fp64 = false;
     /* f16 MATMUL runs as CLBlastHgemm only when asked for
      * (PORTABLE_OPENCL_HGEMM=1) on a cl_khr_fp16 device: CLBlast multiplies
@@ -120,8 +120,8 @@ static void ocl_describe(ocl_device *d) {
      * accumulation and one rounding that cuBLAS and the f32 path meet). By
      * default f16 products take the f32 path: SGEMM on converted operands,
      * rounded once. */
-    d->fp16 = PT_HOST_HAS(ocl_g.host, env_choice) &&
-              ocl_g.host->env_choice("PORTABLE_OPENCL_HGEMM", off_on, 0) == 1 &&
+    d->fp16 = PT_HOST_HAS(ocl_host, env_choice) &&
+              ocl_host->env_choice("PORTABLE_OPENCL_HGEMM", off_on, 0) == 1 &&
               ocl_has_extension(d->id, "cl_khr_fp16");
     cl_device_fp_config scfg = 0;
     d->fp32_correct_div_sqrt =
@@ -286,7 +286,7 @@ pt_status ocl_device_ready(int dev, const char *what, ocl_device **out) {
         return ocl_fail(PT_ERR_NO_DEVICE, "%s: no OpenCL device %d (%d present)", what, dev,
                         ocl_g.n_devices);
     ocl_device *d = &ocl_g.devices[dev];
-    /* Ready devices take no lock here: an op then locks once (ocl_execute),
+    /* Ready devices take no lock here: an op then locks once (ocl_execute, exec.c),
      * not twice. */
     if (atomic_load_explicit(&d->ready, memory_order_acquire)) {
         *out = d;
@@ -304,7 +304,7 @@ pt_status ocl_device_ready(int dev, const char *what, ocl_device **out) {
             return ocl_cl_fail(err, "clCreateContext for opencl:%d (%s)", dev, d->name);
         }
         /* In order: the one queue orders every op and copy. Profiling on,
-         * so trace stamps (ocl_stamps.c) can read when markers passed. */
+         * so trace stamps (launch_stamps.c) can read when markers passed. */
         d->queue = clCreateCommandQueue(d->ctx, d->id, CL_QUEUE_PROFILING_ENABLE, &err);
         d->profiling = d->queue != NULL;
         if (!d->queue) /* a driver without profiling still runs, untimed */
@@ -320,5 +320,45 @@ pt_status ocl_device_ready(int dev, const char *what, ocl_device **out) {
     }
     pthread_mutex_unlock(&d->lock);
     *out = d;
+    return PT_OK;
+}
+
+/* ---- The vtable's device members ---- */
+
+static void ocl_copy_str(char *dst, size_t cap, const char *src) {
+    snprintf(dst, cap, "%s", src);
+}
+
+pt_status ocl_init(void) { return ocl_devices_enumerate(); }
+
+void ocl_shutdown(void) { ocl_devices_release(); }
+
+int ocl_device_count(void) { return ocl_g.n_devices; }
+
+const char *ocl_unavailable_reason(void) {
+    return ocl_g.reason[0] ? ocl_g.reason : "no OpenCL devices";
+}
+
+pt_status ocl_device_info(int dev, pt_device_props *out) {
+    if (dev < 0 || dev >= ocl_g.n_devices)
+        return ocl_fail(PT_ERR_NO_DEVICE, "device_info: no OpenCL device %d (%d present)", dev,
+                        ocl_g.n_devices);
+    const ocl_device *d = &ocl_g.devices[dev];
+    memset(out, 0, sizeof *out);
+    ocl_copy_str(out->name, sizeof out->name, d->name);
+    ocl_copy_str(out->backend, sizeof out->backend, "opencl");
+    ocl_copy_str(out->vendor, sizeof out->vendor, d->vendor);
+    snprintf(out->platform, sizeof out->platform, "%s (%s)", d->platform_name,
+             d->platform_version);
+    ocl_copy_str(out->driver_version, sizeof out->driver_version, d->driver_version);
+    out->type = (d->cl_type & CL_DEVICE_TYPE_GPU)           ? PT_DEVICE_GPU
+                : (d->cl_type & CL_DEVICE_TYPE_ACCELERATOR) ? PT_DEVICE_ACCELERATOR
+                : (d->cl_type & CL_DEVICE_TYPE_CPU)         ? PT_DEVICE_CPU
+                                                            : PT_DEVICE_OTHER;
+    out->compute_units = (int)d->compute_units;
+    out->memory_total = (int64_t)d->global_mem;
+    out->memory_free = -1; /* OpenCL cannot tell */
+    out->supports_f64 = d->fp64;
+    ocl_device_props_extra(d, out);
     return PT_OK;
 }

@@ -26,7 +26,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-#include "ocl_internal.h"
+#include "internal.h"
 
 #define OCL_TUNING_MAX_PARAMS 24
 

@@ -8,7 +8,9 @@
 #include <stdarg.h>
 #include <stdio.h>
 
-#include "ocl_internal.h"
+#include "internal.h"
+
+const pt_host_api *ocl_host = NULL;
 
 static const struct {
     cl_int code;
@@ -112,7 +114,7 @@ pt_status ocl_status_of(cl_int err) {
 /* The host may be absent only before pt_backend_entry ran; then reports go
  * nowhere rather than crash. */
 static void ocl_report(pt_status s, const char *msg) {
-    if (ocl_g.host && ocl_g.host->set_error) ocl_g.host->set_error(s, "%s", msg);
+    if (ocl_host && ocl_host->set_error) ocl_host->set_error(s, "%s", msg);
 }
 
 pt_status ocl_cl_fail(cl_int err, const char *what_fmt, ...) {
@@ -144,11 +146,11 @@ pt_status ocl_fail(pt_status s, const char *fmt, ...) {
 }
 
 void ocl_log(pt_log_level level, const char *fmt, ...) {
-    if (!ocl_g.host || !ocl_g.host->log) return;
+    if (!ocl_host || !ocl_host->log) return;
     char msg[1024];
     va_list ap;
     va_start(ap, fmt);
     vsnprintf(msg, sizeof msg, fmt, ap);
     va_end(ap);
-    ocl_g.host->log(level, "opencl: %s", msg);
+    ocl_host->log(level, "opencl: %s", msg);
 }

@@ -1,6 +1,6 @@
 /* libportable OpenCL backend — CONV2D, CONV2D_BWD_DATA and
  * CONV2D_BWD_WEIGHT (backend.h CONV) without a convolution library: the
- * plugin's own IM2COL and COL2IM kernels (window.cl, through ocl_window.c)
+ * plugin's own IM2COL and COL2IM kernels (window.cl, through exec_window.c)
  * and CLBlast (ocl_gemm), as portable/conv_plan.h lays them out, over
  * chunks of the batch whose columns fit PT_CONV_PLAN_BUDGET (and half the
  * device's largest buffer). The columns come from the core's caching
@@ -15,7 +15,7 @@
  * bits on every run. */
 #include <string.h>
 
-#include "ocl_internal.h"
+#include "internal.h"
 #include "portable/conv_plan.h"
 
 /* The most column bytes one call holds at once on d. */

@@ -2,7 +2,7 @@
  * cl_khr_fp64, through the host.
  *
  * Such a device stores f64 (its bytes are moved by the i64 program, see
- * ocl_execute.c's ocl_storage_dtype) but cannot convert: converting is
+ * launch.c's ocl_storage_dtype) but cannot convert: converting is
  * double arithmetic. So the source is gathered into a contiguous device
  * buffer (a same-dtype move, any strides), read back, converted on the host
  * by the rules of portable/numeric_rules.h, written to the device and moved
@@ -11,7 +11,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "ocl_internal.h"
+#include "internal.h"
 #include "portable/half.h"
 #include "portable/numeric_rules.h"
 

@@ -9,12 +9,12 @@
  * elements. f16 (on devices with cl_khr_fp16 only: ocl_supports) is
  * CLBlastHgemm, whose kernels multiply and accumulate in half precision;
  * elsewhere the core sends f16/bf16 products here as f32. ocl_gemm is the
- * one CLBlast call site, shared with the convolution (ocl_conv.c). */
+ * one CLBlast call site, shared with the convolution (exec_conv.c). */
 #include <clblast_c.h>
 #include <stdio.h>
 #include <string.h>
 
-#include "ocl_internal.h"
+#include "internal.h"
 #include "portable/half.h"
 
 typedef struct ocl_gemm_side {

@@ -1,8 +1,8 @@
 /* libportable OpenCL backend — the WINDOW kinds (backend.h): IM2COL,
  * COL2IM, MAX_POOL2D, MAX_POOL2D_INDEX and MAX_UNPOOL2D of window.cl, one
- * work item per output element. The convolution (ocl_conv.c) runs its
+ * work item per output element. The convolution (exec_conv.c) runs its
  * im2col and col2im through here too. */
-#include "ocl_internal.h"
+#include "internal.h"
 
 /* What every window kernel takes, held where the argument list can point
  * at it: out and its offset, the input and its offset, the image's strides

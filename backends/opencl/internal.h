@@ -1,7 +1,14 @@
 /* libportable OpenCL backend — state and helpers shared by the plugin's files.
  *
- * Nothing here is exported: the plugin's only public symbol is
- * pt_backend_entry (ocl_plugin.c). Internal names start with ocl_. */
+ * The files follow the backends' one skeleton (docs/backends.md). Calls run
+ * this way and form no circle between files (lint_backend_layout):
+ * plugin.c (the vtable and pt_backend_entry only) -> exec.c (supports and
+ * execute: dispatch by op family) -> exec_<family>*.c -> launch*.c
+ * (arguments and work sizes, programs and their disk cache, the queue's
+ * waits and trace stamps) -> memory.c -> device*.c -> errors.c.
+ *
+ * Symbol prefix: ocl_ (every non-static name). Nothing here is exported:
+ * the plugin's only public symbol is pt_backend_entry (plugin.c). */
 #ifndef PT_OCL_INTERNAL_H
 #define PT_OCL_INTERNAL_H
 
@@ -56,7 +63,7 @@ const char *ocl_kernel_name(ocl_kernel_id k);
  * all contiguous, entry name + "_contig" (elementwise.cl says why). */
 typedef enum ocl_variant { OCL_GENERAL, OCL_CONTIG, OCL_VARIANT__COUNT } ocl_variant;
 
-/* ---- One OpenCL device (ocl_devices.c) ---- */
+/* ---- One OpenCL device (device.c) ---- */
 
 typedef struct ocl_host_block {
     void *ptr;  /* the mapped host pointer handed out by host_alloc */
@@ -103,7 +110,7 @@ typedef struct ocl_device {
     size_t scratch_bytes;
     bool new_kernels; /* a kernel object was created since the last launch */
     /* Bytes of device buffers (alloc and scratch) this process holds: what
-     * ocl_memory.c checks a new buffer against before asking the driver. */
+     * memory.c checks a new buffer against before asking the driver. */
     _Atomic cl_ulong held;
 
     /* Pinned host blocks (host_alloc); own lock so host_free never waits on
@@ -112,7 +119,7 @@ typedef struct ocl_device {
     ocl_host_block *host_blocks;
     int n_host_blocks, cap_host_blocks;
 
-    /* Trace stamps (ocl_stamps.c): host CLOCK_MONOTONIC ns minus the
+    /* Trace stamps (launch_stamps.c): host CLOCK_MONOTONIC ns minus the
      * device's profiling clock, measured once, under lock. */
     int64_t clock_offset;
     bool clock_known;
@@ -120,7 +127,6 @@ typedef struct ocl_device {
 } ocl_device;
 
 typedef struct ocl_state {
-    const pt_host_api *host;
     ocl_device *devices;
     int n_devices;
     char reason[512]; /* why n_devices is 0 */
@@ -142,16 +148,27 @@ void ocl_devices_release(void);
 pt_status ocl_device_ready(int dev, const char *what, ocl_device **out);
 /* After launches that used kernel objects created for them (caller holds
  * d->lock): waits for them and registers an exit handler that waits for
- * every queue (ocl_devices.c says why). */
+ * every queue (device.c says why). */
 void ocl_after_new_kernels(ocl_device *d);
+/* The vtable's device members. */
+pt_status ocl_init(void);
+void ocl_shutdown(void);
+int ocl_device_count(void);
+const char *ocl_unavailable_reason(void);
+pt_status ocl_device_info(int dev, pt_device_props *out);
+/* CLBlast tuning overrides for d (device_tuning.c); called once at device init. */
+void ocl_tuning_apply(const ocl_device *d);
 
-/* ---- Trace stamps (ocl_stamps.c): markers with profiling times ---- */
+/* ---- Trace stamps (launch_stamps.c): markers with profiling times ---- */
 
 pt_status ocl_stamp_record(int dev, void **stamp);
 pt_status ocl_stamp_time(int dev, void *stamp, int64_t *ns);
 void ocl_stamp_release(int dev, void *stamp);
 
-/* ---- Errors (ocl_errors.c) ---- */
+/* ---- Errors (errors.c) ---- */
+
+/* The host API handed to pt_backend_entry (NULL before it ran). */
+extern const pt_host_api *ocl_host;
 
 /* "CL_INVALID_WORK_GROUP_SIZE" etc.; "CL_UNKNOWN_ERROR(<code>)" otherwise
  * (the buffer is static per thread). */
@@ -165,7 +182,7 @@ pt_status ocl_cl_fail(cl_int err, const char *what_fmt, ...) PT_PRINTF(2, 3);
 pt_status ocl_fail(pt_status s, const char *fmt, ...) PT_PRINTF(2, 3);
 void ocl_log(pt_log_level level, const char *fmt, ...) PT_PRINTF(2, 3);
 
-/* ---- Program build and the on-disk cache (ocl_program.c, ocl_cache.c) ---- */
+/* ---- Program build and the on-disk cache (launch_program.c, launch_cache.c) ---- */
 
 /* The kernel id of dtype's program on d, building (or loading from the disk
  * cache) the program at first use. Caller holds d->lock. */
@@ -176,7 +193,7 @@ pt_status ocl_kernel_variant(ocl_device *d, pt_dtype t, ocl_kernel_id k, ocl_var
 void ocl_programs_release(ocl_device *d);
 
 /* A program's identity: the SHA-256 of everything its binary depends on
- * (ocl_program.c: format, sources, build options, device, driver,
+ * (launch_program.c: format, sources, build options, device, driver,
  * platform). It names the cache file and is bound into its digest. */
 typedef struct ocl_cache_key {
     unsigned char id[32];
@@ -194,7 +211,7 @@ unsigned char *ocl_cache_load(const ocl_cache_key *key, size_t *size);
  * logged, never fatal: the cache is only an optimisation. */
 void ocl_cache_store(const ocl_cache_key *key, const unsigned char *data, size_t size);
 
-/* ---- Embedded sources (generated at build time: ocl_sources.c) ---- */
+/* ---- Embedded sources (generated at build time: launch_sources.c) ---- */
 
 typedef struct ocl_source {
     const char *name; /* file name, for messages */
@@ -203,7 +220,7 @@ typedef struct ocl_source {
 extern const ocl_source ocl_sources[];
 extern const int ocl_n_sources;
 
-/* ---- Launching kernels (ocl_launch.c) ---- */
+/* ---- Launching kernels (launch.c) ---- */
 
 typedef struct ocl_arg {
     size_t size;
@@ -241,12 +258,54 @@ pt_status ocl_enqueue(ocl_device *d, cl_kernel k, const char *name, size_t globa
 /* Work sizes of a one-work-item-per-element kernel over n items: groups of
  * up to 256, n rounded up to a whole number of groups. */
 pt_status ocl_launch_items(ocl_device *d, cl_kernel k, const char *name, size_t wg, int64_t n);
+size_t ocl_pow2_floor(size_t x);
+size_t ocl_pow2_ceil(int64_t x);
+/* Runs one of the element-wise kernels (kid of program prog) over out and
+ * n_in inputs, with n_extra arguments after n: the _contig form over whole
+ * work-groups when every operand is contiguous, the general form (shape and
+ * strides as long8 vectors) for the rest. Caller holds d->lock. */
+pt_status ocl_pointwise(ocl_device *d, pt_dtype prog, ocl_kernel_id kid, const pt_operand *out,
+                        int n_in, const pt_operand *const *in, int n_extra, const ocl_arg *extra);
+/* The program whose type moves t's bytes: f64 data on a device without fp64
+ * moves through the i64 program (same 8 bytes, no double arithmetic). */
+pt_dtype ocl_storage_dtype(const ocl_device *d, pt_dtype t);
+/* dst = src element for element, same dtype and shape, any strides: moved by
+ * element size (an f64 move on a device without fp64 runs the i64 program).
+ * Caller holds d->lock. */
+pt_status ocl_move(ocl_device *d, const pt_operand *dst, const pt_operand *src);
+/* [outer, r, inner] row kernels (reduce, softmax; kernels/reduce.cl):
+ * whether rows walk contiguous runs of r (CPU devices), the work-group shape
+ * (local size *L, *tx_n columns), and kernel kid of in[0]'s program with
+ * the element offsets of in[0] (*io) and out (*oo). */
+cl_int ocl_blocked_rows(const ocl_device *d);
+void ocl_reduce_shape(size_t wg, int64_t outer, int64_t r, int64_t inner, size_t *L, cl_int *tx_n);
+pt_status ocl_row_kernel(ocl_device *d, ocl_kernel_id kid, const pt_op *op, cl_kernel *k,
+                         size_t *wg, cl_long *io, cl_long *oo);
+/* Waits for everything queued on device dev. */
+pt_status ocl_synchronize(int dev);
 
-/* ---- Execution (ocl_execute.c, ocl_gemm.c, ocl_window.c, ocl_conv.c) ---- */
+/* ---- Execution (exec.c: supports, execute) ---- */
 
 pt_status ocl_supports(int dev, const pt_op *op);
 pt_status ocl_execute(int dev, const pt_op *op);
-/* CLBlast GEMM for PT_OP_MATMUL. Caller holds d->lock. */
+
+/* ---- Op families (exec_<family>*.c); the caller holds d->lock ---- */
+
+/* exec_elementwise.c: arithmetic, comparisons, WHERE, COPY. */
+pt_status ocl_elementwise(ocl_device *d, const pt_op *op);
+/* Whether an element-wise kind has a kernel (OCL_EW_KINDS). */
+bool ocl_has_ew_kernel(pt_op_kind k);
+/* A cast that needs double arithmetic the device lacks: to or from f64. */
+bool ocl_cast_needs_host(const ocl_device *d, const pt_op *op);
+/* exec_creation.c: FILL, ARANGE, RAND_UNIFORM, RAND_NORMAL. */
+pt_status ocl_creation(ocl_device *d, const pt_op *op);
+/* exec_reduce.c: SUM, MEAN, MAX, ARGMAX. */
+pt_status ocl_reduce(ocl_device *d, const pt_op *op);
+/* exec_softmax.c: SOFTMAX, LOG_SOFTMAX. */
+pt_status ocl_softmax(ocl_device *d, const pt_op *op);
+/* exec_index.c: GATHER, ONE_HOT. */
+pt_status ocl_index(ocl_device *d, const pt_op *op);
+/* exec_matmul.c: CLBlast GEMM for PT_OP_MATMUL. Caller holds d->lock. */
 pt_status ocl_matmul(ocl_device *d, const pt_op *op);
 
 /* One CLBlast product: row-major c[M, N] = a[M, K] b[K, N] (+ c when
@@ -270,17 +329,11 @@ pt_status ocl_window_run(ocl_device *d, const pt_op *op);
 pt_status ocl_conv_supports(const ocl_device *d, const pt_op *op);
 /* A supported CONV op on device dev (d). Caller holds d->lock. */
 pt_status ocl_conv(ocl_device *d, int dev, const pt_op *op);
-/* dst = src element for element, same dtype and shape, any strides: moved by
- * element size (an f64 move on a device without fp64 runs the i64 program).
- * Caller holds d->lock. */
-pt_status ocl_move(ocl_device *d, const pt_operand *dst, const pt_operand *src);
 /* A copy between f64 and another dtype on a device without fp64, converted
- * on the host (ocl_host_cast.c). Caller holds d->lock. */
+ * on the host (exec_elementwise_host_cast.c). Caller holds d->lock. */
 pt_status ocl_cast_via_host(ocl_device *d, const pt_op *op);
-/* CLBlast tuning overrides for d (ocl_tuning.c); called once at device init. */
-void ocl_tuning_apply(const ocl_device *d);
 
-/* ---- Memory and transfers (ocl_memory.c) ---- */
+/* ---- Memory and transfers (memory.c) ---- */
 
 pt_status ocl_alloc(int dev, size_t bytes, void **buf);
 void ocl_free(int dev, void *buf);
@@ -293,7 +346,6 @@ pt_status ocl_copy_d2h(int dev, void *dst, const void *src, size_t src_offset, s
                        bool async);
 pt_status ocl_copy_d2d(int dev, void *dst, size_t dst_offset, const void *src, size_t src_offset,
                        size_t bytes);
-pt_status ocl_synchronize(int dev);
 /* Scratch buffer of at least bytes (caller holds d->lock). */
 pt_status ocl_scratch(ocl_device *d, size_t bytes, cl_mem *out);
 /* bytes of device dev (d) for one op's own use (a convolution's columns):

@@ -1,7 +1,7 @@
 /* libportable OpenCL backend — the on-disk cache of compiled programs.
  *
  * One file per program binary: <dir>/opencl-<first 16 hex digits of the
- * key>.bin, where the key (ocl_program.c) is the SHA-256 of the source, the
+ * key>.bin, where the key (launch_program.c) is the SHA-256 of the source, the
  * build options, the device, the driver and the platform. The file's header
  * repeats the whole key and carries the payload's size and the SHA-256 of
  * key, size and payload, so an entry is bound to the program it was built
@@ -24,8 +24,8 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-#include "ocl_internal.h"
-#include "ocl_sha256.h"
+#include "internal.h"
+#include "launch_sha256.h"
 
 #define OCL_CACHE_MAGIC "PTOCLBN2"
 

@@ -4,7 +4,7 @@
  * -DPT_DTYPE=<dtype>. A program is built the first time an op of that dtype
  * runs on a device, so a run that only uses f32 never pays for compiling the
  * integer kernels (PoCL and some mobile drivers compile slowly). Built
- * binaries are kept on disk (ocl_cache.c) under a key that covers everything
+ * binaries are kept on disk (launch_cache.c) under a key that covers everything
  * that could change the binary; a cached binary the driver refuses is
  * rebuilt from source, never an error. */
 #include <stdio.h>
@@ -12,8 +12,8 @@
 #include <string.h>
 #include <time.h>
 
-#include "ocl_internal.h"
-#include "ocl_sha256.h"
+#include "internal.h"
+#include "launch_sha256.h"
 
 _Static_assert(PT_K_F32 == PT_F32 && PT_K_F64 == PT_F64 && PT_K_I32 == PT_I32 &&
                    PT_K_I64 == PT_I64 && PT_K_U8 == PT_U8 && PT_K_F16 == PT_F16 &&

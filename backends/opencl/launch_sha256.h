@@ -1,4 +1,4 @@
-/* libportable OpenCL backend — SHA-256 (ocl_sha256.c), standalone so the
+/* libportable OpenCL backend — SHA-256 (launch_sha256.c), standalone so the
  * unit test can compile it with the FIPS vectors. */
 #ifndef PT_OCL_SHA256_H
 #define PT_OCL_SHA256_H

@@ -10,7 +10,7 @@
 
 #include <time.h>
 
-#include "ocl_internal.h"
+#include "internal.h"
 
 static int64_t host_ns(void) {
     struct timespec ts;

@@ -20,7 +20,7 @@
 #include <stddef.h>
 #include <string.h>
 
-#include "ocl_internal.h"
+#include "internal.h"
 
 /* Reserves bytes of d's memory for a new buffer, or says which limit it
  * breaks (what names the buffer's use in the message). */
@@ -214,7 +214,7 @@ static pt_status ocl_host_transfer(int dev, bool to_device, cl_mem buf, size_t o
         return ocl_cl_fail(err, "%s(%zu bytes at offset %zu)",
                            to_device ? "clEnqueueWriteBuffer" : "clEnqueueReadBuffer", bytes,
                            offset);
-    if (async) clFlush(d->queue); /* start it now (see ocl_execute) */
+    if (async) clFlush(d->queue); /* start it now (see ocl_execute, exec.c) */
     return PT_OK;
 }
 
@@ -242,16 +242,7 @@ pt_status ocl_copy_d2d(int dev, void *dst, size_t dst_offset, const void *src, s
     if (err != CL_SUCCESS)
         return ocl_cl_fail(err, "clEnqueueCopyBuffer(%zu bytes, offset %zu -> %zu)", bytes,
                            src_offset, dst_offset);
-    clFlush(d->queue); /* start it now (see ocl_execute) */
-    return PT_OK;
-}
-
-pt_status ocl_synchronize(int dev) {
-    ocl_device *d = NULL;
-    pt_status st = ocl_device_ready(dev, "synchronize", &d);
-    if (st != PT_OK) return st;
-    cl_int err = clFinish(d->queue);
-    if (err != CL_SUCCESS) return ocl_cl_fail(err, "clFinish on %s", d->name);
+    clFlush(d->queue); /* start it now (see ocl_execute, exec.c) */
     return PT_OK;
 }
 
@@ -275,7 +266,7 @@ pt_status ocl_scratch(ocl_device *d, size_t bytes, cl_mem *out) {
 /* The core's caching allocator, where the core offers it (pt_host_api's
  * device_alloc and device_free, appended members). */
 static bool ocl_core_allocator(void) {
-    const pt_host_api *h = ocl_g.host;
+    const pt_host_api *h = ocl_host;
     return h && h->struct_size >= offsetof(pt_host_api, device_free) + sizeof h->device_free && h->device_alloc &&
            h->device_free;
 }
@@ -285,7 +276,7 @@ pt_status ocl_temp_alloc(ocl_device *d, int dev, size_t bytes, cl_mem *mem, size
     *offset = 0;
     if (ocl_core_allocator()) {
         void *buf = NULL;
-        pt_status st = ocl_g.host->device_alloc("opencl", dev, bytes, &buf, offset, block);
+        pt_status st = ocl_host->device_alloc("opencl", dev, bytes, &buf, offset, block);
         if (st == PT_OK) *mem = (cl_mem)buf;
         return st;
     }
@@ -293,6 +284,6 @@ pt_status ocl_temp_alloc(ocl_device *d, int dev, size_t bytes, cl_mem *mem, size
 }
 
 void ocl_temp_free(ocl_device *d, int dev, cl_mem mem, void *block) {
-    if (block) ocl_g.host->device_free("opencl", dev, block);
+    if (block) ocl_host->device_free("opencl", dev, block);
     else if (mem) ocl_release_buffer(d, mem);
 }
