@@ -1,5 +1,5 @@
-/* libportable CUDA backend — the plugin's entry point, its vtable, and device
- * admission.
+/* libportable CUDA backend — devices: admission, bring-up on first use,
+ * properties, and the caller's current device.
  *
  * Graceful absence: the plugin links the CUDA runtime (libcudart) shared but
  * never the driver (libcuda.so.1), which the runtime loads when first asked
@@ -18,17 +18,16 @@
  * device's context, stream and kernel check are made on its first use
  * (ptcu_select), so a process that uses one GPU of eight pays for one; a
  * device whose bring-up fails then fails every call with that reason.
- * Every vtable entry puts the calling thread's current CUDA device back as
- * it found it, so the plugin never moves a program's own CUDA work. */
+ * Every vtable entry (plugin.c) puts the calling thread's current CUDA
+ * device back as it found it (ptcu_caller_now / ptcu_caller_restore), so
+ * the plugin never moves a program's own CUDA work. */
 #include <dlfcn.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
-#include "cuda_internal.h"
-
-const pt_host_api *ptcu_host;
+#include "internal.h"
 
 static struct {
     int ndev;
@@ -104,13 +103,8 @@ pt_status ptcu_select(ptcu_device *d, const char *what) {
  * device whose context exists already: on a thread that never chose one,
  * cudaGetDevice says 0, and switching "back" there would create device 0's
  * context for nothing (this plugin brings contexts up lazily). */
-typedef struct caller_device {
-    int ordinal;
-    bool known;
-} caller_device;
-
-static caller_device caller_device_now(void) {
-    caller_device c = {-1, false};
+ptcu_caller_device ptcu_caller_now(void) {
+    ptcu_caller_device c = {-1, false};
     if (cudaGetDevice(&c.ordinal) == cudaSuccess) c.known = true;
     else (void)cudaGetLastError();
     return c;
@@ -118,7 +112,7 @@ static caller_device caller_device_now(void) {
 
 static bool context_exists(int ordinal);
 
-static void restore_caller_device(caller_device c) {
+void ptcu_caller_restore(ptcu_caller_device c) {
     int cur = -1;
     if (!c.known || cudaGetDevice(&cur) != cudaSuccess || cur == c.ordinal) return;
     if (!context_exists(c.ordinal)) return;
@@ -207,7 +201,7 @@ static bool context_exists(int ordinal) {
     return true; /* not one of ours: the caller chose it, so it has its context */
 }
 
-static pt_status cuda_init(void) {
+pt_status ptcu_vt_init(void) {
     g_cuda.ndev = 0;
     g_cuda.reason[0] = '\0';
     snprintf(g_cuda.driver_version, sizeof g_cuda.driver_version, "none");
@@ -279,37 +273,15 @@ static pt_status cuda_init(void) {
     return PT_OK;
 }
 
-static void cuda_shutdown(void) {
-    /* At process exit the runtime may already be unloading: errors are
-     * ignored. The primary contexts are left alone (cudaDeviceReset would
-     * pull memory from under other users of CUDA in this process). */
-    for (int i = 0; i < g_cuda.ndev; ++i) {
-        ptcu_device *d = &g_cuda.devices[i];
-        /* Devices never used have no context: nothing to tear down. The
-         * scratch and workspace go back to the core's allocator (the core
-         * outlives its plugins) before the handles to them are wiped. */
-        if (__atomic_load_n(&d->up, __ATOMIC_ACQUIRE) == 1 && cudaSetDevice(d->ordinal) == cudaSuccess) {
-            if (d->blas) cublasDestroy(d->blas);
-            if (d->stream) cudaStreamSynchronize(d->stream);
-            ptcu_scratch_release(d);
-            if (d->clock_anchor) cudaEventDestroy(d->clock_anchor); /* the trace stamps' */
-            if (d->stream) cudaStreamDestroy(d->stream);
-        }
-        pthread_mutex_destroy(&d->lock);
-        pthread_mutex_destroy(&d->up_lock);
-        memset(d, 0, sizeof *d);
-    }
-    g_cuda.ndev = 0;
-    (void)cudaGetLastError();
-}
+int ptcu_vt_device_count(void) { return g_cuda.ndev; }
 
-static int cuda_device_count(void) { return g_cuda.ndev; }
+void ptcu_devices_forget(void) { g_cuda.ndev = 0; }
 
-static const char *cuda_unavailable_reason(void) {
+const char *ptcu_vt_unavailable_reason(void) {
     return g_cuda.reason[0] ? g_cuda.reason : "no CUDA devices";
 }
 
-static pt_status cuda_device_info(int dev, pt_device_props *out) {
+pt_status ptcu_vt_device_info(int dev, pt_device_props *out) {
     ptcu_device *d = ptcu_dev(dev);
     memset(out, 0, sizeof *out);
     snprintf(out->name, sizeof out->name, "%s", d->name);
@@ -341,92 +313,3 @@ static pt_status cuda_device_info(int dev, pt_device_props *out) {
     return PT_OK;
 }
 
-/* ---- Entries that keep the caller's current device ---- */
-
-#define PTCU_KEEP_DEVICE(call)                      \
-    do {                                            \
-        const caller_device caller_ = caller_device_now(); \
-        pt_status s_ = (call);                      \
-        restore_caller_device(caller_);             \
-        return s_;                                  \
-    } while (0)
-
-static pt_status entry_device_info(int dev, pt_device_props *out) { PTCU_KEEP_DEVICE(cuda_device_info(dev, out)); }
-static pt_status entry_alloc(int dev, size_t bytes, void **buf) { PTCU_KEEP_DEVICE(ptcu_vt_alloc(dev, bytes, buf)); }
-static void entry_free(int dev, void *buf) {
-    const caller_device c = caller_device_now();
-    ptcu_vt_free(dev, buf);
-    restore_caller_device(c);
-}
-static pt_status entry_memory_info(int dev, int64_t *free_bytes, int64_t *total_bytes) {
-    PTCU_KEEP_DEVICE(ptcu_vt_memory_info(dev, free_bytes, total_bytes));
-}
-static pt_status entry_host_alloc(int dev, size_t bytes, void **ptr) {
-    PTCU_KEEP_DEVICE(ptcu_vt_host_alloc(dev, bytes, ptr));
-}
-static pt_status entry_copy_h2d(int dev, void *dst, size_t dst_offset, const void *src, size_t bytes, bool async) {
-    PTCU_KEEP_DEVICE(ptcu_vt_copy_h2d(dev, dst, dst_offset, src, bytes, async));
-}
-static pt_status entry_copy_d2h(int dev, void *dst, const void *src, size_t src_offset, size_t bytes, bool async) {
-    PTCU_KEEP_DEVICE(ptcu_vt_copy_d2h(dev, dst, src, src_offset, bytes, async));
-}
-static pt_status entry_copy_d2d(int dev, void *dst, size_t dst_offset, const void *src, size_t src_offset,
-                                size_t bytes) {
-    PTCU_KEEP_DEVICE(ptcu_vt_copy_d2d(dev, dst, dst_offset, src, src_offset, bytes));
-}
-static pt_status entry_copy_peer(int dst_dev, void *dst, size_t dst_offset, int src_dev, const void *src,
-                                 size_t src_offset, size_t bytes) {
-    PTCU_KEEP_DEVICE(ptcu_vt_copy_peer(dst_dev, dst, dst_offset, src_dev, src, src_offset, bytes));
-}
-static pt_status entry_execute(int dev, const pt_op *op) { PTCU_KEEP_DEVICE(ptcu_vt_execute(dev, op)); }
-static pt_status entry_synchronize(int dev) { PTCU_KEEP_DEVICE(ptcu_vt_synchronize(dev)); }
-static pt_status entry_marker_record(int dev, void **marker) {
-    PTCU_KEEP_DEVICE(ptcu_vt_marker_record(dev, marker));
-}
-static pt_status entry_stamp_record(int dev, void **stamp) {
-    PTCU_KEEP_DEVICE(ptcu_vt_stamp_record(dev, stamp));
-}
-
-static const pt_backend_vtable g_vtable = {
-    .struct_size = sizeof(pt_backend_vtable),
-    .abi_version = PT_BACKEND_ABI_VERSION,
-    .name = "cuda",
-    .host_visible = false,
-    .init = cuda_init,
-    .shutdown = cuda_shutdown,
-    .device_count = cuda_device_count,
-    .unavailable_reason = cuda_unavailable_reason,
-    .device_info = entry_device_info,
-    .alloc = entry_alloc,
-    .free = entry_free,
-    .memory_info = entry_memory_info,
-    .host_alloc = entry_host_alloc,
-    .host_free = ptcu_vt_host_free,
-    .copy_h2d = entry_copy_h2d,
-    .copy_d2h = entry_copy_d2h,
-    .copy_d2d = entry_copy_d2d,
-    .copy_peer = entry_copy_peer,
-    .supports = ptcu_vt_supports,
-    .execute = entry_execute,
-    .synchronize = entry_synchronize,
-    .marker_record = entry_marker_record,
-    .marker_passed = ptcu_vt_marker_passed,
-    .marker_release = ptcu_vt_marker_release,
-    .stamp_record = entry_stamp_record,
-    .stamp_time = ptcu_vt_stamp_time,
-    .stamp_release = ptcu_vt_stamp_release,
-    .auto_priority = 200, /* auto: before opencl (100); every device is a GPU */
-    .dlpack_device_type = 2 /* kDLCUDA */, .dlpack_host_device_type = 3 /* kDLCUDAHost */, .dlpack_imports = true,
-};
-
-PT_PLUGIN_API const pt_backend_vtable *pt_backend_entry(const pt_host_api *host, uint32_t host_abi) {
-    /* A core of another ABI version gets NULL; its loader reports the
-     * mismatch. A host API too small to hold the members we call is refused
-     * the same way. */
-    if (host_abi != PT_BACKEND_ABI_VERSION || !host ||
-        host->struct_size < offsetof(pt_host_api, log) + sizeof host->log || !host->set_error ||
-        !host->log)
-        return NULL;
-    ptcu_host = host;
-    return &g_vtable;
-}

@@ -4,7 +4,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "cuda_internal.h"
+#include "internal.h"
 
 /* CMake's CUDA_ARCHITECTURES words: "NN-real" is machine code (SASS), which
  * runs on the same major version at the same or a later minor; "NN-virtual"

@@ -4,7 +4,7 @@
 #include <ctype.h>
 #include <string.h>
 
-#include "cuda_internal.h"
+#include "internal.h"
 
 /* The line comes in two shapes, the proprietary and the open kernel module:
  *   "NVRM version: NVIDIA UNIX x86_64 Kernel Module  580.159.04  Sun ..."

@@ -2,12 +2,14 @@
  * here: CUDA runtime and cuBLAS failures with their names, unsupported ops
  * and failed launches named from the op table (portable/op_table.h) and the
  * dtype table (portable/types.h), and plain messages. No other file calls
- * the host's set_error (ptcu_host, from cuda_plugin.c). */
+ * the host's set_error (ptcu_host, set by pt_backend_entry). */
 #include <stdarg.h>
 #include <stdio.h>
 #include <string.h>
 
-#include "cuda_internal.h"
+#include "internal.h"
+
+const pt_host_api *ptcu_host;
 
 /* buf = the enclosing function's variadic arguments formatted by fmt, its
  * last named parameter. */

@@ -1,13 +1,13 @@
 /* libportable CUDA backend — CONV2D, CONV2D_BWD_DATA and CONV2D_BWD_WEIGHT
  * (backend.h CONV) without a convolution library: the plugin's own IM2COL
- * and COL2IM kernels (k_window.cu, through cuda_window.c) and cuBLAS
+ * and COL2IM kernels (kernels_window.cu, through exec_window.c) and cuBLAS
  * (ptcu_gemm), as portable/conv_plan.h lays them out, over chunks of the
  * batch whose columns fit PT_CONV_PLAN_BUDGET. The columns come from the
  * core's caching allocator for the call and go back when its work is
  * queued; where even that is more than the device has, the chunk halves
  * until one image's columns are all it needs.
  *
- * Precision is matmul's (cuda_matmul.c: FP32, TF32 with
+ * Precision is matmul's (exec_matmul.c: FP32, TF32 with
  * PORTABLE_CUDA_TF32=1, 16-bit inputs with f32 accumulation). f16/bf16:
  * the forward pass rounds each output once; BWD_DATA rounds the GEMM's
  * columns and then their col2im sum, as the core's composed path does;
@@ -17,7 +17,7 @@
 #include <limits.h>
 #include <string.h>
 
-#include "cuda_internal.h"
+#include "internal.h"
 #include "portable/conv_plan.h"
 
 static bool fits_int(int64_t v) { return v >= 0 && v <= INT_MAX; }

@@ -1,10 +1,10 @@
 /* libportable CUDA backend — element-wise and creation ops: a pt_op turned
- * into one launch record (cuda_kernels.h) over its iteration space
- * (cuda_geometry.c), and strided copies into contiguous buffers for the
+ * into one launch record (kernels.h) over its iteration space
+ * (launch_geometry.c), and strided copies into contiguous buffers for the
  * other ops (MATMUL operands cuBLAS cannot take as they are). */
 #include <string.h>
 
-#include "cuda_internal.h"
+#include "internal.h"
 
 static pt_status run(ptcu_device *d, const pt_op *op, int arity) {
     ptcu_ew_launch l;

@@ -2,7 +2,7 @@
  *
  * out[b] = in0[b] @ in1[b] for b < B, row-major out, inputs row- or
  * column-major with any leading dimension and any batch stride (0:
- * broadcast), as cuda_gemm_plan.c maps them: one cublasGemmEx (B == 1) or
+ * broadcast), as exec_matmul_plan.c maps them: one cublasGemmEx (B == 1) or
  * cublasGemmStridedBatchedEx call on the device's stream, no transposing
  * copies. An operand that is neither layout (a view with stride-0 rows, say)
  * is first copied to a contiguous scratch matrix.
@@ -22,14 +22,14 @@
  * gradient) kept in an f32 output.
  *
  * ptcu_gemm is the one cuBLAS call site, shared with the convolution
- * (cuda_conv.c), so both follow the same precision policy. */
+ * (exec_conv.c), so both follow the same precision policy. */
 #include <limits.h>
 #include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
-#include "cuda_internal.h"
+#include "internal.h"
 
 /* PORTABLE_CUDA_TF32, parsed again only when its value changes (a program
  * may switch it between products), so a bad value is reported once per

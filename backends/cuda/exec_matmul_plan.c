@@ -12,7 +12,7 @@
  *
  * No copy and no explicit transpose for either layout (transposed views from
  * pt_transpose are column-major). Pure C: unit-testable without a GPU. */
-#include "cuda_internal.h"
+#include "internal.h"
 
 ptcu_matrix_layout ptcu_matrix_layout_of(int64_t rows, int64_t cols, int64_t s_row,
                                          int64_t s_col) {

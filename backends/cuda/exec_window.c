@@ -1,10 +1,10 @@
 /* libportable CUDA backend — the WINDOW kinds (backend.h): IM2COL and
  * COL2IM (image [n, c, h, w], columns [n, c, kh, kw, oh, ow]) and the max
- * pools, as launch records for k_window.cu. The convolution (cuda_conv.c)
+ * pools, as launch records for kernels_window.cu. The convolution (exec_conv.c)
  * runs its im2col and col2im through here too. */
 #include <string.h>
 
-#include "cuda_internal.h"
+#include "internal.h"
 
 /* The launch fields both window families share: the image [n, c, h, w]
  * (its strides), the kernel, the window grid and the op's window numbers. */

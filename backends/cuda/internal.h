@@ -1,17 +1,27 @@
 /* libportable CUDA backend — state and helpers shared by the host-side C
- * files. Nothing here leaves the plugin (hidden visibility); names are
- * ptcu_*.
+ * files. Nothing here leaves the plugin (hidden visibility).
  *
- *   cuda_plugin.c    entry point, vtable, init/shutdown (graceful absence), device_info
- *   cuda_errors.c    every error message (CUDA, cuBLAS, unsupported ops, launches)
- *   cuda_memory.c    alloc/free, pinned host memory, copies, synchronize
- *   cuda_execute.c   supports/execute: pt_op -> launch records (cuda_kernels.h)
- *   cuda_elementwise.c element-wise and creation ops, strided copies
- *   cuda_geometry.c  element-wise iteration spaces (pure C)
- *   cuda_gemm_plan.c MATMUL operands -> cuBLAS column-major arguments
- *   cuda_matmul.c    cuBLAS calls (FP32 by default, TF32 on request)
- *   cuda_window.c    IM2COL, COL2IM and the max pools -> window launches
- *   cuda_conv.c      the CONV kinds: im2col / col2im + cuBLAS, chunked
+ * Symbol prefix: ptcu_ (every non-static name, the kernels' C launchers of
+ * kernels.h included).
+ *
+ * The files follow the backends' one skeleton (docs/backends.md). Calls run
+ * down this list and form no circle between files (lint_backend_layout);
+ * the one that goes up is admission's probe kernel (device.c ->
+ * kernels_probe.cu), which calls nothing back:
+ *   plugin.c          entry point and vtable (entries keep the caller's device)
+ *   exec.c            supports/execute: dispatch by op family
+ *   exec_elementwise.c element-wise and creation ops, strided copies
+ *   exec_reduce.c, exec_softmax.c, exec_index.c, exec_window.c  launch records
+ *   exec_matmul.c     cuBLAS calls (FP32 by default, TF32 on request)
+ *   exec_matmul_plan.c MATMUL operands -> cuBLAS column-major arguments (pure C)
+ *   exec_conv.c       the CONV kinds: im2col / col2im + cuBLAS, chunked
+ *   kernels_*.cu      the kernels and their C launchers (kernels.h)
+ *   launch.c          the stream: synchronize, markers, cuBLAS handle, shutdown
+ *   launch_stamps.c   trace stamps; launch_geometry.c iteration spaces (pure C)
+ *   memory.c          alloc/free, pinned host memory, copies, scratch
+ *   device.c          init (graceful absence), bring-up on first use, device_info
+ *   device_arch.c, device_driver_version.c  pure C helpers of admission
+ *   errors.c          every error message (CUDA, cuBLAS, unsupported ops, launches)
  */
 #ifndef PTCU_INTERNAL_H
 #define PTCU_INTERNAL_H
@@ -20,7 +30,7 @@
 #include <cuda_runtime_api.h>
 #include <pthread.h>
 
-#include "cuda_kernels.h"
+#include "kernels.h"
 #include "portable/backend.h"
 
 #ifdef __cplusplus
@@ -60,7 +70,7 @@ typedef struct ptcu_device {
     void *scratch_block;          /* its block in the core's caching allocator (NULL: cudaMalloc) */
     size_t scratch_bytes;
     bool peer_tried[PTCU_MAX_DEVICES];
-    /* Trace stamps (cuda_stamps.c): an event recorded on the idle stream
+    /* Trace stamps (launch_stamps.c): an event recorded on the idle stream
      * and the host time just before, under lock; NULL until the first. */
     cudaEvent_t clock_anchor;
     int64_t clock_anchor_ns;
@@ -70,8 +80,7 @@ typedef struct ptcu_device {
  * Hopper, enough for every GEMM algorithm cuBLAS picks there. */
 #define PTCU_CUBLAS_WORKSPACE ((size_t)32 << 20)
 
-/* The host API the core gave us at entry. */
-extern const pt_host_api *ptcu_host;
+/* ---- Devices (device.c) ---- */
 
 int ptcu_device_total(void);
 /* Device dev of this plugin (0..device_count-1); the core never passes
@@ -80,21 +89,41 @@ ptcu_device *ptcu_dev(int dev);
 
 /* Makes d current on this thread (cudaSetDevice only when it is not),
  * bringing d up first if this is its first use; what names the caller in
- * the error. The vtable entries (cuda_plugin.c) put the caller's current
+ * the error. The vtable entries (plugin.c) put the caller's current
  * device back when they return. */
 pt_status ptcu_select(ptcu_device *d, const char *what);
 
+/* The calling thread's current CUDA device, and putting it back (only to a
+ * device whose context exists: see device.c). */
+typedef struct ptcu_caller_device {
+    int ordinal;
+    bool known;
+} ptcu_caller_device;
+ptcu_caller_device ptcu_caller_now(void);
+void ptcu_caller_restore(ptcu_caller_device c);
+
+/* The vtable's device members; init finds what is there (graceful absence). */
+pt_status ptcu_vt_init(void);
+int ptcu_vt_device_count(void);
+const char *ptcu_vt_unavailable_reason(void);
+pt_status ptcu_vt_device_info(int dev, pt_device_props *out);
+/* At shutdown, once every device's queue is torn down (launch.c): no devices. */
+void ptcu_devices_forget(void);
+
 /* Whether the kernels compiled for codes (CMake CUDA_ARCHITECTURES words,
  * "80-real 90-real 90-virtual") run on compute capability major.minor;
- * true for lists it cannot judge ("native"). Pure C (cuda_arch.c). */
+ * true for lists it cannot judge ("native"). Pure C (device_arch.c). */
 bool ptcu_architecture_fits(const char *codes, int major, int minor);
 
 /* The driver version ("580.159.04") in line, the first line of
  * /proc/driver/nvidia/version, into out; false (out empty) when the line
- * holds none or it does not fit cap. Pure C (cuda_driver_version.c). */
+ * holds none or it does not fit cap. Pure C (device_driver_version.c). */
 bool ptcu_parse_nvrm_version(const char *line, char *out, size_t cap);
 
-/* ---- Errors (cuda_errors.c) ---- */
+/* ---- Errors (errors.c) ---- */
+
+/* The host API the core gave us at entry. */
+extern const pt_host_api *ptcu_host;
 
 /* Records e as the reason for the status returned: PT_ERR_OUT_OF_MEMORY for
  * cudaErrorMemoryAllocation, PT_ERR_UNSUPPORTED for cudaErrorNotSupported,
@@ -109,13 +138,15 @@ pt_status ptcu_unsupported(const pt_op *op);
 /* PT_OK for cudaSuccess; otherwise ptcu_cuda_error naming op's kernel. */
 pt_status ptcu_launch_error(cudaError_t e, const pt_op *op);
 
+/* ---- Memory (memory.c) ---- */
+
 /* Device scratch of at least bytes, valid for work queued on d's stream
  * until the next call (callers hold d->lock), from the core's caching
  * allocator: growing hands the old block back without waiting (the
  * allocator reuses it only for work queued later on the same stream). */
 pt_status ptcu_scratch(ptcu_device *d, size_t bytes, void **out);
 
-/* The cuBLAS handle of d, created on first use, bound to d's stream, with
+/* The cuBLAS handle of d (launch.c), created on first use, bound to d's stream, with
  * a PTCU_CUBLAS_WORKSPACE workspace from the caching allocator (callers
  * hold d->lock and have selected d). product (a MATMUL or CONV) is described in the
  * error when the handle cannot be made. */
@@ -132,7 +163,7 @@ void ptcu_temp_free(ptcu_device *d, void *ptr, void *block);
  * (the core's caching allocator, or cudaFree). */
 void ptcu_scratch_release(ptcu_device *d);
 
-/* ---- Element-wise geometry (cuda_geometry.c, pure C) ---- */
+/* ---- Element-wise geometry (launch_geometry.c, pure C) ---- */
 
 /* Builds l->geo, l->numel and l->contiguous from the operands' common shape
  * (out.ndim, out.shape) and each operand's strides, as they are: the core
@@ -141,7 +172,7 @@ void ptcu_scratch_release(ptcu_device *d);
 void ptcu_geometry_build(const pt_operand *out, const pt_operand *in, int n_inputs,
                          ptcu_ew_launch *l);
 
-/* ---- MATMUL planning (cuda_gemm_plan.c, pure C) ---- */
+/* ---- MATMUL planning (exec_matmul_plan.c, pure C) ---- */
 
 typedef enum ptcu_layout {
     PTCU_ROW_MAJOR,               /* element (i, j) at i * ld + j */
@@ -184,7 +215,7 @@ typedef struct ptcu_gemm_call {
     int64_t sa, sb, sc;
 } ptcu_gemm_call;
 
-/* ---- Ops (cuda_execute.c, cuda_elementwise.c, cuda_matmul.c, cuda_window.c, cuda_conv.c) ---- */
+/* ---- Ops (exec*.c) ---- */
 
 /* Device address of operand o's element [0, ..., 0]. */
 static inline void *ptcu_operand_ptr(const pt_operand *o) { return (char *)o->buf + o->offset; }
@@ -192,7 +223,12 @@ static inline void *ptcu_operand_ptr(const pt_operand *o) { return (char *)o->bu
 pt_status ptcu_supports(const pt_op *op);
 pt_status ptcu_execute(ptcu_device *d, const pt_op *op);
 /* A supported CREATION or ELEMENTWISE op, d selected. */
+/* ---- Op families (exec_<family>*.c) ---- */
+
 pt_status ptcu_elementwise(ptcu_device *d, const pt_op *op);
+pt_status ptcu_reduce(ptcu_device *d, const pt_op *op);
+pt_status ptcu_softmax(ptcu_device *d, const pt_op *op);
+pt_status ptcu_index(ptcu_device *d, const pt_op *op);
 pt_status ptcu_matmul(ptcu_device *d, const pt_op *op);
 /* c's product on d's stream (caller holds d->lock, d selected); op (the
  * MATMUL or CONV being run) names the call in errors. */
@@ -207,7 +243,10 @@ pt_status ptcu_conv(ptcu_device *d, const pt_op *op);
 /* Queues a strided copy of operand src into dst (contiguous, same dtype). */
 pt_status ptcu_copy_contiguous(ptcu_device *d, const pt_operand *src, void *dst);
 
-/* ---- vtable members (cuda_memory.c, cuda_execute.c; see backend.h) ---- */
+/* ---- vtable members (memory.c, launch.c, exec.c; see backend.h) ---- */
+
+/* Tears down every device's cuBLAS handle, scratch, stamps and stream. */
+void ptcu_vt_shutdown(void);
 
 pt_status ptcu_vt_alloc(int dev, size_t bytes, void **buf);
 void ptcu_vt_free(int dev, void *buf);
@@ -228,12 +267,18 @@ pt_status ptcu_record_event(ptcu_device *d, unsigned flags, const char *what, cu
 pt_status ptcu_vt_marker_record(int dev, void **marker);
 bool ptcu_vt_marker_passed(int dev, void *marker);
 void ptcu_vt_marker_release(int dev, void *marker);
-/* Trace stamps (cuda_stamps.c): timing events mapped to the host clock. */
+/* Trace stamps (launch_stamps.c): timing events mapped to the host clock. */
 pt_status ptcu_vt_stamp_record(int dev, void **stamp);
 pt_status ptcu_vt_stamp_time(int dev, void *stamp, int64_t *ns);
 void ptcu_vt_stamp_release(int dev, void *stamp);
 pt_status ptcu_vt_supports(int dev, const pt_op *op);
 pt_status ptcu_vt_execute(int dev, const pt_op *op);
+
+/* The [outer, r, inner] view of a reduce or softmax operand. */
+static inline ptcu_axis_view ptcu_axis_view_of(const pt_operand *x) {
+    const ptcu_axis_view v = {x->shape[0], x->shape[1], x->shape[2], x->strides[0], x->strides[1], x->strides[2]};
+    return v;
+}
 
 #ifdef __cplusplus
 }

@@ -8,7 +8,7 @@
  * one element. Pure C: unit-testable without a GPU. */
 #include <string.h>
 
-#include "cuda_internal.h"
+#include "internal.h"
 
 void ptcu_geometry_build(const pt_operand *out, const pt_operand *in, int n_inputs,
                          ptcu_ew_launch *l) {

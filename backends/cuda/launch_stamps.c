@@ -10,7 +10,7 @@
  * float milliseconds lose about 0.1 ppm of the distance to the anchor. */
 #include <time.h>
 
-#include "cuda_internal.h"
+#include "internal.h"
 
 static int64_t host_ns(void) {
     struct timespec ts;

@@ -11,7 +11,7 @@
 #include <stddef.h>
 #include <stdio.h>
 
-#include "cuda_internal.h"
+#include "internal.h"
 
 pt_status ptcu_vt_alloc(int dev, size_t bytes, void **buf) {
     ptcu_device *d = ptcu_dev(dev);
@@ -175,16 +175,6 @@ pt_status ptcu_vt_copy_peer(int dst_dev, void *dst, size_t dst_offset, int src_d
     return order_streams(sd, "source", dd, "destination", copy);
 }
 
-pt_status ptcu_vt_synchronize(int dev) {
-    ptcu_device *d = ptcu_dev(dev);
-    pt_status s = ptcu_select(d, "synchronize");
-    if (s != PT_OK) return s;
-    cudaError_t e = cudaStreamSynchronize(d->stream);
-    /* An error here usually comes from a kernel queued earlier. */
-    if (e != cudaSuccess) return ptcu_cuda_error(e, "cudaStreamSynchronize (an earlier queued operation failed)");
-    return PT_OK;
-}
-
 /* Device memory from the core's caching allocator (pt_host_api's
  * device_alloc), so scratch space is reused without cudaMalloc, shows in
  * pt_memory_stats, and gives way to tensors on out-of-memory. */
@@ -261,94 +251,5 @@ pt_status ptcu_scratch(ptcu_device *d, size_t bytes, void **out) {
     d->scratch_block = block;
     d->scratch_bytes = want;
     *out = p;
-    return PT_OK;
-}
-
-/* ---- Queue markers (the core's pinned host-block cache) ---- */
-
-pt_status ptcu_record_event(ptcu_device *d, unsigned flags, const char *what, cudaEvent_t *out) {
-    cudaEvent_t ev = NULL;
-    cudaError_t e = cudaEventCreateWithFlags(&ev, flags);
-    if (e == cudaSuccess) e = cudaEventRecord(ev, d->stream);
-    if (e != cudaSuccess) {
-        if (ev) cudaEventDestroy(ev);
-        return ptcu_cuda_error(e, "%s: cudaEventRecord on CUDA device %d", what, d->ordinal);
-    }
-    *out = ev;
-    return PT_OK;
-}
-
-pt_status ptcu_vt_marker_record(int dev, void **marker) {
-    ptcu_device *d = ptcu_dev(dev);
-    pt_status s = ptcu_select(d, "marker_record");
-    cudaEvent_t ev = NULL;
-    if (s == PT_OK) s = ptcu_record_event(d, cudaEventDisableTiming, "marker_record", &ev);
-    if (s == PT_OK) *marker = ev;
-    return s;
-}
-
-bool ptcu_vt_marker_passed(int dev, void *marker) {
-    (void)dev;
-    /* cudaEventQuery needs no current device and never waits. */
-    cudaError_t e = cudaEventQuery((cudaEvent_t)marker);
-    if (e == cudaSuccess) return true;
-    (void)cudaGetLastError(); /* cudaErrorNotReady, or an earlier failure: not reusable yet */
-    return false;
-}
-
-void ptcu_vt_marker_release(int dev, void *marker) {
-    (void)dev;
-    if (marker && cudaEventDestroy((cudaEvent_t)marker) != cudaSuccess) (void)cudaGetLastError();
-}
-
-pt_status ptcu_blas(ptcu_device *d, cublasHandle_t *out, const pt_op *product) {
-    if (!d->blas) {
-        /* Only here (once per device, and in errors) is the product described. */
-        char for_what[128];
-        const pt_operand *C = &product->out;
-        if (product->kind == PT_OP_MATMUL)
-            snprintf(for_what, sizeof for_what, "MATMUL [%lld x %lld] @ [%lld x %lld] x %lld batches (%s)",
-                     (long long)C->shape[1], (long long)product->in[0].shape[2],
-                     (long long)product->in[0].shape[2], (long long)C->shape[2], (long long)C->shape[0],
-                     pt_dtype_table_name(C->dtype));
-        else /* a convolution: its output */
-            snprintf(for_what, sizeof for_what, "%s into [%lld, %lld, %lld, %lld] (%s)", pt_op_name(product->kind),
-                     (long long)C->shape[0], (long long)C->shape[1], (long long)C->shape[2],
-                     (long long)C->shape[3], pt_dtype_table_name(C->dtype));
-        cublasHandle_t h = NULL;
-        cublasStatus_t st = cublasCreate(&h);
-        if (st == CUBLAS_STATUS_ALLOC_FAILED) {
-            return ptcu_fail(PT_ERR_OUT_OF_MEMORY,
-                             "%s: cublasCreate on CUDA device %d returned %s: no device memory left for "
-                             "cuBLAS's workspace; release tensors or call pt_empty_cache, then retry",
-                             for_what, d->ordinal, cublasGetStatusName(st));
-        }
-        if (st != CUBLAS_STATUS_SUCCESS)
-            return ptcu_blas_error(st, "cublasCreate on CUDA device %d, for %s", d->ordinal, for_what);
-        st = cublasSetStream(h, d->stream);
-        if (st != CUBLAS_STATUS_SUCCESS) {
-            cublasDestroy(h);
-            return ptcu_blas_error(st, "cublasSetStream");
-        }
-        /* cuBLAS's own workspace, from the caching allocator: NVIDIA
-         * recommends 32 MiB on Hopper (4 MiB is its default elsewhere), and
-         * without one it allocates behind our back. Failing to get it only
-         * costs speed: cuBLAS falls back to its default. */
-        void *ws = NULL, *ws_block = NULL;
-        if (device_scratch_alloc(d, PTCU_CUBLAS_WORKSPACE, &ws, &ws_block) == PT_OK) {
-            st = cublasSetWorkspace(h, ws, PTCU_CUBLAS_WORKSPACE);
-            if (st == CUBLAS_STATUS_SUCCESS) {
-                d->workspace = ws;
-                d->workspace_block = ws_block;
-            } else {
-                ptcu_host->log(PT_LOG_INFO, "cuda: cublasSetWorkspace: %s", cublasGetStatusName(st));
-                device_scratch_free(d, ws, ws_block);
-            }
-        } else {
-            ptcu_host->log(PT_LOG_INFO, "cuda: no device memory for cuBLAS's workspace; using its default");
-        }
-        d->blas = h;
-    }
-    *out = d->blas;
     return PT_OK;
 }
