@@ -10,14 +10,18 @@
 # backend's own "<name>: <op> is not implemented" reason and fail nothing
 # (backends/null/check_conformance.cmake). The plugin must land in
 # <build>/lib as libportable-<name>.so and export pt_backend_entry only.
+# The suite also needs the cpu backend (its reference data goes through
+# cpu:0): it comes from the plugin folder of the build that runs the test.
 #
-# Usage: check_backend_skeleton.sh <repository root> <scratch folder> <name> [cmake option...]
+# Usage: check_backend_skeleton.sh <repository root> <scratch folder> <name> <cpu plugin folder>
+#                                  [cmake option...]
 # (ctest passes the compiler and its launcher, so a ccache run is fast).
 set -u
-root="${1:?usage: check_backend_skeleton.sh <root> <scratch> <name> [cmake option...]}"
-scratch="${2:?usage: check_backend_skeleton.sh <root> <scratch> <name> [cmake option...]}"
-name="${3:?usage: check_backend_skeleton.sh <root> <scratch> <name> [cmake option...]}"
-shift 3
+root="${1:?usage: check_backend_skeleton.sh <root> <scratch> <name> <cpu plugin folder> [cmake option...]}"
+scratch="${2:?usage: check_backend_skeleton.sh <root> <scratch> <name> <cpu plugin folder> [cmake option...]}"
+name="${3:?usage: check_backend_skeleton.sh <root> <scratch> <name> <cpu plugin folder> [cmake option...]}"
+others="${4:?usage: check_backend_skeleton.sh <root> <scratch> <name> <cpu plugin folder> [cmake option...]}"
+shift 4
 root=$(cd "$root" && pwd)
 fail() { echo "backend_skeleton: $*"; exit 1; }
 [[ $name =~ ^[a-z][a-z0-9]*$ ]] || fail "'$name' is not a backend name (lower-case letters and digits)"
@@ -63,7 +67,7 @@ if command -v nm >/dev/null; then
 fi
 
 echo "== conformance on $name"
-PORTABLE_BACKEND=$name PORTABLE_PLUGIN_PATH="$scratch/build/lib" \
+PORTABLE_BACKEND=$name PORTABLE_PLUGIN_PATH="$scratch/build/lib:$others" \
   cmake -DCONFORMANCE="$scratch/build/tests/conformance" -DBACKEND="$name" \
         -P "$src/backends/$name/check_conformance.cmake" > "$scratch/conformance.log" 2>&1
 rc=$?
