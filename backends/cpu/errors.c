@@ -1,12 +1,12 @@
 /* libportable cpu backend — reporting failures to the host.
  *
- * Apart from the dispatcher (plugin.c) so the op files and the dispatcher
+ * Apart from the dispatcher (exec.c) so the op files and the dispatcher
  * depend on this file and never on each other. Op and dtype names come from
  * the shared tables (op_table.h, types.h). */
 #include <stdarg.h>
 #include <stdio.h>
 
-#include "cpu_internal.h"
+#include "internal.h"
 
 const pt_host_api *pt_cpu_host = NULL;
 

@@ -12,7 +12,7 @@
 #include <atomic>
 #include <type_traits>
 
-#include "cuda_kernels.h"
+#include "kernels.h"
 #include "portable/half.h"
 #include "portable/numeric_rules.h"
 

@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# CLBlast tuning overrides (backends/opencl/ocl_tuning.c) are loaded at
+# CLBlast tuning overrides (backends/opencl/device_tuning.c) are loaded at
 # device init: an entry from PORTABLE_OPENCL_TUNING for every device ("*")
 # must be applied by CLBlastOverrideParameters, bad entries must be refused
 # with a warning naming why, and matmul must still pass with the override.

@@ -19,7 +19,7 @@ if [[ $moves -lt 40 ]]; then
   echo "$out" | grep -E '^SKIP (transpose|narrow|zeros|where)[^ ]* f64' | head -5
   fail=1
 fi
-# Casts to and from f64 convert through the host there (ocl_host_cast.c).
+# Casts to and from f64 convert through the host there (backends/opencl/exec_elementwise_host_cast.c).
 casts=$(echo "$out" | grep -cE '^PASS cast (f64->(f32|i32|i64|u8)|(f32|i32|i64|u8)->f64) ')
 if [[ $casts -lt 30 ]]; then
   echo "check_no_fp64: only $casts casts to or from f64 passed (expected >= 30): no host conversion"

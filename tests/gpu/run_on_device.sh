@@ -504,7 +504,7 @@ if begin "opencl" 40; then
     fi
     # CLBlast 1.5.3 has no tuning for this GPU: a few Xgemm parameter sets
     # against its defaults (tests/gpu/tune_clblast.py); the best, if it
-    # wins, goes into backends/opencl/ocl_tuning.c's table afterwards.
+    # wins, goes into backends/opencl/device_tuning.c's table afterwards.
     if [ -x "$BUILD_DIR/bench/opencl/bench_opencl" ] && [ "$(left)" -gt 90 ]; then
       if [ "$REHEARSAL" = sim ]; then tune=(--size 64 --candidates 1); else tune=(--size 2048 --candidates 10); fi
       timeout "$(limit 80)" env PORTABLE_BACKEND=opencl "$PY" tests/gpu/tune_clblast.py \

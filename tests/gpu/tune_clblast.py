@@ -9,7 +9,7 @@ Xgemm kernel's constraints (tile sizes divisible by thread counts and vector
 widths, local memory within 48 KiB), each in a fresh bench_opencl process
 through PORTABLE_OPENCL_TUNING, with CLBlast's defaults measured first and
 last. It prints a table sorted by speed and the best entry as a line of the
-tuning file format (backends/opencl/ocl_tuning.c), which a later commit puts
+tuning file format (backends/opencl/device_tuning.c), which a later commit puts
 into the compiled-in table with the figures that justify it.
 
     tune_clblast.py BENCH_OPENCL [--size N] [--candidates K] [--timeout S]

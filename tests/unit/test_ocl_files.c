@@ -25,7 +25,7 @@
 #include <fcntl.h>
 #include <signal.h>
 
-#include "../../backends/opencl/ocl_sha256.h"
+#include "../../backends/opencl/launch_sha256.h"
 #include "check.h"
 
 enum { MAX_FILES = 16, LOG_CAP = 1 << 16 };
@@ -128,7 +128,7 @@ static void expect_refused(const char *label, const char *xdg, const char *want)
 
 /* ---- the cache directory's entries ---- */
 
-/* An entry's header (backends/opencl/ocl_cache.c): magic, key, size, digest. */
+/* An entry's header (backends/opencl/launch_cache.c): magic, key, size, digest. */
 enum { MAGIC_BYTES = 8, KEY_BYTES = 32, HEADER_BYTES = 8 + 32 + 8 + 32 };
 
 /* What an attacker who can write the folder makes (the poisoning repro): the

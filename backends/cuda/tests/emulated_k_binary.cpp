@@ -1,3 +1,3 @@
-/* The k_binary.cu kernels compiled for the CPU emulation (kernel_emulation.h). */
+/* The kernels_elementwise_binary.cu kernels compiled for the CPU emulation (kernel_emulation.h). */
 #define PTCU_EMULATE 1
-#include "../k_binary.cu"
+#include "../kernels_elementwise_binary.cu"

@@ -1,3 +1,3 @@
-/* The k_compare.cu kernels compiled for the CPU emulation (kernel_emulation.h). */
+/* The kernels_elementwise_compare.cu kernels compiled for the CPU emulation (kernel_emulation.h). */
 #define PTCU_EMULATE 1
-#include "../k_compare.cu"
+#include "../kernels_elementwise_compare.cu"

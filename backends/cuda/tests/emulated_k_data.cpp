@@ -1,3 +1,3 @@
-/* The k_data.cu kernels compiled for the CPU emulation (kernel_emulation.h). */
+/* The kernels_creation.cu kernels compiled for the CPU emulation (kernel_emulation.h). */
 #define PTCU_EMULATE 1
-#include "../k_data.cu"
+#include "../kernels_creation.cu"

@@ -1,3 +1,3 @@
-/* The k_index.cu kernels compiled for the CPU emulation (kernel_emulation.h). */
+/* The kernels_index.cu kernels compiled for the CPU emulation (kernel_emulation.h). */
 #define PTCU_EMULATE 1
-#include "../k_index.cu"
+#include "../kernels_index.cu"

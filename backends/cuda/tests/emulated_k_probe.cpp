@@ -1,3 +1,3 @@
-/* The k_probe.cu admission check compiled for the CPU emulation (kernel_emulation.h). */
+/* The kernels_probe.cu admission check compiled for the CPU emulation (kernel_emulation.h). */
 #define PTCU_EMULATE 1
-#include "../k_probe.cu"
+#include "../kernels_probe.cu"

@@ -1,3 +1,3 @@
-/* The k_softmax.cu kernels compiled for the CPU emulation (kernel_emulation.h). */
+/* The kernels_softmax.cu kernels compiled for the CPU emulation (kernel_emulation.h). */
 #define PTCU_EMULATE 1
-#include "../k_softmax.cu"
+#include "../kernels_softmax.cu"

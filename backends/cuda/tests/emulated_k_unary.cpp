@@ -1,3 +1,3 @@
-/* The k_unary.cu kernels compiled for the CPU emulation (kernel_emulation.h). */
+/* The kernels_elementwise_unary.cu kernels compiled for the CPU emulation (kernel_emulation.h). */
 #define PTCU_EMULATE 1
-#include "../k_unary.cu"
+#include "../kernels_elementwise_unary.cu"

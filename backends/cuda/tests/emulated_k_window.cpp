@@ -1,3 +1,3 @@
-/* The k_window.cu kernels compiled for the CPU emulation (kernel_emulation.h). */
+/* The kernels_window.cu kernels compiled for the CPU emulation (kernel_emulation.h). */
 #define PTCU_EMULATE 1
-#include "../k_window.cu"
+#include "../kernels_window.cu"

@@ -1,15 +1,15 @@
 /* libportable CUDA backend — unit tests of the pure-C planning code, no GPU
- * needed: element-wise iteration spaces (cuda_geometry.c: every element of
+ * needed: element-wise iteration spaces (launch_geometry.c: every element of
  * random shapes, strides, permutations and broadcasts must land where the
  * operands put it; the 1-D runs the core's dimension merging produces take
  * the vectorised path) and the row-major -> cuBLAS column-major GEMM mapping
- * (cuda_gemm_plan.c: checked against a reference implementation of cuBLAS's
+ * (exec_matmul_plan.c: checked against a reference implementation of cuBLAS's
  * gemm semantics and its leading-dimension rules, for row-major,
  * column-major, padded and copy-needing layouts). */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include "cuda_internal.h"
+#include "internal.h"
 
 static int failures, checks;
 #define CHECK(c) do { ++checks; if (!(c)) { printf("FAIL %s:%d: %s\n", __FILE__, __LINE__, #c); ++failures; } } while (0)

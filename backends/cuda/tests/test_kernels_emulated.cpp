@@ -17,7 +17,7 @@
 #include <limits>
 #include <vector>
 
-#include "cuda_internal.h"
+#include "internal.h"
 #include "portable/half.h"
 #include "portable/philox.h"
 

@@ -8,7 +8,7 @@
 #ifndef PT_OCL_KERNEL_ABI_H
 #define PT_OCL_KERNEL_ABI_H
 
-/* Element types, equal to pt_dtype's values (ocl_program.c checks this at
+/* Element types, equal to pt_dtype's values (launch_program.c checks this at
  * compile time). The program's own type is chosen with -DPT_DTYPE=<code>. */
 #define PT_K_F32 0
 #define PT_K_F64 1

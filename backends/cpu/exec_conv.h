@@ -1,0 +1,19 @@
+/* libportable cpu backend — the convolution kinds (backend.h CONV): exec_conv.c
+ * picks the path per call, exec_conv_onednn.c runs oneDNN's. */
+#ifndef PORTABLE_CPU_CONV_H
+#define PORTABLE_CPU_CONV_H
+
+#include <stddef.h>
+
+#include "portable/backend.h"
+
+/* oneDNN's primitive for op (f32, contiguous), built and cached on first
+ * use; PT_ERR_UNSUPPORTED with the reason where oneDNN has none. With run
+ * false it stops after finding the primitive: supports(). */
+pt_status pt_cpu_conv_onednn(int dev, const pt_op *op, bool run);
+/* The widest ISA oneDNN's JIT uses on this CPU ("avx512_core", "avx2", ...;
+ * ONEDNN_MAX_CPU_ISA caps it), and "oneDNN <version> <isa>" into dst. */
+const char *pt_cpu_onednn_isa(void);
+void pt_cpu_onednn_version(char *dst, size_t cap);
+
+#endif

@@ -1,0 +1,360 @@
+/* libportable cpu backend — CONV2D, CONV2D_BWD_DATA and CONV2D_BWD_WEIGHT
+ * (backend.h, CONV family) on oneDNN, the library PyTorch runs its CPU
+ * convolutions on. oneDNN's JIT picks the widest ISA the CPU has at run time
+ * (AVX-512 where present; ONEDNN_MAX_CPU_ISA caps it).
+ *
+ * What a call costs beyond the primitive itself is kept small: each shape's
+ * primitive, its reorders between the core's plain NCHW/OIHW layouts and the
+ * blocked ones the primitive chose, and its memory objects are built once
+ * and cached (a small LRU table keyed by the whole descriptor); a call only
+ * points the memory objects at its buffers. Scratch space (the primitive's
+ * scratchpad, in user mode, and the blocked copies) comes from the core's
+ * caching allocator in one block per call. Debian's oneDNN uses the OpenMP
+ * runtime (libgomp), the same team as the plugin's own loops: no second
+ * thread pool. One lock serialises the table and the execution, since
+ * memory objects are shared by every caller of a shape. */
+#include <pthread.h>
+#include <stddef.h>
+#include <stdio.h>
+#include <string.h>
+
+#include <oneapi/dnnl/dnnl.h>
+#include <oneapi/dnnl/dnnl_debug.h>
+
+#include "exec_conv.h"
+#include "internal.h"
+
+/* Shapes a training step keeps alive at once (each layer's three passes,
+ * a few nets) fit with room to spare; the least recently used goes. */
+#define CONV_CACHE 48
+#define KEY_N 18
+
+/* One operand of the primitive: the layout the core sends and, when the
+ * primitive wants another, a reorder through a scratch copy. */
+typedef struct conv_slot {
+    int arg;                  /* DNNL_ARG_SRC, ... */
+    bool output;              /* written by the primitive (out) */
+    dnnl_memory_t user;       /* the core's buffer, plain layout */
+    dnnl_memory_t inner;      /* the primitive's layout; == user when no reorder */
+    dnnl_primitive_t reorder; /* user -> inner (inputs) or inner -> user (out) */
+    size_t inner_bytes;       /* scratch bytes for inner, 0 when no reorder */
+} conv_slot;
+
+typedef struct conv_entry {
+    int64_t key[KEY_N];
+    uint64_t last_use;        /* 0: empty */
+    bool refused;             /* oneDNN has no implementation: the core composes it */
+    char why[160];            /* the refusal */
+    dnnl_primitive_t prim;
+    conv_slot slot[3];        /* in[0], in[1], out */
+    dnnl_memory_t scratch;
+    size_t scratch_bytes;
+} conv_entry;
+
+static struct {
+    pthread_mutex_t lock;
+    bool ready;
+    char init_error[160];
+    dnnl_engine_t engine;
+    dnnl_stream_t stream;
+    conv_entry cache[CONV_CACHE];
+    uint64_t clock;
+} g = {.lock = PTHREAD_MUTEX_INITIALIZER};
+
+/* The team oneDNN sizes its work for: the plugin's (OMP_NUM_THREADS capped
+ * by the cores this process may run on), set around oneDNN's calls and put
+ * back after, since it reads omp_get_max_threads. */
+static int team_size(void) {
+#ifdef PT_CPU_ONEDNN_ONE_THREAD
+    return 1; /* the sanitizer builds: CMakeLists.txt says why */
+#else
+    return pt_cpu_max_threads();
+#endif
+}
+static int team_enter(void) {
+    const int before = omp_get_max_threads();
+    omp_set_num_threads(team_size());
+    return before;
+}
+static void team_leave(int before) { omp_set_num_threads(before); }
+
+static bool engine_up(void) {
+    if (g.ready) return true;
+    if (g.init_error[0]) return false;
+    dnnl_status_t s = dnnl_engine_create(&g.engine, dnnl_cpu, 0);
+    if (s == dnnl_success) s = dnnl_stream_create(&g.stream, g.engine, dnnl_stream_default_flags);
+    if (s != dnnl_success) {
+        snprintf(g.init_error, sizeof g.init_error, "oneDNN's cpu engine failed to start (%s)", dnnl_status2str(s));
+        return false;
+    }
+    g.ready = true;
+    return true;
+}
+
+static void key_of(const pt_op *op, int64_t key[KEY_N]) {
+    const pt_operand *x = op->kind == PT_OP_CONV2D_BWD_DATA ? &op->out : &op->in[0];
+    const pt_operand *w = op->kind == PT_OP_CONV2D_BWD_WEIGHT ? &op->out : &op->in[1];
+    const int64_t *y = op->kind == PT_OP_CONV2D ? op->out.shape : op->kind == PT_OP_CONV2D_BWD_DATA
+                                                                          ? op->in[0].shape
+                                                                          : op->in[1].shape;
+    const int64_t k[KEY_N] = {op->kind, x->shape[0], x->shape[1], x->shape[2], x->shape[3], w->shape[0],
+                              w->shape[2], w->shape[3], y[2], y[3], op->window[0], op->window[1],
+                              op->window[2], op->window[3], op->window[4], op->window[5], op->count,
+                              team_size()};
+    memcpy(key, k, sizeof k);
+}
+
+static void entry_free(conv_entry *e) {
+    for (int k = 0; k < 3; ++k) {
+        conv_slot *s = &e->slot[k];
+        if (s->reorder) dnnl_primitive_destroy(s->reorder);
+        if (s->inner && s->inner != s->user) dnnl_memory_destroy(s->inner);
+        if (s->user) dnnl_memory_destroy(s->user);
+    }
+    if (e->scratch) dnnl_memory_destroy(e->scratch);
+    if (e->prim) dnnl_primitive_destroy(e->prim);
+    memset(e, 0, sizeof *e);
+}
+
+/* The plain layout of an operand as the core sends it: 4-D contiguous, the
+ * weight as goihw when grouped (the same bytes). */
+static void user_md(dnnl_memory_desc_t *md, const pt_operand *o, bool weight, int64_t groups) {
+    if (weight && groups > 1) {
+        const dnnl_dims_t d = {groups, o->shape[0] / groups, o->shape[1], o->shape[2], o->shape[3]};
+        dnnl_memory_desc_init_by_tag(md, 5, d, dnnl_f32, dnnl_goihw);
+    } else {
+        const dnnl_dims_t d = {o->shape[0], o->shape[1], o->shape[2], o->shape[3]};
+        dnnl_memory_desc_init_by_tag(md, 4, d, dnnl_f32, weight ? dnnl_oihw : dnnl_nchw);
+    }
+}
+
+static void any_md(dnnl_memory_desc_t *any, const dnnl_memory_desc_t *user) {
+    dnnl_memory_desc_init_by_tag(any, user->ndims, user->dims, dnnl_f32, dnnl_format_tag_any);
+}
+
+/* The slot for operand md of the primitive: a reorder when its layout
+ * differs from the core's. */
+static dnnl_status_t slot_init(conv_slot *s, int arg, bool output, const dnnl_memory_desc_t *user,
+                               const_dnnl_primitive_desc_t pd) {
+    s->arg = arg;
+    s->output = output;
+    const dnnl_memory_desc_t *want = dnnl_primitive_desc_query_md(pd, dnnl_query_exec_arg_md, arg);
+    dnnl_status_t st = dnnl_memory_create(&s->user, user, g.engine, DNNL_MEMORY_NONE);
+    if (st != dnnl_success || !want || dnnl_memory_desc_equal(want, user)) {
+        s->inner = s->user;
+        return st;
+    }
+    s->inner_bytes = dnnl_memory_desc_get_size(want);
+    if ((st = dnnl_memory_create(&s->inner, want, g.engine, DNNL_MEMORY_NONE)) != dnnl_success) return st;
+    dnnl_primitive_desc_t rpd = NULL;
+    st = output ? dnnl_reorder_primitive_desc_create(&rpd, want, g.engine, user, g.engine, NULL)
+                : dnnl_reorder_primitive_desc_create(&rpd, user, g.engine, want, g.engine, NULL);
+    if (st == dnnl_success) st = dnnl_primitive_create(&s->reorder, rpd);
+    if (rpd) dnnl_primitive_desc_destroy(rpd);
+    return st;
+}
+
+/* The convolution descriptor of op in prop (forward or one adjoint), every
+ * operand's layout left to oneDNN. */
+static dnnl_status_t conv_desc(const pt_op *op, dnnl_prop_kind_t prop, const dnnl_memory_desc_t *x,
+                               const dnnl_memory_desc_t *w, const dnnl_memory_desc_t *y, dnnl_convolution_desc_t *cd) {
+    dnnl_memory_desc_t xa, wa, ya;
+    any_md(&xa, x);
+    any_md(&wa, w);
+    any_md(&ya, y);
+    const dnnl_dims_t strides = {op->window[0], op->window[1]};
+    const dnnl_dims_t dil = {op->window[4] - 1, op->window[5] - 1}; /* oneDNN counts the gap */
+    /* The padding on both sides, as torch passes it; oneDNN's size check
+     * rounds down like the core's. */
+    const dnnl_dims_t pad = {op->window[2], op->window[3]};
+    switch (prop) {
+    case dnnl_backward_data:
+        return dnnl_dilated_convolution_backward_data_desc_init(cd, dnnl_convolution_direct, &xa, &wa, &ya, strides,
+                                                                dil, pad, pad);
+    case dnnl_backward_weights:
+        return dnnl_dilated_convolution_backward_weights_desc_init(cd, dnnl_convolution_direct, &xa, &wa, NULL, &ya,
+                                                                   strides, dil, pad, pad);
+    default:
+        return dnnl_dilated_convolution_forward_desc_init(cd, dnnl_forward_training, dnnl_convolution_direct, &xa,
+                                                          &wa, NULL, &ya, strides, dil, pad, pad);
+    }
+}
+
+static dnnl_status_t entry_build(conv_entry *e, const pt_op *op) {
+    const pt_operand *x = op->kind == PT_OP_CONV2D_BWD_DATA ? &op->out : &op->in[0];
+    const pt_operand *w = op->kind == PT_OP_CONV2D_BWD_WEIGHT ? &op->out : &op->in[1];
+    const pt_operand *y = op->kind == PT_OP_CONV2D ? &op->out : op->kind == PT_OP_CONV2D_BWD_DATA ? &op->in[0]
+                                                                                               : &op->in[1];
+    dnnl_memory_desc_t xm, wm, ym;
+    user_md(&xm, x, false, op->count);
+    user_md(&wm, w, true, op->count);
+    user_md(&ym, y, false, op->count);
+    dnnl_primitive_attr_t attr = NULL;
+    dnnl_primitive_desc_t fwd = NULL, pd = NULL;
+    dnnl_convolution_desc_t fd, cd;
+    dnnl_status_t st = dnnl_primitive_attr_create(&attr);
+    if (st == dnnl_success) st = dnnl_primitive_attr_set_scratchpad_mode(attr, dnnl_scratchpad_mode_user);
+    /* The adjoints are created against the forward pass they belong to. */
+    if (st == dnnl_success) st = conv_desc(op, dnnl_forward_training, &xm, &wm, &ym, &fd);
+    if (st == dnnl_success) st = dnnl_primitive_desc_create(&fwd, &fd, attr, g.engine, NULL);
+    if (st == dnnl_success && op->kind != PT_OP_CONV2D) {
+        const dnnl_prop_kind_t prop = op->kind == PT_OP_CONV2D_BWD_DATA ? dnnl_backward_data : dnnl_backward_weights;
+        st = conv_desc(op, prop, &xm, &wm, &ym, &cd);
+        if (st == dnnl_success) st = dnnl_primitive_desc_create(&pd, &cd, attr, g.engine, fwd);
+    } else if (st == dnnl_success) {
+        pd = fwd;
+        fwd = NULL;
+    }
+    if (st == dnnl_success) st = dnnl_primitive_create(&e->prim, pd);
+    if (st == dnnl_success) {
+        switch (op->kind) {
+        case PT_OP_CONV2D:
+            if ((st = slot_init(&e->slot[0], DNNL_ARG_SRC, false, &xm, pd)) == dnnl_success &&
+                (st = slot_init(&e->slot[1], DNNL_ARG_WEIGHTS, false, &wm, pd)) == dnnl_success)
+                st = slot_init(&e->slot[2], DNNL_ARG_DST, true, &ym, pd);
+            break;
+        case PT_OP_CONV2D_BWD_DATA:
+            if ((st = slot_init(&e->slot[0], DNNL_ARG_DIFF_DST, false, &ym, pd)) == dnnl_success &&
+                (st = slot_init(&e->slot[1], DNNL_ARG_WEIGHTS, false, &wm, pd)) == dnnl_success)
+                st = slot_init(&e->slot[2], DNNL_ARG_DIFF_SRC, true, &xm, pd);
+            break;
+        default:
+            if ((st = slot_init(&e->slot[0], DNNL_ARG_SRC, false, &xm, pd)) == dnnl_success &&
+                (st = slot_init(&e->slot[1], DNNL_ARG_DIFF_DST, false, &ym, pd)) == dnnl_success)
+                st = slot_init(&e->slot[2], DNNL_ARG_DIFF_WEIGHTS, true, &wm, pd);
+            break;
+        }
+    }
+    if (st == dnnl_success) {
+        const dnnl_memory_desc_t *sm = dnnl_primitive_desc_query_md(pd, dnnl_query_scratchpad_md, 0);
+        e->scratch_bytes = sm ? dnnl_memory_desc_get_size(sm) : 0;
+        if (e->scratch_bytes) st = dnnl_memory_create(&e->scratch, sm, g.engine, DNNL_MEMORY_NONE);
+    }
+    if (pd) dnnl_primitive_desc_destroy(pd);
+    if (fwd) dnnl_primitive_desc_destroy(fwd);
+    if (attr) dnnl_primitive_attr_destroy(attr);
+    return st;
+}
+
+/* The entry of op's shape, built on first use (g.lock held). */
+static conv_entry *entry_for(const pt_op *op) {
+    int64_t key[KEY_N];
+    key_of(op, key);
+    conv_entry *victim = &g.cache[0];
+    for (int i = 0; i < CONV_CACHE; ++i) {
+        conv_entry *e = &g.cache[i];
+        if (e->last_use && memcmp(e->key, key, sizeof key) == 0) {
+            e->last_use = ++g.clock;
+            return e;
+        }
+        if (e->last_use < victim->last_use) victim = e;
+    }
+    entry_free(victim);
+    memcpy(victim->key, key, sizeof key);
+    victim->last_use = ++g.clock;
+    const int team = team_enter(); /* JIT kernels are generated for this team size */
+    dnnl_status_t st = entry_build(victim, op);
+    team_leave(team);
+    if (st != dnnl_success) {
+        entry_free(victim);
+        memcpy(victim->key, key, sizeof key);
+        victim->last_use = g.clock;
+        victim->refused = true;
+        snprintf(victim->why, sizeof victim->why, "oneDNN has no implementation of it (%s)", dnnl_status2str(st));
+    }
+    return victim;
+}
+
+static pt_status refused(const pt_op *op, const char *why) {
+    const pt_operand *x = op->kind == PT_OP_CONV2D_BWD_DATA ? &op->out : &op->in[0];
+    return pt_cpu_fail(PT_ERR_UNSUPPORTED,
+                       "%s of [%lld, %lld, %lld, %lld] with groups %lld: %s; pt_f_conv2d composes it from im2col "
+                       "and a GEMM",
+                       pt_op_name(op->kind), (long long)x->shape[0], (long long)x->shape[1],
+                       (long long)x->shape[2], (long long)x->shape[3], (long long)op->count, why);
+}
+
+/* Runs e on op's buffers: reorders in, the primitive, the reorder out. */
+static pt_status entry_run(conv_entry *e, int dev, const pt_op *op) {
+    const pt_operand *operand[3] = {&op->in[0], &op->in[1], &op->out};
+    size_t total = 0, at[4];
+    for (int k = 0; k < 3; ++k) {
+        at[k] = total;
+        total += (e->slot[k].inner_bytes + 63) & ~(size_t)63;
+    }
+    at[3] = total;
+    total += e->scratch_bytes;
+    void *buf = NULL, *block = NULL;
+    size_t off = 0;
+    if (total) {
+        pt_status s = pt_cpu_host->device_alloc("cpu", dev, total, &buf, &off, &block);
+        if (s != PT_OK) return s;
+    }
+    char *base = (char *)buf + off;
+    dnnl_exec_arg_t args[4];
+    int nargs = 0;
+    dnnl_status_t st = dnnl_success;
+    for (int k = 0; k < 3 && st == dnnl_success; ++k) {
+        conv_slot *s = &e->slot[k];
+        st = dnnl_memory_set_data_handle(s->user, pt_cpu_base(operand[k]));
+        if (st == dnnl_success && s->reorder) st = dnnl_memory_set_data_handle(s->inner, base + at[k]);
+        args[nargs++] = (dnnl_exec_arg_t){s->arg, s->inner};
+    }
+    if (st == dnnl_success && e->scratch) {
+        st = dnnl_memory_set_data_handle(e->scratch, base + at[3]);
+        args[nargs++] = (dnnl_exec_arg_t){DNNL_ARG_SCRATCHPAD, e->scratch};
+    }
+    const int team = team_enter();
+    for (int k = 0; k < 2 && st == dnnl_success; ++k)
+        if (e->slot[k].reorder) {
+            dnnl_exec_arg_t r[2] = {{DNNL_ARG_FROM, e->slot[k].user}, {DNNL_ARG_TO, e->slot[k].inner}};
+            st = dnnl_primitive_execute(e->slot[k].reorder, g.stream, 2, r);
+        }
+    if (st == dnnl_success) st = dnnl_primitive_execute(e->prim, g.stream, nargs, args);
+    if (st == dnnl_success && e->slot[2].reorder) {
+        dnnl_exec_arg_t r[2] = {{DNNL_ARG_FROM, e->slot[2].inner}, {DNNL_ARG_TO, e->slot[2].user}};
+        st = dnnl_primitive_execute(e->slot[2].reorder, g.stream, 2, r);
+    }
+    if (st == dnnl_success) st = dnnl_stream_wait(g.stream);
+    team_leave(team);
+    if (block) pt_cpu_host->device_free("cpu", dev, block);
+    if (st != dnnl_success)
+        return pt_cpu_fail(PT_ERR_BACKEND, "%s: oneDNN failed executing it (%s)", pt_op_name(op->kind),
+                           dnnl_status2str(st));
+    return PT_OK;
+}
+
+pt_status pt_cpu_conv_onednn(int dev, const pt_op *op, bool run) {
+    if (pt_cpu_host->struct_size < offsetof(pt_host_api, device_free) + sizeof pt_cpu_host->device_free)
+        return refused(op, "the core is too old to lend scratch memory (no device_alloc)");
+    pthread_mutex_lock(&g.lock);
+    pt_status s = PT_OK;
+    if (!engine_up()) s = refused(op, g.init_error);
+    else {
+        conv_entry *e = entry_for(op);
+        if (e->refused) s = refused(op, e->why);
+        else if (run) s = entry_run(e, dev, op);
+    }
+    pthread_mutex_unlock(&g.lock);
+    return s;
+}
+
+const char *pt_cpu_onednn_isa(void) {
+    switch (dnnl_get_effective_cpu_isa()) {
+    case dnnl_cpu_isa_sse41: return "sse41";
+    case dnnl_cpu_isa_avx: return "avx";
+    case dnnl_cpu_isa_avx2: return "avx2";
+    case dnnl_cpu_isa_avx2_vnni: return "avx2_vnni";
+    case dnnl_cpu_isa_avx512_mic: case dnnl_cpu_isa_avx512_mic_4ops: return "avx512_mic";
+    case dnnl_cpu_isa_avx512_core: return "avx512_core";
+    case dnnl_cpu_isa_avx512_core_vnni: return "avx512_core_vnni";
+    case dnnl_cpu_isa_avx512_core_bf16: return "avx512_core_bf16";
+    case dnnl_cpu_isa_avx512_core_amx: return "avx512_core_amx";
+    default: return "no JIT";
+    }
+}
+
+void pt_cpu_onednn_version(char *dst, size_t cap) {
+    const dnnl_version_t *v = dnnl_version();
+    snprintf(dst, cap, "oneDNN %d.%d.%d %s", v->major, v->minor, v->patch, pt_cpu_onednn_isa());
+}

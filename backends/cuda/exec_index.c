@@ -1,0 +1,63 @@
+/* libportable CUDA backend — the index family: GATHER and ONE_HOT
+ * (kernels_index.cu); indices outside the range give 0. */
+#include <string.h>
+
+#include "internal.h"
+
+static pt_status run_gather(ptcu_device *d, const pt_op *op) {
+    const pt_operand *x = &op->in[0], *idx = &op->in[1];
+    ptcu_gather_launch l;
+    memset(&l, 0, sizeof l);
+    l.elem_size = pt_dtype_table_size(x->dtype);
+    l.index_dtype = idx->dtype;
+    l.x = ptcu_operand_ptr(x);
+    l.index = ptcu_operand_ptr(idx);
+    l.out = ptcu_operand_ptr(&op->out);
+    l.outer = x->shape[0];
+    l.r_in = x->shape[1];
+    l.r_idx = idx->shape[1];
+    l.inner = x->shape[2];
+    for (int k = 0; k < 3; ++k) {
+        l.xs[k] = x->strides[k];
+        l.is[k] = idx->strides[k];
+    }
+    l.sm_count = d->sm_count;
+    return ptcu_launch_error(ptcu_launch_gather(&l, d->stream), op);
+}
+
+static uint64_t one_bits(pt_dtype t) {
+    union {
+        float f;
+        double d;
+        uint32_t u32;
+        uint64_t u64;
+    } v;
+    memset(&v, 0, sizeof v);
+    switch (t) {
+    case PT_F32: v.f = 1.0f; return v.u32;
+    case PT_F64: v.d = 1.0; return v.u64;
+    case PT_F16: return 0x3c00;
+    case PT_BF16: return 0x3f80;
+    default: return 1;
+    }
+}
+
+static pt_status run_one_hot(ptcu_device *d, const pt_op *op) {
+    const pt_operand *labels = &op->in[0];
+    ptcu_one_hot_launch l;
+    memset(&l, 0, sizeof l);
+    l.elem_size = pt_dtype_table_size(op->out.dtype);
+    l.one_bits = one_bits(op->out.dtype);
+    l.label_dtype = labels->dtype;
+    l.labels = ptcu_operand_ptr(labels);
+    l.label_stride = labels->strides[0];
+    l.out = ptcu_operand_ptr(&op->out);
+    l.n = labels->shape[0];
+    l.count = op->count;
+    l.sm_count = d->sm_count;
+    return ptcu_launch_error(ptcu_launch_one_hot(&l, d->stream), op);
+}
+
+pt_status ptcu_index(ptcu_device *d, const pt_op *op) {
+    return op->kind == PT_OP_GATHER ? run_gather(d, op) : run_one_hot(d, op);
+}

@@ -1,0 +1,61 @@
+/* libportable OpenCL backend — the element-wise family: arithmetic,
+ * comparisons, WHERE and COPY, one kernel per kind (OCL_EW_KINDS in
+ * internal.h, kernels/elementwise.cl), launched by ocl_pointwise
+ * (launch.c). A cast to or from f64 on a device without fp64 runs on the
+ * host (exec_elementwise_host_cast.c). */
+#include "internal.h"
+
+/* PT_OP_<KIND> -> 1 + its ew_ kernel (OCL_EW_KINDS); 0: the kind has none. */
+static const int ocl_ew_kernels[PT_OP_COUNT] = {
+#define OCL_EW_KERNEL_OF(kind, name) [PT_OP_##kind] = 1 + OCL_K_EW_##kind,
+    OCL_EW_KINDS(OCL_EW_KERNEL_OF)
+#undef OCL_EW_KERNEL_OF
+};
+
+bool ocl_has_ew_kernel(pt_op_kind k) {
+    return (unsigned)k < (unsigned)PT_OP_COUNT && ocl_ew_kernels[k] != 0;
+}
+
+static ocl_kernel_id ocl_elementwise_kernel(pt_op_kind k) {
+    return (ocl_kernel_id)(ocl_ew_kernels[k] - 1);
+}
+
+/* Unary and binary kernels: inputs, then n, then the op's two scalars as T. */
+static pt_status ocl_run_arith(ocl_device *d, const pt_op *op, int n_in) {
+    pt_dtype t = op->in[0].dtype;
+    ocl_scalar sc = ocl_make_scalar(t, op->scalar), sc2 = ocl_make_scalar(t, op->scalar2);
+    const pt_operand *in[2] = {&op->in[0], &op->in[1]};
+    ocl_arg extra[2] = {{sc.size, &sc.v}, {sc2.size, &sc2.v}};
+    return ocl_pointwise(d, t, ocl_elementwise_kernel(op->kind), &op->out, n_in, in, 2, extra);
+}
+
+static pt_status ocl_run_compare(ocl_device *d, const pt_op *op) {
+    const pt_operand *in[2] = {&op->in[0], &op->in[1]};
+    return ocl_pointwise(d, op->in[0].dtype, ocl_elementwise_kernel(op->kind), &op->out, 2, in,
+                         0, NULL);
+}
+
+/* A cast that needs double arithmetic the device lacks: to or from f64. */
+bool ocl_cast_needs_host(const ocl_device *d, const pt_op *op) {
+    return op->kind == PT_OP_COPY && !d->fp64 && op->in[0].dtype != op->out.dtype &&
+           (op->in[0].dtype == PT_F64 || op->out.dtype == PT_F64);
+}
+
+static pt_status ocl_run_where(ocl_device *d, const pt_op *op) {
+    const pt_operand *in[3] = {&op->in[0], &op->in[1], &op->in[2]};
+    return ocl_pointwise(d, ocl_storage_dtype(d, op->out.dtype), OCL_K_EW_WHERE, &op->out, 3, in,
+                         0, NULL);
+}
+
+static pt_status ocl_run_copy(ocl_device *d, const pt_op *op) {
+    if (ocl_cast_needs_host(d, op)) return ocl_cast_via_host(d, op);
+    return ocl_move(d, &op->out, &op->in[0]);
+}
+
+pt_status ocl_elementwise(ocl_device *d, const pt_op *op) {
+    const pt_op_info *info = pt_op_info_of(op->kind);
+    if (op->kind == PT_OP_COPY) return ocl_run_copy(d, op);
+    if (op->kind == PT_OP_WHERE) return ocl_run_where(d, op);
+    if (info->result == PT_OP_RESULT_U8) return ocl_run_compare(d, op);
+    return ocl_run_arith(d, op, info->arity);
+}

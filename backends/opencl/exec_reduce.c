@@ -1,0 +1,82 @@
+/* libportable OpenCL backend — the reduce family: SUM, MEAN, MAX, ARGMAX
+ * over [outer, r, inner] (kernels/reduce.cl), in one pass, or two when too
+ * few outputs would leave the device idle (r split into slices whose
+ * partials a second pass reduces). */
+#include "internal.h"
+
+static pt_status ocl_reduce_pass(ocl_device *d, pt_dtype t, cl_kernel k, size_t wg, cl_mem in,
+                                 cl_long io, cl_int in_acc, cl_mem in_idx, cl_long iio,
+                                 const int64_t *st, int64_t outer, cl_long r, int64_t inner,
+                                 cl_long chunk, cl_long S, cl_mem out, cl_long oo,
+                                 cl_int out_dtype, cl_mem out_idx, cl_long oio, cl_int op,
+                                 cl_int stage, cl_long count) {
+    size_t L;
+    cl_int tx_n;
+    ocl_reduce_shape(wg, outer, chunk, inner, &L, &tx_n);
+    size_t acc_bytes = pt_dtype_is_float(t) ? pt_dtype_table_size(t) : sizeof(cl_long);
+    cl_long s_o = st[0], s_r = st[1], s_i = st[2], c_outer = outer, c_inner = inner;
+    cl_int blocked = ocl_blocked_rows(d);
+    ocl_arg args[] = {OCL_ARG(in),      OCL_ARG(io),      OCL_ARG(in_acc),    OCL_ARG(in_idx),
+                      OCL_ARG(iio),     OCL_ARG(s_o),     OCL_ARG(s_r),       OCL_ARG(s_i),
+                      OCL_ARG(r),       OCL_ARG(c_outer), OCL_ARG(c_inner),   OCL_ARG(chunk),
+                      OCL_ARG(S),       OCL_ARG(tx_n),    OCL_ARG(blocked),   OCL_ARG(out),
+                      OCL_ARG(oo),
+                      OCL_ARG(out_dtype), OCL_ARG(out_idx), OCL_ARG(oio),     OCL_ARG(op),
+                      OCL_ARG(stage),   OCL_ARG(count),   OCL_LOCAL(L * acc_bytes),
+                      OCL_LOCAL(L * sizeof(cl_long))};
+    pt_status s = ocl_set_args(k, "reduce", (int)(sizeof args / sizeof args[0]), args);
+    if (s != PT_OK) return s;
+    size_t nqb = (size_t)((outer * inner + tx_n - 1) / tx_n);
+    return ocl_enqueue(d, k, "reduce", nqb * (size_t)S * L, L);
+}
+
+pt_status ocl_reduce(ocl_device *d, const pt_op *op) {
+    const pt_operand *x = &op->in[0];
+    pt_dtype t = x->dtype;
+    cl_kernel k;
+    size_t wg;
+    cl_long io = 0, oo = 0;
+    pt_status s = ocl_row_kernel(d, OCL_K_REDUCE, op, &k, &wg, &io, &oo);
+    if (s != PT_OK) return s;
+    int64_t outer = x->shape[0], r = x->shape[1], inner = x->shape[2];
+    cl_int code = op->kind == PT_OP_SUM    ? PT_K_SUM
+                  : op->kind == PT_OP_MEAN ? PT_K_MEAN
+                  : op->kind == PT_OP_MAX  ? PT_K_MAX
+                                           : PT_K_ARGMAX;
+    cl_mem in = (cl_mem)x->buf, out = (cl_mem)op->out.buf;
+    cl_int out_dtype = (cl_int)op->out.dtype;
+
+    /* Too few outputs to fill the device: split r into S slices, reduce each
+     * slice into scratch, then reduce the S partials. */
+    size_t L;
+    cl_int tx_n;
+    ocl_reduce_shape(wg, outer, r, inner, &L, &tx_n);
+    int64_t groups = (outer * inner + tx_n - 1) / tx_n;
+    int64_t target = 4 * (int64_t)(d->compute_units ? d->compute_units : 1);
+    if (target < 8) target = 8;
+    int64_t S = 1;
+    if (groups < target && r >= 4096) {
+        S = (target + groups - 1) / groups;
+        int64_t by_len = r / 1024;
+        if (S > by_len) S = by_len;
+    }
+    if (S < 2)
+        return ocl_reduce_pass(d, t, k, wg, in, io, 0, in, 0, x->strides, outer, r, inner, r, 1,
+                               out, oo, out_dtype, out, 0, code, PT_K_STAGE_FINAL, r);
+
+    int64_t chunk = (r + S - 1) / S;
+    S = (r + chunk - 1) / chunk;
+    size_t acc_bytes = pt_dtype_is_float(t) ? pt_dtype_table_size(t) : sizeof(cl_long);
+    size_t n_part = (size_t)(outer * S * inner);
+    size_t val_bytes = (n_part * acc_bytes + 7) / 8 * 8;
+    cl_mem scratch;
+    if ((s = ocl_scratch(d, val_bytes + n_part * sizeof(cl_long), &scratch)) != PT_OK) return s;
+    cl_long idx_off = (cl_long)(val_bytes / sizeof(cl_long));
+    cl_int first_code = code == PT_K_MEAN ? PT_K_SUM : code;
+    s = ocl_reduce_pass(d, t, k, wg, in, io, 0, in, 0, x->strides, outer, r, inner, chunk, S,
+                        scratch, 0, out_dtype, scratch, idx_off, first_code, PT_K_STAGE_PARTIAL, r);
+    if (s != PT_OK) return s;
+    const int64_t part_st[3] = {S * inner, inner, 1};
+    return ocl_reduce_pass(d, t, k, wg, scratch, 0, 1, scratch, idx_off, part_st, outer, S, inner,
+                           S, 1, out, oo, out_dtype, out, 0, code, PT_K_STAGE_FINAL, r);
+}

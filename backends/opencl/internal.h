@@ -1,0 +1,358 @@
+/* libportable OpenCL backend — state and helpers shared by the plugin's files.
+ *
+ * The files follow the backends' one skeleton (docs/backends.md). Calls run
+ * this way and form no circle between files (lint_backend_layout):
+ * plugin.c (the vtable and pt_backend_entry only) -> exec.c (supports and
+ * execute: dispatch by op family) -> exec_<family>*.c -> launch*.c
+ * (arguments and work sizes, programs and their disk cache, the queue's
+ * waits and trace stamps) -> memory.c -> device*.c -> errors.c.
+ *
+ * Symbol prefix: ocl_ (every non-static name). Nothing here is exported:
+ * the plugin's only public symbol is pt_backend_entry (plugin.c). */
+#ifndef PT_OCL_INTERNAL_H
+#define PT_OCL_INTERNAL_H
+
+#ifndef CL_TARGET_OPENCL_VERSION
+#define CL_TARGET_OPENCL_VERSION 120
+#endif
+#include <CL/cl.h>
+#include <pthread.h>
+#include <stdatomic.h>
+
+#include "kernels/kernel_abi.h"
+#include "portable/backend.h"
+
+/* ---- Kernels of a per-dtype program: id and entry name ----
+ * Element-wise kinds with a kernel of their own: PT_OP_<KIND> runs the
+ * kernel "ew_<name>" of elementwise.cl (a new element-wise op is one name
+ * here and one kernel line there). */
+#define OCL_EW_KINDS(X)                                                                          \
+    X(ADD, "ew_add") X(SUB, "ew_sub") X(MUL, "ew_mul") X(DIV, "ew_div") X(POW, "ew_pow")         \
+    X(MAXIMUM, "ew_maximum") X(MINIMUM, "ew_minimum") X(AXPY, "ew_axpy") X(NEG, "ew_neg")        \
+    X(ABS, "ew_abs") X(EXP, "ew_exp") X(LOG, "ew_log") X(SQRT, "ew_sqrt") X(RELU, "ew_relu")     \
+    X(SIGMOID, "ew_sigmoid") X(TANH, "ew_tanh") X(ADD_SCALAR, "ew_add_scalar")                   \
+    X(MUL_SCALAR, "ew_mul_scalar") X(EQ, "ew_eq") X(LT, "ew_lt") X(GT, "ew_gt")                  \
+    X(SIN, "ew_sin") X(COS, "ew_cos") X(CLAMP, "ew_clamp") X(LE, "ew_le") X(GE, "ew_ge")         \
+    X(NE, "ew_ne") X(GELU, "ew_gelu") X(GELU_GRAD, "ew_gelu_grad")
+/* The other kernels (after OCL_EW_KINDS' in the id order). The
+ * copy_to_<dst> entries are in pt_dtype order (OCL_K_COPY_TO_F32 + dst). */
+#define OCL_KERNELS(X)                                                                           \
+    X(EW_WHERE, "ew_where") X(FILL, "fill") X(COPY_TO_F32, "copy_to_f32")                        \
+    X(COPY_TO_F64, "copy_to_f64") X(COPY_TO_I32, "copy_to_i32") X(COPY_TO_I64, "copy_to_i64")    \
+    X(COPY_TO_U8, "copy_to_u8") X(COPY_TO_F16, "copy_to_f16") X(COPY_TO_BF16, "copy_to_bf16")    \
+    X(ARANGE, "arange") X(RAND_UNIFORM, "rand_uniform")              \
+    X(RAND_NORMAL, "rand_normal") X(REDUCE, "reduce") X(SOFTMAX, "softmax")                      \
+    X(GATHER, "gather") X(ONE_HOT, "one_hot") X(IM2COL, "im2col") X(COL2IM, "col2im")  \
+    X(MAX_POOL2D, "max_pool2d") X(MAX_POOL2D_INDEX, "max_pool2d_index") X(MAX_UNPOOL2D, "max_unpool2d")
+
+typedef enum ocl_kernel_id {
+#define OCL_EW_KERNEL_ENUM(kind, name) OCL_K_EW_##kind,
+#define OCL_KERNEL_ENUM(id, name) OCL_K_##id,
+    OCL_EW_KINDS(OCL_EW_KERNEL_ENUM)
+    OCL_KERNELS(OCL_KERNEL_ENUM)
+#undef OCL_KERNEL_ENUM
+#undef OCL_EW_KERNEL_ENUM
+        OCL_K__COUNT
+} ocl_kernel_id;
+
+/* The kernel's entry name ("ew_add"). */
+const char *ocl_kernel_name(ocl_kernel_id k);
+
+/* Which form of a kernel: the element-wise kernels (ew_*, fill, copy_to_*)
+ * have a general one (any strides, broadcasts) and one for operands that are
+ * all contiguous, entry name + "_contig" (elementwise.cl says why). */
+typedef enum ocl_variant { OCL_GENERAL, OCL_CONTIG, OCL_VARIANT__COUNT } ocl_variant;
+
+/* ---- One OpenCL device (device.c) ---- */
+
+typedef struct ocl_host_block {
+    void *ptr;  /* the mapped host pointer handed out by host_alloc */
+    cl_mem mem; /* the CL_MEM_ALLOC_HOST_PTR buffer behind it */
+} ocl_host_block;
+
+typedef struct ocl_device {
+    /* Filled at enumeration (init), never changed afterwards. */
+    cl_platform_id platform;
+    cl_device_id id;
+    cl_device_type cl_type;
+    char name[128];
+    char vendor[128];
+    char platform_name[128];
+    char platform_version[128];
+    char device_version[128];
+    char driver_version[64];
+    cl_uint compute_units;
+    cl_ulong global_mem;
+    cl_ulong max_alloc;         /* CL_DEVICE_MAX_MEM_ALLOC_SIZE, 0 if not reported */
+    size_t max_work_group;
+    bool fp64;
+    bool fp16;                  /* cl_khr_fp16 and PORTABLE_OPENCL_HGEMM=1: f16 MATMUL through CLBlastHgemm */
+    /* No OpenCL call may be made from exit handlers: Oclgrind keeps its API
+     * call stack in a thread_local that glibc destroys before it runs them,
+     * so a clFinish or clRelease* there writes freed memory (valgrind shows
+     * it; the heap then aborts). Its kernels run synchronously, so nothing
+     * is left to wait for, and the process's end frees the rest. */
+    bool no_calls_at_exit;
+    bool fp32_correct_div_sqrt; /* -cl-fp32-correctly-rounded-divide-sqrt is allowed */
+    bool opencl_c_12;           /* device compiles OpenCL C 1.2 (-cl-std=CL1.2) */
+
+    /* Created at first use under lock (ocl_device_ready). lock also
+     * serialises kernel argument setting and launches: cl_kernel objects
+     * are not thread-safe. */
+    pthread_mutex_t lock;
+    _Atomic bool ready; /* set once (release) after ctx and queue exist */
+    cl_context ctx;
+    cl_command_queue queue;
+    cl_program programs[PT_DTYPE_COUNT];
+    cl_kernel kernels[PT_DTYPE_COUNT][OCL_K__COUNT][OCL_VARIANT__COUNT];
+    size_t kernel_wg[PT_DTYPE_COUNT][OCL_K__COUNT][OCL_VARIANT__COUNT]; /* CL_KERNEL_WORK_GROUP_SIZE */
+    cl_mem scratch; /* two-pass reduction partials; grown on demand */
+    size_t scratch_bytes;
+    bool new_kernels; /* a kernel object was created since the last launch */
+    /* Bytes of device buffers (alloc and scratch) this process holds: what
+     * memory.c checks a new buffer against before asking the driver. */
+    _Atomic cl_ulong held;
+
+    /* Pinned host blocks (host_alloc); own lock so host_free never waits on
+     * a launch. */
+    pthread_mutex_t host_lock;
+    ocl_host_block *host_blocks;
+    int n_host_blocks, cap_host_blocks;
+
+    /* Trace stamps (launch_stamps.c): host CLOCK_MONOTONIC ns minus the
+     * device's profiling clock, measured once, under lock. */
+    int64_t clock_offset;
+    bool clock_known;
+    bool profiling; /* the queue has CL_QUEUE_PROFILING_ENABLE (set with it) */
+} ocl_device;
+
+typedef struct ocl_state {
+    ocl_device *devices;
+    int n_devices;
+    char reason[512]; /* why n_devices is 0 */
+} ocl_state;
+
+extern ocl_state ocl_g;
+
+/* The members of pt_device_props past the first release's: versions,
+ * limits, fp16 and the extension list, read from the driver. */
+void ocl_device_props_extra(const ocl_device *d, pt_device_props *out);
+
+/* Enumerates every device of every platform: GPUs, accelerators, CPUs, other,
+ * each group in platform/device order. Never fails: no platform gives 0
+ * devices and a reason. */
+pt_status ocl_devices_enumerate(void);
+void ocl_devices_release(void);
+/* *out = the device, once dev is in range and its context and queue exist
+ * (created at first use); else the failure, reported naming `what`. */
+pt_status ocl_device_ready(int dev, const char *what, ocl_device **out);
+/* After launches that used kernel objects created for them (caller holds
+ * d->lock): waits for them and registers an exit handler that waits for
+ * every queue (device.c says why). */
+void ocl_after_new_kernels(ocl_device *d);
+/* The vtable's device members. */
+pt_status ocl_init(void);
+void ocl_shutdown(void);
+int ocl_device_count(void);
+const char *ocl_unavailable_reason(void);
+pt_status ocl_device_info(int dev, pt_device_props *out);
+/* CLBlast tuning overrides for d (device_tuning.c); called once at device init. */
+void ocl_tuning_apply(const ocl_device *d);
+
+/* ---- Trace stamps (launch_stamps.c): markers with profiling times ---- */
+
+pt_status ocl_stamp_record(int dev, void **stamp);
+pt_status ocl_stamp_time(int dev, void *stamp, int64_t *ns);
+void ocl_stamp_release(int dev, void *stamp);
+
+/* ---- Errors (errors.c) ---- */
+
+/* The host API handed to pt_backend_entry (NULL before it ran). */
+extern const pt_host_api *ocl_host;
+
+/* "CL_INVALID_WORK_GROUP_SIZE" etc.; "CL_UNKNOWN_ERROR(<code>)" otherwise
+ * (the buffer is static per thread). */
+const char *ocl_error_name(cl_int err);
+/* The status an OpenCL error becomes: allocation failures are
+ * PT_ERR_OUT_OF_MEMORY, everything else PT_ERR_BACKEND. */
+pt_status ocl_status_of(cl_int err);
+/* Reports "<what> failed: <CL name>" through the host and returns the status. */
+pt_status ocl_cl_fail(cl_int err, const char *what_fmt, ...) PT_PRINTF(2, 3);
+/* Reports a formatted message with status s and returns s. */
+pt_status ocl_fail(pt_status s, const char *fmt, ...) PT_PRINTF(2, 3);
+void ocl_log(pt_log_level level, const char *fmt, ...) PT_PRINTF(2, 3);
+
+/* ---- Program build and the on-disk cache (launch_program.c, launch_cache.c) ---- */
+
+/* The kernel id of dtype's program on d, building (or loading from the disk
+ * cache) the program at first use. Caller holds d->lock. */
+pt_status ocl_kernel(ocl_device *d, pt_dtype t, ocl_kernel_id k, cl_kernel *out, size_t *wg);
+/* The same for a form of the kernel (OCL_CONTIG: "<name>_contig"). */
+pt_status ocl_kernel_variant(ocl_device *d, pt_dtype t, ocl_kernel_id k, ocl_variant v,
+                             cl_kernel *out, size_t *wg);
+void ocl_programs_release(ocl_device *d);
+
+/* A program's identity: the SHA-256 of everything its binary depends on
+ * (launch_program.c: format, sources, build options, device, driver,
+ * platform). It names the cache file and is bound into its digest. */
+typedef struct ocl_cache_key {
+    unsigned char id[32];
+} ocl_cache_key;
+/* The cache directory ($XDG_CACHE_HOME/portable, else $HOME/.cache/portable),
+ * created if missing; false when neither is usable, or when it is not the
+ * user's own or others may write it (a warning says so): programs are then
+ * built from source every time. */
+bool ocl_cache_dir(char *out, size_t cap);
+/* The cached binary stored under key, or NULL (missing, unreadable,
+ * corrupt, another entry's, or a file the user does not own or others may
+ * write: a warning says which, and the program is rebuilt). Caller frees. */
+unsigned char *ocl_cache_load(const ocl_cache_key *key, size_t *size);
+/* Stores a binary under key atomically (temp file + rename). Failures are
+ * logged, never fatal: the cache is only an optimisation. */
+void ocl_cache_store(const ocl_cache_key *key, const unsigned char *data, size_t size);
+
+/* ---- Embedded sources (generated at build time: launch_sources.c) ---- */
+
+typedef struct ocl_source {
+    const char *name; /* file name, for messages */
+    const char *text;
+} ocl_source;
+extern const ocl_source ocl_sources[];
+extern const int ocl_n_sources;
+
+/* ---- Launching kernels (launch.c) ---- */
+
+typedef struct ocl_arg {
+    size_t size;
+    const void *value; /* NULL: a __local buffer of `size` bytes */
+} ocl_arg;
+
+#define OCL_ARG(v) {sizeof(v), &(v)}
+#define OCL_LOCAL(bytes) {(bytes), NULL}
+
+/* A scalar of the program's element type, converted from the op's double. */
+typedef struct ocl_scalar {
+    union {
+        cl_float f32;
+        cl_double f64;
+        cl_int i32;
+        cl_long i64;
+        cl_uchar u8;
+        cl_ushort u16; /* f16 / bf16 bits */
+    } v;
+    size_t size;
+} ocl_scalar;
+
+/* Element offset of an operand (its byte offset must be a multiple of the
+ * element size; the core only makes such views). */
+pt_status ocl_elem_offset(const pt_operand *x, cl_long *out);
+int64_t ocl_numel(const pt_operand *x);
+/* Integer scalars convert as portable/numeric_rules.h says (as in copy_to_<dst>). */
+ocl_scalar ocl_make_scalar(pt_dtype t, double v);
+pt_status ocl_set_args(cl_kernel k, const char *name, int n, const ocl_arg *args);
+/* One 1-D launch of global work-items (from global id `offset`) in groups of
+ * local. */
+pt_status ocl_enqueue_at(ocl_device *d, cl_kernel k, const char *name, size_t offset, size_t global,
+                         size_t local);
+pt_status ocl_enqueue(ocl_device *d, cl_kernel k, const char *name, size_t global, size_t local);
+/* Work sizes of a one-work-item-per-element kernel over n items: groups of
+ * up to 256, n rounded up to a whole number of groups. */
+pt_status ocl_launch_items(ocl_device *d, cl_kernel k, const char *name, size_t wg, int64_t n);
+size_t ocl_pow2_floor(size_t x);
+size_t ocl_pow2_ceil(int64_t x);
+/* Runs one of the element-wise kernels (kid of program prog) over out and
+ * n_in inputs, with n_extra arguments after n: the _contig form over whole
+ * work-groups when every operand is contiguous, the general form (shape and
+ * strides as long8 vectors) for the rest. Caller holds d->lock. */
+pt_status ocl_pointwise(ocl_device *d, pt_dtype prog, ocl_kernel_id kid, const pt_operand *out,
+                        int n_in, const pt_operand *const *in, int n_extra, const ocl_arg *extra);
+/* The program whose type moves t's bytes: f64 data on a device without fp64
+ * moves through the i64 program (same 8 bytes, no double arithmetic). */
+pt_dtype ocl_storage_dtype(const ocl_device *d, pt_dtype t);
+/* dst = src element for element, same dtype and shape, any strides: moved by
+ * element size (an f64 move on a device without fp64 runs the i64 program).
+ * Caller holds d->lock. */
+pt_status ocl_move(ocl_device *d, const pt_operand *dst, const pt_operand *src);
+/* [outer, r, inner] row kernels (reduce, softmax; kernels/reduce.cl):
+ * whether rows walk contiguous runs of r (CPU devices), the work-group shape
+ * (local size *L, *tx_n columns), and kernel kid of in[0]'s program with
+ * the element offsets of in[0] (*io) and out (*oo). */
+cl_int ocl_blocked_rows(const ocl_device *d);
+void ocl_reduce_shape(size_t wg, int64_t outer, int64_t r, int64_t inner, size_t *L, cl_int *tx_n);
+pt_status ocl_row_kernel(ocl_device *d, ocl_kernel_id kid, const pt_op *op, cl_kernel *k,
+                         size_t *wg, cl_long *io, cl_long *oo);
+/* Waits for everything queued on device dev. */
+pt_status ocl_synchronize(int dev);
+
+/* ---- Execution (exec.c: supports, execute) ---- */
+
+pt_status ocl_supports(int dev, const pt_op *op);
+pt_status ocl_execute(int dev, const pt_op *op);
+
+/* ---- Op families (exec_<family>*.c); the caller holds d->lock ---- */
+
+/* exec_elementwise.c: arithmetic, comparisons, WHERE, COPY. */
+pt_status ocl_elementwise(ocl_device *d, const pt_op *op);
+/* Whether an element-wise kind has a kernel (OCL_EW_KINDS). */
+bool ocl_has_ew_kernel(pt_op_kind k);
+/* A cast that needs double arithmetic the device lacks: to or from f64. */
+bool ocl_cast_needs_host(const ocl_device *d, const pt_op *op);
+/* exec_creation.c: FILL, ARANGE, RAND_UNIFORM, RAND_NORMAL. */
+pt_status ocl_creation(ocl_device *d, const pt_op *op);
+/* exec_reduce.c: SUM, MEAN, MAX, ARGMAX. */
+pt_status ocl_reduce(ocl_device *d, const pt_op *op);
+/* exec_softmax.c: SOFTMAX, LOG_SOFTMAX. */
+pt_status ocl_softmax(ocl_device *d, const pt_op *op);
+/* exec_index.c: GATHER, ONE_HOT. */
+pt_status ocl_index(ocl_device *d, const pt_op *op);
+/* exec_matmul.c: CLBlast GEMM for PT_OP_MATMUL. Caller holds d->lock. */
+pt_status ocl_matmul(ocl_device *d, const pt_op *op);
+
+/* One CLBlast product: row-major c[M, N] = a[M, K] b[K, N] (+ c when
+ * accumulate) for batch matrices a_stride, b_stride, c_stride elements
+ * apart; each of a, b a buffer, an element offset and its element strides
+ * (one of them 1: row- or column-major); c row-major with rows N apart. */
+typedef struct ocl_gemm_call {
+    pt_dtype dtype;
+    bool accumulate;
+    size_t batch, M, N, K;
+    cl_mem a, b, c;
+    size_t ao, bo, co;
+    int64_t a_row, a_col, b_row, b_col;
+    size_t a_stride, b_stride, c_stride;
+} ocl_gemm_call;
+/* Caller holds d->lock; op (the MATMUL or CONV) names the call in errors. */
+pt_status ocl_gemm(ocl_device *d, const ocl_gemm_call *g, const pt_op *op);
+/* IM2COL, COL2IM and the max pools. Caller holds d->lock. */
+pt_status ocl_window_run(ocl_device *d, const pt_op *op);
+/* Whether d runs this CONV descriptor: PT_OK, or the reason recorded. */
+pt_status ocl_conv_supports(const ocl_device *d, const pt_op *op);
+/* A supported CONV op on device dev (d). Caller holds d->lock. */
+pt_status ocl_conv(ocl_device *d, int dev, const pt_op *op);
+/* A copy between f64 and another dtype on a device without fp64, converted
+ * on the host (exec_elementwise_host_cast.c). Caller holds d->lock. */
+pt_status ocl_cast_via_host(ocl_device *d, const pt_op *op);
+
+/* ---- Memory and transfers (memory.c) ---- */
+
+pt_status ocl_alloc(int dev, size_t bytes, void **buf);
+void ocl_free(int dev, void *buf);
+pt_status ocl_memory_info(int dev, int64_t *free_bytes, int64_t *total_bytes);
+pt_status ocl_host_alloc(int dev, size_t bytes, void **ptr);
+void ocl_host_free(int dev, void *ptr);
+pt_status ocl_copy_h2d(int dev, void *dst, size_t dst_offset, const void *src, size_t bytes,
+                       bool async);
+pt_status ocl_copy_d2h(int dev, void *dst, const void *src, size_t src_offset, size_t bytes,
+                       bool async);
+pt_status ocl_copy_d2d(int dev, void *dst, size_t dst_offset, const void *src, size_t src_offset,
+                       size_t bytes);
+/* Scratch buffer of at least bytes (caller holds d->lock). */
+pt_status ocl_scratch(ocl_device *d, size_t bytes, cl_mem *out);
+/* bytes of device dev (d) for one op's own use (a convolution's columns):
+ * bytes [*offset, *offset + bytes) of *mem, from the core's caching
+ * allocator (a buffer of its own without one); *block for ocl_temp_free.
+ * Work queued before the free may still use it. */
+pt_status ocl_temp_alloc(ocl_device *d, int dev, size_t bytes, cl_mem *mem, size_t *offset, void **block);
+void ocl_temp_free(ocl_device *d, int dev, cl_mem mem, void *block);
+
+#endif

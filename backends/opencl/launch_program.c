@@ -1,0 +1,223 @@
+/* libportable OpenCL backend — building the per-dtype programs.
+ *
+ * Each element type has its own program: every embedded source compiled with
+ * -DPT_DTYPE=<dtype>. A program is built the first time an op of that dtype
+ * runs on a device, so a run that only uses f32 never pays for compiling the
+ * integer kernels (PoCL and some mobile drivers compile slowly). Built
+ * binaries are kept on disk (launch_cache.c) under a key that covers everything
+ * that could change the binary; a cached binary the driver refuses is
+ * rebuilt from source, never an error. */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#include "internal.h"
+#include "launch_sha256.h"
+
+_Static_assert(PT_K_F32 == PT_F32 && PT_K_F64 == PT_F64 && PT_K_I32 == PT_I32 &&
+                   PT_K_I64 == PT_I64 && PT_K_U8 == PT_U8 && PT_K_F16 == PT_F16 &&
+                   PT_K_BF16 == PT_BF16,
+               "kernel_abi.h dtype codes must equal pt_dtype");
+_Static_assert(PT_K_MAX_DIMS == PT_MAX_DIMS, "kernel_abi.h PT_K_MAX_DIMS must equal PT_MAX_DIMS");
+
+static const char *const ocl_kernel_names[OCL_K__COUNT] = {
+#define OCL_EW_KERNEL_NAME(kind, name) [OCL_K_EW_##kind] = name,
+#define OCL_KERNEL_NAME(id, name) [OCL_K_##id] = name,
+    OCL_EW_KINDS(OCL_EW_KERNEL_NAME)
+    OCL_KERNELS(OCL_KERNEL_NAME)
+#undef OCL_KERNEL_NAME
+#undef OCL_EW_KERNEL_NAME
+};
+
+const char *ocl_kernel_name(ocl_kernel_id k) {
+    return (k >= 0 && k < OCL_K__COUNT) ? ocl_kernel_names[k] : "?";
+}
+
+_Static_assert(OCL_K_COPY_TO_F64 == OCL_K_COPY_TO_F32 + PT_F64 &&
+                   OCL_K_COPY_TO_I32 == OCL_K_COPY_TO_F32 + PT_I32 &&
+                   OCL_K_COPY_TO_I64 == OCL_K_COPY_TO_F32 + PT_I64 &&
+                   OCL_K_COPY_TO_U8 == OCL_K_COPY_TO_F32 + PT_U8,
+               "copy_to_<dst> kernels must be in pt_dtype order");
+
+/* Bumped when the cache file's meaning changes without the sources changing. */
+#define OCL_CACHE_FORMAT "libportable-opencl-program-v2"
+
+static double ocl_now(void) {
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (double)ts.tv_sec + 1e-9 * (double)ts.tv_nsec;
+}
+
+static void ocl_build_options(const ocl_device *d, pt_dtype t, char *out, size_t cap) {
+    snprintf(out, cap, "-DPT_DTYPE=%d%s%s%s", (int)t, d->fp64 ? " -DPT_FP64" : "",
+             d->opencl_c_12 ? " -cl-std=CL1.2" : "",
+             d->fp32_correct_div_sqrt ? " -cl-fp32-correctly-rounded-divide-sqrt" : "");
+}
+
+static void ocl_program_key(const ocl_device *d, const char *options, ocl_cache_key *key) {
+    ocl_sha256 h;
+    ocl_sha256_init(&h);
+    ocl_sha256_update(&h, OCL_CACHE_FORMAT, sizeof OCL_CACHE_FORMAT);
+    for (int i = 0; i < ocl_n_sources; ++i)
+        ocl_sha256_update(&h, ocl_sources[i].text, strlen(ocl_sources[i].text) + 1);
+    const char *parts[] = {options,           d->name,          d->vendor,
+                           d->device_version, d->driver_version, d->platform_name,
+                           d->platform_version};
+    for (size_t i = 0; i < sizeof parts / sizeof parts[0]; ++i)
+        ocl_sha256_update(&h, parts[i], strlen(parts[i]) + 1); /* the NULs keep the parts apart */
+    ocl_sha256_final(&h, key->id);
+}
+
+/* Reports a build failure with the compiler's log (truncated to fit). */
+static pt_status ocl_build_failed(ocl_device *d, cl_program p, cl_int err, pt_dtype t,
+                                  const char *options) {
+    size_t n = 0;
+    char *log = NULL;
+    if (clGetProgramBuildInfo(p, d->id, CL_PROGRAM_BUILD_LOG, 0, NULL, &n) == CL_SUCCESS &&
+        n > 0 && (log = malloc(n + 1)) != NULL) {
+        if (clGetProgramBuildInfo(p, d->id, CL_PROGRAM_BUILD_LOG, n, log, NULL) != CL_SUCCESS)
+            log[0] = '\0';
+        log[n] = '\0';
+    }
+    const size_t keep = 6000;
+    const char *text = log ? log : "(no build log)";
+    size_t len = strlen(text);
+    pt_status s = ocl_fail(PT_ERR_BACKEND,
+                           "clBuildProgram failed for the %s kernels on %s (%s, driver %s) with "
+                           "options \"%s\": %s; build log%s:\n%s",
+                           pt_dtype_table_name(t), d->name, d->platform_name, d->driver_version,
+                           options, ocl_error_name(err), len > keep ? " (last part)" : "",
+                           len > keep ? text + len - keep : text);
+    free(log);
+    return s;
+}
+
+/* A program from a cached binary, or NULL when there is none or the driver
+ * refuses it (then the caller builds from source). */
+static cl_program ocl_program_from_cache(ocl_device *d, const ocl_cache_key *key, const char *options) {
+    size_t size = 0;
+    unsigned char *bin = ocl_cache_load(key, &size);
+    if (!bin) return NULL;
+    const unsigned char *bins[1] = {bin};
+    cl_int bin_status = CL_SUCCESS, err = CL_SUCCESS;
+    cl_program p = clCreateProgramWithBinary(d->ctx, 1, &d->id, &size, bins, &bin_status, &err);
+    free(bin);
+    if (p && err == CL_SUCCESS && bin_status == CL_SUCCESS)
+        err = clBuildProgram(p, 1, &d->id, options, NULL, NULL);
+    else if (err == CL_SUCCESS)
+        err = bin_status;
+    if (err == CL_SUCCESS) return p;
+    ocl_log(PT_LOG_WARN, "cached program binary %02x%02x%02x%02x... refused by the driver (%s); rebuilding",
+            key->id[0], key->id[1], key->id[2], key->id[3], ocl_error_name(err));
+    if (p) clReleaseProgram(p);
+    return NULL;
+}
+
+static void ocl_program_to_cache(ocl_device *d, cl_program p, const ocl_cache_key *key) {
+    size_t size = 0;
+    if (clGetProgramInfo(p, CL_PROGRAM_BINARY_SIZES, sizeof size, &size, NULL) != CL_SUCCESS ||
+        size == 0) {
+        ocl_log(PT_LOG_DEBUG, "%s: driver returns no program binary; not cached", d->name);
+        return;
+    }
+    unsigned char *bin = malloc(size);
+    if (!bin) return;
+    unsigned char *bins[1] = {bin};
+    if (clGetProgramInfo(p, CL_PROGRAM_BINARIES, sizeof bins, bins, NULL) == CL_SUCCESS)
+        ocl_cache_store(key, bin, size);
+    free(bin);
+}
+
+static pt_status ocl_program(ocl_device *d, pt_dtype t, cl_program *out) {
+    if (d->programs[t]) {
+        *out = d->programs[t];
+        return PT_OK;
+    }
+    if (t == PT_F64 && !d->fp64)
+        return ocl_fail(PT_ERR_UNSUPPORTED,
+                        "f64 needs cl_khr_fp64, which %s (%s) does not offer; use f32",
+                        d->name, d->platform_name);
+    char options[256];
+    ocl_build_options(d, t, options, sizeof options);
+    ocl_cache_key key;
+    ocl_program_key(d, options, &key);
+    double t0 = ocl_now();
+
+    cl_program p = ocl_program_from_cache(d, &key, options);
+    if (p) {
+        ocl_log(PT_LOG_INFO, "%s kernels for %s loaded from the disk cache in %.3f s",
+                pt_dtype_table_name(t), d->name, ocl_now() - t0);
+    } else {
+        const char *texts[64];
+        cl_uint n = 0;
+        for (int i = 0; i < ocl_n_sources && n < 64; ++i) texts[n++] = ocl_sources[i].text;
+        cl_int err = CL_SUCCESS;
+        p = clCreateProgramWithSource(d->ctx, n, texts, NULL, &err);
+        if (!p)
+            return ocl_cl_fail(err, "clCreateProgramWithSource (%s kernels)",
+                               pt_dtype_table_name(t));
+        err = clBuildProgram(p, 1, &d->id, options, NULL, NULL);
+        if (err != CL_SUCCESS) {
+            pt_status s = ocl_build_failed(d, p, err, t, options);
+            clReleaseProgram(p);
+            return s;
+        }
+        double t1 = ocl_now();
+        /* Some drivers (PoCL) finish compiling every kernel only when asked
+         * for the binary, so storing it is timed apart. */
+        ocl_program_to_cache(d, p, &key);
+        ocl_log(PT_LOG_INFO, "%s kernels for %s built from source in %.3f s (+%.3f s to store the "
+                "binary in the disk cache)",
+                pt_dtype_table_name(t), d->name, t1 - t0, ocl_now() - t1);
+    }
+    d->programs[t] = p;
+    *out = p;
+    return PT_OK;
+}
+
+pt_status ocl_kernel_variant(ocl_device *d, pt_dtype t, ocl_kernel_id k, ocl_variant v,
+                             cl_kernel *out, size_t *wg) {
+    if (d->kernels[t][k][v]) {
+        *out = d->kernels[t][k][v];
+        *wg = d->kernel_wg[t][k][v];
+        return PT_OK;
+    }
+    cl_program p = NULL;
+    pt_status s = ocl_program(d, t, &p);
+    if (s != PT_OK) return s;
+    char name[64];
+    snprintf(name, sizeof name, "%s%s", ocl_kernel_names[k], v == OCL_CONTIG ? "_contig" : "");
+    cl_int err = CL_SUCCESS;
+    cl_kernel kern = clCreateKernel(p, name, &err);
+    if (!kern)
+        return ocl_cl_fail(err, "clCreateKernel(\"%s\") in the %s program", name,
+                           pt_dtype_table_name(t));
+    size_t kwg = 0;
+    if (clGetKernelWorkGroupInfo(kern, d->id, CL_KERNEL_WORK_GROUP_SIZE, sizeof kwg, &kwg, NULL) !=
+            CL_SUCCESS ||
+        kwg == 0)
+        kwg = d->max_work_group;
+    if (kwg > d->max_work_group) kwg = d->max_work_group;
+    d->kernels[t][k][v] = kern;
+    d->new_kernels = true; /* see ocl_after_new_kernels */
+    d->kernel_wg[t][k][v] = kwg;
+    *out = kern;
+    *wg = kwg;
+    return PT_OK;
+}
+
+pt_status ocl_kernel(ocl_device *d, pt_dtype t, ocl_kernel_id k, cl_kernel *out, size_t *wg) {
+    return ocl_kernel_variant(d, t, k, OCL_GENERAL, out, wg);
+}
+
+void ocl_programs_release(ocl_device *d) {
+    for (int t = 0; t < PT_DTYPE_COUNT; ++t) {
+        for (int k = 0; k < OCL_K__COUNT; ++k)
+            for (int v = 0; v < OCL_VARIANT__COUNT; ++v)
+                if (d->kernels[t][k][v]) clReleaseKernel(d->kernels[t][k][v]);
+        if (d->programs[t]) clReleaseProgram(d->programs[t]);
+    }
+    memset(d->kernels, 0, sizeof d->kernels);
+    memset(d->programs, 0, sizeof d->programs);
+}
