@@ -294,32 +294,37 @@ pt_status pt__wait_device(const char *fn, pt_device *d) {
         return s_;                                                               \
     } while (0)
 
+/* True when a copy of bytes on d does not go to the plugin, with *s its
+ * status: PT_OK for no bytes, an error after shutdown or during this
+ * thread's capture on d (which refuses it, saying it `what`). */
+static bool copy_skipped(const char *fn, pt_device *d, size_t bytes, const char *what, pt_status *s) {
+    *s = PT_OK;
+    if (bytes == 0) return true;
+    if (d->backend->shut_down) *s = after_shutdown(fn, d);
+    else if (pt__capture_now && d == pt__capture_device()) *s = pt__capture_refuse_transfer(fn, d, what);
+    return *s != PT_OK;
+}
+
 pt_status pt__copy_h2d(const char *fn, pt_device *d, void *dst, size_t dst_off, const void *src,
                        size_t bytes, bool async) {
-    if (bytes == 0) return PT_OK;
-    if (d->backend->shut_down) return after_shutdown(fn, d);
-    if (pt__capture_now && d == pt__capture_device())
-        return pt__capture_refuse_transfer(fn, d, "uploads host data");
+    pt_status s;
+    if (copy_skipped(fn, d, bytes, "uploads host data", &s)) return s;
     PT__TRACED_COPY(d, "h2d", bytes, async, !async,
                     vt_of(d)->copy_h2d(d->index, dst, dst_off, src, bytes, async));
 }
 
 pt_status pt__copy_d2h(const char *fn, pt_device *d, void *dst, const void *src, size_t src_off,
                        size_t bytes, bool async) {
-    if (bytes == 0) return PT_OK;
-    if (d->backend->shut_down) return after_shutdown(fn, d);
-    if (pt__capture_now && d == pt__capture_device())
-        return pt__capture_refuse_transfer(fn, d, "reads a value to the host");
+    pt_status s;
+    if (copy_skipped(fn, d, bytes, "reads a value to the host", &s)) return s;
     PT__TRACED_COPY(d, "d2h", bytes, async, !async,
                     vt_of(d)->copy_d2h(d->index, dst, src, src_off, bytes, async));
 }
 
 pt_status pt__copy_d2d(const char *fn, pt_device *d, void *dst, size_t dst_off, const void *src,
                        size_t src_off, size_t bytes) {
-    if (bytes == 0) return PT_OK;
-    if (d->backend->shut_down) return after_shutdown(fn, d);
-    if (pt__capture_now && d == pt__capture_device())
-        return pt__capture_refuse_transfer(fn, d, "copies device memory outside an op");
+    pt_status s;
+    if (copy_skipped(fn, d, bytes, "copies device memory outside an op", &s)) return s;
     PT__TRACED_COPY(d, "d2d", bytes, false, false,
                     vt_of(d)->copy_d2d(d->index, dst, dst_off, src, src_off, bytes));
 }

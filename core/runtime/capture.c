@@ -186,15 +186,20 @@ void pt__capture_step_scalar(pt__step_cell *cell, pt_op_kind kind, pt__step_scal
 
 void pt__capture_destroy(pt__capture *c) {
     if (!c) return;
-    for (int32_t i = 0; i < c->n_adopted; ++i) pt__free_direct(c->dev, c->adopted[i]);
-    for (int32_t i = 0; i < c->n_patches; ++i) pt__step_cell_release(c->patches[i].cell);
+    pt__graph_let_go(c->dev, c->adopted, c->n_adopted, c->patches, c->n_patches);
     if (c->pending.cell) pt__step_cell_release(c->pending.cell);
     free(c->nodes);
     free(c->values);
     free(c->events);
-    free(c->adopted);
-    free(c->patches);
     free(c);
+}
+
+void pt__graph_let_go(pt_device *d, pt__block **adopted, int32_t n_adopted, pt__gpatch *patches,
+                      int32_t n_patches) {
+    for (int32_t i = 0; i < n_adopted; ++i) pt__free_direct(d, adopted[i]);
+    for (int32_t i = 0; i < n_patches; ++i) pt__step_cell_release(patches[i].cell);
+    free(adopted);
+    free(patches);
 }
 
 pt__step_cell *pt__step_cell_new(void) {

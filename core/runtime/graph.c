@@ -275,15 +275,12 @@ void pt_graph_free(pt_graph *g) {
     if (!g) return;
     pt__graph_release_call(g->dev, g->inst);
     for (int32_t i = 0; i < g->n_kept; ++i) pt__block_unhold(g->dev, g->kept[i]);
-    for (int32_t i = 0; i < g->n_adopted; ++i) pt__free_direct(g->dev, g->adopted[i]);
     pt__free_direct(g->dev, g->arena);
-    for (int32_t i = 0; i < g->n_patches; ++i) pt__step_cell_release(g->patches[i].cell);
+    pt__graph_let_go(g->dev, g->adopted, g->n_adopted, g->patches, g->n_patches);
     free(g->ops);
     free(g->changed);
     free(g->rng_offset);
-    free(g->patches);
     free(g->cells);
     free(g->kept);
-    free(g->adopted);
     free(g);
 }

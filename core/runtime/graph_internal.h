@@ -54,6 +54,11 @@ struct pt__capture {
  * its patches' cells are released). */
 void pt__capture_destroy(pt__capture *c);
 
+/* Gives back the blocks made before a capture and freed during it, and
+ * releases the patches' step cells; frees both arrays. capture.c */
+void pt__graph_let_go(pt_device *d, pt__block **adopted, int32_t n_adopted, pt__gpatch *patches,
+                      int32_t n_patches);
+
 /* The arena plan: offsets for n values of size[i] bytes, live over the ops
  * [first[i], last[i]], such that values live at once never overlap.
  * Returns the arena's bytes. graph_plan.c */
