@@ -73,8 +73,7 @@ static pt_status out_of_host_memory(pt__capture *c, const char *fn) {
 static int32_t value_at(const pt__capture *c, const void *buf, size_t off) {
     for (int32_t i = c->n_values - 1; i >= 0; --i) {
         const pt__gvalue *v = &c->values[i];
-        if (!v->freed && v->block->buf == buf && off >= v->block->offset &&
-            off < v->block->offset + v->block->size)
+        if (!v->freed && v->buf == buf && off >= v->offset && off < v->offset + v->size)
             return i;
     }
     return -1;
@@ -143,7 +142,8 @@ void pt__capture_alloc(pt_device *d, pt__block *b) {
         out_of_host_memory(c, "pt_graph_capture_begin");
         return;
     }
-    c->values[c->n_values] = (pt__gvalue){.block = b, .first = -1, .last = -1, .freed = false};
+    c->values[c->n_values] = (pt__gvalue){
+        .block = b, .buf = b->buf, .offset = b->offset, .size = b->size, .first = -1, .last = -1, .freed = false};
     log_event(c, ++c->n_values);
 }
 

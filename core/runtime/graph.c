@@ -57,10 +57,10 @@ static size_t eager_peak(const pt__capture *c, const bool *planned) {
         int32_t e = c->events[i], v = (e > 0 ? e : -e) - 1;
         if (!planned[v]) continue;
         if (e > 0) {
-            live += c->values[v].block->size;
+            live += c->values[v].size;
             if (live > peak) peak = live;
         } else {
-            live -= c->values[v].block->size;
+            live -= c->values[v].size;
         }
     }
     return peak;
@@ -88,7 +88,7 @@ static pt_status plan_memory(pt_graph *g, pt__capture *c, const char *fn) {
         if (x->freed && x->first >= 0) {
             planned[v] = true;
             slot[v] = np;
-            size[np] = round_up(x->block->size, PT__SMALL_CLASS);
+            size[np] = round_up(x->size, PT__SMALL_CLASS);
             first[np] = x->first;
             last[np] = x->last;
             ++np;
@@ -115,7 +115,7 @@ static pt_status plan_memory(pt_graph *g, pt__capture *c, const char *fn) {
             int32_t v = node->value[k];
             if (v < 0 || !planned[v]) continue;
             pt_operand *o = k == 0 ? &op->out : &op->in[k - 1];
-            size_t within = o->offset - c->values[v].block->offset;
+            size_t within = o->offset - c->values[v].offset;
             o->buf = g->arena->buf;
             o->offset = g->arena->offset + offset[slot[v]] + within;
         }

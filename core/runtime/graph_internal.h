@@ -18,7 +18,10 @@ typedef struct pt__gnode {
 
 /* A block allocated during the capture. */
 typedef struct pt__gvalue {
-    pt__block *block;
+    pt__block *block;              /* valid while not freed: the allocator may merge the
+                                      record away after the free */
+    void *buf;                     /* the block's place, copied at its allocation */
+    size_t offset, size;
     int32_t first, last;           /* the first and last op using it; -1: none */
     bool freed;                    /* released during the capture: an intermediate */
 } pt__gvalue;
