@@ -35,6 +35,7 @@
 
 #include "digits_cli.h"
 #include "digits_data.h"
+#include "digits_graph.h"
 #include "portable/portable.h"
 
 #define SPLIT_SEED 42      /* the 80/20 split */
@@ -71,63 +72,9 @@ static void batch_to(pt_device *dev, const digits *d, const int *order, int firs
     *y = pt_from_data(dev, PT_I64, 1, ys, lb);
 }
 
-/* --graph: the training step of one batch shape, captured once and replayed,
- * with the tensors it reads (each batch is copied into them) and the loss it
- * writes (the latest replay's). */
-typedef struct step_graph {
-    int count; /* batch rows */
-    pt_tensor *x, *y, *loss;
-    pt_graph *graph;
-} step_graph;
-
-/* The graph of the step for batches of count rows: gs[0] or gs[1], captured
- * the first time that shape comes (nothing runs while capturing). */
-static step_graph *graph_for(pt_device *dev, pt_module *net, pt_optimizer *opt, step_graph gs[2], int count) {
-    for (int i = 0; i < 2; ++i)
-        if (gs[i].graph && gs[i].count == count) return &gs[i];
-    step_graph *s = gs[0].graph ? &gs[1] : &gs[0];
-    int64_t xs[2] = {count, DIGITS_FEATURES}, ys[1] = {count};
-    s->count = count;
-    /* kept out of the step's scope: they live as long as the graph */
-    s->x = pt_keep(pt_empty(dev, PT_F32, 2, xs));
-    s->y = pt_keep(pt_empty(dev, PT_I64, 1, ys));
-    if (!s->x || !s->y || pt_graph_capture_begin(dev) != PT_OK) return NULL;
-    pt_scope scope = pt_scope_begin();
-    pt_tensor *loss = pt_cross_entropy(pt_module_forward(net, s->x), s->y);
-    pt_optimizer_zero_grad(opt);
-    pt_status st = pt_backward(loss);
-    if (st == PT_OK) st = pt_optimizer_step(opt);
-    s->loss = pt_keep(loss);
-    pt_scope_end(scope);
-    s->loss = pt_keep(s->loss); /* and out of the step's scope */
-    s->graph = pt_graph_capture_end(dev); /* always ends the capture; NULL says why */
-    return st == PT_OK && s->graph ? s : NULL;
-}
-
-/* One replayed step on rows [first, first + count) of order: the batch is
- * copied into the graph's inputs, then the whole step is enqueued. Returns
- * the graph's loss tensor (borrowed), NULL on failure. Call inside a scope. */
-static pt_tensor *graph_step(pt_device *dev, pt_module *net, pt_optimizer *opt, step_graph gs[2], const digits *d,
-                             const int *order, int first, int count, float *px, int64_t *lb) {
-    step_graph *s = graph_for(dev, net, opt, gs, count);
-    if (!s) return NULL;
-    digits_gather(d, order, first, count, px, lb);
-    int64_t xs[2] = {count, DIGITS_FEATURES}, ys[1] = {count};
-    if (pt_copy_(s->x, pt_from_data(pt_cpu(), PT_F32, 2, xs, px)) != PT_OK ||
-        pt_copy_(s->y, pt_from_data(pt_cpu(), PT_I64, 1, ys, lb)) != PT_OK || pt_graph_replay(s->graph) != PT_OK)
-        return NULL;
-    return s->loss;
-}
-
-/* The loss's value now, for the log: the graph's loss tensor is rewritten
- * by the next replay. */
-static pt_tensor *snapshot(pt_tensor *loss) {
-    pt_tensor *copy = pt_empty(pt_tensor_device(loss), pt_tensor_dtype(loss), 0, NULL);
-    if (copy && pt_copy_(copy, loss) != PT_OK) {
-        pt_release(copy);
-        return NULL;
-    }
-    return copy;
+/* --graph's forward pass and loss (digits_graph.h). */
+static pt_tensor *batch_loss(void *net, pt_tensor *x, pt_tensor *y) {
+    return pt_cross_entropy(pt_module_forward(net, x), y);
 }
 
 /* Fraction of d the net classifies correctly, computed on dev. Writes the
@@ -161,7 +108,7 @@ static void progress(int epoch, int done, int total) {
 static int run(pt_device *dev, const digits *train, const digits *test, int epochs, const char *save_path,
                FILE *loss_log, bool graph) {
     int status = 1;
-    step_graph gs[2] = {{0}};
+    digits_graphs graphs = {0};
     pt_module *net = NULL, *reloaded = NULL;
     pt_optimizer *opt = NULL;
     int *order = malloc((size_t)train->n * sizeof *order);
@@ -199,7 +146,7 @@ static int run(pt_device *dev, const digits *train, const digits *test, int epoc
             pt_scope scope = pt_scope_begin(); /* releases this step's tensors */
             pt_tensor *loss = NULL;
             if (graph && (epoch > 1 || step > 0)) {
-                loss = graph_step(dev, net, opt, gs, train, order, first, count, px, lb);
+                loss = digits_graph_step(&graphs, dev, opt, batch_loss, net, train, order, first, count, px, lb, false);
             } else {
                 pt_tensor *x, *y;
                 batch_to(dev, train, order, first, count, px, lb, &x, &y);
@@ -215,7 +162,7 @@ static int run(pt_device *dev, const digits *train, const digits *test, int epoc
             }
             pt_no_grad_begin();
             pt_tensor *sum = pt_keep(pt_add(loss_sum, pt_mul_scalar(loss, count)));
-            if (loss_log) step_losses[step] = pt_keep(graph ? snapshot(loss) : pt_detach(loss));
+            if (loss_log) step_losses[step] = pt_keep(graph ? digits_graph_snapshot(loss) : pt_detach(loss));
             pt_no_grad_end();
             pt_scope_end(scope);
             pt_release(loss_sum);
@@ -281,12 +228,7 @@ static int run(pt_device *dev, const digits *train, const digits *test, int epoc
 done:
     if (tmp_path[0]) remove(tmp_path);
     for (int s = 0; step_losses && s < steps; ++s) pt_release(step_losses[s]);
-    for (int i = 0; i < 2; ++i) {
-        pt_graph_free(gs[i].graph);
-        pt_release(gs[i].x);
-        pt_release(gs[i].y);
-        pt_release(gs[i].loss);
-    }
+    digits_graphs_free(&graphs);
     free(step_losses);
     pt_module_free(reloaded);
     pt_optimizer_free(opt); /* before its module */
