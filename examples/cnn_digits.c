@@ -13,7 +13,12 @@
  *
  *   PORTABLE_BACKEND=cpu    ./cnn_digits
  *   PORTABLE_BACKEND=opencl ./cnn_digits [--data digits.csv.gz] [--save model.safetensors] [--epochs N]
- *   ./cnn_digits --dtype bf16 [--loss-log losses.txt]
+ *   ./cnn_digits --dtype bf16 [--loss-log losses.txt] [--graph]
+ *
+ * --graph captures the training step once per batch shape and replays it
+ * (examples/digits_graph.h, portable/graph.h): the same batches and losses,
+ * the host's per-op work done once; the first step runs eagerly, so the
+ * lazy layers and the optimizer's momentum exist before a capture.
  *
  * --dtype bf16 (or f16) trains in mixed precision, like torch.autocast: the
  * parameters stay f32 master weights (what SGD updates and what is saved),
@@ -38,6 +43,7 @@
 
 #include "digits_cli.h"
 #include "digits_data.h"
+#include "digits_graph.h"
 #include "digits_train.h"
 #include "portable/portable.h"
 
@@ -101,6 +107,7 @@ typedef struct run_opts {
     const char *save_path; /* NULL: a temporary file */
     pt_dtype compute;      /* PT_F32, or a 16-bit type with f32 master weights */
     FILE *loss_log;        /* NULL: no per-step losses */
+    bool graph;            /* --graph: the step captured per batch shape and replayed */
 } run_opts;
 
 /* The net's mode for this run: mixed precision when the compute dtype is
@@ -114,9 +121,23 @@ static pt_module *make_net_for(const run_opts *o) {
     return net;
 }
 
+/* The forward pass and the loss of a step. */
+typedef struct step_ctx {
+    pt_module *net;
+    pt_dtype compute;
+} step_ctx;
+
+static pt_tensor *batch_loss(void *ctx, pt_tensor *x, pt_tensor *y) {
+    const step_ctx *c = ctx;
+    pt_tensor *logits = pt_module_forward(c->net, x);
+    if (c->compute != PT_F32) logits = pt_cast(logits, PT_F32); /* the loss in f32, as under autocast */
+    return pt_cross_entropy(logits, y);
+}
+
 static int run(pt_device *dev, const digits *train, const digits *test, const run_opts *o) {
     const char *save_path = o->save_path;
     int status = 1;
+    digits_graphs graphs = {0};
     pt_module *net = NULL, *reloaded = NULL;
     pt_optimizer *opt = NULL;
     int *order = malloc((size_t)train->n * sizeof *order);
@@ -152,13 +173,18 @@ static int run(pt_device *dev, const digits *train, const digits *test, const ru
         for (int step = 0; step < steps; ++step) {
             int first = step * BATCH, count = train->n - first < BATCH ? train->n - first : BATCH;
             pt_scope scope = pt_scope_begin(); /* releases this step's tensors */
-            pt_tensor *x, *y;
-            batch_to(dev, train, order, first, count, px, lb, &x, &y);
-            pt_tensor *logits = pt_module_forward(net, x);
-            if (o->compute != PT_F32) logits = pt_cast(logits, PT_F32); /* the loss in f32, as under autocast */
-            pt_tensor *loss = pt_cross_entropy(logits, y);
-            pt_optimizer_zero_grad(opt);
-            if (pt_backward(loss) != PT_OK || pt_optimizer_step(opt) != PT_OK) {
+            step_ctx ctx = {net, o->compute};
+            pt_tensor *loss = NULL;
+            if (o->graph && (epoch > 1 || step > 0)) { /* the first step eagerly: lazy state first */
+                loss = digits_graph_step(&graphs, dev, opt, batch_loss, &ctx, train, order, first, count, px, lb, true);
+            } else {
+                pt_tensor *x, *y;
+                batch_to(dev, train, order, first, count, px, lb, &x, &y);
+                loss = batch_loss(&ctx, x, y);
+                pt_optimizer_zero_grad(opt);
+                if (pt_backward(loss) != PT_OK || pt_optimizer_step(opt) != PT_OK) loss = NULL;
+            }
+            if (!loss) {
                 fail("training step");
                 pt_scope_end(scope);
                 pt_release(loss_sum);
@@ -166,7 +192,7 @@ static int run(pt_device *dev, const digits *train, const digits *test, const ru
             }
             pt_no_grad_begin();
             pt_tensor *sum = pt_keep(pt_add(loss_sum, pt_mul_scalar(loss, count)));
-            if (o->loss_log) step_losses[step] = pt_keep(pt_detach(loss));
+            if (o->loss_log) step_losses[step] = pt_keep(o->graph ? digits_graph_snapshot(loss) : pt_detach(loss));
             pt_no_grad_end();
             pt_scope_end(scope);
             pt_release(loss_sum);
@@ -231,6 +257,7 @@ static int run(pt_device *dev, const digits *train, const digits *test, const ru
         status = 1;
     }
 done:
+    digits_graphs_free(&graphs);
     if (tmp_path[0]) remove(tmp_path);
     for (int s = 0; step_losses && s < steps; ++s) pt_release(step_losses[s]);
     free(step_losses);
@@ -248,7 +275,7 @@ done:
 int main(int argc, char **argv) {
     static const digits_cli_spec spec = {"", "where to save the trained parameters and buffers (safetensors)",
                                          "The device is PORTABLE_BACKEND's (auto, cpu, cuda, opencl, optionally :N)."};
-    digits_cli args = {.epochs = EPOCHS, .precision = true, .logs_losses = true};
+    digits_cli args = {.epochs = EPOCHS, .precision = true, .logs_losses = true, .graphs = true};
     int parsed = digits_cli_parse(argc, argv, &spec, &args);
     if (parsed) return parsed == 1 ? 0 : 2;
 
@@ -270,7 +297,7 @@ int main(int argc, char **argv) {
         return 2;
     }
 
-    run_opts o = {.epochs = args.epochs, .save_path = args.save, .compute = PT_F32};
+    run_opts o = {.epochs = args.epochs, .save_path = args.save, .compute = PT_F32, .graph = args.graph};
     if (args.dtype) o.compute = !strcmp(args.dtype, "bf16") ? PT_BF16 : !strcmp(args.dtype, "f16") ? PT_F16 : PT_F32;
     if (args.loss_log && !(o.loss_log = fopen(args.loss_log, "w"))) {
         fprintf(stderr, "cnn_digits: cannot write the loss log %s\n", args.loss_log);

@@ -13,10 +13,10 @@
 
 static void usage(FILE *f, const char *prog, const digits_cli_spec *spec, const digits_cli *out, int default_epochs) {
     const char *models = out->models;
-    fprintf(f, "usage: %s%s [--data digits.csv.gz]%s [--epochs N]%s%s%s%s%s\n", spec->launcher, prog,
+    fprintf(f, "usage: %s%s [--data digits.csv.gz]%s [--epochs N]%s%s%s%s%s%s\n", spec->launcher, prog,
             spec->save_what ? " [--save model.safetensors]" : "", models ? " [--model " : "",
             models ? models : "", models ? "]" : "", out->precision ? " [--dtype f32|bf16|f16]" : "",
-            out->logs_losses ? " [--loss-log FILE]" : "");
+            out->logs_losses ? " [--loss-log FILE]" : "", out->graphs ? " [--graph]" : "");
     fprintf(f, "  --data PATH    the digits CSV (default: examples/data/digits.csv.gz)\n");
     if (models) fprintf(f, "  --model NAME   which net: %s (default: the first)\n", models);
     if (spec->save_what) fprintf(f, "  --save PATH    %s\n", spec->save_what);
@@ -25,6 +25,9 @@ static void usage(FILE *f, const char *prog, const digits_cli_spec *spec, const 
                    "                 (mixed precision, pt_module_set_compute_dtype)\n");
     if (out->logs_losses)
         fprintf(f, "  --loss-log F   write \"epoch step loss\" for every training step to F (%%.9g)\n");
+    if (out->graphs)
+        fprintf(f, "  --graph        capture the training step once per batch shape and replay it\n"
+                   "                 (portable/graph.h): the same batches and losses, less host work\n");
     fprintf(f,
             "  --epochs N     training epochs, a whole number >= 1 (default %d)\n"
             "  -h, --help     this text\n"
@@ -79,6 +82,7 @@ int digits_cli_parse(int argc, char **argv, const digits_cli_spec *spec, digits_
                                             {"loss-log", required_argument, NULL, 'l'},
                                             {"help", no_argument, NULL, 'h'},
                                             {"model", required_argument, NULL, 'm'},
+                                            {"graph", no_argument, NULL, 'g'},
                                             {NULL, 0, NULL, 0}};
     int opt;
     while ((opt = getopt_long(argc, argv, "h", options, NULL)) != -1) {
@@ -125,6 +129,11 @@ int digits_cli_parse(int argc, char **argv, const digits_cli_spec *spec, digits_
                 usage(stderr, argv[0], spec, out, default_epochs);
                 return 2;
             }
+            break;
+        case 'g':
+            if (!out->graphs) /* this example has no captured step */
+                return unoffered("graph", argv[0], spec, out, default_epochs);
+            out->graph = true;
             break;
         case 'h': usage(stdout, argv[0], spec, out, default_epochs); return 1;
         default: usage(stderr, argv[0], spec, out, default_epochs); return 2; /* getopt_long said what was wrong */

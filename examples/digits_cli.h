@@ -1,7 +1,7 @@
 /* The command line of the digits trainers (mlp_digits, cnn_digits,
  * ddp_digits): --data, --epochs, --help, where the example saves --save,
- * where it has several models --model, where it offers them --dtype and
- * --loss-log, parsed with getopt_long. Bad values, and --save or --loss-log
+ * where it has several models --model, where it offers them --dtype,
+ * --loss-log and --graph, parsed with getopt_long. Bad values, and --save or --loss-log
  * paths that cannot be written, stop the program before any work, with the
  * usage line. */
 #ifndef PORTABLE_EXAMPLES_DIGITS_CLI_H
@@ -28,6 +28,8 @@ typedef struct digits_cli {
     bool logs_losses; /* set by the caller: the example takes --loss-log */
     const char *dtype;    /* --dtype: "f32" (NULL: the default), "bf16" or "f16" */
     const char *loss_log; /* --loss-log: where to write the loss of every step; NULL: nowhere */
+    bool graphs;      /* set by the caller: the example takes --graph */
+    bool graph;       /* --graph: capture the training step once per batch shape and replay it */
 } digits_cli;
 
 /* Returns 0 to go on, 1 after --help (usage on stdout), 2 for bad usage

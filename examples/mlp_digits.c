@@ -8,7 +8,13 @@
  *
  *   PORTABLE_BACKEND=cpu    ./mlp_digits
  *   PORTABLE_BACKEND=opencl ./mlp_digits [--data path/to/digits.csv.gz] [--save model.safetensors]
- *   ./mlp_digits [--epochs N] [--loss-log losses.txt]
+ *   ./mlp_digits [--epochs N] [--loss-log losses.txt] [--graph]
+ *
+ * --graph captures the training step once per batch shape (the full batch
+ * and the short last one: a graph replays only the shapes it captured) and
+ * replays it (portable/graph.h): the same batches, the same losses bit for
+ * bit, with the host's per-op work done once. The first step runs eagerly,
+ * so the lazy parameters and the optimizer's momentum exist before a capture.
  *
  * --loss-log writes every training step's loss ("epoch step loss", %.9g, as
  * cnn_digits does): the Python example (python/examples/mlp_digits.py) writes
@@ -29,6 +35,7 @@
 
 #include "digits_cli.h"
 #include "digits_data.h"
+#include "digits_graph.h"
 #include "portable/portable.h"
 
 #define SPLIT_SEED 42      /* the 80/20 split */
@@ -65,6 +72,11 @@ static void batch_to(pt_device *dev, const digits *d, const int *order, int firs
     *y = pt_from_data(dev, PT_I64, 1, ys, lb);
 }
 
+/* --graph's forward pass and loss (digits_graph.h). */
+static pt_tensor *batch_loss(void *net, pt_tensor *x, pt_tensor *y) {
+    return pt_cross_entropy(pt_module_forward(net, x), y);
+}
+
 /* Fraction of d the net classifies correctly, computed on dev. Writes the
  * predictions into pred (d->n entries) when non-NULL. NAN on error. */
 static double accuracy(pt_module *net, const digits *d, pt_device *dev, int64_t *pred) {
@@ -94,8 +106,9 @@ static void progress(int epoch, int done, int total) {
 /* Trains, evaluates, saves, reloads and compares; writes each step's loss to
  * loss_log unless it is NULL. Returns the exit status. */
 static int run(pt_device *dev, const digits *train, const digits *test, int epochs, const char *save_path,
-               FILE *loss_log) {
+               FILE *loss_log, bool graph) {
     int status = 1;
+    digits_graphs graphs = {0};
     pt_module *net = NULL, *reloaded = NULL;
     pt_optimizer *opt = NULL;
     int *order = malloc((size_t)train->n * sizeof *order);
@@ -131,11 +144,17 @@ static int run(pt_device *dev, const digits *train, const digits *test, int epoc
         for (int step = 0; step < steps; ++step) {
             int first = step * BATCH, count = train->n - first < BATCH ? train->n - first : BATCH;
             pt_scope scope = pt_scope_begin(); /* releases this step's tensors */
-            pt_tensor *x, *y;
-            batch_to(dev, train, order, first, count, px, lb, &x, &y);
-            pt_tensor *loss = pt_cross_entropy(pt_module_forward(net, x), y);
-            pt_optimizer_zero_grad(opt);
-            if (pt_backward(loss) != PT_OK || pt_optimizer_step(opt) != PT_OK) {
+            pt_tensor *loss = NULL;
+            if (graph && (epoch > 1 || step > 0)) {
+                loss = digits_graph_step(&graphs, dev, opt, batch_loss, net, train, order, first, count, px, lb, false);
+            } else {
+                pt_tensor *x, *y;
+                batch_to(dev, train, order, first, count, px, lb, &x, &y);
+                loss = pt_cross_entropy(pt_module_forward(net, x), y);
+                pt_optimizer_zero_grad(opt);
+                if (pt_backward(loss) != PT_OK || pt_optimizer_step(opt) != PT_OK) loss = NULL;
+            }
+            if (!loss) {
                 fail("training step");
                 pt_scope_end(scope);
                 pt_release(loss_sum);
@@ -143,7 +162,7 @@ static int run(pt_device *dev, const digits *train, const digits *test, int epoc
             }
             pt_no_grad_begin();
             pt_tensor *sum = pt_keep(pt_add(loss_sum, pt_mul_scalar(loss, count)));
-            if (loss_log) step_losses[step] = pt_keep(pt_detach(loss));
+            if (loss_log) step_losses[step] = pt_keep(graph ? digits_graph_snapshot(loss) : pt_detach(loss));
             pt_no_grad_end();
             pt_scope_end(scope);
             pt_release(loss_sum);
@@ -209,6 +228,7 @@ static int run(pt_device *dev, const digits *train, const digits *test, int epoc
 done:
     if (tmp_path[0]) remove(tmp_path);
     for (int s = 0; step_losses && s < steps; ++s) pt_release(step_losses[s]);
+    digits_graphs_free(&graphs);
     free(step_losses);
     pt_module_free(reloaded);
     pt_optimizer_free(opt); /* before its module */
@@ -224,7 +244,7 @@ done:
 int main(int argc, char **argv) {
     static const digits_cli_spec spec = {"", "where to save the trained parameters (safetensors)",
                                          "The device is PORTABLE_BACKEND's (auto, cpu, cuda, opencl, optionally :N)."};
-    digits_cli args = {.epochs = EPOCHS, .logs_losses = true};
+    digits_cli args = {.epochs = EPOCHS, .logs_losses = true, .graphs = true};
     int parsed = digits_cli_parse(argc, argv, &spec, &args);
     if (parsed) return parsed == 1 ? 0 : 2;
 
@@ -254,7 +274,7 @@ int main(int argc, char **argv) {
         return 2;
     }
     pt_device *dev = pt_default_device();
-    int status = dev ? run(dev, &train, &test, args.epochs, args.save, loss_log) : (fail("no device"), 77);
+    int status = dev ? run(dev, &train, &test, args.epochs, args.save, loss_log, args.graph) : (fail("no device"), 77);
     if (loss_log && fclose(loss_log) != 0 && status == 0) {
         fprintf(stderr, "mlp_digits: writing the loss log %s failed\n", args.loss_log);
         status = 1;

@@ -15,7 +15,9 @@ typedef enum optim_kind { OPTIM_SGD, OPTIM_ADAM } optim_kind;
 
 typedef struct param_state {
     pt_tensor *a, *b;   /* SGD: momentum buffer; Adam: first and second moments (owned) */
-    int64_t steps;      /* updates applied to this parameter */
+    /* Updates applied to this parameter: shared with the graphs that
+     * captured a step, whose replays count theirs (NULL until needed). */
+    pt__step_cell *steps;
 } param_state;
 
 struct pt_optimizer {
@@ -101,6 +103,7 @@ void pt_optimizer_free(pt_optimizer *o) {
     for (int i = 0; i < o->n; ++i) {
         pt__drop_owned(o->state[i].a);
         pt__drop_owned(o->state[i].b);
+        pt__step_cell_release(o->state[i].steps);
     }
     free(o->state);
     free(o);
@@ -125,7 +128,7 @@ static void state_reset(param_state *st) {
     pt__drop_owned(st->a);
     pt__drop_owned(st->b);
     st->a = st->b = NULL;
-    st->steps = 0;
+    if (st->steps) st->steps->steps = 0;
 }
 
 /* Makes st fit parameter p: moves it to p's device after pt_module_to,
@@ -163,11 +166,33 @@ static pt_tensor *clone(pt_tensor *x) {
 }
 
 /* Keeps fresh (a result of this step, made inside the step's scope) as
- * state in place of the old value. */
-static void replace(pt_tensor **slot, pt_tensor *fresh) {
+ * state in place of the old value. While a graph is captured the old
+ * tensor takes the value instead (one copy), since a replay reads and
+ * writes the tensors that existed before the capture in place. */
+static pt_status replace(pt_tensor **slot, pt_tensor *fresh) {
+    if (*slot && pt__capture_device()) return pt_copy_(*slot, fresh);
     pt__drop_owned(*slot);
     *slot = pt__own(fresh);
+    return PT_OK;
 }
+
+/* Capturing a step needs the state a step reads to exist before the
+ * capture, else every replay would be a first step: refused, with the fix. */
+static pt_status no_state_yet(const char *what) {
+    return pt__capture_fail(pt__error(PT_ERR_UNSUPPORTED, "pt_optimizer_step",
+                                      "a graph capture on %s reached a parameter without %s yet "
+                                      "(each replay would repeat the first step); run one step "
+                                      "eagerly before pt_graph_capture_begin",
+                                      pt_device_name(pt__capture_device()), what));
+}
+
+/* Adam's step-dependent scalars, as the eager step computes them for step
+ * k (a replay computes them again for its own step). */
+static double adam_denom_scale(const double *p, int64_t k) {
+    return 1.0 / sqrt(1.0 - pow(p[0], (double)k));
+}
+
+static double adam_alpha(const double *p, int64_t k) { return -p[0] / (1.0 - pow(p[1], (double)k)); }
 
 /* ---- Updates (inside a scope: temporaries are left to it) ---- */
 
@@ -175,9 +200,11 @@ static pt_status sgd_update(pt_optimizer *o, param_state *st, pt_tensor *p, pt_t
     pt_tensor *d = g;
     if (o->weight_decay > 0) d = pt_add(g, pt_mul_scalar(p, o->weight_decay));
     if (o->momentum > 0) {
+        if (!st->a && pt__capture_device()) return no_state_yet("a momentum buffer");
         pt_tensor *buf = st->a ? pt_add(pt_mul_scalar(st->a, o->momentum), d) : clone(d);
         if (!buf) return pt_last_status();
-        replace(&st->a, buf);
+        pt_status s = replace(&st->a, buf);
+        if (s) return s;
         d = st->a;
     }
     if (!d) return pt_last_status();
@@ -185,6 +212,8 @@ static pt_status sgd_update(pt_optimizer *o, param_state *st, pt_tensor *p, pt_t
 }
 
 static pt_status adam_update(pt_optimizer *o, param_state *st, pt_tensor *p, pt_tensor *g) {
+    const bool capturing = pt__capture_device() != NULL;
+    if (capturing && (!st->a || !st->b)) return no_state_yet("Adam's moments");
     pt_tensor *d = g;
     if (o->weight_decay > 0) d = pt_add(g, pt_mul_scalar(p, o->weight_decay));
     /* m = b1 m + (1 - b1) d;  v = b2 v + (1 - b2) d^2  (both start at 0) */
@@ -193,15 +222,23 @@ static pt_status adam_update(pt_optimizer *o, param_state *st, pt_tensor *p, pt_
     if (st->a) m = pt_add(pt_mul_scalar(st->a, o->beta1), m);
     if (st->b) v = pt_add(pt_mul_scalar(st->b, o->beta2), v);
     if (!m || !v) return pt_last_status();
-    replace(&st->a, m);
-    replace(&st->b, v);
-    double k = (double)(st->steps + 1);
-    double bc1 = 1.0 - pow(o->beta1, k), bc2 = 1.0 - pow(o->beta2, k);
-    /* p -= lr / bc1 * m / (sqrt(v) / sqrt(bc2) + eps), as torch.optim.Adam */
-    pt_tensor *denom = pt_add_scalar(pt_mul_scalar(pt_sqrt(v), 1.0 / sqrt(bc2)), o->eps);
+    pt_status s = replace(&st->a, m);
+    if (!s) s = replace(&st->b, v);
+    if (s) return s;
+    m = st->a;
+    v = st->b;
+    const int64_t k = st->steps->steps + 1;
+    const double scale_p[4] = {o->beta2, 0, 0, 0}, alpha_p[4] = {o->lr, o->beta1, 0, 0};
+    /* p -= lr / bc1 * m / (sqrt(v) / sqrt(bc2) + eps), as torch.optim.Adam;
+     * a captured step takes both step-dependent scalars anew at each replay */
+    pt_tensor *root = pt_sqrt(v);
+    if (capturing) pt__capture_step_scalar(st->steps, PT_OP_MUL_SCALAR, adam_denom_scale, scale_p);
+    pt_tensor *scaled = pt_mul_scalar(root, adam_denom_scale(scale_p, k));
+    pt_tensor *denom = pt_add_scalar(scaled, o->eps);
     pt_tensor *update = pt_div(m, denom);
     if (!update) return pt_last_status();
-    return pt_axpy_(p, -o->lr / bc1, update);
+    if (capturing) pt__capture_step_scalar(st->steps, PT_OP_AXPY, adam_alpha, alpha_p);
+    return pt_axpy_(p, adam_alpha(alpha_p, k), update);
 }
 
 /* Grows o's state to n parameters (new ones start empty). */
@@ -223,10 +260,12 @@ static pt_status step_one(pt_optimizer *o, const pt__param *ps, int i) {
     pt_tensor *p = *ps[i].slot;
     if (!p || ps[i].buffer || !p->grad || !p->grad->grad) return PT_OK;
     param_state *st = &o->state[i];
+    if (!st->steps && !(st->steps = pt__step_cell_new()))
+        return pt__error(PT_ERR_OUT_OF_MEMORY, "pt_optimizer_step", "out of host memory for optimizer state");
     pt_scope scope = pt_scope_begin();
     pt_status s = state_follow(st, p);
     if (!s) s = o->kind == OPTIM_SGD ? sgd_update(o, st, p, p->grad->grad) : adam_update(o, st, p, p->grad->grad);
-    if (!s) ++st->steps;
+    if (!s && !pt__capture_device()) ++st->steps->steps; /* a captured step counts at replay */
     pt_scope_end(scope);
     return s;
 }

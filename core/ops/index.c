@@ -4,7 +4,9 @@
  * host-visible memory (the cpu backend) the core checks every value first and
  * reports the first one out of range with its position; an accelerator would
  * have to wait for the device to do that, so there the kernels write 0 for a
- * bad index instead (backend.h), never reading out of bounds. */
+ * bad index instead (backend.h), never reading out of bounds. So does the
+ * cpu while this thread captures a graph on it: the values do not exist
+ * before a replay. */
 #include <stdio.h>
 #include <string.h>
 
@@ -90,7 +92,7 @@ pt_tensor *pt_gather(pt_tensor *x, int dim, pt_tensor *index) {
                   pt__shape_str(x->ndim, x->shape, sx, sizeof sx));
         return NULL;
     }
-    if (n > 0 && pt__host_visible(pt__dev(x))) {
+    if (n > 0 && pt__host_visible(pt__dev(x)) && pt__capture_device() != pt__dev(x)) {
         char what[64];
         snprintf(what, sizeof what, "dim %d of size %lld", d, (long long)x->shape[d]);
         if (check_index_values(fn, "index", index, x->shape[d], what)) return NULL;
@@ -141,7 +143,7 @@ pt_tensor *pt_one_hot(pt_tensor *labels, int64_t num_classes, pt_dtype t) {
         return NULL;
     }
     const int64_t n = pt__tensor_numel(labels);
-    if (n > 0 && pt__host_visible(pt__dev(labels))) {
+    if (n > 0 && pt__host_visible(pt__dev(labels)) && pt__capture_device() != pt__dev(labels)) {
         char what[64];
         snprintf(what, sizeof what, "%lld classes", (long long)num_classes);
         if (check_index_values(fn, "label", labels, num_classes, what)) return NULL;

@@ -184,6 +184,7 @@ static void split(pt__allocator *a, pt__block *b, size_t size, pt__block **spare
     r->size = b->size - size;
     r->large = b->large;
     r->own = 0;
+    r->held = r->orphan = 0;
     r->prev = b;
     r->next = b->next;
     if (b->next) b->next->prev = r;
@@ -272,7 +273,7 @@ static pt_status collect(pt_device *d, size_t size, size_t seg, const char *fn) 
     int64_t live = in_use + (int64_t)size > peak ? in_use + (int64_t)size : peak;
     double limit = ratio * (double)live, after = (double)reserved + (double)seg;
     if (after <= limit || reserved - in_use == 0) return PT_OK;
-    pt_status s = pt__synchronize(fn, d);
+    pt_status s = pt__wait_device(fn, d);
     if (s) return s;
     pt__block *dead = NULL;
     pt__spin_lock(&a->lock);
@@ -332,7 +333,7 @@ static void *driver_alloc(pt_device *d, size_t size, size_t *seg, const char *fn
         /* A cached block's last user may still be queued (freeing is not
          * synchronous everywhere: clReleaseMemObject, cudaFreeAsync): wait
          * for the device before the cache goes back to the driver. */
-        pt_status w = pt__synchronize(fn, d);
+        pt_status w = pt__wait_device(fn, d);
         if (w) return NULL;
         release_cached(d);
         s = pt__alloc_call(d, *seg, &buf);
@@ -445,14 +446,15 @@ static void free_own(pt_device *d, pt__block *b) {
     pt__spin_lock(&a->lock);
     a->in_use -= (int64_t)b->size;
     pt__spin_unlock(&a->lock);
-    pt__synchronize("pt_release", d);
+    pt__wait_device("pt_release", d);
     pt__free_call(d, b->buf);
     free(b);
 }
 
 pt__block *pt__alloc(pt_device *d, size_t bytes, const char *fn) {
-    if (pt__tracing()) return pt__trace_alloc(d, bytes, fn);
-    return pt__alloc_untraced(d, bytes, fn);
+    pt__block *b = pt__tracing() ? pt__trace_alloc(d, bytes, fn) : pt__alloc_untraced(d, bytes, fn);
+    if (pt__capture_now && b) pt__capture_alloc(d, b);
+    return b;
 }
 
 pt__block *pt__alloc_untraced(pt_device *d, size_t bytes, const char *fn) {
@@ -478,12 +480,49 @@ pt__block *pt__alloc_untraced(pt_device *d, size_t bytes, const char *fn) {
     return alloc_slow(d, size, fn);
 }
 
-void pt__free(pt_device *d, pt__block *b) {
+/* The free itself, after the graph hooks. */
+static void give_back(pt_device *d, pt__block *b) {
     if (pt__tracing()) {
-        if (b) pt__trace_free(d, b);
+        pt__trace_free(d, b);
         return;
     }
     pt__free_untraced(d, b);
+}
+
+void pt__free_direct(pt_device *d, pt__block *b) {
+    if (b) give_back(d, b);
+}
+
+/* A graph holds b: its tensor's death only marks it (true), and the graph
+ * gives it back when it lets go (pt__block_unhold). */
+static bool kept_for_graph(pt__allocator *a, pt__block *b) {
+    pt__spin_lock(&a->lock);
+    bool held = b->held;
+    if (held) b->orphan = 1;
+    pt__spin_unlock(&a->lock);
+    return held;
+}
+
+void pt__free(pt_device *d, pt__block *b) {
+    if (!b) return;
+    if (__builtin_expect(b->held, 0) && kept_for_graph(&d->alloc, b)) return;
+    if (pt__capture_now && pt__capture_free(d, b)) return;
+    give_back(d, b);
+}
+
+void pt__block_hold(pt_device *d, pt__block *b) {
+    pt__spin_lock(&d->alloc.lock);
+    b->held = 1;
+    b->orphan = 0;
+    pt__spin_unlock(&d->alloc.lock);
+}
+
+void pt__block_unhold(pt_device *d, pt__block *b) {
+    pt__spin_lock(&d->alloc.lock);
+    bool orphan = b->orphan;
+    b->held = b->orphan = 0;
+    pt__spin_unlock(&d->alloc.lock);
+    if (orphan) give_back(d, b);
 }
 
 void pt__free_untraced(pt_device *d, pt__block *b) {

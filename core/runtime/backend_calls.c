@@ -226,6 +226,8 @@ pt_status pt__execute(const char *fn, pt_device *d, pt_op *op) {
 
 pt_status pt__execute_untraced(const char *fn, pt_device *d, pt_op *op) {
     if (d->backend->shut_down) return after_shutdown(fn, d);
+    pt__capture *const capture = pt__capture_now;
+    if (capture && d != pt__capture_device()) return pt__capture_refuse_device(fn, d);
     const pt_op_info *info = pt_op_info_of(op->kind);
     if (info && (info->family == PT_OP_FAMILY_ELEMENTWISE || info->family == PT_OP_FAMILY_CREATION))
         pt__coalesce(op);
@@ -240,8 +242,12 @@ pt_status pt__execute_untraced(const char *fn, pt_device *d, pt_op *op) {
             (void)pt__take_backend_message();
             return pt__execute_widened(fn, d, op);
         }
-        if (s != PT_OK) return pt__backend_failed(s, fn, d);
+        if (s != PT_OK) {
+            s = pt__backend_failed(s, fn, d);
+            return capture ? pt__capture_fail(s) : s;
+        }
     }
+    if (capture) return pt__capture_record(fn, d, op);
     return checked(vt_of(d)->execute(d->index, op), fn, d);
 }
 
@@ -252,6 +258,12 @@ pt_status pt__supports_call(const char *fn, pt_device *d, const pt_op *op) {
 }
 
 pt_status pt__synchronize(const char *fn, pt_device *d) {
+    if (pt__capture_now && d == pt__capture_device())
+        return pt__capture_refuse_transfer(fn, d, "waits for the device to read a value on the host");
+    return pt__wait_device(fn, d);
+}
+
+pt_status pt__wait_device(const char *fn, pt_device *d) {
     if (d->backend->shut_down) return after_shutdown(fn, d);
     /* Tickets for the pinned cache: a completed synchronize that began after
      * a block's release proves the queue is past it. */
@@ -282,26 +294,37 @@ pt_status pt__synchronize(const char *fn, pt_device *d) {
         return s_;                                                               \
     } while (0)
 
+/* True when a copy of bytes on d does not go to the plugin, with *s its
+ * status: PT_OK for no bytes, an error after shutdown or during this
+ * thread's capture on d (which refuses it, saying it `what`). */
+static bool copy_skipped(const char *fn, pt_device *d, size_t bytes, const char *what, pt_status *s) {
+    *s = PT_OK;
+    if (bytes == 0) return true;
+    if (d->backend->shut_down) *s = after_shutdown(fn, d);
+    else if (pt__capture_now && d == pt__capture_device()) *s = pt__capture_refuse_transfer(fn, d, what);
+    return *s != PT_OK;
+}
+
 pt_status pt__copy_h2d(const char *fn, pt_device *d, void *dst, size_t dst_off, const void *src,
                        size_t bytes, bool async) {
-    if (bytes == 0) return PT_OK;
-    if (d->backend->shut_down) return after_shutdown(fn, d);
+    pt_status s;
+    if (copy_skipped(fn, d, bytes, "uploads host data", &s)) return s;
     PT__TRACED_COPY(d, "h2d", bytes, async, !async,
                     vt_of(d)->copy_h2d(d->index, dst, dst_off, src, bytes, async));
 }
 
 pt_status pt__copy_d2h(const char *fn, pt_device *d, void *dst, const void *src, size_t src_off,
                        size_t bytes, bool async) {
-    if (bytes == 0) return PT_OK;
-    if (d->backend->shut_down) return after_shutdown(fn, d);
+    pt_status s;
+    if (copy_skipped(fn, d, bytes, "reads a value to the host", &s)) return s;
     PT__TRACED_COPY(d, "d2h", bytes, async, !async,
                     vt_of(d)->copy_d2h(d->index, dst, src, src_off, bytes, async));
 }
 
 pt_status pt__copy_d2d(const char *fn, pt_device *d, void *dst, size_t dst_off, const void *src,
                        size_t src_off, size_t bytes) {
-    if (bytes == 0) return PT_OK;
-    if (d->backend->shut_down) return after_shutdown(fn, d);
+    pt_status s;
+    if (copy_skipped(fn, d, bytes, "copies device memory outside an op", &s)) return s;
     PT__TRACED_COPY(d, "d2d", bytes, false, false,
                     vt_of(d)->copy_d2d(d->index, dst, dst_off, src, src_off, bytes));
 }
@@ -311,6 +334,8 @@ pt_status pt__copy_peer(const char *fn, pt_device *dst_dev, void *dst, size_t ds
     if (bytes == 0) return PT_OK;
     if (src_dev->backend->shut_down) return after_shutdown(fn, src_dev);
     if (dst_dev->backend->shut_down) return after_shutdown(fn, dst_dev);
+    if (pt__capture_now && (src_dev == pt__capture_device() || dst_dev == pt__capture_device()))
+        return pt__capture_refuse_transfer(fn, pt__capture_device(), "copies between devices");
     const pt_backend_vtable *vt = vt_of(src_dev);
     if (src_dev->backend == dst_dev->backend && vt->copy_peer)
         PT__TRACED_COPY(src_dev, "peer", bytes, false, false,
@@ -356,4 +381,56 @@ int32_t pt__backend_dlpack_host_device_type(const pt__backend *b) {
 bool pt__backend_dlpack_imports(const pt__backend *b) {
     const pt_backend_vtable *vt = b->vt;
     return vt && PT__HAS_MEMBER(vt, dlpack_imports) && vt->dlpack_imports;
+}
+
+/* ---- Graph replay (backend.h graph_*; the core's default below) ---- */
+
+/* What *inst holds once the plugin declined to instantiate a graph: the
+ * default loop from then on, without asking again. */
+static char declined_instance;
+
+static bool has_graph_members(const pt_backend_vtable *vt) {
+    /* graph_* (optional, all three or none) default: execute each op in order */
+    return PT__HAS_MEMBER(vt, graph_instantiate) && PT__HAS_MEMBER(vt, graph_launch) &&
+           PT__HAS_MEMBER(vt, graph_destroy);
+}
+
+pt_status pt__graph_launch_call(pt_device *d, void **inst, const pt_op *ops, int32_t n_ops,
+                                const int32_t *changed, int32_t n_changed) {
+    static const char fn[] = "pt_graph_replay";
+    if (d->backend->shut_down) return after_shutdown(fn, d);
+    const pt_backend_vtable *vt = vt_of(d);
+    if (*inst != &declined_instance && has_graph_members(vt)) {
+        if (!*inst) {
+            pt_status s = vt->graph_instantiate(d->index, ops, n_ops, inst);
+            if (s == PT_ERR_UNSUPPORTED) {
+                (void)pt__take_backend_message();
+                *inst = &declined_instance;
+            } else if (s != PT_OK) {
+                *inst = NULL;
+                return pt__backend_failed(s, fn, d);
+            }
+        }
+        if (*inst != &declined_instance)
+            return checked(vt->graph_launch(d->index, *inst, ops, n_ops, changed, n_changed), fn, d);
+    }
+    /* The default: the recorded ops, already validated, coalesced and
+     * planned, straight to execute. */
+    const int dev = d->index;
+    pt_status (*execute)(int, const pt_op *) = vt->execute;
+    for (int32_t i = 0; i < n_ops; ++i) {
+        pt_status s = execute(dev, &ops[i]);
+        if (s != PT_OK) {
+            char why[768];
+            snprintf(why, sizeof why, "%s", pt__take_backend_message());
+            return pt__error(s, fn, "%s: op %d of %d (%s) failed: %s", d->name, (int)i, (int)n_ops,
+                             pt_op_name(ops[i].kind), why);
+        }
+    }
+    return PT_OK;
+}
+
+void pt__graph_release_call(pt_device *d, void *inst) {
+    if (!inst || inst == &declined_instance || d->backend->shut_down) return;
+    vt_of(d)->graph_destroy(d->index, inst);
 }

@@ -106,7 +106,7 @@ pt_status pt__host_alloc(const char *fn, pt_device *d, size_t bytes, void **ptr)
     if (s == PT_ERR_OUT_OF_MEMORY) {
         /* Cached blocks may still be in use by queued copies: wait for the
          * owner first, then give them all back and try once more. */
-        if (pt__synchronize(fn, d) == PT_OK) {
+        if (pt__wait_device(fn, d) == PT_OK) {
             free_blocks(d, take_ready(d, 0, true));
             s = pt__host_alloc_call(fn, d, size, &b->ptr);
         }

@@ -21,6 +21,7 @@
 #include "portable/backend.h"
 #include "portable/device.h"
 #include "portable/env.h"
+#include "portable/graph.h"
 #include "portable/log.h"
 #include "portable/status.h"
 #include "portable/trace.h"
@@ -207,6 +208,8 @@ typedef struct pt__block {
     unsigned char state;         /* used, cached in a fast bin, or merged free */
     unsigned char large;         /* pool: segments of the large pool */
     unsigned char own;           /* a driver allocation of its own (PORTABLE_NO_MEMORY_CACHING) */
+    unsigned char held;          /* a graph replays into it (pt__block_hold) */
+    unsigned char orphan;        /* held, and its tensor died: the graph frees it */
 } pt__block;
 
 /* Returns a block of at least bytes, from the cache or the backend; on
@@ -214,8 +217,18 @@ typedef struct pt__block {
  * PT_ERR_OUT_OF_MEMORY naming the request and what is free. fn names the
  * public function for the message. */
 pt__block *pt__alloc(pt_device *d, size_t bytes, const char *fn);
-/* Returns the block to d's cache (the memory stays with the driver). */
+/* Returns the block to d's cache (the memory stays with the driver). A
+ * block a graph holds (pt__block_hold) goes back only when the graph lets
+ * it go; during a capture the capture sees the free first (graph.c). */
 void pt__free(pt_device *d, pt__block *b);
+/* A graph keeps b for its replays: a later pt__free of b (its tensor dies)
+ * only marks it, and pt__block_unhold gives it back then (or just drops the
+ * hold while the tensor lives). */
+void pt__block_hold(pt_device *d, pt__block *b);
+void pt__block_unhold(pt_device *d, pt__block *b);
+/* Gives b back to d's cache past the capture's hook and any hold: memory a
+ * graph owns (its arena, blocks it kept alive). */
+void pt__free_direct(pt_device *d, pt__block *b);
 
 
 /* ---- Pinned host-block cache (pinned_cache.c) ----
@@ -236,6 +249,72 @@ void pt__plugin_device_free(const char *backend, int dev, void *block);
 void pt__pinned_release_cached(pt_device *d);
 /* Counts for pt_memory_stats. */
 void pt__pinned_stats(pt_device *d, int64_t *cached_bytes, int64_t *allocs, int64_t *reuses);
+
+/* ---- Random generator state (rng.c) ---- */
+
+/* Returns the counter for a call drawing n elements and advances it; *seed
+ * is the generator's key. While this thread captures a graph the draw is
+ * the graph's: the counter is relative to the capture's start and the
+ * shared state does not move (each replay advances it instead). */
+uint64_t pt__rng_take(uint64_t n, uint64_t *seed);
+/* The same draw from the shared state, never the capture's (a replay takes
+ * its whole step's draw with it). */
+uint64_t pt__rng_advance(uint64_t n, uint64_t *seed);
+/* pt_manual_seed: a new key, the counter back to 0. */
+void pt__rng_reseed(uint64_t seed);
+
+/* ---- Graph capture (capture.c, graph.c, graph_plan.c) ----
+ *
+ * The recorder lives in the runtime because everything it watches passes
+ * through here: every op reaches pt__execute, every tensor's memory
+ * pt__alloc / pt__free, every draw pt__rng_take, every host transfer the
+ * copy wrappers. The layers above need no hook of their own except the
+ * optimizer's step counters (pt__step_cell). */
+
+typedef struct pt__capture pt__capture;
+/* This thread's capture, NULL when it captures nothing (the eager paths'
+ * one test). */
+extern PT__HOT_TLS pt__capture *pt__capture_now;
+/* The device this thread captures on, NULL when none. */
+pt_device *pt__capture_device(void);
+/* Records op (already coalesced and accepted by supports) in this thread's
+ * capture instead of executing it. */
+pt_status pt__capture_record(const char *fn, pt_device *d, const pt_op *op);
+/* The capture's refusals: each sets the error (naming fn, why and the fix),
+ * marks the capture invalid with it and returns the status. */
+pt_status pt__capture_refuse_device(const char *fn, pt_device *d);
+pt_status pt__capture_refuse_transfer(const char *fn, pt_device *d, const char *what);
+/* After a failure that happened while capturing (a plugin refused an op):
+ * the capture keeps the last error as its reason. Returns s. */
+pt_status pt__capture_fail(pt_status s);
+/* Allocation and free of d's blocks while this thread captures on d: the
+ * capture tracks the lifetime of the blocks it made, and keeps blocks made
+ * before it (freed during it) alive for its replays. pt__capture_free
+ * returns true when it took the block (the caller must not free it). */
+void pt__capture_alloc(pt_device *d, pt__block *b);
+bool pt__capture_free(pt_device *d, pt__block *b);
+/* The capture's draw of n random elements: its counter relative to the
+ * capture's start. */
+uint64_t pt__capture_rng_take(uint64_t n);
+
+/* A step counter shared by an optimizer and the graphs that captured its
+ * step (reference counted: either may go first). A replay reads steps
+ * before launching and adds one after. */
+typedef struct pt__step_cell {
+    atomic_int refs;
+    int64_t steps;
+} pt__step_cell;
+pt__step_cell *pt__step_cell_new(void);
+void pt__step_cell_release(pt__step_cell *c);
+/* The scalar of an op that depends on the step number k (1 for the first
+ * update): computed on the host at each replay from p[] as the eager step
+ * computes it. */
+typedef double (*pt__step_scalar_fn)(const double *p, int64_t k);
+/* While capturing (else nothing): the next op recorded, which must be of
+ * kind kind, takes its scalar from f(p, cell's steps + 1) at each replay,
+ * and the replay counts cell's step. */
+void pt__capture_step_scalar(pt__step_cell *cell, pt_op_kind kind, pt__step_scalar_fn f,
+                             const double p[4]);
 
 /* ---- Op descriptors (descriptor.c) ---- */
 
@@ -302,7 +381,18 @@ pt_status pt__execute(const char *fn, pt_device *d, pt_op *op);
  * d: 16-bit inputs converted into f32 temporaries by the plugin's COPY, the
  * op in f32, the result rounded into op->out by COPY. half_widen.c */
 pt_status pt__execute_widened(const char *fn, pt_device *d, const pt_op *op);
+/* Waits for d: for a host read, refused while this thread captures on d. */
 pt_status pt__synchronize(const char *fn, pt_device *d);
+/* Waits for d on the library's own account (the allocator, the pinned
+ * cache, traces, a released external tensor): never refused. */
+pt_status pt__wait_device(const char *fn, pt_device *d);
+/* Graph replay through the plugin (backend.h graph_*; default: execute
+ * each op in order). *inst is the plugin's instance from the first launch,
+ * NULL when it has none; changed[] lists the ops whose scalar, seed or
+ * counter differ from the instantiation. pt__graph_release_call frees it. */
+pt_status pt__graph_launch_call(pt_device *d, void **inst, const pt_op *ops, int32_t n_ops,
+                                const int32_t *changed, int32_t n_changed);
+void pt__graph_release_call(pt_device *d, void *inst);
 /* The plugin's verdict on op (supports; default PT_OK: execute decides). */
 pt_status pt__supports_call(const char *fn, pt_device *d, const pt_op *op);
 pt_status pt__copy_h2d(const char *fn, pt_device *d, void *dst, size_t dst_off, const void *src,

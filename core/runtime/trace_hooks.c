@@ -147,7 +147,7 @@ void pt__trace_flush_devices(bool at_exit) {
         if (!waiting) continue;
         const bool gone = d->backend->shut_down;
         /* A synchronize drains d (its hook writes the spans). */
-        if (gone || pt__synchronize(at_exit ? "exit" : "pt_trace_end", d) != PT_OK)
+        if (gone || pt__wait_device(at_exit ? "exit" : "pt_trace_end", d) != PT_OK)
             drain(d, gone, pt__trace_now_ns());
     }
 }

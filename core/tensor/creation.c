@@ -7,33 +7,14 @@
  * Each backend computes element i from (seed, counter, i) alone, so the same
  * sequence of calls gives the same bits everywhere. */
 #include <math.h>
-#include <pthread.h>
 
 #include "tensor/tensor_internal.h"
 
-/* ---- Generator state ---- */
+/* ---- Generator state ----
+ * The state itself is the runtime's (core/runtime/rng.c), where a graph
+ * capture takes its draws and a replay advances it. */
 
-#define PT__DEFAULT_SEED 0x5eedULL
-
-static pthread_mutex_t rng_lock = PTHREAD_MUTEX_INITIALIZER;
-static uint64_t rng_seed = PT__DEFAULT_SEED;
-static uint64_t rng_counter = 0;
-
-uint64_t pt__rng_take(uint64_t n, uint64_t *seed) {
-    pthread_mutex_lock(&rng_lock);
-    *seed = rng_seed;
-    uint64_t c = rng_counter;
-    rng_counter += n;
-    pthread_mutex_unlock(&rng_lock);
-    return c;
-}
-
-void pt_manual_seed(uint64_t seed) {
-    pthread_mutex_lock(&rng_lock);
-    rng_seed = seed;
-    rng_counter = 0;
-    pthread_mutex_unlock(&rng_lock);
-}
+void pt_manual_seed(uint64_t seed) { pt__rng_reseed(seed); }
 
 /* ---- Creation ---- */
 

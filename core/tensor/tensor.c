@@ -155,7 +155,7 @@ static void storage_release(pt__storage *st) {
     } else if (st->kind == PT__STORAGE_EXTERNAL) {
         /* ops queued on the memory must finish before its owner may reuse it;
          * a failed wait (device lost) leaves nothing to wait for */
-        (void)pt__synchronize("pt_release", st->dev);
+        (void)pt__wait_device("pt_release", st->dev);
         st->release(st->release_ctx);
     } else {
         pt__host_free(st->pinned_owner, st->buf);

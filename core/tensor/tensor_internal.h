@@ -127,11 +127,6 @@ void *pt__host_ptr(const pt_tensor *x);
  * (ops) moves a source on another device through it. */
 pt_tensor *pt__move(const char *fn, pt_tensor *x, pt_device *d, bool async);
 
-/* ---- Random generator state (creation.c) ---- */
-
-/* Returns the counter for a call drawing n elements and advances it. */
-uint64_t pt__rng_take(uint64_t n, uint64_t *seed);
-
 
 
 /* Room for a formatted shape "[a, b, ...]" of PT_MAX_DIMS int64 extents. */

@@ -338,6 +338,27 @@ typedef struct pt_backend_vtable {
      * pt_from_dlpack takes back only the tensors libportable exported
      * itself. */
     bool dlpack_imports;
+    /* Graph replay: a captured step (include/portable/graph.h) handed to the
+     * backend as one list of ops, to replay by its own mechanism (a CUDA
+     * graph, an OpenCL command buffer, pre-bound kernels). Appended within
+     * ABI version 2, like the members above. (optional, all three or none)
+     * default: the core replays a graph by calling execute for each op in
+     * order, with no validation or allocation in between. */
+    /** Makes the backend's replayable form of ops[0..n_ops-1] on dev (the
+     * ops as execute would get them, in queue order; every buffer stays
+     * valid until graph_destroy) and returns it in *graph. Called at a
+     * graph's first replay. PT_ERR_UNSUPPORTED (with a reason) when it
+     * cannot: the core then uses its default for that graph. */
+    pt_status (*graph_instantiate)(int dev, const pt_op *ops, int32_t n_ops, void **graph);
+    /** Queues one replay of graph on dev and returns at once. ops is the
+     * list as instantiated, except the ops whose indices changed[0..n_changed-1]
+     * names: their scalar, scalar2, seed or counter differ (random ops draw
+     * fresh numbers, a step counter moved); their operands never change. */
+    pt_status (*graph_launch)(int dev, void *graph, const pt_op *ops, int32_t n_ops,
+                              const int32_t *changed, int32_t n_changed);
+    /** Frees a graph from graph_instantiate (replays already queued may still
+     * run: free in queue order). */
+    void (*graph_destroy)(int dev, void *graph);
 } pt_backend_vtable;
 
 /** The type of a plugin's pt_backend_entry: given the core's host API and ABI

@@ -5,6 +5,7 @@
 
 #include "device.h"
 #include "env.h"
+#include "graph.h"
 #include "log.h"
 #include "nn.h"
 #include "ops.h"

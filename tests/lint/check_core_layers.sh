@@ -34,7 +34,7 @@ rank() { echo "${layer_rank[$1]:--1}"; }
 # includes it (the umbrella, and libportable-dist's header).
 public_layer() {
   case "$1" in
-    backend.h|device.h|env.h|export.h|half.h|log.h|numeric_rules.h|op_table.h|philox.h|status.h|trace.h|types.h|version.h) echo runtime ;;
+    backend.h|device.h|env.h|export.h|graph.h|half.h|log.h|numeric_rules.h|op_table.h|philox.h|status.h|trace.h|types.h|version.h) echo runtime ;;
     tensor.h|dlpack.h) echo tensor ;;
     ops.h) echo ops ;;
     autograd.h) echo autograd ;;

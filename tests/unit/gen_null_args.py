@@ -51,7 +51,7 @@ FIXTURES = {
     "pt_memory_usage *": "&USAGE", "const pt_conv2d_opts *": "&CONV", "const pt_pool2d_opts *": "&POOL",
     "struct DLManagedTensorVersioned *": "NULL", "DLManagedTensor *": "NULL",
     "pt_grad_ready_fn *": "hook", "const char *const *": "CHOICES", "const pt_window2d *": "&WINDOW",
-    "pt_graph *": "NULL", "uint16_t *": "(uint16_t *)BUF", "const uint16_t *": "(const uint16_t *)BUF",
+    "pt_graph *": "G", "const pt_graph *": "G", "pt_graph_stats *": "&GSTATS", "uint16_t *": "(uint16_t *)BUF", "const uint16_t *": "(const uint16_t *)BUF",
     "float *": "(float *)BUF", "const float *": "(const float *)BUF", "double *": "(double *)BUF",
     "char *": "(char *)BUF", "void **": "(void **)BUF", "size_t *": "(size_t *)BUF",
     "pt_scope *": "(pt_scope *)BUF", "bool *": "(bool *)BUF", "pt_dtype *": "(pt_dtype *)BUF",

@@ -20,6 +20,8 @@ extern pt_memory_usage USAGE;
 extern pt_conv2d_opts CONV;
 extern pt_pool2d_opts POOL;
 extern pt_window2d WINDOW;
+extern pt_graph *G;
+extern pt_graph_stats GSTATS;
 extern pt_status returned;
 pt_status hook(pt_tensor *leaf, void *user);
 

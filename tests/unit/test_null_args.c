@@ -23,6 +23,8 @@ pt_memory_usage USAGE;
 pt_conv2d_opts CONV;
 pt_pool2d_opts POOL;
 pt_window2d WINDOW;
+pt_graph *G;
+pt_graph_stats GSTATS;
 pt_status returned;
 pt_status hook(pt_tensor *leaf, void *user) {
     (void)leaf;
@@ -39,8 +41,14 @@ static void run(void) {
     M = pt_linear_sized(2, 2);
     MS[0] = M;
     O = pt_sgd(M, 0.1, 0, 0);
-    CHECK(T && M && O);
-    if (!T || !M || !O) return;
+    /* a graph of one op, for the graph calls' other arguments */
+    pt_tensor *doubled = NULL;
+    if (T && pt_graph_capture_begin(D) == PT_OK) {
+        doubled = pt_add(T, T);
+        G = pt_graph_capture_end(D);
+    }
+    CHECK(T && M && O && G);
+    if (!T || !M || !O || !G) return;
     printf("%d NULL cases over %d public functions\n", null_case_count, null_function_count);
     CHECK(null_case_count > 100);
     for (int k = 0; k < null_case_count; ++k) {
@@ -70,6 +78,8 @@ static void run(void) {
         }
     }
     pt_clear_error();
+    pt_graph_free(G);
+    pt_release(doubled);
     pt_optimizer_free(O);
     pt_module_free(M);
     pt_release(T);

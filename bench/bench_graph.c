@@ -1,0 +1,101 @@
+/* Host cost per op, eager vs a replayed graph: a chain of small (10-element
+ * f32) element-wise ops (add, mul, sigmoid, add_scalar, in turn), eager
+ * (each op validated, allocated and executed) and captured once then
+ * replayed (portable/graph.h: each op straight to the plugin's execute, the
+ * intermediates in a planned arena), on the cpu and on the first OpenCL
+ * device when there is one. Eager and replay rounds alternate in one run;
+ * each round runs the chain many times and then waits for the device, and
+ * the best round of each counts. Prints a markdown table with the ratio.
+ * No assertions: numbers are for people.
+ *
+ *   bench_graph [rounds] [chain length] */
+#include <stdio.h>
+#include <stdlib.h>
+#include <time.h>
+
+#include "portable/portable.h"
+
+static double now(void) {
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (double)ts.tv_sec + 1e-9 * (double)ts.tv_nsec;
+}
+
+/* The chain on x: n ops, the result a new reference (the intermediates
+ * released by the caller's scope). */
+static pt_tensor *chain(pt_tensor *x, pt_tensor *b, int n) {
+    for (int k = 0; k < n; ++k) {
+        switch (k % 4) {
+        case 0: x = pt_add(x, b); break;
+        case 1: x = pt_mul(x, b); break;
+        case 2: x = pt_sigmoid(x); break;
+        default: x = pt_add_scalar(x, 0.5); break;
+        }
+    }
+    return x;
+}
+
+/* Seconds per op of iters eager chains. */
+static double time_eager(pt_device *d, pt_tensor *x, pt_tensor *b, int n, int iters) {
+    double t0 = now();
+    for (int i = 0; i < iters; ++i) {
+        pt_scope s = pt_scope_begin();
+        chain(x, b, n);
+        pt_scope_end(s);
+    }
+    pt_device_synchronize(d);
+    return (now() - t0) / ((double)iters * n);
+}
+
+/* Seconds per op of iters replays. */
+static double time_replay(pt_device *d, pt_graph *g, int n, int iters) {
+    double t0 = now();
+    for (int i = 0; i < iters; ++i) pt_graph_replay(g);
+    pt_device_synchronize(d);
+    return (now() - t0) / ((double)iters * n);
+}
+
+static int bench(pt_device *d, int rounds, int n) {
+    int64_t shape[1] = {10};
+    pt_tensor *x = pt_rand(d, PT_F32, 1, shape), *b = pt_rand(d, PT_F32, 1, shape);
+    if (!x || !b || pt_graph_capture_begin(d) != PT_OK) return 1;
+    pt_scope s = pt_scope_begin();
+    pt_tensor *y = pt_keep(chain(x, b, n));
+    pt_scope_end(s);
+    pt_graph *g = pt_graph_capture_end(d);
+    if (!g) {
+        fprintf(stderr, "bench_graph: %s\n", pt_last_error());
+        return 1;
+    }
+    const int iters = pt_device_count("opencl") && d != pt_cpu() ? 200 : 2000;
+    time_eager(d, x, b, n, iters / 10); /* warm: kernels built, blocks cached */
+    time_replay(d, g, n, iters / 10);
+    double best_e = 1e30, best_r = 1e30;
+    for (int r = 0; r < rounds; ++r) {
+        double e = time_eager(d, x, b, n, iters), p = time_replay(d, g, n, iters);
+        if (e < best_e) best_e = e;
+        if (p < best_r) best_r = p;
+    }
+    pt_graph_stats st;
+    pt_graph_info(g, &st);
+    printf("| %s | %d | %.2f | %.2f | %.2fx | %lld B (eager peak %lld B) |\n", pt_device_name(d), n, best_e * 1e6,
+           best_r * 1e6, best_e / best_r, (long long)st.bytes_planned, (long long)st.bytes_eager_peak);
+    pt_graph_free(g);
+    pt_release(y);
+    pt_release(x);
+    pt_release(b);
+    return 0;
+}
+
+int main(int argc, char **argv) {
+    int rounds = argc > 1 ? atoi(argv[1]) : 5, n = argc > 2 ? atoi(argv[2]) : 64;
+    if (rounds < 1) rounds = 1;
+    if (n < 1) n = 1;
+    printf("| device | chain (ops) | eager µs/op | replay µs/op | eager / replay | arena |\n");
+    printf("|---|---:|---:|---:|---:|---|\n");
+    int rc = bench(pt_cpu(), rounds, n);
+    pt_device *ocl = pt_device_count("opencl") > 0 ? pt_device_get("opencl") : NULL;
+    if (ocl) rc |= bench(ocl, rounds, n);
+    else printf("| opencl | (no device: %s) | | | | |\n", pt_last_error());
+    return rc;
+}

@@ -1,0 +1,286 @@
+/* The public graph calls (portable/graph.h): begin and end a capture, turn
+ * what capture.c recorded into a graph (its memory plan, its ops resolved
+ * to their final buffers), replay it, report on it, free it.
+ *
+ * A replay does per op only what changes between replays: a random op's
+ * seed and counter, an optimizer's step-dependent scalar. Everything else
+ * (validation, dtype and shape work, allocation, autograd, scopes) happened
+ * once, at the capture. */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "runtime/graph_internal.h"
+
+struct pt_graph {
+    pt_device *dev;
+    pt_op *ops;
+    int32_t n_ops;
+    int32_t *changed;          /* ops a replay updates: random ops, then patched ones */
+    int32_t n_changed;
+    int32_t n_rng;             /* the first n_rng of changed[] */
+    uint64_t *rng_offset;      /* per random op, relative to the replay's draw */
+    uint64_t rng_total;        /* elements one replay draws */
+    pt__gpatch *patches;       /* their cells retained */
+    int32_t n_patches;
+    pt__step_cell **cells;     /* distinct cells of the patches: one step each per replay */
+    int32_t n_cells;
+    pt__block *arena;          /* the intermediates (NULL when none) */
+    pt__block **kept;          /* blocks of the outputs, held */
+    int32_t n_kept;
+    pt__block **adopted;       /* blocks made before the capture and freed during it */
+    int32_t n_adopted;
+    void *inst;                /* the backend's instance (pt__graph_launch_call) */
+    pt_graph_stats stats;
+};
+
+pt_status pt_graph_capture_begin(pt_device *d) {
+    static const char fn[] = "pt_graph_capture_begin";
+    if (!d) return pt__error(PT_ERR_INVALID_ARGUMENT, fn, "d is NULL; pass the device to capture on");
+    if (pt__capture_now)
+        return pt__error(PT_ERR_INVALID_ARGUMENT, fn,
+                         "this thread already captures a graph on %s; end it with "
+                         "pt_graph_capture_end(%s) first (captures do not nest)",
+                         pt__capture_now->dev->name, pt__capture_now->dev->name);
+    pt__capture *c = calloc(1, sizeof *c);
+    if (!c) return pt__error(PT_ERR_OUT_OF_MEMORY, fn, "out of host memory for a capture");
+    c->dev = d;
+    pt__capture_now = c;
+    return PT_OK;
+}
+
+/* The most bytes the planned values held at once in the eager order: a
+ * sweep over the allocations and frees the capture logged. */
+static size_t eager_peak(const pt__capture *c, const bool *planned) {
+    size_t live = 0, peak = 0;
+    for (int32_t i = 0; i < c->n_events; ++i) {
+        int32_t e = c->events[i], v = (e > 0 ? e : -e) - 1;
+        if (!planned[v]) continue;
+        if (e > 0) {
+            live += c->values[v].size;
+            if (live > peak) peak = live;
+        } else {
+            live -= c->values[v].size;
+        }
+    }
+    return peak;
+}
+
+static size_t round_up(size_t n, size_t to) { return (n + to - 1) / to * to; }
+
+/* Places the intermediates, allocates the arena and points every operand
+ * at its final buffer. */
+static pt_status plan_memory(pt_graph *g, pt__capture *c, const char *fn) {
+    const int32_t n = c->n_values;
+    bool *planned = calloc((size_t)n + 1, sizeof *planned);
+    size_t *size = malloc(((size_t)n + 1) * sizeof *size), *offset = malloc(((size_t)n + 1) * sizeof *offset);
+    int32_t *first = malloc(((size_t)n + 1) * sizeof *first), *last = malloc(((size_t)n + 1) * sizeof *last);
+    int32_t *slot = malloc(((size_t)n + 1) * sizeof *slot); /* value -> index among the planned */
+    pt_status s = PT_OK;
+    if (!planned || !size || !offset || !first || !last || !slot) {
+        s = pt__error(PT_ERR_OUT_OF_MEMORY, fn, "out of host memory for the graph's memory plan");
+        goto done;
+    }
+    int32_t np = 0;
+    for (int32_t v = 0; v < n; ++v) {
+        const pt__gvalue *x = &c->values[v];
+        slot[v] = -1;
+        if (x->freed && x->first >= 0) {
+            planned[v] = true;
+            slot[v] = np;
+            size[np] = round_up(x->size, PT__SMALL_CLASS);
+            first[np] = x->first;
+            last[np] = x->last;
+            ++np;
+        } else if (!x->freed) {
+            ++g->stats.outputs;
+        }
+    }
+    g->stats.intermediates = np;
+    g->stats.bytes_eager_peak = (int64_t)eager_peak(c, planned);
+    size_t bytes = pt__plan_arena(np, size, first, last, offset);
+    if (bytes == SIZE_MAX) {
+        s = pt__error(PT_ERR_OUT_OF_MEMORY, fn, "out of host memory for the graph's memory plan");
+        goto done;
+    }
+    g->stats.bytes_planned = (int64_t)bytes;
+    if (bytes > 0 && !(g->arena = pt__alloc(c->dev, bytes, fn))) {
+        s = pt_last_status();
+        goto done;
+    }
+    for (int32_t i = 0; i < g->n_ops; ++i) {
+        const pt__gnode *node = &c->nodes[i];
+        pt_op *op = &g->ops[i];
+        for (int k = 0; k < PT__GRAPH_SLOTS; ++k) {
+            int32_t v = node->value[k];
+            if (v < 0 || !planned[v]) continue;
+            pt_operand *o = k == 0 ? &op->out : &op->in[k - 1];
+            size_t within = o->offset - c->values[v].offset;
+            o->buf = g->arena->buf;
+            o->offset = g->arena->offset + offset[slot[v]] + within;
+        }
+    }
+done:
+    free(planned);
+    free(size);
+    free(offset);
+    free(first);
+    free(last);
+    free(slot);
+    return s;
+}
+
+/* The outputs' blocks stay for the replays even if their tensors die. */
+static pt_status hold_outputs(pt_graph *g, pt__capture *c, const char *fn) {
+    g->kept = malloc(((size_t)c->n_values + 1) * sizeof *g->kept);
+    if (!g->kept) return pt__error(PT_ERR_OUT_OF_MEMORY, fn, "out of host memory");
+    for (int32_t v = 0; v < c->n_values; ++v) {
+        if (c->values[v].freed || c->values[v].first < 0) continue;
+        pt__block_hold(c->dev, c->values[v].block);
+        g->kept[g->n_kept++] = c->values[v].block;
+    }
+    return PT_OK;
+}
+
+/* Random ops and step-dependent scalars: what a replay updates. */
+static pt_status collect_changes(pt_graph *g, pt__capture *c, const char *fn) {
+    int32_t n_rng = 0;
+    for (int32_t i = 0; i < c->n_nodes; ++i) n_rng += c->nodes[i].rng;
+    g->changed = malloc(((size_t)n_rng + (size_t)c->n_patches + 1) * sizeof *g->changed);
+    g->rng_offset = malloc(((size_t)n_rng + 1) * sizeof *g->rng_offset);
+    g->cells = malloc(((size_t)c->n_patches + 1) * sizeof *g->cells);
+    if (!g->changed || !g->rng_offset || !g->cells)
+        return pt__error(PT_ERR_OUT_OF_MEMORY, fn, "out of host memory");
+    for (int32_t i = 0; i < c->n_nodes; ++i) {
+        if (!c->nodes[i].rng) continue;
+        g->rng_offset[g->n_rng] = c->nodes[i].rng_offset;
+        g->changed[g->n_rng++] = i;
+    }
+    g->n_changed = g->n_rng;
+    g->rng_total = c->rng_drawn;
+    /* the patches move to the graph with their references */
+    g->patches = c->patches;
+    g->n_patches = c->n_patches;
+    c->patches = NULL;
+    c->n_patches = 0;
+    for (int32_t i = 0; i < g->n_patches; ++i) {
+        g->changed[g->n_changed++] = g->patches[i].node;
+        bool seen = false;
+        for (int32_t k = 0; k < g->n_cells && !seen; ++k) seen = g->cells[k] == g->patches[i].cell;
+        if (!seen) g->cells[g->n_cells++] = g->patches[i].cell;
+    }
+    g->stats.random_ops = g->n_rng;
+    return PT_OK;
+}
+
+static pt_graph *build(pt__capture *c, const char *fn) {
+    pt_graph *g = calloc(1, sizeof *g);
+    if (!g) {
+        pt__error(PT_ERR_OUT_OF_MEMORY, fn, "out of host memory for a graph");
+        return NULL;
+    }
+    g->dev = c->dev;
+    g->n_ops = c->n_nodes;
+    g->ops = malloc((size_t)g->n_ops * sizeof *g->ops);
+    if (!g->ops) {
+        pt__error(PT_ERR_OUT_OF_MEMORY, fn, "out of host memory for a graph");
+        pt_graph_free(g);
+        return NULL;
+    }
+    for (int32_t i = 0; i < g->n_ops; ++i) g->ops[i] = c->nodes[i].op;
+    g->stats.ops = g->stats.kernels = g->n_ops;
+    /* the adopted blocks move to the graph */
+    g->adopted = c->adopted;
+    g->n_adopted = c->n_adopted;
+    c->adopted = NULL;
+    c->n_adopted = 0;
+    if (collect_changes(g, c, fn) || plan_memory(g, c, fn) || hold_outputs(g, c, fn)) {
+        pt_graph_free(g);
+        return NULL;
+    }
+    return g;
+}
+
+pt_graph *pt_graph_capture_end(pt_device *d) {
+    static const char fn[] = "pt_graph_capture_end";
+    pt__capture *c = pt__capture_now;
+    if (!d) {
+        pt__error(PT_ERR_INVALID_ARGUMENT, fn,
+                  "d is NULL; pass the device the capture runs on%s%s (a capture goes on)",
+                  c ? ", " : "", c ? c->dev->name : "");
+        return NULL;
+    }
+    if (!c) {
+        pt__error(PT_ERR_INVALID_ARGUMENT, fn,
+                  "this thread is not capturing; call pt_graph_capture_begin(%s) first", d->name);
+        return NULL;
+    }
+    if (d != c->dev) {
+        pt__error(PT_ERR_INVALID_ARGUMENT, fn,
+                  "d is %s, but this thread captures on %s; pass %s (the capture goes on)",
+                  d->name, c->dev->name, c->dev->name);
+        return NULL;
+    }
+    pt__capture_now = NULL; /* ended, whatever follows */
+    pt_graph *g = NULL;
+    if (c->refused != PT_OK) {
+        pt__error(c->refused, fn, "the capture on %s was refused: %s", d->name, c->reason);
+    } else if (c->n_nodes == 0) {
+        pt__error(PT_ERR_INVALID_ARGUMENT, fn,
+                  "nothing to replay: no op ran on %s on this thread during the capture", d->name);
+    } else {
+        g = build(c, fn);
+    }
+    pt__capture_destroy(c);
+    return g;
+}
+
+pt_status pt_graph_replay(pt_graph *g) {
+    static const char fn[] = "pt_graph_replay";
+    if (!g) return pt__error(PT_ERR_INVALID_ARGUMENT, fn, "g is NULL (did pt_graph_capture_end fail? see its error)");
+    if (pt__capture_now && pt__capture_now->dev == g->dev)
+        return pt__capture_fail(pt__error(PT_ERR_INVALID_ARGUMENT, fn,
+                                          "this thread is capturing on %s: a replay cannot be "
+                                          "captured; replay after pt_graph_capture_end",
+                                          g->dev->name));
+    if (g->n_rng) {
+        uint64_t seed;
+        uint64_t base = pt__rng_advance(g->rng_total, &seed);
+        for (int32_t i = 0; i < g->n_rng; ++i) {
+            pt_op *op = &g->ops[g->changed[i]];
+            op->seed = seed;
+            op->counter = base + g->rng_offset[i];
+        }
+    }
+    for (int32_t i = 0; i < g->n_patches; ++i) {
+        const pt__gpatch *p = &g->patches[i];
+        g->ops[p->node].scalar = p->f(p->p, p->cell->steps + 1);
+    }
+    pt_status s = pt__graph_launch_call(g->dev, &g->inst, g->ops, g->n_ops, g->changed, g->n_changed);
+    if (s != PT_OK) return s;
+    for (int32_t i = 0; i < g->n_cells; ++i) g->cells[i]->steps++;
+    g->stats.replays++;
+    return PT_OK;
+}
+
+pt_status pt_graph_info(const pt_graph *g, pt_graph_stats *out) {
+    static const char fn[] = "pt_graph_info";
+    if (!g) return pt__error(PT_ERR_INVALID_ARGUMENT, fn, "g is NULL (did pt_graph_capture_end fail? see its error)");
+    if (!out) return pt__error(PT_ERR_INVALID_ARGUMENT, fn, "out is NULL; pass a pt_graph_stats to fill");
+    *out = g->stats;
+    return PT_OK;
+}
+
+void pt_graph_free(pt_graph *g) {
+    if (!g) return;
+    pt__graph_release_call(g->dev, g->inst);
+    for (int32_t i = 0; i < g->n_kept; ++i) pt__block_unhold(g->dev, g->kept[i]);
+    pt__free_direct(g->dev, g->arena);
+    pt__graph_let_go(g->dev, g->adopted, g->n_adopted, g->patches, g->n_patches);
+    free(g->ops);
+    free(g->changed);
+    free(g->rng_offset);
+    free(g->cells);
+    free(g->kept);
+    free(g);
+}

@@ -1,0 +1,70 @@
+/* What capture.c records and graph.c turns into a graph: private to the
+ * runtime's graph files. */
+#ifndef PORTABLE_CORE_GRAPH_INTERNAL_H
+#define PORTABLE_CORE_GRAPH_INTERNAL_H
+
+#include "runtime/runtime.h"
+
+/* Operand slots of a recorded op: 0 is out, 1 + i is in[i]. */
+#define PT__GRAPH_SLOTS (1 + PT_OP_MAX_INPUTS)
+
+/* A recorded op, its operands tied to the blocks the capture made. */
+typedef struct pt__gnode {
+    pt_op op;
+    int32_t value[PT__GRAPH_SLOTS]; /* the capture's block the operand lies in; -1: made before */
+    uint64_t rng_offset;           /* random ops: counter relative to the capture's start */
+    bool rng;
+} pt__gnode;
+
+/* A block allocated during the capture. */
+typedef struct pt__gvalue {
+    pt__block *block;              /* valid while not freed: the allocator may merge the
+                                      record away after the free */
+    void *buf;                     /* the block's place, copied at its allocation */
+    size_t offset, size;
+    int32_t first, last;           /* the first and last op using it; -1: none */
+    bool freed;                    /* released during the capture: an intermediate */
+} pt__gvalue;
+
+/* An op whose scalar is a function of an optimizer's step number. */
+typedef struct pt__gpatch {
+    int32_t node;
+    pt_op_kind kind;               /* the op kind the patch expects */
+    pt__step_cell *cell;           /* retained */
+    pt__step_scalar_fn f;
+    double p[4];
+} pt__gpatch;
+
+struct pt__capture {
+    pt_device *dev;
+    pt_status refused;             /* PT_OK while the capture is valid */
+    char reason[1024];             /* the refusal's message */
+    pt__gnode *nodes;
+    int32_t n_nodes, cap_nodes;
+    pt__gvalue *values;
+    int32_t n_values, cap_values;
+    int32_t *events;               /* allocations (value + 1) and frees (-(value + 1)) in order */
+    int32_t n_events, cap_events;
+    pt__block **adopted;           /* blocks made before, freed during the capture */
+    int32_t n_adopted, cap_adopted;
+    pt__gpatch *patches;
+    int32_t n_patches, cap_patches;
+    pt__gpatch pending;            /* for the next op (pending.cell != NULL) */
+    uint64_t rng_drawn;            /* elements the capture's random ops drew */
+};
+
+/* Frees what the capture holds (its adopted blocks go back to the cache,
+ * its patches' cells are released). */
+void pt__capture_destroy(pt__capture *c);
+
+/* Gives back the blocks made before a capture and freed during it, and
+ * releases the patches' step cells; frees both arrays. capture.c */
+void pt__graph_let_go(pt_device *d, pt__block **adopted, int32_t n_adopted, pt__gpatch *patches,
+                      int32_t n_patches);
+
+/* The arena plan: offsets for n values of size[i] bytes, live over the ops
+ * [first[i], last[i]], such that values live at once never overlap.
+ * Returns the arena's bytes. graph_plan.c */
+size_t pt__plan_arena(int32_t n, const size_t *size, const int32_t *first, const int32_t *last,
+                      size_t *offset);
+#endif

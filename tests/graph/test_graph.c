@@ -1,0 +1,462 @@
+/* Graphs (portable/graph.h) on the device PORTABLE_BACKEND picks: a
+ * captured training step replays the bits eager training computes (SGD with
+ * momentum and Adam, dropout drawing fresh numbers, one graph per batch
+ * shape); random ops replay the eager draws; each refusal fails the call
+ * that was refused and the capture with a message naming the function and
+ * the fix, and the next capture starts clean; another thread's eager work
+ * during a capture is unaffected; NULL and wrong-device arguments are
+ * statuses. Exit 77 when the device is not available here. */
+#include <pthread.h>
+#include <sched.h>
+#include <stdatomic.h>
+
+#include "check.h"
+
+#define FEATURES 8
+#define CLASSES 4
+#define SAMPLES 11 /* batches of 4, 4 and 3: two shapes */
+#define BATCH 4
+#define EPOCHS 3
+
+static pt_device *dev;
+
+/* ---- Training, eager and replayed ---- */
+
+static pt_module *make_net(void) {
+    pt_module *layers[4] = {pt_linear_sized(FEATURES, 16), pt_relu_module(), pt_dropout(0.25),
+                            pt_linear_sized(16, CLASSES)};
+    return pt_sequential(4, layers);
+}
+
+static pt_optimizer *make_opt(pt_module *net, bool adam) {
+    return adam ? pt_adam(net, 0.01, 0.9, 0.999, 1e-8, 0.0) : pt_sgd(net, 0.1, 0.9, 1e-4);
+}
+
+/* Sample i of epoch e, in the order the epoch visits them. */
+static void sample(int e, int i, float *x, int64_t *y) {
+    int k = (i * 5 + e * 3) % SAMPLES;
+    for (int j = 0; j < FEATURES; ++j) x[j] = (float)sin(0.7 * k + 0.3 * j);
+    *y = (k * 7 + 1) % CLASSES;
+}
+
+static void batch(int e, int first, int count, float *x, int64_t *y) {
+    for (int i = 0; i < count; ++i) sample(e, first + i, x + i * FEATURES, y + i);
+}
+
+/* One eager step on a fresh batch; the loss. */
+static double eager_step(pt_module *net, pt_optimizer *opt, const float *hx, const int64_t *hy, int count) {
+    pt_scope scope = pt_scope_begin();
+    int64_t xs[2] = {count, FEATURES}, ys[1] = {count};
+    pt_tensor *x = pt_from_data(dev, PT_F32, 2, xs, hx), *y = pt_from_data(dev, PT_I64, 1, ys, hy);
+    pt_tensor *loss = pt_cross_entropy(pt_module_forward(net, x), y);
+    pt_optimizer_zero_grad(opt);
+    double v = NAN;
+    if (pt_backward(loss) == PT_OK && pt_optimizer_step(opt) == PT_OK) v = pt_item(loss);
+    pt_scope_end(scope);
+    return v;
+}
+
+/* A graph of the step for one batch shape, with the input tensors it reads
+ * and the loss it writes. */
+typedef struct step_graph {
+    int count;
+    pt_tensor *x, *y, *loss;
+    pt_graph *g;
+} step_graph;
+
+static step_graph *graph_for(step_graph *gs, int count, pt_module *net, pt_optimizer *opt) {
+    for (int i = 0; i < 2; ++i)
+        if (gs[i].g && gs[i].count == count) return &gs[i];
+    step_graph *s = gs[0].g ? &gs[1] : &gs[0];
+    int64_t xs[2] = {count, FEATURES}, ys[1] = {count};
+    s->count = count;
+    s->x = pt_zeros(dev, PT_F32, 2, xs);
+    s->y = pt_zeros(dev, PT_I64, 1, ys);
+    CHECK_OK(pt_graph_capture_begin(dev));
+    pt_scope scope = pt_scope_begin();
+    pt_tensor *loss = pt_cross_entropy(pt_module_forward(net, s->x), s->y);
+    pt_optimizer_zero_grad(opt);
+    CHECK_OK(pt_backward(loss));
+    CHECK_OK(pt_optimizer_step(opt));
+    s->loss = pt_keep(loss);
+    pt_scope_end(scope);
+    s->g = pt_graph_capture_end(dev);
+    CHECK_NOT_NULL(s->g);
+    return s;
+}
+
+/* Copies the batch into the graph's inputs and replays; the loss. */
+static double graph_step(step_graph *gs, pt_module *net, pt_optimizer *opt, const float *hx, const int64_t *hy,
+                         int count) {
+    step_graph *s = graph_for(gs, count, net, opt);
+    if (!s->g) return NAN;
+    int64_t xs[2] = {count, FEATURES}, ys[1] = {count};
+    pt_scope scope = pt_scope_begin();
+    CHECK_OK(pt_copy_(s->x, pt_from_data(pt_cpu(), PT_F32, 2, xs, hx)));
+    CHECK_OK(pt_copy_(s->y, pt_from_data(pt_cpu(), PT_I64, 1, ys, hy)));
+    pt_scope_end(scope);
+    CHECK_OK(pt_graph_replay(s->g));
+    return pt_item(s->loss);
+}
+
+/* Trains a fresh net; losses[] gets every step's loss, params the final
+ * parameters' bytes. The first step is eager in both modes (the warm-up
+ * that makes the optimizer's state before a capture). */
+static int train(bool adam, bool graphs, double *losses, float *params, int cap, pt_graph_stats *stats) {
+    pt_manual_seed(3);
+    pt_module *net = make_net();
+    CHECK_OK(pt_module_to(net, dev));
+    pt_optimizer *opt = make_opt(net, adam);
+    step_graph gs[2] = {{0}};
+    float hx[BATCH * FEATURES];
+    int64_t hy[BATCH];
+    int n = 0;
+    for (int e = 0; e < EPOCHS; ++e) {
+        for (int first = 0; first < SAMPLES; first += BATCH) {
+            int count = SAMPLES - first < BATCH ? SAMPLES - first : BATCH;
+            batch(e, first, count, hx, hy);
+            bool eager = !graphs || n == 0;
+            losses[n++] = eager ? eager_step(net, opt, hx, hy, count) : graph_step(gs, net, opt, hx, hy, count);
+        }
+    }
+    if (stats && gs[0].g) CHECK_OK(pt_graph_info(gs[0].g, stats));
+    pt_tensor *ps[8];
+    int np = pt_module_parameters(net, NULL, ps, 8), at = 0;
+    for (int i = 0; i < np; ++i) {
+        int64_t k = pt_tensor_numel(ps[i]);
+        if (at + k <= cap) CHECK_OK(pt_to_host(ps[i], params + at, (size_t)k * sizeof(float)));
+        at += (int)k;
+
+    }
+    for (int i = 0; i < 2; ++i) {
+        pt_graph_free(gs[i].g);
+        pt_release(gs[i].x);
+        pt_release(gs[i].y);
+        pt_release(gs[i].loss);
+    }
+    pt_optimizer_free(opt);
+    pt_module_free(net);
+    return at;
+}
+
+static void test_training(bool adam) {
+    enum { STEPS = EPOCHS * 3, CAP = 512 };
+    double eager[STEPS], replayed[STEPS];
+    static float pe[CAP], pg[CAP];
+    pt_graph_stats st = {0};
+    int ne = train(adam, false, eager, pe, CAP, NULL);
+    int ng = train(adam, true, replayed, pg, CAP, &st);
+    CHECK_INT(ne, ng);
+    CHECK(ne <= CAP);
+    for (int i = 0; i < STEPS; ++i) {
+        char what[200];
+        snprintf(what, sizeof what, "%s step %d: replayed loss %.9g == eager %.9g", adam ? "adam" : "sgd", i,
+                 replayed[i], eager[i]);
+        check_report(!isnan(eager[i]) && memcmp(&eager[i], &replayed[i], sizeof(double)) == 0, __FILE__, __LINE__,
+                     what);
+    }
+    check_report(ne == ng && memcmp(pe, pg, (size_t)ne * sizeof(float)) == 0, __FILE__, __LINE__,
+                 adam ? "adam: parameters after replays == eager bit for bit"
+                      : "sgd: parameters after replays == eager bit for bit");
+    /* the graph of the full batches */
+    CHECK(st.ops > 10);
+    CHECK_INT(st.kernels, st.ops);
+    CHECK(st.intermediates > 0);
+    CHECK(st.outputs > 0);
+    CHECK_INT(st.random_ops, 1); /* the dropout mask */
+    CHECK(st.bytes_planned > 0);
+    CHECK(st.bytes_planned <= st.bytes_eager_peak);
+    CHECK(st.replays >= 2);
+    printf("%s step graph: %lld ops, %lld intermediates in %lld bytes (eager peak %lld), %lld outputs\n",
+           adam ? "adam" : "sgd", (long long)st.ops, (long long)st.intermediates, (long long)st.bytes_planned,
+           (long long)st.bytes_eager_peak, (long long)st.outputs);
+}
+
+/* ---- Random ops ---- */
+
+static bool same_bits(pt_tensor *a, pt_tensor *b, int64_t n) {
+    float *x = calloc((size_t)n, sizeof *x), *y = calloc((size_t)n, sizeof *y);
+    bool same = a && b && pt_to_host(a, x, (size_t)n * sizeof *x) == PT_OK &&
+                pt_to_host(b, y, (size_t)n * sizeof *y) == PT_OK && memcmp(x, y, (size_t)n * sizeof *x) == 0;
+    free(x);
+    free(y);
+    return same;
+}
+
+static void test_random(void) {
+    int64_t n1[1] = {1000}, n2[2] = {5, 37};
+    pt_manual_seed(11);
+    pt_tensor *e1 = pt_rand(dev, PT_F32, 1, n1), *e2 = pt_randn(dev, PT_F32, 2, n2);
+    pt_tensor *e3 = pt_rand(dev, PT_F32, 1, n1), *e4 = pt_randn(dev, PT_F32, 2, n2);
+    pt_tensor *e5 = pt_rand(dev, PT_F32, 1, n1);
+    pt_manual_seed(11);
+    CHECK_OK(pt_graph_capture_begin(dev));
+    pt_tensor *a = pt_rand(dev, PT_F32, 1, n1), *b = pt_mul_scalar(pt_randn(dev, PT_F32, 2, n2), 1.0);
+    pt_graph *g = pt_graph_capture_end(dev);
+    REQUIRE(g);
+    CHECK_OK(pt_graph_replay(g));
+    CHECK(same_bits(a, e1, 1000));
+    CHECK(same_bits(b, e2, 185));
+    CHECK_OK(pt_graph_replay(g)); /* fresh numbers: the next eager draws */
+    CHECK(same_bits(a, e3, 1000));
+    CHECK(same_bits(b, e4, 185));
+    pt_tensor *after = pt_rand(dev, PT_F32, 1, n1); /* eager after replays continues the sequence */
+    CHECK(same_bits(after, e5, 1000));
+    pt_graph_stats st;
+    CHECK_OK(pt_graph_info(g, &st));
+    CHECK_INT(st.random_ops, 2);
+    CHECK_INT(st.replays, 2);
+    pt_graph_free(g);
+    pt_tensor *all[] = {e1, e2, e3, e4, e5, a, b, after};
+    for (size_t i = 0; i < sizeof all / sizeof *all; ++i) pt_release(all[i]);
+}
+
+/* ---- Refusals ---- */
+
+enum refusal { READ_ITEM, READ_TO_HOST, UPLOAD, SYNCHRONIZE, OTHER_DEVICE, OPTIMIZER_FIRST_STEP };
+
+/* A device other than dev, or NULL. */
+static pt_device *other_device(void) {
+    if (dev != pt_cpu()) return pt_cpu();
+    pt_device *d = pt_device_get("cpu:1");
+    pt_clear_error();
+    return d;
+}
+
+static void refused(enum refusal what, const char *fn) {
+    int64_t n[1] = {4};
+    pt_tensor *x = pt_full(dev, PT_F32, 1, n, 2.0);
+    pt_device *other = other_device();
+    pt_tensor *far = other ? pt_full(other, PT_F32, 1, n, 1.0) : NULL;
+    pt_module *net = pt_linear_sized(4, 2);
+    pt_module_to(net, dev);
+    pt_optimizer *opt = pt_sgd(net, 0.1, 0.9, 0.0);
+    if (what == OTHER_DEVICE && !other) {
+        printf("skip: no second device for the other-device refusal\n");
+        goto done;
+    }
+    pt_clear_error();
+    CHECK_OK(pt_graph_capture_begin(dev));
+    pt_tensor *y = pt_add(x, x);
+    float host[4];
+    switch (what) {
+    case READ_ITEM: CHECK(isnan(pt_item(pt_sum(y, PT_ALL, false)))); break;
+    case READ_TO_HOST: CHECK(pt_to_host(y, host, sizeof host) != PT_OK); break;
+    case UPLOAD: CHECK(pt_from_data(dev, PT_F32, 1, n, host) == NULL); break;
+    case SYNCHRONIZE: CHECK(pt_device_synchronize(dev) != PT_OK); break;
+    case OTHER_DEVICE: CHECK(pt_add(far, far) == NULL); break;
+    case OPTIMIZER_FIRST_STEP: {
+        pt_tensor *out = pt_module_forward(net, pt_reshape(y, 2, (int64_t[]){1, 4}));
+        CHECK_OK(pt_backward(pt_sum(out, PT_ALL, false)));
+        CHECK(pt_optimizer_step(opt) != PT_OK);
+        break;
+    }
+    }
+    /* the refused call's own message: the function, why, the fix */
+    CHECK_HAS(pt_last_error(), fn);
+    CHECK_HAS(pt_last_error(), "pt_graph_capture_begin");
+    /* later ops of the capture say it was refused */
+    CHECK(pt_add(x, x) == NULL);
+    CHECK_HAS(pt_last_error(), "refused earlier");
+    pt_graph *g = pt_graph_capture_end(dev);
+    CHECK(g == NULL);
+    CHECK_HAS(pt_last_error(), "pt_graph_capture_end");
+    CHECK_HAS(pt_last_error(), fn);
+    pt_graph_free(g);
+    /* the capture ended: the next one starts clean */
+    CHECK_OK(pt_graph_capture_begin(dev));
+    pt_tensor *z = pt_mul(x, x);
+    g = pt_graph_capture_end(dev);
+    CHECK_NOT_NULL(g);
+    CHECK_OK(pt_graph_replay(g));
+    double v[4] = {0};
+    CHECK(check_read(z, v, 4) && v[0] == 4.0 && v[3] == 4.0);
+    pt_graph_free(g);
+    pt_release(z);
+    pt_release(y);
+done:
+    pt_clear_error();
+    pt_optimizer_free(opt);
+    pt_module_free(net);
+    pt_release(far);
+    pt_release(x);
+}
+
+/* A backend that refuses the op (the null skeleton refuses every one),
+ * where the null plugin is on the plugin path. */
+static void refused_by_backend(void) {
+    pt_device *null_dev = pt_device_get("null");
+    if (!null_dev) {
+        pt_clear_error();
+        printf("skip: the null plugin is not on the plugin path\n");
+        return;
+    }
+    int64_t n[1] = {4};
+    CHECK_OK(pt_graph_capture_begin(null_dev));
+    CHECK(pt_zeros(null_dev, PT_F32, 1, n) == NULL);
+    CHECK_HAS(pt_last_error(), "pt_zeros");
+    pt_graph *g = pt_graph_capture_end(null_dev);
+    CHECK(g == NULL);
+    CHECK_HAS(pt_last_error(), "pt_graph_capture_end");
+    CHECK_HAS(pt_last_error(), "pt_zeros");
+    pt_clear_error();
+}
+
+/* ---- Another thread's eager work during a capture ---- */
+
+static atomic_int phase;
+
+static void wait_phase(int p) {
+    while (atomic_load(&phase) < p) sched_yield();
+}
+
+static void *eager_worker(void *arg) {
+    double *out = arg;
+    wait_phase(1);
+    int64_t n[1] = {16};
+    pt_scope scope = pt_scope_begin();
+    pt_tensor *a = pt_full(dev, PT_F32, 1, n, 3.0);
+    out[0] = pt_item(pt_sum(pt_add(a, a), PT_ALL, false)); /* runs and reads at once */
+    pt_manual_seed(5);
+    pt_tensor *r = pt_rand(dev, PT_F32, 1, n);
+    out[1] = r ? pt_item(pt_sum(r, PT_ALL, false)) : NAN;
+    pt_scope_end(scope);
+    atomic_store(&phase, 2);
+    return NULL;
+}
+
+static void test_other_thread(void) {
+    int64_t n[1] = {16};
+    pt_tensor *x = pt_full(dev, PT_F32, 1, n, 1.5);
+    pt_manual_seed(5);
+    pt_tensor *r = pt_rand(dev, PT_F32, 1, n);
+    double want_r = pt_item(pt_sum(r, PT_ALL, false));
+    double got[2] = {NAN, NAN};
+    pthread_t t;
+    atomic_store(&phase, 0);
+    if (pthread_create(&t, NULL, eager_worker, got) != 0) {
+        CHECK(!"pthread_create");
+        return;
+    }
+    CHECK_OK(pt_graph_capture_begin(dev));
+    pt_tensor *y = pt_mul(x, x);
+    atomic_store(&phase, 1); /* the worker's eager ops run while this capture is open */
+    wait_phase(2);
+    pt_tensor *z = pt_add(y, x);
+    pt_graph *g = pt_graph_capture_end(dev);
+    pthread_join(t, NULL);
+    CHECK_DBL(got[0], 96.0, 0);
+    CHECK(got[1] == want_r);
+    REQUIRE(g);
+    CHECK_OK(pt_graph_replay(g));
+    double v[16] = {0};
+    CHECK(check_read(z, v, 16) && v[0] == 3.75 && v[15] == 3.75);
+    pt_graph_free(g);
+    pt_release(z);
+    pt_release(y);
+    pt_release(r);
+    pt_release(x);
+}
+
+/* ---- Large intermediates ----
+ * Blocks over 1 MiB come from the allocator's large pool, whose freed
+ * blocks merge at once (their records go): the capture must not look at a
+ * released block again. Values checked after two replays. */
+
+static void test_large_intermediates(void) {
+    int64_t n[1] = {400000}; /* 1.6 MB of f32 */
+    pt_tensor *x = pt_full(dev, PT_F32, 1, n, 2.0);
+    CHECK_OK(pt_graph_capture_begin(dev));
+    pt_scope scope = pt_scope_begin();
+    pt_tensor *a = pt_add(x, x);          /* 4 */
+    pt_tensor *b = pt_mul(a, a);          /* 16 */
+    pt_release(a);
+    pt_tensor *c = pt_add_scalar(b, 1.0); /* 17 */
+    pt_release(b);
+    pt_tensor *d = pt_mul(c, x);          /* 34 */
+    pt_tensor *out = pt_keep(pt_sum(d, PT_ALL, false));
+    pt_scope_end(scope);
+    pt_graph *g = pt_graph_capture_end(dev);
+    REQUIRE(g);
+    pt_graph_stats st;
+    CHECK_OK(pt_graph_info(g, &st));
+    CHECK(st.intermediates >= 4);
+    CHECK(st.bytes_planned <= st.bytes_eager_peak);
+    for (int r = 0; r < 2; ++r) {
+        CHECK_OK(pt_graph_replay(g));
+        CHECK_DBL(pt_item(out), 34.0 * 400000, 0);
+    }
+    pt_graph_free(g);
+    pt_release(out);
+    pt_release(x);
+}
+
+/* ---- Arguments ---- */
+
+static void test_arguments(void) {
+    pt_graph_stats st;
+    CHECK(pt_graph_capture_begin(NULL) == PT_ERR_INVALID_ARGUMENT);
+    CHECK_HAS(pt_last_error(), "pt_graph_capture_begin");
+    CHECK(pt_graph_capture_end(dev) == NULL); /* not capturing */
+    CHECK_LAST(PT_ERR_INVALID_ARGUMENT);
+    CHECK_HAS(pt_last_error(), "pt_graph_capture_begin");
+    CHECK(pt_graph_replay(NULL) == PT_ERR_INVALID_ARGUMENT);
+    CHECK(pt_graph_info(NULL, &st) == PT_ERR_INVALID_ARGUMENT);
+    pt_graph_free(NULL);
+    /* nested, wrong device, empty */
+    int64_t n[1] = {3};
+    pt_tensor *x = pt_full(dev, PT_F32, 1, n, 1.0);
+    CHECK_OK(pt_graph_capture_begin(dev));
+    CHECK(pt_graph_capture_begin(dev) == PT_ERR_INVALID_ARGUMENT);
+    CHECK_HAS(pt_last_error(), "already captures");
+    CHECK(pt_graph_capture_end(NULL) == NULL);
+    CHECK_LAST(PT_ERR_INVALID_ARGUMENT);
+    pt_device *other = other_device();
+    if (other) {
+        CHECK(pt_graph_capture_end(other) == NULL);
+        CHECK_HAS(pt_last_error(), "the capture goes on");
+    }
+    pt_tensor *y = pt_add(x, x); /* still capturing */
+    pt_graph *g = pt_graph_capture_end(dev);
+    REQUIRE(g);
+    CHECK(pt_graph_info(g, NULL) == PT_ERR_INVALID_ARGUMENT);
+    CHECK_OK(pt_graph_capture_begin(dev));
+    CHECK(pt_graph_replay(g) == PT_ERR_INVALID_ARGUMENT); /* no replay inside a capture */
+    CHECK(pt_graph_capture_end(dev) == NULL);             /* that refusal invalidated it */
+    CHECK_OK(pt_graph_capture_begin(dev));
+    CHECK(pt_graph_capture_end(dev) == NULL); /* nothing recorded */
+    CHECK_HAS(pt_last_error(), "nothing to replay");
+    /* the graph's output outlives its tensor handle: replay after release */
+    pt_release(y);
+    CHECK_OK(pt_graph_replay(g));
+    CHECK_OK(pt_device_synchronize(dev));
+    pt_graph_free(g);
+    pt_release(x);
+    pt_clear_error();
+}
+
+int main(void) {
+    dev = pt_default_device();
+    if (!dev) {
+        printf("skip: %s\n", pt_last_error());
+        return 77;
+    }
+    printf("graphs on %s\n", pt_device_name(dev));
+    test_arguments();
+    /* scopes release what the checks leave over */
+    pt_scope scope = pt_scope_begin();
+    test_random();
+    test_large_intermediates();
+    test_training(false);
+    test_training(true);
+    refused(READ_ITEM, "pt_item");
+    refused(READ_TO_HOST, "pt_to_host");
+    refused(UPLOAD, "pt_from_data");
+    refused(SYNCHRONIZE, "pt_device_synchronize");
+    refused(OTHER_DEVICE, "pt_add");
+    refused(OPTIMIZER_FIRST_STEP, "pt_optimizer_step");
+    refused_by_backend();
+    test_other_thread();
+    pt_scope_end(scope);
+    return check_summary();
+}
