@@ -156,5 +156,6 @@ pt_status pt_cpu_max_pool(const pt_op *op, bool run);    /* max_pool.c: MAX_POOL
 /* conv.c: CONV2D, CONV2D_BWD_DATA, CONV2D_BWD_WEIGHT (oneDNN; scratch from
  * device dev's allocator) */
 pt_status pt_cpu_conv(int dev, const pt_op *op, bool run);
+pt_status pt_cpu_channel_stats(const pt_op *op, bool run); /* channel_stats.c: CHANNEL_STATS */
 
 #endif
