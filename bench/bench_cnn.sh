@@ -38,8 +38,15 @@ done
 torch_version=$("$py" -c 'import torch; print(torch.__version__)')
 # The ISA each side's convolutions ran: libportable's from `portable devices`
 # (its oneDNN and vector math), PyTorch's from oneDNN's own log of one conv.
-ours=$("$build"/tools/portable devices 2>/dev/null | grep -o -m1 'vecmath [a-z0-9_]*; [^;]*' || echo "unknown")
-theirs=$(ONEDNN_VERBOSE=1 "$py" "$here"/bench_cnn_torch.py isa 2>/dev/null | grep -m1 'exec,cpu,convolution' | cut -d, -f5 || true)
+# Each part is looked for on its own, so a line that words the others
+# differently (a GEMM note, another oneDNN) still names what it can; oneDNN's
+# log names the kernel as impl:isa (2.x "jit:avx2", 3.x "brg_conv_fwd:avx512_core").
+devices=$("$build"/tools/portable devices 2>/dev/null || true)
+vm=$(grep -o -m1 'vecmath [a-z0-9_]*' <<< "$devices" || true)
+dnnl=$(grep -o -m1 'oneDNN [0-9.]* [a-z0-9_]*' <<< "$devices" || true)
+ours=$(echo "${vm:-vecmath unknown}; ${dnnl:-oneDNN unknown}")
+theirs=$(ONEDNN_VERBOSE=1 "$py" "$here"/bench_cnn_torch.py isa 2>/dev/null | grep -m1 ',convolution,' |
+         grep -oE '[a-z_]+:[a-z0-9_]+' | grep -vE '^(src|wei|dst|bia|diff)' | head -1 || true)
 where=$([[ $threads == 1 ]] && echo "1 thread pinned" || echo "$threads threads")
 echo "## Convolutional nets: libportable (cpu) vs PyTorch $torch_version (CPU), $where, $rounds alternating rounds"
 echo

@@ -118,7 +118,8 @@ static void python_times(double *numpy, double *torch) {
 }
 
 /* The widest SIMD level each peer runs: NumPy's dispatch (what
- * NPY_DISABLE_CPU_FEATURES left on) and PyTorch's ATen capability
+ * NPY_DISABLE_CPU_FEATURES left on; NumPy 2 names the target its f32 exp
+ * runs, which is what the table measures) and PyTorch's ATen capability
  * (ATEN_CPU_CAPABILITY caps it), into isa as "NumPy X, PyTorch Y". */
 static void python_isa(char *isa, size_t cap) {
     static const char *code =
@@ -126,6 +127,9 @@ static void python_isa(char *isa, size_t cap) {
         "try:\n from numpy._core._multiarray_umath import __cpu_features__ as f\n"
         "except ImportError:\n from numpy.core._multiarray_umath import __cpu_features__ as f\n"
         "n=[k for k in ('AVX512_SKX','AVX512F','AVX2','SSE2') if f.get(k)]\n"
+        "try:\n from numpy.lib.introspect import opt_func_info as o\n"
+        " n=[o(func_name='exp',signature='float32->float32')['exp']['float32->float32']['current']]\n"
+        "except Exception: pass\n"
         "try:\n import torch,re; t=re.search('CPU capability usage: (.*)',torch.__config__.show()).group(1)\n"
         "except Exception: t='not installed'\n"
         "print('NumPy %s, PyTorch %s' % (n[0] if n else 'baseline', t))\" 2>/dev/null";

@@ -8,7 +8,7 @@
 #     dispatch and PyTorch's ATen each take the widest they support);
 #   - AVX2: ONEDNN_MAX_CPU_ISA=AVX2 (caps libportable's oneDNN and
 #     PyTorch's), PORTABLE_CPU_VECMATH=avx2, NPY_DISABLE_CPU_FEATURES (the
-#     AVX-512 groups) and ATEN_CPU_CAPABILITY=avx2.
+#     AVX-512 targets NumPy dispatches) and ATEN_CPU_CAPABILITY=avx2.
 # A host without AVX-512 runs the first pass only and says so.
 #   bench/cpu_isa.sh [build-dir] [rounds]
 # PT_PYTHON names the python3 with NumPy and PyTorch (default /usr/bin/python3).
@@ -24,12 +24,21 @@ echo "# The cpu backend on each vector ISA of this host"
 echo
 echo "Host: $model, $(nproc) cores; flags: $(grep -m1 -ow -E 'avx512f|avx2' /proc/cpuinfo | sort -u | tr '\n' ' ')"
 [[ ${#passes[@]} == 1 ]] && echo "(no AVX-512 on this host: one pass, as found)"
+# NumPy's AVX-512 targets as this NumPy dispatches them: a name it does not
+# dispatch (AVX512_KNL on most builds, new groups such as X86_V4 in later
+# NumPy) can make it disregard the whole variable, leaving it on AVX-512.
+npy_avx512=$("$PT_PYTHON" -c "
+try:
+    import numpy._core._multiarray_umath as m
+except ImportError:
+    import numpy.core._multiarray_umath as m
+print(' '.join(f for f in m.__cpu_dispatch__ if f.startswith(('AVX512', 'X86_V4'))))" 2>/dev/null || true)
 status=0
 for pass in "${passes[@]}"; do
   envs=()
   if [[ $pass == avx2 ]]; then
     envs=(ONEDNN_MAX_CPU_ISA=AVX2 PORTABLE_CPU_VECMATH=avx2 ATEN_CPU_CAPABILITY=avx2
-          "NPY_DISABLE_CPU_FEATURES=AVX512F AVX512CD AVX512_KNL AVX512_KNM AVX512_SKX AVX512_CLX AVX512_CNL AVX512_ICL AVX512_SPR")
+          "NPY_DISABLE_CPU_FEATURES=$npy_avx512")
     echo; echo "## Capped at AVX2"
   else
     echo; echo "## As found (widest ISA)"

@@ -216,10 +216,49 @@ static inline uint64_t tap_word_f32(float v, unsigned t) {
     return ((uint64_t)((uint32_t)pool_key_f32(v) ^ 0x80000000u) << 32) | (3u - t);
 }
 
+/* The commonest pool, 2x2 windows at stride 2 over f32 rows of stride 1,
+ * four windows at a time in output order (they may span rows of windows:
+ * a 4x4 image has two windows per row). Each lane keeps the first maximum
+ * of its four taps in row-major order by the integer keys above (NaN wins,
+ * the first NaN first; -0 equals +0), all lanes at once: compares and
+ * selects, no branch per tap. */
+typedef float pool_v4f __attribute__((vector_size(16)));
+typedef int32_t pool_v4i __attribute__((vector_size(16)));
+
+/* a where the mask m is all ones, else b (m from a vector compare). */
+static inline pool_v4i pool_sel4(pool_v4i m, pool_v4i a, pool_v4i b) { return (a & m) | (b & ~m); }
+
+static inline pool_v4i pool_key4(pool_v4f v) {
+    const pool_v4i u = (pool_v4i)v, mag = u & 0x7FFFFFFF;
+    const pool_v4i key = pool_sel4(u >= 0, u, -mag); /* -0 == +0 */
+    return pool_sel4(mag > 0x7F800000, (pool_v4i){INT32_MAX, INT32_MAX, INT32_MAX, INT32_MAX}, key);
+}
+
+/* Windows e0..e0+3 of one plane (all present): their taps' values, tap
+ * order 0 top-left, 1 top-right, 2 bottom-left, 3 bottom-right, and where
+ * each window's top-left tap sits (h * W + w). (r, q) is window e0's. */
+static inline void pool_gather4(const float *restrict xp, int64_t xs2, int64_t w, int64_t ow, int64_t r, int64_t q,
+                                pool_v4f tap[4], int64_t at[4]) {
+    float v[4][4];
+    for (int k = 0; k < 4; ++k) {
+        const float *top = xp + 2 * r * xs2 + 2 * q, *bottom = top + xs2;
+        v[0][k] = top[0];
+        v[1][k] = top[1];
+        v[2][k] = bottom[0];
+        v[3][k] = bottom[1];
+        at[k] = 2 * r * w + 2 * q;
+        if (++q == ow) {
+            q = 0;
+            ++r;
+        }
+    }
+    memcpy(tap, v, sizeof v);
+}
+
 static void max_pool_2x2_f32(void *ctx, int64_t p0, int64_t p1) {
     const pool_job *j = ctx;
     const float *xb = (const float *)pt_cpu_base(j->x);
-    const int64_t *xs = j->x->strides, xs2 = xs[2], windows = j->oh * j->ow;
+    const int64_t *xs = j->x->strides, xs2 = xs[2], windows = j->oh * j->ow, ow = j->ow;
     const bool index = j->out->dtype == PT_I64;
     int64_t n = p0 / j->c, c = p0 % j->c;
     for (int64_t p = p0; p < p1; ++p) {
@@ -230,40 +269,86 @@ static void max_pool_2x2_f32(void *ctx, int64_t p0, int64_t p1) {
         }
         float *restrict vals = (float *)pt_cpu_base(j->out) + p * windows;
         int64_t *restrict idxs = (int64_t *)pt_cpu_base(j->out) + p * windows;
-        for (int64_t r = 0; r < j->oh; ++r) {
+        int64_t e = 0, r = 0, q = 0;
+        for (; e + 4 <= windows; e += 4) {
+            pool_v4f tap[4], best;
+            int64_t at[4];
+            pool_gather4(xp, xs2, j->w, ow, r, q, tap, at);
+            pool_v4i best_key = pool_key4(tap[0]), won = {0, 0, 0, 0};
+            best = tap[0];
+            for (int t = 1; t < 4; ++t) {
+                const pool_v4i key = pool_key4(tap[t]), take = key > best_key;
+                best_key = pool_sel4(take, key, best_key);
+                won = pool_sel4(take, (pool_v4i){t, t, t, t}, won);
+                best = (pool_v4f)pool_sel4(take, (pool_v4i)tap[t], (pool_v4i)best);
+            }
+            if (index) {
+                for (int k = 0; k < 4; ++k) idxs[e + k] = at[k] + (won[k] >> 1) * j->w + (won[k] & 1);
+            } else {
+                memcpy(vals + e, &best, sizeof best);
+            }
+            q += 4;
+            while (q >= ow) {
+                q -= ow;
+                ++r;
+            }
+        }
+        for (; e < windows; ++e) { /* the last windows of the plane, one at a time */
             const float *restrict row0 = xp + 2 * r * xs2, *restrict row1 = row0 + xs2;
-            for (int64_t q = 0; q < j->ow; ++q) {
-                uint64_t best = tap_word_f32(row0[2 * q], 0), w;
-                w = tap_word_f32(row0[2 * q + 1], 1);
-                best = w > best ? w : best;
-                w = tap_word_f32(row1[2 * q], 2);
-                best = w > best ? w : best;
-                w = tap_word_f32(row1[2 * q + 1], 3);
-                best = w > best ? w : best;
-                const int64_t t = 3 - (int64_t)(uint32_t)best, i = t >> 1, k = t & 1;
-                if (index) idxs[r * j->ow + q] = (2 * r + i) * j->w + 2 * q + k;
-                else vals[r * j->ow + q] = (i ? row1 : row0)[2 * q + k];
+            uint64_t best = tap_word_f32(row0[2 * q], 0), w;
+            w = tap_word_f32(row0[2 * q + 1], 1);
+            best = w > best ? w : best;
+            w = tap_word_f32(row1[2 * q], 2);
+            best = w > best ? w : best;
+            w = tap_word_f32(row1[2 * q + 1], 3);
+            best = w > best ? w : best;
+            const int64_t t = 3 - (int64_t)(uint32_t)best, i = t >> 1, k = t & 1;
+            if (index) idxs[e] = (2 * r + i) * j->w + 2 * q + k;
+            else vals[e] = (i ? row1 : row0)[2 * q + k];
+            if (++q == ow) {
+                q = 0;
+                ++r;
             }
         }
     }
 }
 
+/* Its adjoint: the windows do not overlap, so each image element gets the
+ * gradient of the one window that covers it when that window chose it, else
+ * 0 (written directly, four windows at a time, instead of zeroing the plane
+ * and adding); + 0.0f turns a -0 gradient into +0, as the sum 0 + g the other
+ * backends compute does. Elements no window covers (an odd last row or
+ * column) are 0. */
 static void max_unpool_2x2_f32(void *ctx, int64_t p0, int64_t p1) {
     const pool_job *j = ctx;
     const float *gb = (const float *)pt_cpu_base(j->g);
     const int64_t *ib = (const int64_t *)pt_cpu_base(j->index);
     float *out = (float *)pt_cpu_base(j->out);
-    const int64_t windows = j->oh * j->ow, hw = j->h * j->w, w = j->w;
+    const int64_t windows = j->oh * j->ow, hw = j->h * j->w, w = j->w, ow = j->ow;
+    const bool uncovered = j->h != 2 * j->oh || j->w != 2 * j->ow;
     for (int64_t p = p0; p < p1; ++p) {
         float *restrict img = out + p * hw;
         const float *restrict gp = gb + p * windows;
         const int64_t *restrict ip = ib + p * windows;
-        for (int64_t e = 0; e < hw; ++e) img[e] = 0.0f;
-        for (int64_t r = 0, e = 0; r < j->oh; ++r)
-            for (int64_t q = 0; q < j->ow; ++q, ++e) {
-                const int64_t at = ip[e], d = at - (2 * r * w + 2 * q); /* one of window e's taps? */
-                if ((d == 0) | (d == 1) | (d == w) | (d == w + 1)) img[at] += gp[e];
+        if (uncovered) memset(img, 0, (size_t)hw * sizeof *img);
+        int64_t e = 0, r = 0, q = 0;
+        for (; e < windows; ++e) {
+            const int64_t top = 2 * r * w + 2 * q, d = ip[e] - top;
+            const float g = gp[e] + 0.0f;
+            uint32_t gbits, v[4];
+            memcpy(&gbits, &g, sizeof g);
+            /* masks, not branches: which tap won is random data */
+            v[0] = gbits & (0u - (uint32_t)(d == 0));
+            v[1] = gbits & (0u - (uint32_t)(d == 1));
+            v[2] = gbits & (0u - (uint32_t)(d == w));
+            v[3] = gbits & (0u - (uint32_t)(d == w + 1));
+            memcpy(img + top, v, 2 * sizeof *v);
+            memcpy(img + top + w, v + 2, 2 * sizeof *v);
+            if (++q == ow) {
+                q = 0;
+                ++r;
             }
+        }
     }
 }
 

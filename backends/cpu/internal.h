@@ -194,5 +194,6 @@ pt_status pt_cpu_max_pool(const pt_op *op, bool run);    /* exec_window_pool.c: 
 /* exec_conv.c: CONV2D, CONV2D_BWD_DATA, CONV2D_BWD_WEIGHT (oneDNN; scratch from
  * device dev's allocator) */
 pt_status pt_cpu_conv(int dev, const pt_op *op, bool run);
+pt_status pt_cpu_channel_stats(const pt_op *op, bool run); /* exec_norm.c: CHANNEL_STATS */
 
 #endif

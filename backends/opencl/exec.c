@@ -72,6 +72,9 @@ pt_status ocl_supports(int dev, const pt_op *op) {
     if (op->kind == PT_OP_MAX_UNPOOL2D && op->in[1].dtype != PT_I64)
         return ocl_fail(PT_ERR_UNSUPPORTED, "%s needs i64 indices", pt_op_name(op->kind));
     if (info->family == PT_OP_FAMILY_CONV) return ocl_conv_supports(d, op);
+    if (info->family == PT_OP_FAMILY_NORM)
+        return ocl_fail(PT_ERR_UNSUPPORTED, "%s has no OpenCL kernel: the core composes it from reductions",
+                        pt_op_name(op->kind));
     return PT_OK;
 }
 
@@ -87,6 +90,7 @@ static pt_status ocl_dispatch(ocl_device *d, int dev, const pt_op *op) {
     case PT_OP_FAMILY_INDEX: return ocl_index(d, op);
     case PT_OP_FAMILY_WINDOW: return ocl_window_run(d, op);
     case PT_OP_FAMILY_CONV: return ocl_conv(d, dev, op);
+    case PT_OP_FAMILY_NORM: break;
     }
     return ocl_fail(PT_ERR_UNSUPPORTED, "unknown op kind %d", (int)op->kind);
 }

@@ -328,6 +328,36 @@ static void backward_conv2d(pt__grad_node *node, pt_tensor *g, pt_tensor **out) 
     if (ew->needs_grad) out[1] = pt_conv2d_backward_weight(ex->saved, g, &o, ew->shape[2], ew->shape[3]);
 }
 
+/* Rows (mean, biased var) of x viewed as [N, C, L], M = N * L values per
+ * channel: d mean / dx = 1 / M, d var / dx = 2 (x - mean) / M (the mean's
+ * own dependence on x cancels, the deviations summing to 0). So
+ * dx = x a + b with a = 2 g_var / M and b = g_mean / M - a mean, both per
+ * channel: one multiply and one add over x's size. With 16-bit tensors
+ * this runs in f32 and rounds once (in to_input), as the forward pass
+ * does, from a mean recomputed in f32: the saved one is rounded to 16
+ * bits, and x - mean would carry that error into every element. */
+static void backward_channel_stats(pt__grad_node *node, pt_tensor *g, pt_tensor **out) {
+    pt__grad_edge *ex = &node->edges[0];
+    pt_tensor *x = ex->saved;
+    const int64_t n = x->shape[0], c = x->shape[1], l = pt__numel(x->ndim - 2, x->shape + 2);
+    const int64_t per_channel[3] = {1, c, 1};
+    const double m = (double)(n * l);
+    pt_tensor *x3 = pt_reshape(x, 3, (int64_t[]){n, c, l}), *mean;
+    if (pt_dtype_is_half(x->dtype)) {
+        x3 = pt_cast(x3, PT_F32);
+        g = pt_cast(g, PT_F32);
+        mean = pt_mean(pt_mean(x3, 2, true), 0, true);
+    } else {
+        mean = pt_reshape(pt_narrow(node->saved_out, 0, 0, 1), 3, per_channel);
+    }
+    pt_tensor *g_mean = pt_reshape(pt_narrow(g, 0, 0, 1), 3, per_channel);
+    pt_tensor *g_var = pt_reshape(pt_narrow(g, 0, 1, 1), 3, per_channel);
+    pt_tensor *a = pt_mul_scalar(g_var, 2.0 / m);
+    pt_tensor *b = pt_sub(pt_mul_scalar(g_mean, 1.0 / m), pt_mul(a, mean));
+    pt_tensor *dx = pt_add(pt_mul(x3, a), b);
+    out[0] = to_input(pt_reshape(dx, ex->ndim, ex->shape), ex);
+}
+
 /* 1 where lo <= x <= hi (bounds included, as torch.clamp), else 0. */
 static void backward_clamp(pt__grad_node *node, pt_tensor *g, pt_tensor **out) {
     pt_tensor *x = node->edges[0].saved;
@@ -436,6 +466,7 @@ static const pt__grad_rule rules[] = {
     [PT__G_GELU] = {"gelu", backward_gelu},
     [PT__G_MAX_POOL2D] = {"max_pool2d", backward_max_pool2d},
     [PT__G_CONV2D] = {"conv2d", backward_conv2d},
+    [PT__G_CHANNEL_STATS] = {"channel_stats", backward_channel_stats},
 };
 
 /* An op added at the end of PT__GRAD_OPS without a row cannot build... */

@@ -71,13 +71,24 @@ pt_tensor *pt_f_batch_norm(pt_tensor *x, pt_tensor *running_mean, pt_tensor *run
         return NULL;
     }
     pt_scope scope = pt_scope_begin();
-    pt_tensor *x3 = pt_reshape(x, 3, (int64_t[]){n, c, l}), *mean, *var, *d;
+    const int64_t per_channel[3] = {1, c, 1};
+    pt_tensor *x3 = pt_reshape(x, 3, (int64_t[]){n, c, l}), *mean, *var, *d = NULL, *stats = NULL;
     if (training) {
-        /* mean over N and the spatial dims: equal-sized groups, so the mean
-         * of the per-image means is the mean */
-        mean = pt_mean(pt_mean(x3, 2, true), 0, true);
-        d = pt_sub(x3, mean);
-        var = pt_mean(pt_mean(pt_mul(d, d), 2, true), 0, true);
+        /* the mean over N and the spatial dims and the biased variance: one
+         * call where the device has the kind, else from reductions (the mean
+         * of the per-image means is the mean: equal-sized groups) */
+        pt_status st = x3 ? pt__channel_stats_fused(fn, x3, &stats) : pt_last_status();
+        if (st == PT_OK) {
+            mean = pt_reshape(pt_narrow(stats, 0, 0, 1), 3, per_channel);
+            var = pt_reshape(pt_narrow(stats, 0, 1, 1), 3, per_channel);
+        } else if (st == PT_ERR_UNSUPPORTED) {
+            mean = pt_mean(pt_mean(x3, 2, true), 0, true);
+            d = pt_sub(x3, mean);
+            var = pt_mean(pt_mean(pt_mul(d, d), 2, true), 0, true);
+        } else {
+            mean = var = NULL;
+        }
+        pt_release(stats); /* the views above keep it */
         if (running_mean && var) {
             const double unbias = (double)(n * l) / (double)(n * l - 1);
             pt_status s = update_running(running_mean, mean, momentum);
@@ -88,18 +99,28 @@ pt_tensor *pt_f_batch_norm(pt_tensor *x, pt_tensor *running_mean, pt_tensor *run
             if (s) var = NULL;
         }
     } else {
-        mean = pt_reshape(running_mean, 3, (int64_t[]){1, c, 1});
-        var = pt_reshape(running_var, 3, (int64_t[]){1, c, 1});
-        d = pt_sub(x3, mean);
+        mean = pt_reshape(running_mean, 3, per_channel);
+        var = pt_reshape(running_var, 3, per_channel);
     }
-    /* y = d * (weight / sqrt(var + eps)) + bias: the per-channel factor is
-     * made on [1, C, 1], so the full-size work is one multiply and one add
-     * (and their gradients), not a division */
+    /* The per-channel factor weight / sqrt(var + eps) is made on [1, C, 1],
+     * so the full-size work is a multiply and an add or two (and their
+     * gradients), not a division. With the fused statistics,
+     * y = x * scale + (bias - mean * scale), as PyTorch's cpu kernel
+     * computes it; on the composed path y = d * scale + bias with d the
+     * x - mean the variance was made from, as before the kind existed, so
+     * devices without it give the numbers they always gave. */
     pt_tensor *one = pt_ones(pt_tensor_device(x), x->dtype, 0, NULL);
     pt_tensor *scale = pt_div(one, pt_sqrt(pt_add_scalar(var, eps)));
-    if (weight) scale = pt_mul(scale, pt_reshape(weight, 3, (int64_t[]){1, c, 1}));
-    pt_tensor *y = pt_mul(d, scale);
-    if (bias) y = pt_add(y, pt_reshape(bias, 3, (int64_t[]){1, c, 1}));
+    if (weight) scale = pt_mul(scale, pt_reshape(weight, 3, per_channel));
+    pt_tensor *y;
+    if (training && !d) {
+        pt_tensor *shift = pt_neg(pt_mul(mean, scale));
+        if (bias) shift = pt_add(shift, pt_reshape(bias, 3, per_channel));
+        y = pt_add(pt_mul(x3, scale), shift);
+    } else {
+        y = pt_mul(d ? d : pt_sub(x3, mean), scale);
+        if (bias) y = pt_add(y, pt_reshape(bias, 3, per_channel));
+    }
     y = pt_keep(pt_reshape(y, x->ndim, x->shape));
     pt_scope_end(scope);
     if (!y) pt__error_as(fn);

@@ -66,6 +66,13 @@ pt_status pt__conv_check(const char *fn, pt_tensor *x, pt_tensor *weight, pt_ten
  * shapes, since a backend may refuse some. conv_kinds.c */
 bool pt__conv_kinds_run(pt_tensor *x, pt_tensor *weight, const pt_window2d *w, int64_t groups, bool grad);
 
+/* The CHANNEL_STATS kind on x [N, C, ...] into *out, a fresh [2, C] of
+ * each channel's mean and biased variance, recorded for autograd.
+ * PT_ERR_UNSUPPORTED with no error set when x's device refuses the kind
+ * (the caller composes the statistics); any other failure names fn.
+ * channel_stats.c */
+pt_status pt__channel_stats_fused(const char *fn, pt_tensor *x, pt_tensor **out);
+
 /* Records out = g(inputs, args) on the tape when out exists and an input
  * needs a gradient; returns out. The one way a public op records itself. */
 static inline pt_tensor *pt__record(pt_tensor *out, pt__grad_op g, int n, pt_tensor *const *in,

@@ -70,7 +70,8 @@
     X(COL2IM, 0)                                                                                   \
     X(GELU, PT__IN(0))                                                                             \
     X(MAX_POOL2D, PT__IN(1)) /* the indices */                                                     \
-    X(CONV2D, PT__IN(0) | PT__IN(1) | PT__PARTNER)
+    X(CONV2D, PT__IN(0) | PT__IN(1) | PT__PARTNER)                                                 \
+    X(CHANNEL_STATS, PT__IN(0) | PT__OUT)
 
 /* Ops call pt__grad_record with one of these after computing out when
  * pt__grad_wanted says an input needs a gradient. */

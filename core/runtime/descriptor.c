@@ -107,5 +107,10 @@ void pt__probe_op(pt_op_kind kind, pt_dtype t, pt_op *op) {
         op->window[0] = op->window[1] = op->window[4] = op->window[5] = 1;
         op->count = 1;
         break;
+    case PT_OP_FAMILY_NORM: /* the statistics of one value of one channel */
+        probe_operand(&op->in[0], t, 3);
+        probe_operand(&op->out, out_t, 2);
+        op->out.shape[0] = 2;
+        break;
     }
 }

@@ -131,7 +131,15 @@ extern "C" {
  *   CONV2D_BWD_DATA, its adjoint in x: in[0] g [N, CO, OH, OW], in[1] weight,
  *   out [N, C, H, W] (H, W from out's shape).
  *   CONV2D_BWD_WEIGHT, its adjoint in the weight: in[0] x [N, C, H, W], in[1]
- *   g [N, CO, OH, OW], out [CO, C/groups, KH, KW]. */
+ *   g [N, CO, OH, OW], out [CO, C/groups, KH, KW].
+ *
+ * NORM: CHANNEL_STATS, the statistics batch normalisation trains with,
+ *   in one call where the composed path takes four full-size ops: in[0] x
+ *   [N, C, L] any strides, out [2, C] contiguous: out[0][c] the mean of the
+ *   N * L values x[., c, .], out[1][c] their biased variance (the mean of
+ *   the squared deviations from that mean). The core sends N * L >= 1 and
+ *   composes the two from REDUCE and ELEMENTWISE kinds where a backend
+ *   refuses the kind. */
 
 /** One operand: a strided view into a backend buffer. */
 typedef struct pt_operand {

@@ -87,7 +87,8 @@ extern "C" {
     X(MAX_UNPOOL2D, "max_unpool2d", WINDOW,      2, FLOAT,   SAME, 0)                \
     X(CONV2D,       "conv2d",       CONV,        2, FLOAT,   SAME, 1)                \
     X(CONV2D_BWD_DATA, "conv2d_bwd_data", CONV,  2, FLOAT,   SAME, 0)                \
-    X(CONV2D_BWD_WEIGHT, "conv2d_bwd_weight", CONV, 2, FLOAT, SAME, 0)
+    X(CONV2D_BWD_WEIGHT, "conv2d_bwd_weight", CONV, 2, FLOAT, SAME, 0)              \
+    X(CHANNEL_STATS, "channel_stats",    NORM, 1, FLOAT, SAME, 1)
 /* clang-format on */
 
 /** How an op's operands are laid out (backend.h describes each family). */
@@ -99,7 +100,8 @@ typedef enum pt_op_family {
     PT_OP_FAMILY_MATMUL,      /**< batched GEMM */
     PT_OP_FAMILY_INDEX,       /**< gather, one-hot */
     PT_OP_FAMILY_WINDOW,      /**< sliding 2-D windows: im2col, pooling */
-    PT_OP_FAMILY_CONV         /**< convolution and its two adjoints */
+    PT_OP_FAMILY_CONV,        /**< convolution and its two adjoints */
+    PT_OP_FAMILY_NORM         /**< per-channel statistics of [N, C, L] */
 } pt_op_family;
 
 /** The dtype of an op's result. */

@@ -112,6 +112,13 @@ PT_API pt_tensor *pt_argmax(pt_tensor *x, int dim, bool keepdim);
 PT_API pt_tensor *pt_norm(pt_tensor *x);
 /** 2-norm over the n listed dims (removed from the result). */
 PT_API pt_tensor *pt_norm_dims(pt_tensor *x, int n, const int *dims);
+/** Per-channel statistics of x [N, C, ...] (float dtypes): a [2, C] tensor
+ * whose row 0 is each channel's mean over its N * (product of the dims
+ * after C) values and row 1 their biased variance (divided by that count),
+ * the two numbers batch normalisation trains with. One pass on devices that
+ * have it (the cpu), composed from reductions elsewhere; differentiable.
+ * Fewer than 2 dims, no channel or no value per channel is PT_ERR_SHAPE. */
+PT_API pt_tensor *pt_channel_stats(pt_tensor *x);
 /** e^x / sum(e^x) along dim, computed stably (max subtracted); float dtypes. */
 PT_API pt_tensor *pt_softmax(pt_tensor *x, int dim);
 /** log(softmax(x)) along dim without forming softmax; float dtypes. */

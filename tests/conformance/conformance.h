@@ -288,6 +288,7 @@ void run_transfer_cases(void);
 void run_rng_cases(void);      /* rng_errors.c */
 void run_error_cases(void);
 void run_cnn_cases(void);      /* cnn_ops.c: im2col, col2im, conv2d, pools, gelu */
+void run_channel_stats_cases(void); /* channel_stats.c: CHANNEL_STATS and its gradient */
 
 /* ---- The suite against the op table ---- */
 /* coverage.c: one FAIL per (kind, dtype) pair of op_table.h that no case
