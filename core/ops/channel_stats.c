@@ -19,12 +19,26 @@ static void nCL(const pt_tensor *x, int64_t s[3]) {
  * PT_ERR_UNSUPPORTED with no error set when the device refuses it. Sent
  * without asking first, so the conformance suite's coverage sees the kind
  * reach every backend, and a 16-bit x reaches pt__execute, which computes
- * it in f32 where the device has no 16-bit kernel. */
+ * it in f32 where the device has no 16-bit kernel. While this thread
+ * captures a graph, a refused op would end the capture, so the device is
+ * asked first (in f32 for a 16-bit x, what it would run). */
 static pt_status stats_kind(const char *fn, pt_tensor *x3, pt_tensor **out) {
     const int64_t out_shape[2] = {2, x3->shape[1]};
+    pt_op op;
+    if (pt__capture_now) {
+        const pt_dtype asked = pt_dtype_is_half(x3->dtype) ? PT_F32 : x3->dtype;
+        pt__probe_op(PT_OP_CHANNEL_STATS, asked, &op);
+        pt__operand(x3, &op.in[0]);
+        op.in[0].dtype = asked;
+        op.out.shape[1] = out_shape[1];
+        op.out.strides[0] = out_shape[1];
+        if (pt__supports_call(fn, pt__dev(x3), &op) != PT_OK) {
+            pt_clear_error();
+            return PT_ERR_UNSUPPORTED;
+        }
+    }
     *out = pt__tensor_new(fn, pt__dev(x3), x3->dtype, 2, out_shape);
     if (!*out) return pt_last_status();
-    pt_op op;
     pt__probe_op(PT_OP_CHANNEL_STATS, x3->dtype, &op);
     pt__operand(x3, &op.in[0]);
     pt__operand(*out, &op.out);
