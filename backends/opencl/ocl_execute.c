@@ -11,6 +11,7 @@
 #include <string.h>
 
 #include "ocl_internal.h"
+#include "portable/ew_math.h"
 
 /* ---- Work sizes ---- */
 
@@ -114,19 +115,20 @@ static pt_status ocl_pointwise(ocl_device *d, pt_dtype prog, ocl_kernel_id kid,
 
 /* ---- Op families ---- */
 
-/* PT_OP_<KIND> -> 1 + its ew_ kernel (OCL_EW_KINDS); 0: the kind has none. */
-static const int ocl_ew_kernels[PT_OP_COUNT] = {
-#define OCL_EW_KERNEL_OF(kind, name) [PT_OP_##kind] = 1 + OCL_K_EW_##kind,
-    OCL_EW_KINDS(OCL_EW_KERNEL_OF)
+/* The kinds with an ew_<name> kernel: the rows of ew_math.h (WHERE has its
+ * own kernel, which selects bits). */
+static const bool ocl_ew_kernels[PT_OP_COUNT] = {
+#define OCL_EW_KERNEL_OF(KIND, ...) [PT_OP_##KIND] = true,
+    PT_EW_UNARY(OCL_EW_KERNEL_OF) PT_EW_BINARY(OCL_EW_KERNEL_OF) PT_EW_COMPARE(OCL_EW_KERNEL_OF)
 #undef OCL_EW_KERNEL_OF
 };
 
 static bool ocl_has_ew_kernel(pt_op_kind k) {
-    return (unsigned)k < (unsigned)PT_OP_COUNT && ocl_ew_kernels[k] != 0;
+    return (unsigned)k < (unsigned)PT_OP_COUNT && ocl_ew_kernels[k];
 }
 
 static ocl_kernel_id ocl_elementwise_kernel(pt_op_kind k) {
-    return (ocl_kernel_id)(ocl_ew_kernels[k] - 1);
+    return (ocl_kernel_id)(OCL_K_OP_FILL + (int)k);
 }
 
 /* Unary and binary kernels: inputs, then n, then the op's two scalars as T. */
