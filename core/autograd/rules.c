@@ -425,6 +425,9 @@ static const pt__grad_rule rules[] = {
     [PT__G_EXPAND] = {"expand", backward_pass},
     [PT__G_CONTIGUOUS] = {"contiguous", backward_pass},
     [PT__G_CAST] = {"cast", backward_cast},
+    /* pt_cast and pt_contiguous record the COPY kind as CAST or CONTIGUOUS;
+     * a copy recorded as itself would be differentiated as the cast it is. */
+    [PT__G_COPY] = {"copy", backward_cast},
     [PT__G_CAT] = {"cat", backward_cat},
     [PT__G_STACK] = {"stack", backward_stack},
     [PT__G_GATHER] = {"gather", backward_gather},
