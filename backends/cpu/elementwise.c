@@ -204,11 +204,12 @@ static const pt_cpu_row_fn vm_rows[PT_OP_COUNT][PT_DTYPE_COUNT] = {
 
 /* ---- Descriptor checks and dispatch ---- */
 
-/* Per-element cost decides how small an op may be and still go parallel. */
+/* Per-element cost decides how small an op may be and still go parallel:
+ * the vectorised functions and the erfc-based GELU rows are costly. */
 static int64_t ew_grain(pt_op_kind k, pt_dtype t) {
+    if ((unsigned)t < PT_DTYPE_COUNT && vm_rows[k][t]) return PT_CPU_GRAIN_COSTLY;
     switch (k) {
-    case PT_OP_POW: case PT_OP_EXP: case PT_OP_LOG: case PT_OP_SIGMOID: case PT_OP_TANH:
-    case PT_OP_SIN: case PT_OP_COS: case PT_OP_GELU: case PT_OP_GELU_GRAD:
+    case PT_OP_GELU: case PT_OP_GELU_GRAD:
         return PT_CPU_GRAIN_COSTLY;
     case PT_OP_DIV: return (t == PT_F32 || t == PT_F64) ? PT_CPU_GRAIN_CHEAP : PT_CPU_GRAIN_COSTLY;
     default: return PT_CPU_GRAIN_CHEAP;
