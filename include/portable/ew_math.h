@@ -46,6 +46,7 @@
     X(EXP,        exp,        UNARY, FLOAT, pt_ew_exp(x))                                       \
     X(LOG,        log,        UNARY, FLOAT, pt_ew_log(x))                                       \
     X(SQRT,       sqrt,       UNARY, FLOAT, pt_ew_sqrt(x))                                      \
+    X(RSQRT,      rsqrt,      UNARY, FLOAT, pt_ew_rsqrt(x))                                     \
     X(RELU,       relu,       UNARY, ALL,   pt_ew_is_neg(x) ? (T)0 : x)                         \
     X(SIGMOID,    sigmoid,    UNARY, FLOAT, (T)1 / ((T)1 + pt_ew_exp(-x)))                      \
     X(TANH,       tanh,       UNARY, FLOAT, pt_ew_tanh(x))                                      \
@@ -107,6 +108,7 @@ static inline T pt_ew_abs(T x) { return fabs(x); }
 #define pt_ew_exp(v) exp(v)
 #define pt_ew_log(v) log(v)
 #define pt_ew_sqrt(v) sqrt(v)
+#define pt_ew_rsqrt(v) rsqrt(v)
 #define pt_ew_tanh(v) tanh(v)
 #define pt_ew_sin(v) sin(v)
 #define pt_ew_cos(v) cos(v)
@@ -202,6 +204,16 @@ PT_EW_MATH1(pt_ew_sin, sinf, sin)
 PT_EW_MATH1(pt_ew_cos, cosf, cos)
 PT_EW_MATH1(pt_ew_erfc, erfcf, erfc)
 #undef PT_EW_MATH1
+/* On the device: CUDA's reciprocal square root (2 ULP in f32, 1 in f64);
+ * the host pass and the simulator's C++ build: 1 / sqrt, rounded twice. */
+template <class T> PT_EW_FN T pt_ew_rsqrt(T x) {
+#if defined(__CUDA_ARCH__)
+    if constexpr (std::is_same<T, float>::value) return rsqrtf(x);
+    else return rsqrt(x);
+#else
+    return (T)1 / pt_ew_sqrt<T>(x);
+#endif
+}
 template <class T> PT_EW_FN T pt_ew_pow(T x, T y) {
     if constexpr (std::is_same<T, float>::value) return powf(x, y);
     else return pow(x, y);
@@ -278,6 +290,7 @@ PT_EW_UNSIGNED_FNS(u8, uint8_t)
 #define pt_ew_cos(v) PT_EW_LIBM(cos, v)(v)
 #define pt_ew_erfc(v) PT_EW_LIBM(erfc, v)(v)
 #define pt_ew_pow(v, w) PT_EW_LIBM(pow, v)(v, w)
+#define pt_ew_rsqrt(v) (1 / pt_ew_sqrt(v)) /* no libm rsqrt: rounded twice */
 
 #define PT_EW_MINMAX_FNS(S, T)                                                                 \
     static inline T pt_ew_max_##S(T x, T y) { PT_EW_MAX_BODY(x, y) }                           \

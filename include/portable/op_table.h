@@ -93,7 +93,8 @@ extern "C" {
     X(MAX_UNPOOL2D, "max_unpool2d", WINDOW,      2, FLOAT,   SAME, 0, NONE)                 \
     X(CONV2D,       "conv2d",       CONV,        2, FLOAT,   SAME, 1, IN0_IN1_PARTNER)      \
     X(CONV2D_BWD_DATA, "conv2d_bwd_data", CONV,  2, FLOAT,   SAME, 0, NONE)                 \
-    X(CONV2D_BWD_WEIGHT, "conv2d_bwd_weight", CONV, 2, FLOAT, SAME, 0, NONE)
+    X(CONV2D_BWD_WEIGHT, "conv2d_bwd_weight", CONV, 2, FLOAT, SAME, 0, NONE)                 \
+    X(RSQRT,        "rsqrt",        ELEMENTWISE, 1, FLOAT,   SAME, 1, OUT)
 /* clang-format on */
 
 /** The saves column's values: bit i for input i, bit 8 for the output,

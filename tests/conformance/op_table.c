@@ -68,6 +68,7 @@ REF1(abs, fabs(x))
 REF1(exp, exp(x))
 REF1(log, log(x))
 REF1(sqrt, sqrt(x))
+REF1(rsqrt, 1 / sqrt(x))
 REF1(relu, x > 0 ? x : 0)
 REF1(sigmoid, 1 / (1 + exp(-x)))
 REF1(sin, sin(x))
@@ -131,6 +132,9 @@ static const op_def ops[] = {
      .f1 = pt_log, .r1 = f_log},
     {.name = "sqrt", .kind = K_UNARY, .dtypes = PT_DTYPES_FLOAT, .tol = TOL_TRANSC, .fdom = {U(0, 100)},
      .f1 = pt_sqrt, .r1 = f_sqrt},
+    /* 2 ULP in f32 (OpenCL's and CUDA's rsqrt): within the transcendental bound */
+    {.name = "rsqrt", .kind = K_UNARY, .dtypes = PT_DTYPES_FLOAT, .tol = TOL_TRANSC, .fdom = {LU(1e-3, 1e3)},
+     .f1 = pt_rsqrt, .r1 = f_rsqrt},
     {.name = "sigmoid", .kind = K_UNARY, .dtypes = PT_DTYPES_FLOAT, .tol = TOL_SIGMOID,
      .fdom = {U(-12, 12)}, .big = true, .f1 = pt_sigmoid, .r1 = f_sigmoid},
     {.name = "tanh", .kind = K_UNARY, .dtypes = PT_DTYPES_FLOAT, .tol = TOL_TANH, .fdom = {U(-5, 5)},
