@@ -303,18 +303,23 @@ PT_EW_MINMAX_FNS(u8, uint8_t)
 #undef PT_EW_MINMAX_FNS
 #endif
 
-/* ---- The expressions as text ----
- * pt_ew_expr_text(kind): EXPR of the kind's row, "" for a kind without one;
- * for generating kernels at run time. In C, where the op table is known. */
+/* ---- The rows as text ----
+ * pt_ew_row_of(kind): the kind's row with each column as text (name "rsqrt",
+ * form "UNARY", domain "FLOAT", expr "pt_ew_rsqrt(x)"), NULL for a kind
+ * without one; for generating kernels at run time. In C, where the op table
+ * is known. */
 #if defined(PORTABLE_OP_TABLE_H) && !defined(PT_EW_OPENCL) && !defined(__cplusplus)
-static inline const char *pt_ew_expr_text(pt_op_kind k) {
-    static const char *const text[PT_OP_COUNT] = {
-#define PT_EW_TEXT_ROW(KIND, name, FORM, DOMAIN, EXPR) [PT_OP_##KIND] = #EXPR,
+typedef struct pt_ew_row {
+    const char *name, *form, *domain, *expr;
+} pt_ew_row;
+
+static inline const pt_ew_row *pt_ew_row_of(pt_op_kind k) {
+    static const pt_ew_row rows[PT_OP_COUNT] = {
+#define PT_EW_TEXT_ROW(KIND, name, FORM, DOMAIN, EXPR) [PT_OP_##KIND] = {#name, #FORM, #DOMAIN, #EXPR},
         PT_EW_MATH(PT_EW_TEXT_ROW)
 #undef PT_EW_TEXT_ROW
     };
-    const char *t = (unsigned)k < (unsigned)PT_OP_COUNT ? text[k] : 0;
-    return t ? t : "";
+    return (unsigned)k < (unsigned)PT_OP_COUNT && rows[k].expr ? &rows[k] : (const pt_ew_row *)0;
 }
 #endif
 
