@@ -16,15 +16,16 @@
  *
  * Each backend expands the rows into its eager kernels: the cpu plugin's
  * row functions, the OpenCL kernels (this header is embedded in every
- * program), the CUDA functors. #EXPR is the same math as text, so kernels
- * generated at run time (fused chains: OpenCL C, NVRTC) are built from the
- * rows too, with this header ahead of them for the pt_ew_* helpers.
+ * program), the CUDA functors. The rows are also text, so kernels generated
+ * at run time (fused chains: OpenCL C, NVRTC) are built from the
+ * rows too (pt_ew_row_of), with this header ahead of them for the pt_ew_*
+ * helpers.
  *
  * Where the dialects differ, the expressions call a pt_ew_* helper and this
  * header defines it once per dialect:
- *   C           (the cpu plugin, hosts): type-generic through _Generic over
+ *   C11         (the cpu plugin, hosts): type-generic through _Generic over
  *               float, double, int32_t, int64_t, uint8_t;
- *   C++/CUDA    (CUDA kernels, and the simulator's C++ build of them):
+ *   C++17/CUDA  (CUDA kernels, and the simulator's C++ build of them):
  *               templates on T, functions __host__ __device__ under nvcc;
  *   OpenCL C    (define PT_EW_OPENCL first): one T per program (common.cl
  *               defines T, UT, PT_IS_FLOAT, PT_IS_SIGNED), the built-ins.
@@ -32,7 +33,8 @@
  * sub, mul, neg and abs wrap (computed in the unsigned twin type); integer
  * division truncates, x / 0 == 0 and MIN / -1 == MIN; maximum, minimum and
  * clamp propagate NaN; relu keeps NaN and -0.0; floats are IEEE-754 with
- * the platform's accurate math functions (no fast-math).
+ * the platform's accurate math functions (no fast-math). In older C and
+ * C++ modes the header gives the rows only.
  *
  * A new element-wise op is a row here (and, when it needs a function the
  * dialects spell differently, a helper in each dialect below). */
@@ -40,6 +42,7 @@
 #define PORTABLE_EW_MATH_H
 
 /* clang-format off */
+/** The unary rows: x, the scalars s and s2. */
 #define PT_EW_UNARY(X)                                                                         \
     X(NEG,        neg,        UNARY, ALL,   pt_ew_neg(x))                                       \
     X(ABS,        abs,        UNARY, ALL,   pt_ew_abs(x))                                       \
@@ -61,6 +64,7 @@
     X(MUL_SCALAR, mul_scalar, UNARY, ALL,   pt_ew_mul(x, s))                                    \
     X(CLAMP,      clamp,      UNARY, ALL,   pt_ew_min(pt_ew_max(x, s), s2))
 
+/** The binary rows: x, y, the scalar s. */
 #define PT_EW_BINARY(X)                                                                        \
     X(ADD,        add,        BINARY, ALL,   pt_ew_add(x, y))                                   \
     X(SUB,        sub,        BINARY, ALL,   pt_ew_sub(x, y))                                   \
@@ -71,7 +75,7 @@
     X(MINIMUM,    minimum,    BINARY, ALL,   pt_ew_min(x, y))                                   \
     X(AXPY,       axpy,       BINARY, ALL,   pt_ew_add(x, pt_ew_mul(s, y)))
 
-/* NaN compares unequal to everything, itself included. */
+/** The comparisons: x, y; NaN compares unequal to everything, itself included. */
 #define PT_EW_COMPARE(X)                                                                       \
     X(EQ,         eq,         COMPARE, ALL,  x == y)                                            \
     X(LT,         lt,         COMPARE, ALL,  x < y)                                             \
@@ -80,14 +84,16 @@
     X(GE,         ge,         COMPARE, ALL,  x >= y)                                            \
     X(NE,         ne,         COMPARE, ALL,  x != y)
 
-/* Selects values bit for bit: a backend may copy them as raw bits. */
+/** where: c, x, y; selects values bit for bit, so a backend may copy raw bits. */
 #define PT_EW_WHERE(X)                                                                         \
     X(WHERE,      where,      WHERE,   ALL,  c ? x : y)
 
+/** Every row: X(KIND, name, FORM, DOMAIN, EXPR), as described at the top. */
 #define PT_EW_MATH(X) PT_EW_UNARY(X) PT_EW_BINARY(X) PT_EW_COMPARE(X) PT_EW_WHERE(X)
 /* clang-format on */
 
 /* ---- The helpers, per dialect ---- */
+/** @cond PT_EW_HELPERS (not API: what the expressions call) */
 
 /* The shared bodies: max/min that propagate NaN (like torch.maximum; a NaN
  * y falls through to the second branch). */
@@ -142,7 +148,8 @@ static inline T pt_ew_max(T x, T y) { PT_EW_MAX_BODY(x, y) }
 static inline T pt_ew_min(T x, T y) { PT_EW_MIN_BODY(x, y) }
 
 #elif defined(__cplusplus)
-/* ---- C++ (CUDA): templates on the compute type ---- */
+#if __cplusplus >= 201703L
+/* ---- C++17 (CUDA): templates on the compute type ---- */
 #include <math.h>
 #include <type_traits>
 #if defined(__CUDACC__)
@@ -218,9 +225,10 @@ template <class T> PT_EW_FN T pt_ew_pow(T x, T y) {
     if constexpr (std::is_same<T, float>::value) return powf(x, y);
     else return pow(x, y);
 }
+#endif
 
-#else
-/* ---- C: type-generic over the five compute types ---- */
+#elif defined(__STDC_VERSION__) && __STDC_VERSION__ >= 201112L
+/* ---- C11: type-generic over the five compute types ---- */
 #include <math.h>
 #include <stdint.h>
 
@@ -302,17 +310,20 @@ PT_EW_MINMAX_FNS(i64, int64_t)
 PT_EW_MINMAX_FNS(u8, uint8_t)
 #undef PT_EW_MINMAX_FNS
 #endif
+/** @endcond */
 
-/* ---- The rows as text ----
- * pt_ew_row_of(kind): the kind's row with each column as text (name "rsqrt",
- * form "UNARY", domain "FLOAT", expr "pt_ew_rsqrt(x)"), NULL for a kind
- * without one; for generating kernels at run time. In C, where the op table
- * is known. */
+/* ---- The rows as text ---- (in C, where the op table is known) */
 #if defined(PORTABLE_OP_TABLE_H) && !defined(PT_EW_OPENCL) && !defined(__cplusplus)
+/** One row of PT_EW_MATH as text. */
 typedef struct pt_ew_row {
-    const char *name, *form, *domain, *expr;
+    const char *name;   /**< "rsqrt" (the op table's name) */
+    const char *form;   /**< "UNARY", "BINARY", "COMPARE" or "WHERE" */
+    const char *domain; /**< "FLOAT" or "ALL" */
+    const char *expr;   /**< "pt_ew_rsqrt(x)" */
 } pt_ew_row;
 
+/** The row of kind k as text, for generating kernels at run time; NULL for
+ * a kind without one (not element-wise, or COPY). */
 static inline const pt_ew_row *pt_ew_row_of(pt_op_kind k) {
     static const pt_ew_row rows[PT_OP_COUNT] = {
 #define PT_EW_TEXT_ROW(KIND, name, FORM, DOMAIN, EXPR) [PT_OP_##KIND] = {#name, #FORM, #DOMAIN, #EXPR},

@@ -98,17 +98,18 @@ extern "C" {
 /* clang-format on */
 
 /** The saves column's values: bit i for input i, bit 8 for the output,
- * bit 9 for PARTNER. */
+ * bit 9 for PARTNER (core/ops/tape.h reads them). */
 #define PT_OP_SAVES_IN(i) (1u << (i))
-#define PT_OP_SAVES_OUTPUT (1u << 8)
-#define PT_OP_SAVES_FOR_PARTNER (1u << 9)
-#define PT_OP_SAVES_NONE 0u
-#define PT_OP_SAVES_IN0 PT_OP_SAVES_IN(0)
-#define PT_OP_SAVES_IN1 PT_OP_SAVES_IN(1)
-#define PT_OP_SAVES_OUT PT_OP_SAVES_OUTPUT
-#define PT_OP_SAVES_IN0_IN1 (PT_OP_SAVES_IN(0) | PT_OP_SAVES_IN(1))
-#define PT_OP_SAVES_IN1_OUT (PT_OP_SAVES_IN(1) | PT_OP_SAVES_OUTPUT)
-#define PT_OP_SAVES_IN0_IN1_OUT (PT_OP_SAVES_IN0_IN1 | PT_OP_SAVES_OUTPUT)
+#define PT_OP_SAVES_OUTPUT (1u << 8)      /**< the output */
+#define PT_OP_SAVES_FOR_PARTNER (1u << 9) /**< inputs only for the other's gradient */
+#define PT_OP_SAVES_NONE 0u               /**< nothing */
+#define PT_OP_SAVES_IN0 PT_OP_SAVES_IN(0) /**< input 0 */
+#define PT_OP_SAVES_IN1 PT_OP_SAVES_IN(1) /**< input 1 */
+#define PT_OP_SAVES_OUT PT_OP_SAVES_OUTPUT /**< the output */
+#define PT_OP_SAVES_IN0_IN1 (PT_OP_SAVES_IN(0) | PT_OP_SAVES_IN(1)) /**< both inputs */
+#define PT_OP_SAVES_IN1_OUT (PT_OP_SAVES_IN(1) | PT_OP_SAVES_OUTPUT) /**< input 1, the output */
+#define PT_OP_SAVES_IN0_IN1_OUT (PT_OP_SAVES_IN0_IN1 | PT_OP_SAVES_OUTPUT) /**< all three */
+/** Both inputs, each only when the other one needs a gradient. */
 #define PT_OP_SAVES_IN0_IN1_PARTNER (PT_OP_SAVES_IN0_IN1 | PT_OP_SAVES_FOR_PARTNER)
 
 /** How an op's operands are laid out (backend.h describes each family). */
