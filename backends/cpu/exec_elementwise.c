@@ -1,8 +1,8 @@
 /* libportable cpu backend — element-wise arithmetic, comparisons, unary
  * math, WHERE and AXPY.
  *
- * Each op is a scalar function per dtype (below), turned into row kernels by
- * the ROW macros; strided.c walks the operands and calls a row kernel per
+ * Each op's math is its row of portable/ew_math.h (shared with the OpenCL
+ * and CUDA kernels), turned into row kernels per dtype by the ROW macros; strided.c walks the operands and calls a row kernel per
  * row. Row kernels have straight loops for the contiguous and the
  * scalar-broadcast cases so the compiler vectorises them ("omp simd" also
  * says an output that aliases an input exactly, as AXPY's does, is fine).
@@ -15,67 +15,22 @@
  * unsigned twin type, so no signed overflow exists), division truncates,
  * x / 0 == 0, and INT_MIN / -1 wraps to INT_MIN. Floats follow IEEE-754;
  * maximum/minimum propagate NaN; relu keeps NaN. */
-#include "cpu_internal.h"
+#include "internal.h"
+#include "portable/ew_math.h"
 #include "vecmath.h"
 
-/* ---- Scalar functions: name_<dtype>(x[, y]) ---- */
-
-#define PT_CPU_FLOAT_OPS(S, T, F)                                                              \
-    static inline T add_##S(T x, T y) { return x + y; }                                       \
-    static inline T sub_##S(T x, T y) { return x - y; }                                       \
-    static inline T mul_##S(T x, T y) { return x * y; }                                       \
-    static inline T div_##S(T x, T y) { return x / y; }                                       \
-    static inline T maximum_##S(T x, T y) { return (x > y || x != x) ? x : y; }               \
-    static inline T minimum_##S(T x, T y) { return (x < y || x != x) ? x : y; }               \
-    static inline T neg_##S(T x) { return -x; }                                               \
-    static inline T abs_##S(T x) { return fabs##F(x); }                                       \
-    static inline T relu_##S(T x) { return x < (T)0 ? (T)0 : x; }                             \
-    static inline T sqrt_##S(T x) { return sqrt##F(x); }
-
-#define PT_CPU_SIGNED_OPS(S, T, U)                                                             \
-    static inline T add_##S(T x, T y) { return (T)((U)x + (U)y); }                            \
-    static inline T sub_##S(T x, T y) { return (T)((U)x - (U)y); }                            \
-    static inline T mul_##S(T x, T y) { return (T)((U)x * (U)y); }                            \
-    static inline T div_##S(T x, T y) {                                                       \
-        if (y == 0) return 0;                                                                 \
-        if (y == -1) return (T)((U)0 - (U)x); /* INT_MIN / -1 wraps instead of trapping */    \
-        return (T)(x / y);                                                                    \
-    }                                                                                         \
-    static inline T maximum_##S(T x, T y) { return x > y ? x : y; }                           \
-    static inline T minimum_##S(T x, T y) { return x < y ? x : y; }                           \
-    static inline T neg_##S(T x) { return (T)((U)0 - (U)x); }                                 \
-    static inline T abs_##S(T x) { return x < 0 ? (T)((U)0 - (U)x) : x; }                     \
-    static inline T relu_##S(T x) { return x < 0 ? (T)0 : x; }
-
-/* u8 promotes to int, so + - * cannot overflow before the wrap to 8 bits. */
-#define PT_CPU_UNSIGNED_OPS(S, T)                                                              \
-    static inline T add_##S(T x, T y) { return (T)(x + y); }                                  \
-    static inline T sub_##S(T x, T y) { return (T)(x - y); }                                  \
-    static inline T mul_##S(T x, T y) { return (T)((unsigned)x * (unsigned)y); }              \
-    static inline T div_##S(T x, T y) { return y == 0 ? (T)0 : (T)(x / y); }                  \
-    static inline T maximum_##S(T x, T y) { return x > y ? x : y; }                           \
-    static inline T minimum_##S(T x, T y) { return x < y ? x : y; }                           \
-    static inline T neg_##S(T x) { return (T)(0u - x); }                                      \
-    static inline T abs_##S(T x) { return x; }                                                \
-    static inline T relu_##S(T x) { return x; }
-
-PT_CPU_FLOAT_OPS(f32, float, f)
-PT_CPU_FLOAT_OPS(f64, double, )
-PT_CPU_SIGNED_OPS(i32, int32_t, uint32_t)
-PT_CPU_SIGNED_OPS(i64, int64_t, uint64_t)
-PT_CPU_UNSIGNED_OPS(u8, uint8_t)
-
 /* ---- Row kernels ----
- * EXPR computes one output from x (input 0), y (input 1) and sc (the op's
- * scalar in the input dtype). */
+ * EXPR computes one output from x (input 0), y (input 1), s and s2 (the
+ * op's scalars in the input dtype) and T, the input dtype (ew_math.h). */
 
 #define PT_CPU_ROW1(NAME, TO, TI, S, EXPR)                                                     \
     static void NAME(int64_t n, char *const *p, const int64_t *st, const pt_cpu_scalar *scp) { \
         TO *o = (TO *)p[0];                                                                   \
         const TI *a = (const TI *)p[1];                                                       \
-        const TI sc = scp[0].S, sc2 = scp[1].S;                                               \
-        (void)sc;                                                                             \
-        (void)sc2;                                                                            \
+        typedef TI T;                                                                         \
+        const T s = scp[0].S, s2 = scp[1].S;                                                  \
+        (void)s;                                                                              \
+        (void)s2;                                                                             \
         const int64_t so = st[0], sa = st[1];                                                 \
         if (so == 1 && sa == 1) {                                                             \
             _Pragma("omp simd") for (int64_t i = 0; i < n; ++i) {                             \
@@ -95,9 +50,10 @@ PT_CPU_UNSIGNED_OPS(u8, uint8_t)
         TO *o = (TO *)p[0];                                                                   \
         const TI *a = (const TI *)p[1];                                                       \
         const TI *b = (const TI *)p[2];                                                       \
-        const TI sc = scp[0].S, sc2 = scp[1].S;                                               \
-        (void)sc;                                                                             \
-        (void)sc2;                                                                            \
+        typedef TI T;                                                                         \
+        const T s = scp[0].S, s2 = scp[1].S;                                                  \
+        (void)s;                                                                              \
+        (void)s2;                                                                             \
         const int64_t so = st[0], sa = st[1], sb = st[2];                                     \
         if (so == 1 && sa == 1 && sb == 1) {                                                  \
             _Pragma("omp simd") for (int64_t i = 0; i < n; ++i) {                             \
@@ -146,32 +102,20 @@ PT_CPU_UNSIGNED_OPS(u8, uint8_t)
         }                                                                                     \
     }
 
-/* One instantiation per (op, dtype) the backend supports. */
-#define PT_CPU_BINARY(OP, S, T) PT_CPU_ROW2(OP##_##S##_row, T, T, S, OP##_##S(x, y))
-#define PT_CPU_UNARY(OP, S, T) PT_CPU_ROW1(OP##_##S##_row, T, T, S, OP##_##S(x))
-#define PT_CPU_COMPARE(S, T)                                                                   \
-    PT_CPU_ROW2(eq_##S##_row, uint8_t, T, S, (uint8_t)(x == y))                                \
-    PT_CPU_ROW2(lt_##S##_row, uint8_t, T, S, (uint8_t)(x < y))                                 \
-    PT_CPU_ROW2(gt_##S##_row, uint8_t, T, S, (uint8_t)(x > y))                                 \
-    PT_CPU_ROW2(le_##S##_row, uint8_t, T, S, (uint8_t)(x <= y))                                \
-    PT_CPU_ROW2(ge_##S##_row, uint8_t, T, S, (uint8_t)(x >= y))                                \
-    PT_CPU_ROW2(ne_##S##_row, uint8_t, T, S, (uint8_t)(x != y))
-/* The ops every dtype has. */
-#define PT_CPU_COMMON(S, T)                                                                    \
-    PT_CPU_BINARY(add, S, T)                                                                   \
-    PT_CPU_BINARY(sub, S, T)                                                                   \
-    PT_CPU_BINARY(mul, S, T)                                                                   \
-    PT_CPU_BINARY(div, S, T)                                                                   \
-    PT_CPU_BINARY(maximum, S, T)                                                               \
-    PT_CPU_BINARY(minimum, S, T)                                                               \
-    PT_CPU_COMPARE(S, T)                                                                       \
-    PT_CPU_ROW1(add_scalar_##S##_row, T, T, S, add_##S(x, sc))                                 \
-    PT_CPU_ROW1(mul_scalar_##S##_row, T, T, S, mul_##S(x, sc))                                 \
-    PT_CPU_UNARY(neg, S, T)                                                                    \
-    PT_CPU_UNARY(abs, S, T)                                                                    \
-    PT_CPU_UNARY(relu, S, T)                                                                   \
-    PT_CPU_ROW1(clamp_##S##_row, T, T, S, minimum_##S(maximum_##S(x, sc), sc2))               \
-    PT_CPU_ROW2(axpy_##S##_row, T, T, S, add_##S(x, mul_##S(sc, y)))
+/* One row kernel per (row of ew_math.h, dtype of its DOMAIN); WHERE copies
+ * bits (above). Every dtype: f32 f64 i32 i64 u8; FLOAT: f32 f64. */
+#define PT_CPU_DTYPES_ALL(X, ...)                                                              \
+    X(f32, float, __VA_ARGS__) X(f64, double, __VA_ARGS__) X(i32, int32_t, __VA_ARGS__)        \
+    X(i64, int64_t, __VA_ARGS__) X(u8, uint8_t, __VA_ARGS__)
+#define PT_CPU_DTYPES_FLOAT(X, ...) X(f32, float, __VA_ARGS__) X(f64, double, __VA_ARGS__)
+#define PT_CPU_ROW_UNARY(S, T, name, EXPR) PT_CPU_ROW1(name##_##S##_row, T, T, S, EXPR)
+#define PT_CPU_ROW_BINARY(S, T, name, EXPR) PT_CPU_ROW2(name##_##S##_row, T, T, S, EXPR)
+#define PT_CPU_ROW_COMPARE(S, T, name, EXPR)                                                   \
+    PT_CPU_ROW2(name##_##S##_row, uint8_t, T, S, (uint8_t)((EXPR) ? 1 : 0))
+#define PT_CPU_ROW_WHERE(S, T, name, EXPR)
+#define PT_CPU_EW_ROWS(KIND, name, FORM, DOMAIN, EXPR)                                         \
+    PT_CPU_DTYPES_##DOMAIN(PT_CPU_ROW_##FORM, name, EXPR)
+PT_EW_MATH(PT_CPU_EW_ROWS)
 
 /* Elements gathered per vecmath call on a strided row. */
 #define PT_CPU_VM_BUF 256
@@ -179,8 +123,8 @@ PT_CPU_UNSIGNED_OPS(u8, uint8_t)
 /* A unary vecmath op: the contiguous row in one call; a strided one through
  * a stack buffer (in place, which vecmath allows). */
 #define PT_CPU_VM_UNARY(OP, VMOP, S, T)                                                        \
-    static void OP##_##S##_row(int64_t n, char *const *p, const int64_t *st,                  \
-                               const pt_cpu_scalar *scp) {                                    \
+    static void OP##_vm_##S##_row(int64_t n, char *const *p, const int64_t *st,               \
+                                  const pt_cpu_scalar *scp) {                                 \
         (void)scp;                                                                            \
         T *o = (T *)p[0];                                                                     \
         const T *a = (const T *)p[1];                                                         \
@@ -202,8 +146,8 @@ PT_CPU_UNSIGNED_OPS(u8, uint8_t)
 /* pow: vecmath takes input strides of 0 or 1 with a contiguous output;
  * anything else goes through buffers. */
 #define PT_CPU_VM_POW(S, T)                                                                    \
-    static void pow_##S##_row(int64_t n, char *const *p, const int64_t *st,                   \
-                              const pt_cpu_scalar *scp) {                                     \
+    static void pow_vm_##S##_row(int64_t n, char *const *p, const int64_t *st,                \
+                                 const pt_cpu_scalar *scp) {                                  \
         (void)scp;                                                                            \
         T *o = (T *)p[0];                                                                     \
         const T *a = (const T *)p[1], *b = (const T *)p[2];                                   \
@@ -224,87 +168,48 @@ PT_CPU_UNSIGNED_OPS(u8, uint8_t)
         }                                                                                     \
     }
 
-/* gelu through erfc, not 1 + erf: for x << 0 the sum cancels to noise
- * while erfc keeps Phi(x) to full relative precision. */
-static inline float gelu_f32(float x) { return x * 0.5f * erfcf(-x * 0.70710678118654752f); }
-static inline double gelu_f64(double x) { return x * 0.5 * erfc(-x * 0.70710678118654752440); }
-static inline float gelu_grad_f32(float x) {
-    return 0.5f * erfcf(-x * 0.70710678118654752f) + x * 0.39894228040143268f * expf(-0.5f * x * x);
-}
-static inline double gelu_grad_f64(double x) {
-    return 0.5 * erfc(-x * 0.70710678118654752440) + x * 0.39894228040143267794 * exp(-0.5 * x * x);
-}
-
-/* Transcendental functions: floating point only. sqrt stays a compiler-
- * vectorised loop (-fno-math-errno makes it one instruction per vector). */
-#define PT_CPU_FLOAT_ONLY(S, T)                                                                \
-    PT_CPU_VM_POW(S, T)                                                                        \
-    PT_CPU_VM_UNARY(exp, PT_CPU_VM_EXP, S, T)                                                  \
-    PT_CPU_VM_UNARY(log, PT_CPU_VM_LOG, S, T)                                                  \
-    PT_CPU_UNARY(sqrt, S, T)                                                                   \
-    PT_CPU_VM_UNARY(sigmoid, PT_CPU_VM_SIGMOID, S, T)                                          \
-    PT_CPU_VM_UNARY(tanh, PT_CPU_VM_TANH, S, T)                                                \
-    PT_CPU_VM_UNARY(sin, PT_CPU_VM_SIN, S, T)                                                  \
-    PT_CPU_VM_UNARY(cos, PT_CPU_VM_COS, S, T)                                                  \
-    PT_CPU_UNARY(gelu, S, T)                                                                   \
-    PT_CPU_UNARY(gelu_grad, S, T)
-
-PT_CPU_COMMON(f32, float)
-PT_CPU_COMMON(f64, double)
-PT_CPU_COMMON(i32, int32_t)
-PT_CPU_COMMON(i64, int64_t)
-PT_CPU_COMMON(u8, uint8_t)
-PT_CPU_FLOAT_ONLY(f32, float)
-PT_CPU_FLOAT_ONLY(f64, double)
+/* The vectorised functions: exp, log, tanh, sigmoid, sin, cos and pow
+ * (PT_CPU_VM_FUNCS, vecmath.h) run through vecmath instead of their
+ * scalar rows. */
+#define PT_CPU_VM_ROWS(name, KIND, ...)                                                        \
+    PT_CPU_VM_UNARY(name, PT_CPU_VM_##KIND, f32, float)                                        \
+    PT_CPU_VM_UNARY(name, PT_CPU_VM_##KIND, f64, double)
+PT_CPU_VM_FUNCS(PT_CPU_VM_ROWS)
+PT_CPU_VM_POW(f32, float)
+PT_CPU_VM_POW(f64, double)
 PT_CPU_WHERE_ROW(where_1_row, uint8_t)
 PT_CPU_WHERE_ROW(where_2_row, uint16_t)
 PT_CPU_WHERE_ROW(where_4_row, uint32_t)
 PT_CPU_WHERE_ROW(where_8_row, uint64_t)
 
-#define PT_CPU_ALL_DTYPES(OP)                                                                  \
-    {[PT_F32] = OP##_f32_row, [PT_F64] = OP##_f64_row, [PT_I32] = OP##_i32_row,               \
-     [PT_I64] = OP##_i64_row, [PT_U8] = OP##_u8_row}
-#define PT_CPU_FLOAT_DTYPES(OP) {[PT_F32] = OP##_f32_row, [PT_F64] = OP##_f64_row}
+#define PT_CPU_ROWS_ALL(name)                                                                  \
+    {[PT_F32] = name##_f32_row, [PT_F64] = name##_f64_row, [PT_I32] = name##_i32_row,          \
+     [PT_I64] = name##_i64_row, [PT_U8] = name##_u8_row}
+#define PT_CPU_ROWS_FLOAT(name) {[PT_F32] = name##_f32_row, [PT_F64] = name##_f64_row}
+#define PT_CPU_ROWS_OF(KIND, name, FORM, DOMAIN, EXPR) PT_CPU_ROWS_OF_##FORM(KIND, name, DOMAIN)
+#define PT_CPU_ROWS_OF_UNARY(KIND, name, DOMAIN) [PT_OP_##KIND] = PT_CPU_ROWS_##DOMAIN(name),
+#define PT_CPU_ROWS_OF_BINARY PT_CPU_ROWS_OF_UNARY
+#define PT_CPU_ROWS_OF_COMPARE PT_CPU_ROWS_OF_UNARY
+#define PT_CPU_ROWS_OF_WHERE(KIND, name, DOMAIN)
 
-static const pt_cpu_row_fn ew_rows[PT_OP_COUNT][PT_DTYPE_COUNT] = {
-    [PT_OP_ADD] = PT_CPU_ALL_DTYPES(add),
-    [PT_OP_SUB] = PT_CPU_ALL_DTYPES(sub),
-    [PT_OP_MUL] = PT_CPU_ALL_DTYPES(mul),
-    [PT_OP_DIV] = PT_CPU_ALL_DTYPES(div),
-    [PT_OP_POW] = PT_CPU_FLOAT_DTYPES(pow),
-    [PT_OP_MAXIMUM] = PT_CPU_ALL_DTYPES(maximum),
-    [PT_OP_MINIMUM] = PT_CPU_ALL_DTYPES(minimum),
-    [PT_OP_EQ] = PT_CPU_ALL_DTYPES(eq),
-    [PT_OP_LT] = PT_CPU_ALL_DTYPES(lt),
-    [PT_OP_GT] = PT_CPU_ALL_DTYPES(gt),
-    [PT_OP_ADD_SCALAR] = PT_CPU_ALL_DTYPES(add_scalar),
-    [PT_OP_MUL_SCALAR] = PT_CPU_ALL_DTYPES(mul_scalar),
-    [PT_OP_NEG] = PT_CPU_ALL_DTYPES(neg),
-    [PT_OP_ABS] = PT_CPU_ALL_DTYPES(abs),
-    [PT_OP_EXP] = PT_CPU_FLOAT_DTYPES(exp),
-    [PT_OP_LOG] = PT_CPU_FLOAT_DTYPES(log),
-    [PT_OP_SQRT] = PT_CPU_FLOAT_DTYPES(sqrt),
-    [PT_OP_RELU] = PT_CPU_ALL_DTYPES(relu),
-    [PT_OP_SIGMOID] = PT_CPU_FLOAT_DTYPES(sigmoid),
-    [PT_OP_TANH] = PT_CPU_FLOAT_DTYPES(tanh),
-    [PT_OP_AXPY] = PT_CPU_ALL_DTYPES(axpy),
-    [PT_OP_SIN] = PT_CPU_FLOAT_DTYPES(sin),
-    [PT_OP_COS] = PT_CPU_FLOAT_DTYPES(cos),
-    [PT_OP_CLAMP] = PT_CPU_ALL_DTYPES(clamp),
-    [PT_OP_LE] = PT_CPU_ALL_DTYPES(le),
-    [PT_OP_GE] = PT_CPU_ALL_DTYPES(ge),
-    [PT_OP_NE] = PT_CPU_ALL_DTYPES(ne),
-    [PT_OP_GELU] = PT_CPU_FLOAT_DTYPES(gelu),
-    [PT_OP_GELU_GRAD] = PT_CPU_FLOAT_DTYPES(gelu_grad),
+static const pt_cpu_row_fn ew_rows[PT_OP_COUNT][PT_DTYPE_COUNT] = {PT_EW_MATH(PT_CPU_ROWS_OF)};
+
+/* The kinds vecmath runs (floats only); they take precedence over ew_rows. */
+static const pt_cpu_row_fn vm_rows[PT_OP_COUNT][PT_DTYPE_COUNT] = {
+#define PT_CPU_VM_ROWS_OF(name, KIND, ...) [PT_OP_##KIND] = PT_CPU_ROWS_FLOAT(name##_vm),
+    PT_CPU_VM_FUNCS(PT_CPU_VM_ROWS_OF)
+#undef PT_CPU_VM_ROWS_OF
+    [PT_OP_POW] = PT_CPU_ROWS_FLOAT(pow_vm),
 };
 
 /* ---- Descriptor checks and dispatch ---- */
 
-/* Per-element cost decides how small an op may be and still go parallel. */
+/* Per-element cost decides how small an op may be and still go parallel:
+ * the vectorised functions and the erfc-based GELU rows are costly. */
 static int64_t ew_grain(pt_op_kind k, pt_dtype t) {
+    if ((unsigned)t < PT_DTYPE_COUNT && vm_rows[k][t]) return PT_CPU_GRAIN_COSTLY;
     switch (k) {
-    case PT_OP_POW: case PT_OP_EXP: case PT_OP_LOG: case PT_OP_SIGMOID: case PT_OP_TANH:
-    case PT_OP_SIN: case PT_OP_COS: case PT_OP_GELU: case PT_OP_GELU_GRAD:
+    case PT_OP_GELU: case PT_OP_GELU_GRAD:
         return PT_CPU_GRAIN_COSTLY;
     case PT_OP_DIV: return (t == PT_F32 || t == PT_F64) ? PT_CPU_GRAIN_CHEAP : PT_CPU_GRAIN_COSTLY;
     default: return PT_CPU_GRAIN_CHEAP;
@@ -343,7 +248,7 @@ pt_status pt_cpu_elementwise(const pt_op *op, bool run) {
             size_t es = pt_dtype_table_size(t);
             fn = es == 1 ? where_1_row : es == 2 ? where_2_row : es == 4 ? where_4_row : where_8_row;
         } else {
-            fn = ew_rows[k][t];
+            fn = vm_rows[k][t] ? vm_rows[k][t] : ew_rows[k][t];
         }
     }
     if (!fn) return pt_cpu_unsupported(op, t);

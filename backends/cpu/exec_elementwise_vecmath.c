@@ -12,7 +12,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "cpu_internal.h" /* pt_cpu_host: PORTABLE_CPU_VECMATH through the host API */
+#include "internal.h" /* pt_cpu_host: PORTABLE_CPU_VECMATH through the host API */
 #include "vecmath.h"
 
 #define PT_VM_SCALAR(NAME, T, EXPR)                                                            \
@@ -34,18 +34,10 @@ static inline double sigmoid_(double x) {
     return e / (1.0 + e);
 }
 
-PT_VM_SCALAR(exp_f32, float, expf(x))
-PT_VM_SCALAR(log_f32, float, logf(x))
-PT_VM_SCALAR(tanh_f32, float, tanhf(x))
-PT_VM_SCALAR(sigmoid_f32, float, sigmoidf_(x))
-PT_VM_SCALAR(sin_f32, float, sinf(x))
-PT_VM_SCALAR(cos_f32, float, cosf(x))
-PT_VM_SCALAR(exp_f64, double, exp(x))
-PT_VM_SCALAR(log_f64, double, log(x))
-PT_VM_SCALAR(tanh_f64, double, tanh(x))
-PT_VM_SCALAR(sigmoid_f64, double, sigmoid_(x))
-PT_VM_SCALAR(sin_f64, double, sin(x))
-PT_VM_SCALAR(cos_f64, double, cos(x))
+#define PT_VM_SCALARS(name, KIND, F32, F64, ...)                                               \
+    PT_VM_SCALAR(name##_f32, float, F32)                                                       \
+    PT_VM_SCALAR(name##_f64, double, F64)
+PT_CPU_VM_FUNCS(PT_VM_SCALARS)
 
 static void pow_f32(int64_t n, float *o, const float *a, int64_t sa, const float *b, int64_t sb) {
     for (int64_t i = 0; i < n; ++i) o[i] = powf(a[i * sa], b[i * sb]);

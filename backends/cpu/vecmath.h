@@ -1,9 +1,10 @@
 /* libportable cpu backend — vectorised transcendental functions over arrays.
  *
- * The row kernels of elementwise.c hand contiguous runs to these. Each level
- * is one translation unit compiled for its instruction set (vecmath_sse2.c,
- * vecmath_avx2.c, vecmath_avx512f.c, all from the template vecmath_impl.h)
- * calling SLEEF's 1.0-ULP functions of that width; vecmath.c picks the widest
+ * The row kernels of exec_elementwise.c hand contiguous runs to these. Each level
+ * is one translation unit compiled for its instruction set
+ * (exec_elementwise_vecmath_{sse2,avx2,avx512f}.c, all from the template
+ * vecmath_impl.h) calling SLEEF's functions of that width or its own;
+ * exec_elementwise_vecmath.c picks the widest
  * level the CPU and the OS support when the plugin is loaded. Outside x86-64
  * the only level is a scalar libm loop. */
 #ifndef PORTABLE_CPU_VECMATH_H
@@ -11,14 +12,33 @@
 
 #include <stdint.h>
 
-/* The unary functions, in the order of the tables below. */
+/* The vectorised unary functions, one row each (a new one is a row here):
+ *   X(name, KIND, f32 scalar, f64 scalar, f32 vector, f64 vector)
+ * name    the function's name (exp_f32 ... in each level)
+ * KIND    the op kind it computes (PT_OP_<KIND>; the cpu plugin runs that
+ *         kind through it), and its slot PT_CPU_VM_<KIND> in the tables
+ * scalar  the libm expression of the scalar level (exec_elementwise_vecmath.c), in x
+ * vector  the expression of the SIMD levels (vecmath_impl.h), in the vector
+ *         x, with PT_VM_SF(f) / PT_VM_SF35(f) / PT_VM_SD(f) naming SLEEF's
+ *         function f of the level (1.0-ULP f32, 3.5-ULP f32, 1.0-ULP f64).
+ * f32: 3.5-ULP log, sin and cos (up to twice as fast as the 1-ULP ones and
+ * well inside the conformance bounds), exp (on FMA levels), tanh and sigmoid
+ * of their own (vecmath_impl.h); exp within 1.01 ULP. sigmoid is
+ * 1/(1+exp(-x)): exp's overflow to +inf gives the limit 0. */
+/* clang-format off */
+#define PT_CPU_VM_FUNCS(X)                                                                     \
+    X(exp,     EXP,     expf(x),     exp(x),     PT_VM_EXP_F32(x),   PT_VM_SD(exp)(x))          \
+    X(log,     LOG,     logf(x),     log(x),     PT_VM_SF35(log)(x), PT_VM_SD(log)(x))          \
+    X(tanh,    TANH,    tanhf(x),    tanh(x),    tanh_vf(x),         PT_VM_SD(tanh)(x))         \
+    X(sigmoid, SIGMOID, sigmoidf_(x), sigmoid_(x), sigmoid_vf(x),    sigmoid_vd(x))             \
+    X(sin,     SIN,     sinf(x),     sin(x),     PT_VM_SF35(sin)(x), PT_VM_SD(sin)(x))          \
+    X(cos,     COS,     cosf(x),     cos(x),     PT_VM_SF35(cos)(x), PT_VM_SD(cos)(x))
+/* clang-format on */
+
 typedef enum pt_cpu_vm_op {
-    PT_CPU_VM_EXP,
-    PT_CPU_VM_LOG,
-    PT_CPU_VM_TANH,
-    PT_CPU_VM_SIGMOID, /* 1/(1+exp(-x)); exp's overflow to +inf gives the limit 0 */
-    PT_CPU_VM_SIN,
-    PT_CPU_VM_COS,
+#define PT_CPU_VM_ENUM(name, KIND, ...) PT_CPU_VM_##KIND,
+    PT_CPU_VM_FUNCS(PT_CPU_VM_ENUM)
+#undef PT_CPU_VM_ENUM
     PT_CPU_VM__COUNT
 } pt_cpu_vm_op;
 
@@ -39,17 +59,15 @@ typedef struct pt_cpu_vecmath {
     pt_cpu_vm_pow_f64_fn pow_f64;
 } pt_cpu_vecmath;
 
-/* The table of a level whose file defines exp_f32 ... cos_f64, pow_f32 and
- * pow_f64 (one name per entry, so no level can list them differently). */
+/* The table of a level whose file defines <name>_f32 and <name>_f64 for
+ * every row of PT_CPU_VM_FUNCS, pow_f32 and pow_f64. */
+#define PT_CPU_VM_SLOT_F32(name, KIND, ...) [PT_CPU_VM_##KIND] = name##_f32,
+#define PT_CPU_VM_SLOT_F64(name, KIND, ...) [PT_CPU_VM_##KIND] = name##_f64,
 #define PT_CPU_VM_TABLE(ISA)                                                                   \
     {                                                                                          \
         .isa = (ISA),                                                                          \
-        .f32 = {[PT_CPU_VM_EXP] = exp_f32, [PT_CPU_VM_LOG] = log_f32,                         \
-                [PT_CPU_VM_TANH] = tanh_f32, [PT_CPU_VM_SIGMOID] = sigmoid_f32,              \
-                [PT_CPU_VM_SIN] = sin_f32, [PT_CPU_VM_COS] = cos_f32},                        \
-        .f64 = {[PT_CPU_VM_EXP] = exp_f64, [PT_CPU_VM_LOG] = log_f64,                         \
-                [PT_CPU_VM_TANH] = tanh_f64, [PT_CPU_VM_SIGMOID] = sigmoid_f64,              \
-                [PT_CPU_VM_SIN] = sin_f64, [PT_CPU_VM_COS] = cos_f64},                        \
+        .f32 = {PT_CPU_VM_FUNCS(PT_CPU_VM_SLOT_F32)},                                          \
+        .f64 = {PT_CPU_VM_FUNCS(PT_CPU_VM_SLOT_F64)},                                          \
         .pow_f32 = pow_f32, .pow_f64 = pow_f64,                                                \
     }
 

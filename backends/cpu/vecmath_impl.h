@@ -1,6 +1,6 @@
 /* libportable cpu backend — the vecmath kernels of one instruction set.
  *
- * Included once by each vecmath_<isa>.c, compiled with that set's flags,
+ * Included once by each exec_elementwise_vecmath_<isa>.c, compiled with that set's flags,
  * after it defines:
  *   PT_VM_LEVEL      the table function's name (pt_cpu_vecmath_<isa>)
  *   PT_VM_NAME       its name as a string
@@ -141,24 +141,17 @@ static inline vf tanh_vf(vf x) {
         }                                                                                     \
     }
 
+/* exp's f32 vector function: exp_vf above where the level has FMA, else
+ * SLEEF's (faster there). */
 #if defined(__FMA__) || defined(__AVX512F__)
-PT_VM_UNARY(exp_f32, float, vf, WF, ldf, stf, exp_vf(x))
+#define PT_VM_EXP_F32(x) exp_vf(x)
 #else
-PT_VM_UNARY(exp_f32, float, vf, WF, ldf, stf, PT_VM_SF(exp)(x))
+#define PT_VM_EXP_F32(x) PT_VM_SF(exp)(x)
 #endif
-/* f32: 3.5-ULP log, sin and cos (up to twice as fast as the 1-ULP ones and
- * well inside the conformance bounds), tanh and sigmoid above. */
-PT_VM_UNARY(log_f32, float, vf, WF, ldf, stf, PT_VM_SF35(log)(x))
-PT_VM_UNARY(tanh_f32, float, vf, WF, ldf, stf, tanh_vf(x))
-PT_VM_UNARY(sigmoid_f32, float, vf, WF, ldf, stf, sigmoid_vf(x))
-PT_VM_UNARY(sin_f32, float, vf, WF, ldf, stf, PT_VM_SF35(sin)(x))
-PT_VM_UNARY(cos_f32, float, vf, WF, ldf, stf, PT_VM_SF35(cos)(x))
-PT_VM_UNARY(exp_f64, double, vd, WD, ldd, std_, PT_VM_SD(exp)(x))
-PT_VM_UNARY(log_f64, double, vd, WD, ldd, std_, PT_VM_SD(log)(x))
-PT_VM_UNARY(tanh_f64, double, vd, WD, ldd, std_, PT_VM_SD(tanh)(x))
-PT_VM_UNARY(sigmoid_f64, double, vd, WD, ldd, std_, sigmoid_vd(x))
-PT_VM_UNARY(sin_f64, double, vd, WD, ldd, std_, PT_VM_SD(sin)(x))
-PT_VM_UNARY(cos_f64, double, vd, WD, ldd, std_, PT_VM_SD(cos)(x))
+#define PT_VM_UNARIES(name, KIND, F32, F64, VF32, VF64)                                        \
+    PT_VM_UNARY(name##_f32, float, vf, WF, ldf, stf, VF32)                                     \
+    PT_VM_UNARY(name##_f64, double, vd, WD, ldd, std_, VF64)
+PT_CPU_VM_FUNCS(PT_VM_UNARIES)
 
 /* sa and sb are 0 or 1: a broadcast operand is splat once. */
 #define PT_VM_POW(NAME, T, V, W, LD, ST, SPLAT, FN)                                            \

@@ -13,6 +13,7 @@
 #include <type_traits>
 
 #include "kernels.h"
+#include "portable/ew_math.h"
 #include "portable/half.h"
 #include "portable/numeric_rules.h"
 
@@ -67,65 +68,11 @@ template <class S, class T> __host__ __device__ __forceinline__ S narrow(T v) {
 /* The type a kernel computes a stored T in: float for f16/bf16. */
 template <class T> using compute_t = typename std::conditional<is_half_v<T>, float, T>::type;
 
-/* Integer add/sub/mul wrap around (two's complement) instead of being
- * undefined: done in the unsigned type of the same width. */
-template <class T> __device__ __forceinline__ T add_w(T a, T b) {
-    if constexpr (is_float_v<T>) {
-        return a + b;
-    } else {
-        typedef typename std::make_unsigned<T>::type U;
-        return (T)(U)((U)a + (U)b);
-    }
-}
-template <class T> __device__ __forceinline__ T sub_w(T a, T b) {
-    if constexpr (is_float_v<T>) {
-        return a - b;
-    } else {
-        typedef typename std::make_unsigned<T>::type U;
-        return (T)(U)((U)a - (U)b);
-    }
-}
-template <class T> __device__ __forceinline__ T mul_w(T a, T b) {
-    if constexpr (is_float_v<T>) {
-        return a * b;
-    } else {
-        typedef typename std::make_unsigned<T>::type U;
-        return (T)(U)((U)a * (U)b);
-    }
-}
-template <class T> __device__ __forceinline__ T neg_w(T a) { return sub_w<T>((T)0, a); }
-
-/* Integer division truncates; x / 0 is 0 and INT_MIN / -1 is INT_MIN (the
- * wrapped result), so no input can fault. */
-template <class T> __device__ __forceinline__ T div_rule(T a, T b) {
-    if constexpr (is_float_v<T>) {
-        return a / b;
-    } else {
-        if (b == 0) return (T)0;
-        if (b == (T)-1) return neg_w<T>(a);
-        return a / b;
-    }
-}
-
-template <class T> __device__ __forceinline__ bool is_nan(T v) {
-    if constexpr (is_float_v<T>) {
-        return v != v;
-    } else {
-        return false;
-    }
-}
-
-/* max/min that propagate NaN (like torch.maximum), unlike fmax/fmin. */
-template <class T> __device__ __forceinline__ T max_nan(T a, T b) {
-    if (is_nan(a)) return a;
-    if (is_nan(b)) return b;
-    return a > b ? a : b;
-}
-template <class T> __device__ __forceinline__ T min_nan(T a, T b) {
-    if (is_nan(a)) return a;
-    if (is_nan(b)) return b;
-    return a < b ? a : b;
-}
+/* The element-wise rules of portable/ew_math.h, for the reductions and
+ * softmax: NaN test (false for integers), max that propagates NaN (like
+ * torch.maximum, unlike fmax). */
+template <class T> __device__ __forceinline__ bool is_nan(T v) { return pt_ew_isnan<T>(v); }
+template <class T> __device__ __forceinline__ T max_nan(T a, T b) { return pt_ew_max<T>(a, b); }
 
 /* double -> T as every backend does it: floats round; integers follow
  * portable/numeric_rules.h (i32/i64 truncate toward zero and saturate, NaN
@@ -157,12 +104,8 @@ template <class O, class I> __device__ __forceinline__ O convert(I x) {
     }
 }
 
-template <class T> __device__ __forceinline__ T exp_t(T x) {
-    if constexpr (std::is_same<T, float>::value) return expf(x); else return exp(x);
-}
-template <class T> __device__ __forceinline__ T log_t(T x) {
-    if constexpr (std::is_same<T, float>::value) return logf(x); else return log(x);
-}
+template <class T> __device__ __forceinline__ T exp_t(T x) { return pt_ew_exp<T>(x); }
+template <class T> __device__ __forceinline__ T log_t(T x) { return pt_ew_log<T>(x); }
 
 /* ---- Element-wise loops ---- */
 
@@ -248,13 +191,10 @@ static cudaError_t launch_kernel(void (*kernel)(P...), dim3 grid, cudaStream_t s
     return cudaGetLastError();
 }
 
-/* launch(std::integral_constant<int, K>()) for the K of KINDS equal to kind,
- * so each kind gets its own instantiation; cudaErrorNotSupported for none. */
-template <int... KINDS, class Launch> static cudaError_t for_kind(int kind, Launch launch) {
-    cudaError_t e = cudaErrorNotSupported;
-    (void)((kind == KINDS && ((e = launch(std::integral_constant<int, KINDS>())), true)) || ...);
-    return e;
-}
+/* Whether the rows of ew_math.h with DOMAIN (ALL, FLOAT) compute in T. */
+template <class T> constexpr bool ew_takes_ALL = true;
+template <class T> constexpr bool ew_takes_FLOAT = is_float_v<T>;
+#define PTCU_EW_TAKES(DOMAIN, T) ::ptcu::ew_takes_##DOMAIN<T>
 
 /* fn(T()) with T the C++ type of dtype dt: numeric dtypes only, or any;
  * cudaErrorNotSupported for others. Callers pick the kernel instantiation

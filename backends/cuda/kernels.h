@@ -23,7 +23,7 @@ extern "C" {
 
 /* ---- Element-wise ops, creation ops, casts ---- */
 
-/* An element-wise iteration space (cuda_geometry.c): the operands' dims as
+/* An element-wise iteration space (launch_geometry.c): the operands' dims as
  * the core merged them (backend.h). strides in elements, per operand, 0 on
  * broadcast dims. */
 typedef struct ptcu_geometry {
@@ -48,11 +48,11 @@ typedef struct ptcu_ew_launch {
     int sm_count;                         /* multiprocessors, for the full wave */
 } ptcu_ew_launch;
 
-/* ADD SUB MUL DIV POW MAXIMUM MINIMUM AXPY (k_binary.cu). */
+/* The rows of PT_EW_BINARY in portable/ew_math.h (kernels_elementwise_binary.cu). */
 cudaError_t ptcu_launch_binary(const ptcu_ew_launch *l, cudaStream_t stream);
-/* EQ LT GT LE GE NE WHERE (k_compare.cu). */
+/* The rows of PT_EW_COMPARE and PT_EW_WHERE in portable/ew_math.h (kernels_elementwise_compare.cu). */
 cudaError_t ptcu_launch_compare(const ptcu_ew_launch *l, cudaStream_t stream);
-/* NEG ABS EXP LOG SQRT RELU SIGMOID TANH SIN COS GELU GELU_GRAD ADD_SCALAR MUL_SCALAR CLAMP (k_unary.cu). */
+/* The rows of PT_EW_UNARY in portable/ew_math.h (kernels_elementwise_unary.cu). */
 cudaError_t ptcu_launch_unary(const ptcu_ew_launch *l, cudaStream_t stream);
 /* COPY FILL ARANGE RAND_UNIFORM RAND_NORMAL (k_data.cu). */
 cudaError_t ptcu_launch_data(const ptcu_ew_launch *l, cudaStream_t stream);

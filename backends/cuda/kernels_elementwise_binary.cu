@@ -1,43 +1,37 @@
-/* libportable CUDA backend — binary arithmetic: ADD SUB MUL DIV POW MAXIMUM
- * MINIMUM, and AXPY (out = in0 + alpha * in1). f32 f64 i32 i64 f16 bf16
- * (16-bit: computed in f32, rounded once); POW floats only.
- * Integers wrap; integer DIV truncates, x/0 = 0, INT_MIN/-1 = INT_MIN;
- * MAXIMUM/MINIMUM propagate NaN. */
+/* libportable CUDA backend — the binary rows of portable/ew_math.h
+ * (PT_EW_BINARY: arithmetic, MAXIMUM, MINIMUM, and AXPY, out = in0 +
+ * alpha * in1). f32 f64 i32 i64 f16 bf16 (16-bit: computed in f32, rounded
+ * once); FLOAT rows (POW) floats only. */
 #include "k_common.cuh"
 
 namespace ptcu {
 
-template <int OP, class T> struct BinaryF : EwSignature<2, T, T, T> {
-    __device__ __forceinline__ T operator()(int64_t, T a, T b, u8) const {
-        if constexpr (OP == PT_OP_ADD) return add_w<T>(a, b);
-        else if constexpr (OP == PT_OP_SUB) return sub_w<T>(a, b);
-        else if constexpr (OP == PT_OP_MUL) return mul_w<T>(a, b);
-        else if constexpr (OP == PT_OP_DIV) return div_rule<T>(a, b);
-        else if constexpr (OP == PT_OP_MAXIMUM) return max_nan<T>(a, b);
-        else if constexpr (OP == PT_OP_MINIMUM) return min_nan<T>(a, b);
-        else if constexpr (std::is_same<T, float>::value) return powf(a, b); /* PT_OP_POW */
-        else return pow(a, b);
-    }
-};
-
-template <class T> struct AxpyF : EwSignature<2, T, T, T> {
-    T alpha;
-    __device__ __forceinline__ T operator()(int64_t, T y, T x, u8) const {
-        return add_w<T>(y, mul_w<T>(alpha, x));
-    }
-};
+template <int OP, class T> struct BinaryF;
+#define PTCU_BINARY_F(KIND, name, FORM, DOMAIN, EXPR)                                          \
+    template <class T> struct BinaryF<PT_OP_##KIND, T> : EwSignature<2, T, T, T> {            \
+        T s;                                                                                   \
+        __device__ __forceinline__ T operator()(int64_t, T x, T y, u8) const { return EXPR; }  \
+    };
+PT_EW_BINARY(PTCU_BINARY_F)
+#undef PTCU_BINARY_F
 
 /* Computed in T, operands stored as S (f16/bf16 compute in float). */
-template <class T, class S> static cudaError_t binary_typed(const ptcu_ew_launch *l, cudaStream_t s) {
-    if (l->kind == PT_OP_AXPY) {
-        AxpyF<T> f;
-        f.alpha = from_double<T>(l->scalar);
-        return launch_ew_as<S>(l, s, f);
+template <class T, class S> static cudaError_t binary_typed(const ptcu_ew_launch *l, cudaStream_t st) {
+    const T s = from_double<T>(l->scalar);
+    switch (l->kind) {
+#define PTCU_BINARY_CASE(KIND, name, FORM, DOMAIN, EXPR)                                       \
+    case PT_OP_##KIND:                                                                         \
+        if constexpr (PTCU_EW_TAKES(DOMAIN, T)) {                                              \
+            BinaryF<PT_OP_##KIND, T> f;                                                        \
+            f.s = s;                                                                           \
+            return launch_ew_as<S>(l, st, f);                                                  \
+        } else {                                                                               \
+            return cudaErrorNotSupported;                                                      \
+        }
+        PT_EW_BINARY(PTCU_BINARY_CASE)
+#undef PTCU_BINARY_CASE
+    default: return cudaErrorNotSupported;
     }
-    if constexpr (is_float_v<T>)
-        if (l->kind == PT_OP_POW) return launch_ew_as<S>(l, s, BinaryF<PT_OP_POW, T>());
-    return for_kind<PT_OP_ADD, PT_OP_SUB, PT_OP_MUL, PT_OP_DIV, PT_OP_MAXIMUM, PT_OP_MINIMUM>(
-        l->kind, [&](auto op) { return launch_ew_as<S>(l, s, BinaryF<decltype(op)::value, T>()); });
 }
 
 } /* namespace ptcu */

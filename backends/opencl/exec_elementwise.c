@@ -1,23 +1,26 @@
 /* libportable OpenCL backend — the element-wise family: arithmetic,
- * comparisons, WHERE and COPY, one kernel per kind (OCL_EW_KINDS in
- * internal.h, kernels/elementwise.cl), launched by ocl_pointwise
+ * comparisons, WHERE and COPY, one kernel per kind (the rows of
+ * portable/ew_math.h, named ew_<name> after the op table; kernels/elementwise.cl),
+ * launched by ocl_pointwise
  * (launch.c). A cast to or from f64 on a device without fp64 runs on the
  * host (exec_elementwise_host_cast.c). */
 #include "internal.h"
+#include "portable/ew_math.h"
 
-/* PT_OP_<KIND> -> 1 + its ew_ kernel (OCL_EW_KINDS); 0: the kind has none. */
-static const int ocl_ew_kernels[PT_OP_COUNT] = {
-#define OCL_EW_KERNEL_OF(kind, name) [PT_OP_##kind] = 1 + OCL_K_EW_##kind,
-    OCL_EW_KINDS(OCL_EW_KERNEL_OF)
+/* The kinds with an ew_<name> kernel: the rows of ew_math.h (WHERE has its
+ * own kernel, which selects bits). */
+static const bool ocl_ew_kernels[PT_OP_COUNT] = {
+#define OCL_EW_KERNEL_OF(KIND, ...) [PT_OP_##KIND] = true,
+    PT_EW_UNARY(OCL_EW_KERNEL_OF) PT_EW_BINARY(OCL_EW_KERNEL_OF) PT_EW_COMPARE(OCL_EW_KERNEL_OF)
 #undef OCL_EW_KERNEL_OF
 };
 
 bool ocl_has_ew_kernel(pt_op_kind k) {
-    return (unsigned)k < (unsigned)PT_OP_COUNT && ocl_ew_kernels[k] != 0;
+    return (unsigned)k < (unsigned)PT_OP_COUNT && ocl_ew_kernels[k];
 }
 
 static ocl_kernel_id ocl_elementwise_kernel(pt_op_kind k) {
-    return (ocl_kernel_id)(ocl_ew_kernels[k] - 1);
+    return (ocl_kernel_id)(OCL_K_OP_FILL + (int)k);
 }
 
 /* Unary and binary kernels: inputs, then n, then the op's two scalars as T. */

@@ -23,18 +23,12 @@
 #include "portable/backend.h"
 
 /* ---- Kernels of a per-dtype program: id and entry name ----
- * Element-wise kinds with a kernel of their own: PT_OP_<KIND> runs the
- * kernel "ew_<name>" of elementwise.cl (a new element-wise op is one name
- * here and one kernel line there). */
-#define OCL_EW_KINDS(X)                                                                          \
-    X(ADD, "ew_add") X(SUB, "ew_sub") X(MUL, "ew_mul") X(DIV, "ew_div") X(POW, "ew_pow")         \
-    X(MAXIMUM, "ew_maximum") X(MINIMUM, "ew_minimum") X(AXPY, "ew_axpy") X(NEG, "ew_neg")        \
-    X(ABS, "ew_abs") X(EXP, "ew_exp") X(LOG, "ew_log") X(SQRT, "ew_sqrt") X(RELU, "ew_relu")     \
-    X(SIGMOID, "ew_sigmoid") X(TANH, "ew_tanh") X(ADD_SCALAR, "ew_add_scalar")                   \
-    X(MUL_SCALAR, "ew_mul_scalar") X(EQ, "ew_eq") X(LT, "ew_lt") X(GT, "ew_gt")                  \
-    X(SIN, "ew_sin") X(COS, "ew_cos") X(CLAMP, "ew_clamp") X(LE, "ew_le") X(GE, "ew_ge")         \
-    X(NE, "ew_ne") X(GELU, "ew_gelu") X(GELU_GRAD, "ew_gelu_grad")
-/* The other kernels (after OCL_EW_KINDS' in the id order). The
+ * The first ids are the op table's kinds in order (OCL_K_OP_<KIND> ==
+ * PT_OP_<KIND>): an element-wise kind with a row in portable/ew_math.h runs
+ * the kernel "ew_<name>" of elementwise.cl, its name from the op table's
+ * name column and its body from that row, so a new element-wise op needs
+ * nothing here. The other kinds' ids are unused. */
+/* The other kernels (after the op table's ids). The
  * copy_to_<dst> entries are in pt_dtype order (OCL_K_COPY_TO_F32 + dst). */
 #define OCL_KERNELS(X)                                                                           \
     X(EW_WHERE, "ew_where") X(FILL, "fill") X(COPY_TO_F32, "copy_to_f32")                        \
@@ -46,12 +40,12 @@
     X(MAX_POOL2D, "max_pool2d") X(MAX_POOL2D_INDEX, "max_pool2d_index") X(MAX_UNPOOL2D, "max_unpool2d")
 
 typedef enum ocl_kernel_id {
-#define OCL_EW_KERNEL_ENUM(kind, name) OCL_K_EW_##kind,
+#define OCL_OP_KERNEL_ENUM(kind, ...) OCL_K_OP_##kind,
 #define OCL_KERNEL_ENUM(id, name) OCL_K_##id,
-    OCL_EW_KINDS(OCL_EW_KERNEL_ENUM)
+    PT_OP_TABLE(OCL_OP_KERNEL_ENUM)
     OCL_KERNELS(OCL_KERNEL_ENUM)
 #undef OCL_KERNEL_ENUM
-#undef OCL_EW_KERNEL_ENUM
+#undef OCL_OP_KERNEL_ENUM
         OCL_K__COUNT
 } ocl_kernel_id;
 
@@ -293,7 +287,7 @@ pt_status ocl_execute(int dev, const pt_op *op);
 
 /* exec_elementwise.c: arithmetic, comparisons, WHERE, COPY. */
 pt_status ocl_elementwise(ocl_device *d, const pt_op *op);
-/* Whether an element-wise kind has a kernel (OCL_EW_KINDS). */
+/* Whether an element-wise kind has a kernel (a row of portable/ew_math.h). */
 bool ocl_has_ew_kernel(pt_op_kind k);
 /* A cast that needs double arithmetic the device lacks: to or from f64. */
 bool ocl_cast_needs_host(const ocl_device *d, const pt_op *op);

@@ -22,13 +22,15 @@ _Static_assert(PT_K_F32 == PT_F32 && PT_K_F64 == PT_F64 && PT_K_I32 == PT_I32 &&
 _Static_assert(PT_K_MAX_DIMS == PT_MAX_DIMS, "kernel_abi.h PT_K_MAX_DIMS must equal PT_MAX_DIMS");
 
 static const char *const ocl_kernel_names[OCL_K__COUNT] = {
-#define OCL_EW_KERNEL_NAME(kind, name) [OCL_K_EW_##kind] = name,
+#define OCL_OP_KERNEL_NAME(kind, name, ...) [OCL_K_OP_##kind] = "ew_" name,
 #define OCL_KERNEL_NAME(id, name) [OCL_K_##id] = name,
-    OCL_EW_KINDS(OCL_EW_KERNEL_NAME)
+    PT_OP_TABLE(OCL_OP_KERNEL_NAME)
     OCL_KERNELS(OCL_KERNEL_NAME)
 #undef OCL_KERNEL_NAME
-#undef OCL_EW_KERNEL_NAME
+#undef OCL_OP_KERNEL_NAME
 };
+_Static_assert(OCL_K_OP_FILL == 0 && (int)OCL_K_OP_GELU == (int)PT_OP_GELU,
+               "the first kernel ids are the op kinds (internal.h)");
 
 const char *ocl_kernel_name(ocl_kernel_id k) {
     return (k >= 0 && k < OCL_K__COUNT) ? ocl_kernel_names[k] : "?";

@@ -267,6 +267,12 @@ static void backward_sqrt(pt__grad_node *node, pt_tensor *g, pt_tensor **out) {
     out[0] = to_input(pt_div(pt_mul_scalar(g, 0.5), node->saved_out), node->edges);
 }
 
+/* d/dx x^(-1/2) = -x^(-3/2) / 2 = -y^3 / 2 */
+static void backward_rsqrt(pt__grad_node *node, pt_tensor *g, pt_tensor **out) {
+    pt_tensor *y = node->saved_out;
+    out[0] = to_input(pt_mul(g, pt_mul_scalar(pt_mul(y, pt_mul(y, y)), -0.5)), node->edges);
+}
+
 static void backward_relu(pt__grad_node *node, pt_tensor *g, pt_tensor **out) {
     pt_tensor *y = node->saved_out;
     out[0] = to_input(pt_mul(g, mask_as(pt_gt(y, zero_like(g)), g->dtype)), node->edges);
@@ -437,6 +443,7 @@ static const pt__grad_rule rules[] = {
     [PT__G_EXP] = {"exp", backward_exp},
     [PT__G_LOG] = {"log", backward_log},
     [PT__G_SQRT] = {"sqrt", backward_sqrt},
+    [PT__G_RSQRT] = {"rsqrt", backward_rsqrt},
     [PT__G_RELU] = {"relu", backward_relu},
     [PT__G_SIGMOID] = {"sigmoid", backward_sigmoid},
     [PT__G_TANH] = {"tanh", backward_tanh},
@@ -455,6 +462,9 @@ static const pt__grad_rule rules[] = {
     [PT__G_EXPAND] = {"expand", backward_pass},
     [PT__G_CONTIGUOUS] = {"contiguous", backward_pass},
     [PT__G_CAST] = {"cast", backward_cast},
+    /* pt_cast and pt_contiguous record the COPY kind as CAST or CONTIGUOUS;
+     * a copy recorded as itself would be differentiated as the cast it is. */
+    [PT__G_COPY] = {"copy", backward_cast},
     [PT__G_CAT] = {"cat", backward_cat},
     [PT__G_STACK] = {"stack", backward_stack},
     [PT__G_GATHER] = {"gather", backward_gather},

@@ -165,6 +165,7 @@ pt_tensor *pt_abs(pt_tensor *x) { return unary("pt_abs", PT_OP_ABS, PT__G_ABS, x
 pt_tensor *pt_exp(pt_tensor *x) { return unary("pt_exp", PT_OP_EXP, PT__G_EXP, x); }
 pt_tensor *pt_log(pt_tensor *x) { return unary("pt_log", PT_OP_LOG, PT__G_LOG, x); }
 pt_tensor *pt_sqrt(pt_tensor *x) { return unary("pt_sqrt", PT_OP_SQRT, PT__G_SQRT, x); }
+pt_tensor *pt_rsqrt(pt_tensor *x) { return unary("pt_rsqrt", PT_OP_RSQRT, PT__G_RSQRT, x); }
 pt_tensor *pt_relu(pt_tensor *x) { return unary("pt_relu", PT_OP_RELU, PT__G_RELU, x); }
 pt_tensor *pt_sigmoid(pt_tensor *x) { return unary("pt_sigmoid", PT_OP_SIGMOID, PT__G_SIGMOID, x); }
 pt_tensor *pt_tanh(pt_tensor *x) { return unary("pt_tanh", PT_OP_TANH, PT__G_TANH, x); }

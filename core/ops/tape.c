@@ -1,6 +1,6 @@
 /* The tape: grad mode, the per-tensor autograd state, recording ops and
  * freeing the graph. This is the half of autograd that ops need; it knows
- * what each op saves (PT__GRAD_OPS) but not how any op is differentiated:
+ * what each op saves (the op table, PT__GRAD_OPS) but not how any op is differentiated:
  * the backward walk (core/autograd/engine.c) and the rules
  * (core/autograd/rules.c) sit in the layer above. See tape.h for who owns
  * what. */
@@ -9,12 +9,16 @@
 
 #include "ops/ops_internal.h"
 
-/* ---- What each op saves (the SAVES column of PT__GRAD_OPS) ---- */
+/* ---- What each op saves (the op table's saves column, PT__GRAD_OPS') ---- */
 
 static const unsigned saves_of[] = {
+#define PT__GRAD_KIND_SAVES(kind, name, family, arity, dtypes, result, grad, saves)              \
+    PT__GRAD_IF_##grad([PT__G_##kind] = PT_OP_SAVES_##saves, )
 #define PT__GRAD_OP_SAVES(NAME, SAVES) [PT__G_##NAME] = (SAVES),
+    PT_OP_TABLE(PT__GRAD_KIND_SAVES)
     PT__GRAD_OPS(PT__GRAD_OP_SAVES)
 #undef PT__GRAD_OP_SAVES
+#undef PT__GRAD_KIND_SAVES
 };
 
 unsigned pt__grad_saves(pt__grad_op op) { return (unsigned)op < PT__G_COUNT ? saves_of[op] : 0; }

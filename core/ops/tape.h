@@ -2,57 +2,37 @@
  *
  * The recording half of autograd lives in this layer (tape.c): grad mode,
  * the per-tensor autograd state, the graph's nodes and what each op saves
- * for its backward pass (the second column of PT__GRAD_OPS). Ops call
+ * for its backward pass (the op table's saves column). Ops call
  * pt__grad_wanted and pt__grad_record and never need the autograd layer
  * above; that layer walks the graph (core/autograd/engine.c) and holds one
- * backward rule per name listed here (core/autograd/rules.c). A new
- * differentiable op adds its row to PT__GRAD_OPS and its rule there. */
+ * backward rule per op listed here (core/autograd/rules.c). A new
+ * differentiable kind says what it saves in its op table row and adds its
+ * rule there. */
 #ifndef PORTABLE_CORE_TAPE_H
 #define PORTABLE_CORE_TAPE_H
 
 #include "portable/ops.h"
 #include "tensor/tensor_internal.h"
 
-/* What a backward rule reads from the forward pass (the SAVES column below):
- * recording keeps history-free views of exactly these values. */
-#define PT__SAVES_INPUT(i) (1u << (i)) /* input i (i < 8) */
-#define PT__SAVES_OUTPUT (1u << 8)
+/* What a backward rule reads from the forward pass (the saves column of the
+ * op table, and the SAVES column below): recording keeps history-free views
+ * of exactly these values. */
+#define PT__SAVES_INPUT(i) PT_OP_SAVES_IN(i) /* input i (i < 8) */
+#define PT__SAVES_OUTPUT PT_OP_SAVES_OUTPUT
 /* With two inputs: keep an input marked above only when the other one needs
  * a gradient (the product rules: y = x W^T with x plain data keeps x, not W). */
-#define PT__SAVES_FOR_PARTNER (1u << 9)
+#define PT__SAVES_FOR_PARTNER PT_OP_SAVES_FOR_PARTNER
 
-/* The differentiable ops: (NAME, SAVES). How each is differentiated is its
- * row in core/autograd/rules.c (a missing row fails the build or, for a gap
- * in the middle, every backward through that library at run time). */
+/* The differentiable ops: first every kind of the op table whose grad
+ * column is 1, saving what its saves column says (a new differentiable kind
+ * needs nothing here), then PT__GRAD_OPS: the ops made of views or of
+ * several kinds, as (NAME, SAVES). How each is differentiated is its row in
+ * core/autograd/rules.c (a missing row fails the build or, for a gap in the
+ * middle, every backward through that library at run time). */
 #define PT__IN(i) PT__SAVES_INPUT(i)
 #define PT__OUT PT__SAVES_OUTPUT
-#define PT__PARTNER PT__SAVES_FOR_PARTNER
 #define PT__GRAD_OPS(X)                                                                            \
-    X(ADD, 0)                                                                                      \
-    X(SUB, 0)                                                                                      \
-    X(MUL, PT__IN(0) | PT__IN(1) | PT__PARTNER)                                                    \
-    X(DIV, PT__IN(1) | PT__OUT)                                                                    \
-    X(POW, PT__IN(0) | PT__IN(1) | PT__OUT)                                                        \
-    X(MAXIMUM, PT__IN(0) | PT__IN(1))                                                              \
-    X(MINIMUM, PT__IN(0) | PT__IN(1))                                                              \
-    X(ADD_SCALAR, 0)                                                                               \
-    X(MUL_SCALAR, 0)                                                                               \
-    X(NEG, 0)                                                                                      \
-    X(ABS, PT__IN(0))                                                                              \
-    X(EXP, PT__OUT)                                                                                \
-    X(LOG, PT__IN(0))                                                                              \
-    X(SQRT, PT__OUT)                                                                               \
-    X(RELU, PT__OUT)                                                                               \
-    X(SIGMOID, PT__OUT)                                                                            \
-    X(TANH, PT__OUT)                                                                               \
-    X(WHERE, PT__IN(0)) /* the condition */                                                        \
-    X(SUM, 0)                                                                                      \
-    X(MEAN, 0)                                                                                     \
-    X(MAX, PT__IN(0))                                                                              \
     X(NORM, PT__IN(0) | PT__OUT)                                                                   \
-    X(SOFTMAX, PT__OUT)                                                                            \
-    X(LOG_SOFTMAX, PT__OUT)                                                                        \
-    X(MATMUL, PT__IN(0) | PT__IN(1) | PT__PARTNER)                                                 \
     X(RESHAPE, 0)                                                                                  \
     X(TRANSPOSE, 0)                                                                                \
     X(PERMUTE, 0)                                                                                  \
@@ -61,24 +41,23 @@
     X(CONTIGUOUS, 0)                                                                               \
     X(CAST, 0)                                                                                     \
     X(CAT, 0)                                                                                      \
-    X(STACK, 0)                                                                                    \
-    X(GATHER, PT__IN(1)) /* the index */                                                           \
-    X(SIN, PT__IN(0))                                                                              \
-    X(COS, PT__IN(0))                                                                              \
-    X(CLAMP, PT__IN(0))                                                                            \
-    X(IM2COL, 0)                                                                                   \
-    X(COL2IM, 0)                                                                                   \
-    X(GELU, PT__IN(0))                                                                             \
-    X(MAX_POOL2D, PT__IN(1)) /* the indices */                                                     \
-    X(CONV2D, PT__IN(0) | PT__IN(1) | PT__PARTNER)                                                 \
-    X(CHANNEL_STATS, PT__IN(0) | PT__OUT)
+    X(STACK, 0)
+
+/* For expanding the op table's rows of differentiable kinds only:
+ * PT__GRAD_IF_##grad(...) keeps its arguments where grad is 1. */
+#define PT__GRAD_IF_0(...)
+#define PT__GRAD_IF_1(...) __VA_ARGS__
 
 /* Ops call pt__grad_record with one of these after computing out when
  * pt__grad_wanted says an input needs a gradient. */
 typedef enum pt__grad_op {
+#define PT__GRAD_KIND_ENUM(kind, name, family, arity, dtypes, result, grad, saves)               \
+    PT__GRAD_IF_##grad(PT__G_##kind, )
 #define PT__GRAD_OP_ENUM(NAME, SAVES) PT__G_##NAME,
+    PT_OP_TABLE(PT__GRAD_KIND_ENUM)
     PT__GRAD_OPS(PT__GRAD_OP_ENUM)
 #undef PT__GRAD_OP_ENUM
+#undef PT__GRAD_KIND_ENUM
     PT__G_COUNT
 } pt__grad_op;
 

@@ -59,6 +59,10 @@ PT_API pt_tensor *pt_exp(pt_tensor *x);
 PT_API pt_tensor *pt_log(pt_tensor *x);
 /** Square root (NaN for negative x). */
 PT_API pt_tensor *pt_sqrt(pt_tensor *x);
+/** 1 / sqrt(x), element-wise (layer norm's scale): +inf at +0, -inf at -0,
+ * NaN for negative x. Float dtypes only: an integer x fails with
+ * PT_ERR_DTYPE. Within 2 ULP in f32 (OpenCL's and CUDA's rsqrt). */
+PT_API pt_tensor *pt_rsqrt(pt_tensor *x);
 /** max(x, 0) (NaN propagates). */
 PT_API pt_tensor *pt_relu(pt_tensor *x);
 /** 1 / (1 + e^-x). */

@@ -209,31 +209,6 @@ ht *ref_stack(int n, ht *const *xs, int dim);
 ht *ref_gather(const ht *x, int dim, const ht *idx);
 ht *ref_one_hot(const ht *labels, int64_t classes, pt_dtype t);
 
-/* Element functions (ref1_fn / ref2_fn). */
-double f_neg(double x, pt_dtype t);
-double f_abs(double x, pt_dtype t);
-double f_exp(double x, pt_dtype t);
-double f_log(double x, pt_dtype t);
-double f_sqrt(double x, pt_dtype t);
-double f_relu(double x, pt_dtype t);
-double f_sigmoid(double x, pt_dtype t);
-double f_sin(double x, pt_dtype t);
-double f_cos(double x, pt_dtype t);
-double f_tanh(double x, pt_dtype t);
-double f_add(double a, double b, pt_dtype t);
-double f_sub(double a, double b, pt_dtype t);
-double f_mul(double a, double b, pt_dtype t);
-double f_div(double a, double b, pt_dtype t);
-double f_pow(double a, double b, pt_dtype t);
-double f_maximum(double a, double b, pt_dtype t);
-double f_minimum(double a, double b, pt_dtype t);
-double f_eq(double a, double b, pt_dtype t);
-double f_lt(double a, double b, pt_dtype t);
-double f_gt(double a, double b, pt_dtype t);
-double f_le(double a, double b, pt_dtype t);
-double f_ge(double a, double b, pt_dtype t);
-double f_ne(double a, double b, pt_dtype t);
-
 /* ---- Families (families.c) ---- */
 typedef struct operand_spec {
     int ndim;

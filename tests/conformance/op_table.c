@@ -50,6 +50,44 @@ const tolerance tolerances[TOL__COUNT] = {
     [TOL_SINCOS] = {"sin/cos (4 ulp)", 4 * 0x1p-23, 0, 1e-12, 0, 1e-30, 1e-300, false},
 };
 
+/* The float64 references of the element-wise rows below (ref1_fn,
+ * ref2_fn): one expression each, in x (unary) or a and b (binary), and t,
+ * the dtype of the case. */
+#define REF1(name, EXPR)                                                                        \
+    static double f_##name(double x, pt_dtype t) {                                              \
+        (void)t;                                                                                \
+        return (EXPR);                                                                          \
+    }
+#define REF2(name, EXPR)                                                                        \
+    static double f_##name(double a, double b, pt_dtype t) {                                    \
+        (void)t;                                                                                \
+        return (EXPR);                                                                          \
+    }
+REF1(neg, -x)
+REF1(abs, fabs(x))
+REF1(exp, exp(x))
+REF1(log, log(x))
+REF1(sqrt, sqrt(x))
+REF1(rsqrt, 1 / sqrt(x))
+REF1(relu, x > 0 ? x : 0)
+REF1(sigmoid, 1 / (1 + exp(-x)))
+REF1(sin, sin(x))
+REF1(cos, cos(x))
+REF1(tanh, tanh(x))
+REF2(add, a + b)
+REF2(sub, a - b)
+REF2(mul, a * b)
+REF2(div, pt_dtype_is_float(t) ? a / b : b == 0 ? 0 : trunc(a / b)) /* integers truncate, x/0 = 0 */
+REF2(pow, pow(a, b))
+REF2(maximum, a > b ? a : b)
+REF2(minimum, a < b ? a : b)
+REF2(eq, a == b)
+REF2(lt, a < b)
+REF2(gt, a > b)
+REF2(le, a <= b)
+REF2(ge, a >= b)
+REF2(ne, a != b)
+
 typedef enum op_kind { K_UNARY, K_BINARY, K_SCALAR, K_CLAMP, K_WHERE, K_REDUCE, K_NORM, K_SOFTMAX, K_MATMUL } op_kind;
 
 typedef struct op_def {
@@ -94,6 +132,9 @@ static const op_def ops[] = {
      .f1 = pt_log, .r1 = f_log},
     {.name = "sqrt", .kind = K_UNARY, .dtypes = PT_DTYPES_FLOAT, .tol = TOL_TRANSC, .fdom = {U(0, 100)},
      .f1 = pt_sqrt, .r1 = f_sqrt},
+    /* 2 ULP in f32 (OpenCL's and CUDA's rsqrt): within the transcendental bound */
+    {.name = "rsqrt", .kind = K_UNARY, .dtypes = PT_DTYPES_FLOAT, .tol = TOL_TRANSC, .fdom = {LU(1e-3, 1e3)},
+     .f1 = pt_rsqrt, .r1 = f_rsqrt},
     {.name = "sigmoid", .kind = K_UNARY, .dtypes = PT_DTYPES_FLOAT, .tol = TOL_SIGMOID,
      .fdom = {U(-12, 12)}, .big = true, .f1 = pt_sigmoid, .r1 = f_sigmoid},
     {.name = "tanh", .kind = K_UNARY, .dtypes = PT_DTYPES_FLOAT, .tol = TOL_TANH, .fdom = {U(-5, 5)},

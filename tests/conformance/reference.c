@@ -69,35 +69,6 @@ static double store(pt_dtype t, double v) {
     return quantize(t, v);
 }
 
-/* ---- element functions ---- */
-
-double f_neg(double x, pt_dtype t) { (void)t; return -x; }
-double f_abs(double x, pt_dtype t) { (void)t; return fabs(x); }
-double f_exp(double x, pt_dtype t) { (void)t; return exp(x); }
-double f_log(double x, pt_dtype t) { (void)t; return log(x); }
-double f_sqrt(double x, pt_dtype t) { (void)t; return sqrt(x); }
-double f_relu(double x, pt_dtype t) { (void)t; return x > 0 ? x : 0; }
-double f_sigmoid(double x, pt_dtype t) { (void)t; return 1 / (1 + exp(-x)); }
-double f_sin(double x, pt_dtype t) { (void)t; return sin(x); }
-double f_cos(double x, pt_dtype t) { (void)t; return cos(x); }
-double f_tanh(double x, pt_dtype t) { (void)t; return tanh(x); }
-double f_add(double a, double b, pt_dtype t) { (void)t; return a + b; }
-double f_sub(double a, double b, pt_dtype t) { (void)t; return a - b; }
-double f_mul(double a, double b, pt_dtype t) { (void)t; return a * b; }
-double f_div(double a, double b, pt_dtype t) {
-    if (pt_dtype_is_float(t)) return a / b;
-    return b == 0 ? 0 : trunc(a / b);
-}
-double f_pow(double a, double b, pt_dtype t) { (void)t; return pow(a, b); }
-double f_maximum(double a, double b, pt_dtype t) { (void)t; return a > b ? a : b; }
-double f_minimum(double a, double b, pt_dtype t) { (void)t; return a < b ? a : b; }
-double f_eq(double a, double b, pt_dtype t) { (void)t; return a == b; }
-double f_lt(double a, double b, pt_dtype t) { (void)t; return a < b; }
-double f_gt(double a, double b, pt_dtype t) { (void)t; return a > b; }
-double f_le(double a, double b, pt_dtype t) { (void)t; return a <= b; }
-double f_ge(double a, double b, pt_dtype t) { (void)t; return a >= b; }
-double f_ne(double a, double b, pt_dtype t) { (void)t; return a != b; }
-
 /* ---- element-wise ---- */
 
 ht *ref_map1(const ht *x, ref1_fn f, pt_dtype t, pt_dtype out_t) {

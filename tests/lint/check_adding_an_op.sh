@@ -3,11 +3,13 @@
 #   1. every file it names in backquotes (a path with a source extension)
 #      exists: a path with a folder at that path, a bare name somewhere in
 #      the repository;
-#   2. every file outside tests/ and docs/ where an existing element-wise op
-#      appears (SIN and COS: PT_OP_SIN, PT__G_SIN, pt_sin, X(SIN, the
-#      kernels ew_sin, the vecmath names PT_CPU_VM_SIN and sin_f32/sin_f64,
-#      a comment naming the kind SIN, the Python method) is named by its
-#      path on the page, so a step that a new op needs cannot go missing.
+#   2. every file outside tests/ and docs/ where the page's example ops
+#      appear is named by its path on the page, so a step that a new op needs
+#      cannot go missing: RSQRT, the element-wise op added along the page's
+#      steps, and SIN, a transcendental with a vectorised cpu row (PT_OP_SIN,
+#      PT__G_SIN, pt_sin, X(SIN and X(sin, the kernels and helpers ew_sin and
+#      pt_ew_sin, the vecmath names PT_CPU_VM_SIN and sin_f32/sin_f64, a
+#      comment naming the kind SIN, the Python method).
 # Usage: check_adding_an_op.sh [repository root]. Needs git (the file list is
 # git's). Prints every miss and exits 1 when there is one.
 set -u
@@ -32,9 +34,9 @@ for f in $named; do
     fi
 done
 
-for k in sin cos; do
+for k in rsqrt sin; do
     K=${k^^}
-    pattern="\\bPT_OP_$K\\b|\\bPT__G_$K\\b|\\bpt_$k\\b|X\\($K\\b|\\bew_$k\\b|\\bPT_CPU_VM_$K\\b|\\b${k}_f(32|64)\\b|\\b$K\\b|def $k\\("
+    pattern="\\bPT_OP_$K\\b|\\bPT__G_$K\\b|\\bpt_$k\\b|X\\($K\\b|X\\($k\\b|\\bew_$k\\b|\\bpt_ew_$k\\b|\\bPT_CPU_VM_$K\\b|\\b${k}_f(32|64)\\b|\\b$K\\b|def $k\\("
     mentions=$(git grep -lE "$pattern" -- . ':!tests' ':!docs')
     [[ -n $mentions ]] || { echo "no file mentions $K: pick another example op in this script"; bad=1; }
     for f in $mentions; do
@@ -42,4 +44,4 @@ for k in sin cos; do
     done
 done
 (( bad )) && exit 1
-echo "$doc: $(wc -l <<<"$named") files named, all present; every file with SIN or COS named"
+echo "$doc: $(wc -l <<<"$named") files named, all present; every file with RSQRT or SIN named"

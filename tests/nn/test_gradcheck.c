@@ -57,6 +57,7 @@ static pt_tensor *f_abs(pt_tensor **x) { return pt_abs(x[0]); }
 static pt_tensor *f_exp(pt_tensor **x) { return pt_exp(x[0]); }
 static pt_tensor *f_log(pt_tensor **x) { return pt_log(x[0]); }
 static pt_tensor *f_sqrt(pt_tensor **x) { return pt_sqrt(x[0]); }
+static pt_tensor *f_rsqrt(pt_tensor **x) { return pt_rsqrt(x[0]); }
 static pt_tensor *f_relu(pt_tensor **x) { return pt_relu(x[0]); }
 static pt_tensor *f_sigmoid(pt_tensor **x) { return pt_sigmoid(x[0]); }
 static pt_tensor *f_tanh(pt_tensor **x) { return pt_tanh(x[0]); }
@@ -292,6 +293,7 @@ static const gcase cases[] = {
     {"exp", 1, {2}, {S(2, 3)}, {ANY}, f_exp, 0, 0},
     {"log", 1, {2}, {S(2, 3)}, {POSITIVE}, f_log, 0, 0},
     {"sqrt", 1, {2}, {S(2, 3)}, {POSITIVE}, f_sqrt, 0, 0},
+    {"rsqrt", 1, {2}, {S(2, 3)}, {POSITIVE}, f_rsqrt, 0, 0},
     {"relu", 1, {2}, {S(3, 4)}, {AWAY0}, f_relu, 0, 0},
     {"sigmoid", 1, {2}, {S(2, 3)}, {ANY}, f_sigmoid, 0, 0},
     {"tanh", 1, {2}, {S(2, 3)}, {ANY}, f_tanh, 0, 0},

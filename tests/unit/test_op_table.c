@@ -1,8 +1,11 @@
 /* The op and dtype tables as the public API sees them: every row has a name
  * and a family, pt_device_supports answers from the plugin's supports for
  * pairs the core sends and refuses the rest with the fix, and
- * pt_op_dtypes_reached records what reached a backend. */
+ * pt_op_dtypes_reached records what reached a backend. Every element-wise
+ * kind but COPY has its math in ew_math.h, under the op table's name (the
+ * OpenCL kernels are named from the table and defined from the row). */
 #include "check.h"
+#include "portable/ew_math.h"
 
 static void table_rows(void) {
     for (int k = 0; k < PT_OP_COUNT; ++k) {
@@ -57,6 +60,22 @@ static void supports(void) {
     pt_clear_error();
 }
 
+static void ew_math_rows(void) {
+    for (int k = 0; k < PT_OP_COUNT; ++k) {
+        const pt_op_info *i = pt_op_info_of((pt_op_kind)k);
+        const pt_ew_row *r = pt_ew_row_of((pt_op_kind)k);
+        const bool want = i->family == PT_OP_FAMILY_ELEMENTWISE && k != PT_OP_COPY;
+        CHECK((r != NULL) == want);
+        if (!r) continue;
+        CHECK_STR(r->name, i->name);
+        CHECK(r->expr[0] != '\0');
+        /* A FLOAT row's expression is written for floats only. */
+        if (strcmp(r->domain, "FLOAT") == 0) CHECK_INT(i->dtypes & ~(unsigned)PT_DTYPES_FLOAT, 0);
+    }
+    CHECK_STR(pt_ew_row_of(PT_OP_ADD)->expr, "pt_ew_add(x, y)");
+    CHECK(pt_ew_row_of(PT_OP_COUNT) == NULL);
+}
+
 static void reached(void) {
     CHECK_INT(pt_op_dtypes_reached(PT_OP_COUNT), 0);
     CHECK_INT(pt_op_dtypes_reached(PT_OP_TANH) & PT_DTYPE_BIT(PT_F64), 0);
@@ -73,6 +92,7 @@ static void reached(void) {
 int main(void) {
     table_rows();
     supports();
+    ew_math_rows();
     reached();
     return check_summary();
 }

@@ -1,8 +1,8 @@
 /* libportable OpenCL kernels — element-wise operations, casts and fill.
  *
- * Semantics follow the cpu backend: integer add/sub/mul/neg/abs wrap, integer
- * division truncates with x/0 == 0 and MIN/-1 == MIN, maximum/minimum and
- * relu propagate NaN. Transcendental functions exist for float types only.
+ * Each operation's math is its row of portable/ew_math.h (embedded ahead of
+ * this file), the same rows the cpu and CUDA kernels expand: one kernel
+ * ew_<name> per row, FLOAT rows in the float programs only.
  *
  * One kernel per operation rather than one kernel with an operation switch:
  * a switch costs nothing on a GPU, but CPU implementations (PoCL) vectorise
@@ -16,23 +16,6 @@
  * behind a uniform `nd == 0` branch, or with the `i < n` test, PoCL left the
  * work-item loop scalar and a 16M f32 add reached 0.45 of
  * clEnqueueCopyBuffer's bandwidth. */
-
-/* ---- Integer helpers (wrapping arithmetic through the unsigned twin) ---- */
-#if !PT_IS_FLOAT
-static inline T pt_wrap_add(T x, T y) { return (T)((UT)x + (UT)y); }
-static inline T pt_wrap_sub(T x, T y) { return (T)((UT)x - (UT)y); }
-static inline T pt_wrap_mul(T x, T y) { return (T)((UT)x * (UT)y); }
-static inline T pt_int_div(T x, T y) {
-    if (y == 0) return 0;
-#if PT_IS_SIGNED
-    if (x == PT_T_MIN && y == (T)-1) return PT_T_MIN;
-#endif
-    return x / y;
-}
-#endif
-
-static inline T pt_max_t(T x, T y) { return PT_ISNAN(x) ? x : PT_ISNAN(y) ? y : (y > x ? y : x); }
-static inline T pt_min_t(T x, T y) { return PT_ISNAN(x) ? x : PT_ISNAN(y) ? y : (y < x ? y : x); }
 
 /* Element offsets of out and the inputs for element i in the general form. */
 #define PT_LOCATE(p, i) const pt_pos p = pt_locate((i), nd, shape, st_o, st_a, st_b, st_c);
@@ -80,57 +63,18 @@ static inline T pt_min_t(T x, T y) { return PT_ISNAN(x) ? x : PT_ISNAN(y) ? y : 
 #define PT_DEFINE_COMPARE(name, EXPR)                                                            \
     PT_DEFINE_POINTWISE(name, PT_COMPARE_PARAMS, PT_COMPARE_AT, EXPR)
 
+/* The rows of ew_math.h (WHERE's kernel is below: it selects bits). The
+ * kernel's name is pasted first: exp, log, ... may be macros of the
+ * OpenCL implementation's headers. */
+#define PT_DEFINE_WHERE(name, EXPR)
+#define PT_EW_KERNEL_ALL(FORM, kernel, EXPR) PT_DEFINE_##FORM(kernel, EXPR)
 #if PT_IS_FLOAT
-PT_DEFINE_BINARY(ew_add, x + y)
-PT_DEFINE_BINARY(ew_sub, x - y)
-PT_DEFINE_BINARY(ew_mul, x * y)
-PT_DEFINE_BINARY(ew_div, x / y)
-PT_DEFINE_BINARY(ew_pow, pow(x, y))
-PT_DEFINE_BINARY(ew_axpy, x + s * y)
-PT_DEFINE_UNARY(ew_neg, -x)
-PT_DEFINE_UNARY(ew_abs, fabs(x))
-PT_DEFINE_UNARY(ew_exp, exp(x))
-PT_DEFINE_UNARY(ew_log, log(x))
-PT_DEFINE_UNARY(ew_sqrt, sqrt(x))
-PT_DEFINE_UNARY(ew_relu, x < (T)0 ? (T)0 : x) /* keeps NaN and -0.0, as on cpu */
-PT_DEFINE_UNARY(ew_sigmoid, (T)1 / ((T)1 + exp(-x)))
-PT_DEFINE_UNARY(ew_tanh, tanh(x))
-PT_DEFINE_UNARY(ew_sin, sin(x))
-PT_DEFINE_UNARY(ew_cos, cos(x))
-/* Phi through erfc, which keeps its relative precision for x << 0. */
-PT_DEFINE_UNARY(ew_gelu, x * (T)0.5 * erfc(-x * (T)M_SQRT1_2))
-PT_DEFINE_UNARY(ew_gelu_grad, (T)0.5 * erfc(-x * (T)M_SQRT1_2) + x * (T)0.3989422804014326779 * exp((T)-0.5 * x * x))
-PT_DEFINE_UNARY(ew_add_scalar, x + s)
-PT_DEFINE_UNARY(ew_mul_scalar, x * s)
+#define PT_EW_KERNEL_FLOAT PT_EW_KERNEL_ALL
 #else
-PT_DEFINE_BINARY(ew_add, pt_wrap_add(x, y))
-PT_DEFINE_BINARY(ew_sub, pt_wrap_sub(x, y))
-PT_DEFINE_BINARY(ew_mul, pt_wrap_mul(x, y))
-PT_DEFINE_BINARY(ew_div, pt_int_div(x, y))
-PT_DEFINE_BINARY(ew_axpy, pt_wrap_add(x, pt_wrap_mul(s, y)))
-PT_DEFINE_UNARY(ew_neg, pt_wrap_sub((T)0, x))
-#if PT_IS_SIGNED
-/* abs() returns the unsigned twin: |MIN| wraps back to MIN, as on cpu. Not
- * `x < 0 ? -x : x`, which LLVM turns into llvm.abs, an intrinsic Oclgrind
- * (the OpenCL simulator of scripts/opencl-matrix.sh) cannot run. */
-PT_DEFINE_UNARY(ew_abs, (T)abs(x))
-PT_DEFINE_UNARY(ew_relu, x < (T)0 ? (T)0 : x)
-#else
-PT_DEFINE_UNARY(ew_abs, x)
-PT_DEFINE_UNARY(ew_relu, x)
+#define PT_EW_KERNEL_FLOAT(FORM, kernel, EXPR)
 #endif
-PT_DEFINE_UNARY(ew_add_scalar, pt_wrap_add(x, s))
-PT_DEFINE_UNARY(ew_mul_scalar, pt_wrap_mul(x, s))
-#endif
-PT_DEFINE_BINARY(ew_maximum, pt_max_t(x, y))
-PT_DEFINE_BINARY(ew_minimum, pt_min_t(x, y))
-PT_DEFINE_COMPARE(ew_eq, x == y)
-PT_DEFINE_COMPARE(ew_lt, x < y)
-PT_DEFINE_COMPARE(ew_gt, x > y)
-PT_DEFINE_COMPARE(ew_le, x <= y)
-PT_DEFINE_COMPARE(ew_ge, x >= y)
-PT_DEFINE_COMPARE(ew_ne, x != y)
-PT_DEFINE_UNARY(ew_clamp, pt_min_t(pt_max_t(x, s), s2))
+#define PT_EW_KERNEL(KIND, name, FORM, DOMAIN, EXPR) PT_EW_KERNEL_##DOMAIN(FORM, ew_##name, EXPR)
+PT_EW_MATH(PT_EW_KERNEL)
 
 /* out = cond != 0 ? a : b; cond is u8 (slot a), a and b of the program's
  * type (slots b and c). */
