@@ -3,7 +3,7 @@
  * (each op validated, allocated and executed) and captured once then
  * replayed (portable/graph.h: each op straight to the plugin's execute, the
  * intermediates in a planned arena), on the cpu and on the first OpenCL
- * device when there is one. Eager and replay rounds alternate in one run;
+ * and the first CUDA device where there are. Eager and replay rounds alternate in one run;
  * each round runs the chain many times and then waits for the device, and
  * the best round of each counts. Prints a markdown table with the ratio.
  * No assertions: numbers are for people.
@@ -67,7 +67,7 @@ static int bench(pt_device *d, int rounds, int n) {
         fprintf(stderr, "bench_graph: %s\n", pt_last_error());
         return 1;
     }
-    const int iters = pt_device_count("opencl") && d != pt_cpu() ? 200 : 2000;
+    const int iters = d != pt_cpu() ? 200 : 2000;
     time_eager(d, x, b, n, iters / 10); /* warm: kernels built, blocks cached */
     time_replay(d, g, n, iters / 10);
     double best_e = 1e30, best_r = 1e30;
@@ -94,8 +94,11 @@ int main(int argc, char **argv) {
     printf("| device | chain (ops) | eager µs/op | replay µs/op | eager / replay | arena |\n");
     printf("|---|---:|---:|---:|---:|---|\n");
     int rc = bench(pt_cpu(), rounds, n);
-    pt_device *ocl = pt_device_count("opencl") > 0 ? pt_device_get("opencl") : NULL;
-    if (ocl) rc |= bench(ocl, rounds, n);
-    else printf("| opencl | (no device: %s) | | | | |\n", pt_last_error());
+    static const char *const accelerators[] = {"opencl", "cuda"};
+    for (int k = 0; k < 2; ++k) {
+        pt_device *d = pt_device_count(accelerators[k]) > 0 ? pt_device_get(accelerators[k]) : NULL;
+        if (d) rc |= bench(d, rounds, n);
+        else printf("| %s | (no device: %s) | | | | |\n", accelerators[k], pt_last_error());
+    }
     return rc;
 }

@@ -100,14 +100,16 @@ check "at most 6 files under OUT" '[ "$(find "$out" -type f | wc -l)" -le 6 ]'
 if [ "$mode" = sim ]; then
   check "script exit status 0" '[ $rc = 0 ]'
   for s in "Dependencies" "Build (" "Gate: portable devices" "Suites on cuda:0" "GPU tour, full sizes" \
-           "cnn_digits --dtype bf16" "Benchmarks" "compute-sanitizer" "OpenCL through the NVIDIA driver" \
+           "cnn_digits --dtype bf16" "Benchmarks" "Graph replay against eager" "compute-sanitizer" "OpenCL through the NVIDIA driver" \
            "The chapter's experiments" "The Python package on cuda:0" "The cpu backend against PyTorch and NumPy" "Targets" "Summary"; do
     check "section '$s' present" 'grep -q "^## $s" "$res"'
   done
   check "nothing failed" 'grep -q "^Nothing failed" "$res"'
   check "nothing cut for time" '! grep -q "Cut for time" "$res"'
   check "the gate saw cuda ok" 'grep -Eq "^ +cuda +ok, [1-9]" "$res"'
-  check "every suite passed" '[ "$(grep -c "| passed |" "$res")" -ge 13 ]'
+  check "every suite passed" '[ "$(grep -c "| passed |" "$res")" -ge 16 ]'
+  check "the graph suites ran on cuda" 'grep -q "^| graph_cuda | passed" "$res" && grep -q "^| graph_cnn_digits_cuda | passed" "$res"'
+  check "bench_graph measured cuda:0 eager and replayed" 'grep -Eq "^\| cuda:0 \| 64 \| [0-9.]+ \| [0-9.]+ \|" "$res"'
   check "carried packages were used" 'grep -q "carried packages unpacked" "$res"'
   check "bench_cuda ran libportable's side of the bf16 GEMM and the sum" \
     'grep -q "^| [0-9]* | BF16 | [0-9.]* | - |" "$res" && grep -q "^### Full reduction" "$res"'

@@ -259,7 +259,7 @@ fi
 targets=(portable portable-cpu portable-opencl portable-cuda portable-tool conformance test_cuda_plugin
          test_cuda_runtime test_gradcheck cross_backend test_cnn_layers test_mixed_precision mlp_digits
          cnn_digits gpu_tour test_lazy_load test_large_tensors test_trace bench_cuda bench_opencl
-         bench_cnn bench_math)
+         bench_cnn bench_math test_graph bench_graph)
 sim_args=(-DPT_BUILD_CUDA_SIM=OFF)
 [ "$REHEARSAL" = sim ] && { sim_args=(-DPT_BUILD_CUDA_SIM=ON); targets+=(portable-cuda-sim); }
 build_ok=0
@@ -353,7 +353,7 @@ say "| suite | result | seconds |"
 say "|---|---|---|"
 for s in conformance_cuda cuda_plugin cuda_runtime gradcheck_cuda cross_backend_cuda nn_cnn_layers_cuda \
          nn_mixed_precision_cuda nn_torch_oracle_cnn_cuda example_mlp_digits_cuda example_cnn_digits_cuda \
-         gpu_tour_cuda unit_lazy_load trace_cuda; do
+         gpu_tour_cuda unit_lazy_load trace_cuda graph_cuda graph_mlp_digits_cuda graph_cnn_digits_cuda; do
   run_suite "$s" 240
 done
 # What the runs printed that the tables below do not repeat.
@@ -422,6 +422,12 @@ if begin "bench" 60; then
   th=(); [ -s "$OUT/bench_torch.json" ] && th=("$OUT/bench_torch.json")
   [ -s "$OUT/bench_cuda.json" ] && { "$PY" bench/cuda/combine_results.py "$OUT/bench_cuda.json" "${th[@]}" \
     --part table >>"$RESULTS" 2>>"$LOGS/bench.log" || fail "comparison table (combine_results.py)"; }
+  # A captured step replayed (portable/graph.h) against the same ops eager:
+  # host cost per op on cpu, the NVIDIA OpenCL device and cuda:0.
+  section "Graph replay against eager, host cost per op (bench_graph)"
+  timeout "$(limit 60)" "$BUILD_DIR/bench/bench_graph" 3 64 >"$LOGS/bench_graph.md" 2>>"$LOGS/bench.log" ||
+    fail "bench_graph (exit $?)"
+  cat "$LOGS/bench_graph.md" >>"$RESULTS"
   pack_logs
 fi
 
