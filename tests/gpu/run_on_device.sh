@@ -575,7 +575,7 @@ fi
 if begin "cpu isa" 90; then
   section "The cpu backend against PyTorch and NumPy on this host's ISAs (bench/cpu_isa.sh)"
   if [ "$REHEARSAL" = sim ]; then rounds=1; else rounds=2; fi
-  timeout "$(limit 150)" env PT_PYTHON="$PY" bash bench/cpu_isa.sh "$BUILD_DIR" "$rounds" \
+  timeout "$(limit 210)" env PT_PYTHON="$PY" bash bench/cpu_isa.sh "$BUILD_DIR" "$rounds" \
     >"$LOGS/cpu_isa.md" 2>"$LOGS/cpu_isa.err" || fail "bench/cpu_isa.sh (exit $?)"
   sed 's/^# /### /; s/^## /### /' "$LOGS/cpu_isa.md" >>"$RESULTS"
   pack_logs
