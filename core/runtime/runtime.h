@@ -296,6 +296,17 @@ bool pt__capture_free(pt_device *d, pt__block *b);
 /* The capture's draw of n random elements: its counter relative to the
  * capture's start. */
 uint64_t pt__capture_rng_take(uint64_t n);
+/* Memory made before this thread's capture on d, which an op of the capture
+ * is about to use: the graph keeps it for its replays (until pt_graph_free;
+ * until pt_graph_capture_end when no graph comes of the capture), so the
+ * caller may release its tensors while the graph still replays into it.
+ * owner is what holds the memory (the tensor layer's storage), b its block
+ * (NULL where the allocator does not own the memory: pinned host memory, a
+ * DLPack import). Returns true when the capture takes owner: the caller
+ * then adds the reference that release(owner) drops. False when d is not
+ * the capture's device, b is a block the capture made (its own, planned or
+ * an output) or owner is taken already. */
+bool pt__capture_keep(pt_device *d, const pt__block *b, void *owner, void (*release)(void *owner));
 
 /* A step counter shared by an optimizer and the graphs that captured its
  * step (reference counted: either may go first). A replay reads steps

@@ -391,6 +391,63 @@ static void test_large_intermediates(void) {
     pt_release(x);
 }
 
+/* ---- Tensors made before the capture, released while the graph lives ----
+ * The graph keeps the memory of every tensor made before the capture that
+ * its ops read or write (views included), so releasing those tensors hands
+ * the memory to no one: the replays go on writing memory nobody else sees.
+ * Tensors made after the release in the same size would get the released
+ * blocks back from the cache if the graph had not kept them; they must keep
+ * their values through the replays. Under ASan with
+ * PORTABLE_NO_MEMORY_CACHING (graph_cpu_nocache), every release is the
+ * driver's free, so a replay into freed memory is a report, and a
+ * reference the graph forgets to drop is a leak. */
+
+static bool all_equal(pt_tensor *t, int64_t n, double want) {
+    double *v = calloc((size_t)n, sizeof *v);
+    bool ok = v && check_read(t, v, n);
+    for (int64_t i = 0; ok && i < n; ++i) ok = v[i] == want;
+    free(v);
+    return ok;
+}
+
+static void test_released_inputs(void) {
+    enum { N = 1000 };
+    int64_t n[1] = {N};
+    pt_memory_usage before, after;
+    CHECK_OK(pt_memory_stats(dev, &before));
+    pt_tensor *x = pt_full(dev, PT_F32, 1, n, 2.0), *w = pt_full(dev, PT_F32, 1, n, 3.0);
+    pt_tensor *acc = pt_zeros(dev, PT_F32, 1, n), *head = pt_narrow(x, 0, 0, N / 2);
+    CHECK_OK(pt_graph_capture_begin(dev));
+    pt_scope scope = pt_scope_begin();
+    pt_tensor *y = pt_keep(pt_add(pt_mul(x, w), x));  /* 8: reads x and w */
+    CHECK_OK(pt_axpy_(acc, 1.0, y));                    /* writes acc: += 8 per replay */
+    pt_tensor *s = pt_keep(pt_sum(head, PT_ALL, false)); /* reads x through a view */
+    pt_scope_end(scope);
+    pt_graph *g = pt_graph_capture_end(dev);
+    REQUIRE(g);
+    pt_release(head);
+    pt_release(x);
+    pt_release(w);
+    pt_release(acc);
+    pt_tensor *fresh[4];
+    for (int i = 0; i < 4; ++i) fresh[i] = pt_full(dev, PT_F32, 1, n, -1.0);
+    for (int r = 0; r < 3; ++r) CHECK_OK(pt_graph_replay(g));
+    CHECK(all_equal(y, N, 8.0));
+    CHECK_DBL(pt_item(s), 2.0 * N / 2, 0);
+    for (int i = 0; i < 4; ++i) check_report(all_equal(fresh[i], N, -1.0), __FILE__, __LINE__,
+                                             "a tensor made after the release keeps its values");
+    pt_graph_stats st;
+    CHECK_OK(pt_graph_info(g, &st));
+    CHECK_INT(st.replays, 3);
+    pt_graph_free(g);
+    pt_release(y);
+    pt_release(s);
+    for (int i = 0; i < 4; ++i) pt_release(fresh[i]);
+    /* The graph gave back what it kept: the memory in use is what it was. */
+    CHECK_OK(pt_memory_stats(dev, &after));
+    CHECK_INT(after.in_use, before.in_use);
+}
+
 /* ---- Arguments ---- */
 
 static void test_arguments(void) {
@@ -447,6 +504,7 @@ int main(void) {
     pt_scope scope = pt_scope_begin();
     test_random();
     test_large_intermediates();
+    test_released_inputs();
     test_training(false);
     test_training(true);
     refused(READ_ITEM, "pt_item");
