@@ -21,6 +21,15 @@ static void nCL(const pt_tensor *x, int64_t s[3]) {
  * reach every backend, and a 16-bit x reaches pt__execute, which computes
  * it in f32 where the device has no 16-bit kernel. */
 static pt_status stats_kind(const char *fn, pt_tensor *x3, pt_tensor **out) {
+    /* While this thread captures a graph on the device, ask first: a kind
+     * the device refuses inside a capture refuses the whole capture, and
+     * this one has another way (the caller composes it). */
+    if (pt__capture_device() == pt__dev(x3) &&
+        pt_device_supports(pt__dev(x3), PT_OP_CHANNEL_STATS, x3->dtype) != PT_OK) {
+        pt_clear_error();
+        *out = NULL;
+        return PT_ERR_UNSUPPORTED;
+    }
     const int64_t out_shape[2] = {2, x3->shape[1]};
     *out = pt__tensor_new(fn, pt__dev(x3), x3->dtype, 2, out_shape);
     if (!*out) return pt_last_status();
