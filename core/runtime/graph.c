@@ -11,9 +11,11 @@
 #include <string.h>
 
 #include "runtime/graph_internal.h"
+#include "runtime/trace_internal.h"
 
 struct pt_graph {
     pt_device *dev;
+    int64_t id;                /* its number in traces */
     pt_op *ops;
     int32_t n_ops;
     int32_t *changed;          /* ops a replay updates: random ops, then patched ones */
@@ -31,6 +33,9 @@ struct pt_graph {
     pt_graph_stats stats;
 };
 
+/* Graphs are numbered in the order their captures began, for traces. */
+static atomic_llong graph_ids;
+
 pt_status pt_graph_capture_begin(pt_device *d) {
     static const char fn[] = "pt_graph_capture_begin";
     if (!d) return pt__error(PT_ERR_INVALID_ARGUMENT, fn, "d is NULL; pass the device to capture on");
@@ -42,6 +47,8 @@ pt_status pt_graph_capture_begin(pt_device *d) {
     pt__capture *c = calloc(1, sizeof *c);
     if (!c) return pt__error(PT_ERR_OUT_OF_MEMORY, fn, "out of host memory for a capture");
     c->dev = d;
+    c->id = (int64_t)atomic_fetch_add(&graph_ids, 1) + 1;
+    c->begin_ns = pt__trace_now_ns();
     pt__capture_now = c;
     return PT_OK;
 }
@@ -178,6 +185,7 @@ static pt_graph *build(pt__capture *c, const char *fn) {
         return NULL;
     }
     g->dev = c->dev;
+    g->id = c->id;
     g->n_ops = c->n_nodes;
     g->ops = malloc((size_t)g->n_ops * sizeof *g->ops);
     if (!g->ops) {
@@ -227,6 +235,7 @@ pt_graph *pt_graph_capture_end(pt_device *d) {
     } else {
         g = build(c, fn);
     }
+    if (pt__tracing()) pt__trace_capture(d, c->begin_ns, c->id, c->n_nodes, g ? PT_OK : pt_last_status());
     pt__capture_destroy(c);
     return g;
 }
@@ -252,7 +261,10 @@ pt_status pt_graph_replay(pt_graph *g) {
         const pt__gpatch *p = &g->held.patches[i];
         g->ops[p->node].scalar = p->f(p->p, p->cell->steps + 1);
     }
-    pt_status s = pt__graph_launch_call(g->dev, &g->inst, g->ops, g->n_ops, g->changed, g->n_changed);
+    pt_status s = pt__tracing() ? pt__trace_replay(g->dev, &g->inst, g->ops, g->n_ops, g->changed,
+                                                   g->n_changed, g->id, g->stats.replays + 1)
+                                : pt__graph_launch_call(g->dev, &g->inst, g->ops, g->n_ops, g->changed,
+                                                        g->n_changed);
     if (s != PT_OK) return s;
     for (int32_t i = 0; i < g->n_cells; ++i) g->cells[i]->steps++;
     g->stats.replays++;

@@ -55,6 +55,8 @@ typedef struct pt__gheld {
 
 struct pt__capture {
     pt_device *dev;
+    int64_t id;                    /* the graph's number in traces (1, 2, ... per process) */
+    int64_t begin_ns;              /* when it began, for its span in a trace */
     pt_status refused;             /* PT_OK while the capture is valid */
     char reason[1024];             /* the refusal's message */
     pt__gnode *nodes;

@@ -404,6 +404,15 @@ pt_status pt__wait_device(const char *fn, pt_device *d);
 pt_status pt__graph_launch_call(pt_device *d, void **inst, const pt_op *ops, int32_t n_ops,
                                 const int32_t *changed, int32_t n_changed);
 void pt__graph_release_call(pt_device *d, void *inst);
+/* The two halves of pt__graph_launch_call's default, for a traced replay
+ * (a span per op): pt__graph_prepare_call makes the plugin's instance on
+ * the first replay and says whether the plugin replays the graph itself
+ * (*own: then pt__graph_launch_call launches it); otherwise
+ * pt__graph_execute_call runs op i of the n_ops (a failure names the
+ * device, the op and its index). */
+pt_status pt__graph_prepare_call(pt_device *d, void **inst, const pt_op *ops, int32_t n_ops,
+                                 bool *own);
+pt_status pt__graph_execute_call(pt_device *d, const pt_op *ops, int32_t i, int32_t n_ops);
 /* The plugin's verdict on op (supports; default PT_OK: execute decides). */
 pt_status pt__supports_call(const char *fn, pt_device *d, const pt_op *op);
 pt_status pt__copy_h2d(const char *fn, pt_device *d, void *dst, size_t dst_off, const void *src,
