@@ -8,9 +8,19 @@
  * the best round of each counts. Prints a markdown table with the ratio.
  * No assertions: numbers are for people.
  *
- *   bench_graph [rounds] [chain length] */
+ * With a trace path, the replays are also timed while tracing into it
+ * (a span per replay and per op, and the ops' device spans: what a traced
+ * replay costs); without one, the replays run with tracing off, where a
+ * replay pays one test of a flag for tracing (bench/graph_trace_overhead.sh
+ * compares that with a library from before graphs were traced).
+ *
+ *   bench_graph [rounds] [chain length] [trace.json]
+ *   bench_graph --replays N [chain length]
+ * The second form only captures the chain on the cpu and replays it N
+ * times, for instruction counts (perf stat) of a replay without the rest. */
 #include <stdio.h>
 #include <stdlib.h>
+#include <string.h>
 #include <time.h>
 
 #include "portable/portable.h"
@@ -55,7 +65,23 @@ static double time_replay(pt_device *d, pt_graph *g, int n, int iters) {
     return (now() - t0) / ((double)iters * n);
 }
 
-static int bench(pt_device *d, int rounds, int n) {
+/* Seconds per op of replays while tracing into path (best of rounds; each
+ * round fewer replays: a traced op writes about 1 KiB), or -1. */
+static double time_traced(pt_device *d, pt_graph *g, int n, int iters, int rounds, const char *path) {
+    double best = -1;
+    for (int r = 0; r < rounds; ++r) {
+        if (pt_trace_begin(path) != PT_OK) {
+            fprintf(stderr, "bench_graph: %s\n", pt_last_error());
+            return -1;
+        }
+        double t = time_replay(d, g, n, iters);
+        pt_trace_end();
+        if (best < 0 || t < best) best = t;
+    }
+    return best;
+}
+
+static int bench(pt_device *d, int rounds, int n, const char *trace) {
     int64_t shape[1] = {10};
     pt_tensor *x = pt_rand(d, PT_F32, 1, shape), *b = pt_rand(d, PT_F32, 1, shape);
     if (!x || !b || pt_graph_capture_begin(d) != PT_OK) return 1;
@@ -76,10 +102,34 @@ static int bench(pt_device *d, int rounds, int n) {
         if (e < best_e) best_e = e;
         if (p < best_r) best_r = p;
     }
+    const double traced = trace ? time_traced(d, g, n, iters / 20 + 1, rounds, trace) : -1;
+    char traced_us[32] = "";
+    if (traced >= 0) snprintf(traced_us, sizeof traced_us, " %.2f |", traced * 1e6);
     pt_graph_stats st;
     pt_graph_info(g, &st);
-    printf("| %s | %d | %.2f | %.2f | %.2fx | %lld B (eager peak %lld B) |\n", pt_device_name(d), n, best_e * 1e6,
-           best_r * 1e6, best_e / best_r, (long long)st.bytes_planned, (long long)st.bytes_eager_peak);
+    printf("| %s | %d | %.3f | %.4f | %.2fx | %lld B (eager peak %lld B) |%s\n", pt_device_name(d), n,
+           best_e * 1e6, best_r * 1e6, best_e / best_r, (long long)st.bytes_planned, (long long)st.bytes_eager_peak,
+           traced_us);
+    pt_graph_free(g);
+    pt_release(y);
+    pt_release(x);
+    pt_release(b);
+    return 0;
+}
+
+/* The chain captured on the cpu and replayed count times. */
+static int replays_only(int count, int n) {
+    pt_device *d = pt_cpu();
+    int64_t shape[1] = {10};
+    pt_tensor *x = pt_rand(d, PT_F32, 1, shape), *b = pt_rand(d, PT_F32, 1, shape);
+    if (!x || !b || pt_graph_capture_begin(d) != PT_OK) return 1;
+    pt_scope s = pt_scope_begin();
+    pt_tensor *y = pt_keep(chain(x, b, n));
+    pt_scope_end(s);
+    pt_graph *g = pt_graph_capture_end(d);
+    if (!g) return 1;
+    for (int i = 0; i < count; ++i) pt_graph_replay(g);
+    pt_device_synchronize(d);
     pt_graph_free(g);
     pt_release(y);
     pt_release(x);
@@ -88,16 +138,19 @@ static int bench(pt_device *d, int rounds, int n) {
 }
 
 int main(int argc, char **argv) {
+    if (argc > 2 && !strcmp(argv[1], "--replays")) return replays_only(atoi(argv[2]), argc > 3 ? atoi(argv[3]) : 64);
     int rounds = argc > 1 ? atoi(argv[1]) : 5, n = argc > 2 ? atoi(argv[2]) : 64;
+    const char *trace = argc > 3 ? argv[3] : NULL;
     if (rounds < 1) rounds = 1;
     if (n < 1) n = 1;
-    printf("| device | chain (ops) | eager µs/op | replay µs/op | eager / replay | arena |\n");
-    printf("|---|---:|---:|---:|---:|---|\n");
-    int rc = bench(pt_cpu(), rounds, n);
+    printf("| device | chain (ops) | eager µs/op | replay µs/op | eager / replay | arena |%s\n",
+           trace ? " traced replay µs/op |" : "");
+    printf("|---|---:|---:|---:|---:|---|%s\n", trace ? "---:|" : "");
+    int rc = bench(pt_cpu(), rounds, n, trace);
     static const char *const accelerators[] = {"opencl", "cuda"};
     for (int k = 0; k < 2; ++k) {
         pt_device *d = pt_device_count(accelerators[k]) > 0 ? pt_device_get(accelerators[k]) : NULL;
-        if (d) rc |= bench(d, rounds, n);
+        if (d) rc |= bench(d, rounds, n, trace);
         else printf("| %s | (no device: %s) | | | | |\n", accelerators[k], pt_last_error());
     }
     return rc;

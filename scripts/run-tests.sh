@@ -10,8 +10,10 @@
 #      the cuda plugin's own host code and kernels instrumented (PoCL's JIT
 #      and the real CUDA runtime are not).
 #   3. ThreadSanitizer build (clang, cpu backend only, OpenMP off in the cpu
-#      plugin since libgomp is not instrumented): the threads test and the
-#      scopes test, with zero reports allowed.
+#      plugin since libgomp is not instrumented): the threads test, the
+#      scopes test and the graph test's two-thread case (one thread
+#      capturing then replaying, one eager; traced and not), with zero
+#      reports allowed.
 #   4. Fuzzing (clang + libFuzzer, ASan + UBSan): the safetensors loader and
 #      the API-call interpreter, each for a bounded time from its committed
 #      seed corpus (the corpora are also replayed by ctest in builds 1 and 2).
@@ -54,16 +56,18 @@ ASAN_OPTIONS=detect_leaks=1:abort_on_error=1 UBSAN_OPTIONS=print_stacktrace=1:ha
   ctest --test-dir build-asan --output-on-failure -j"$jobs" -LE "^(opencl|cuda)$" -E "^example_cnn_digits_cudasim$"
 
 # ThreadSanitizer: threads sharing read-only tensors, racing the first call,
-# using scopes (tests/threads). Only the targets those tests need are built.
+# using scopes (tests/threads), eager work beside a capture and replays
+# (tests/graph). Only the targets those tests need are built.
 cmake -S . -B build-tsan -DCMAKE_BUILD_TYPE=Debug -DCMAKE_C_COMPILER=clang -DPT_WERROR=ON \
       -DCMAKE_C_FLAGS="-fsanitize=thread -O1 -g" \
       -DCMAKE_EXE_LINKER_FLAGS=-fsanitize=thread -DCMAKE_SHARED_LINKER_FLAGS=-fsanitize=thread \
       -DCMAKE_MODULE_LINKER_FLAGS=-fsanitize=thread \
       -DPT_BUILD_OPENCL=OFF -DPT_BUILD_CUDA=OFF -DPT_BUILD_CUDA_SIM=OFF -DPT_BUILD_NULL=OFF \
       -DPT_BUILD_NN_TESTS=OFF -DPT_CPU_OPENMP=OFF >/dev/null
-cmake --build build-tsan -j"$jobs" --target test_threads test_scopes
+cmake --build build-tsan -j"$jobs" --target test_threads test_scopes test_graph
 TSAN_OPTIONS=halt_on_error=1:second_deadlock_stack=1 \
-  ctest --test-dir build-tsan --output-on-failure -j"$jobs" -R "^unit_(threads|scopes)$"
+  ctest --test-dir build-tsan --output-on-failure -j"$jobs" \
+  -R "^(unit_(threads|scopes)|graph_threads(_traced)?_cpu)$"
 
 # ---- Fuzzing (tests/fuzz) ----
 # Both builds above replay the committed seed corpora through ctest (label

@@ -395,37 +395,59 @@ static bool has_graph_members(const pt_backend_vtable *vt) {
            PT__HAS_MEMBER(vt, graph_destroy);
 }
 
-pt_status pt__graph_launch_call(pt_device *d, void **inst, const pt_op *ops, int32_t n_ops,
-                                const int32_t *changed, int32_t n_changed) {
+pt_status pt__graph_prepare_call(pt_device *d, void **inst, const pt_op *ops, int32_t n_ops,
+                                 bool *own) {
     static const char fn[] = "pt_graph_replay";
+    *own = false;
     if (d->backend->shut_down) return after_shutdown(fn, d);
     const pt_backend_vtable *vt = vt_of(d);
-    if (*inst != &declined_instance && has_graph_members(vt)) {
-        if (!*inst) {
-            pt_status s = vt->graph_instantiate(d->index, ops, n_ops, inst);
-            if (s == PT_ERR_UNSUPPORTED) {
-                (void)pt__take_backend_message();
-                *inst = &declined_instance;
-            } else if (s != PT_OK) {
-                *inst = NULL;
-                return pt__backend_failed(s, fn, d);
-            }
+    if (*inst == &declined_instance || !has_graph_members(vt)) return PT_OK;
+    if (!*inst) {
+        pt_status s = vt->graph_instantiate(d->index, ops, n_ops, inst);
+        if (s == PT_ERR_UNSUPPORTED) {
+            (void)pt__take_backend_message();
+            *inst = &declined_instance;
+            return PT_OK;
         }
-        if (*inst != &declined_instance)
-            return checked(vt->graph_launch(d->index, *inst, ops, n_ops, changed, n_changed), fn, d);
+        if (s != PT_OK) {
+            *inst = NULL;
+            return pt__backend_failed(s, fn, d);
+        }
     }
+    *own = true;
+    return PT_OK;
+}
+
+/* Op i of n_ops failed with s in a replay's loop over execute. */
+static pt_status replayed_op_failed(pt_status s, pt_device *d, const pt_op *ops, int32_t i,
+                                    int32_t n_ops) {
+    char why[768];
+    snprintf(why, sizeof why, "%s", pt__take_backend_message());
+    return pt__error(s, "pt_graph_replay", "%s: op %d of %d (%s) failed: %s", d->name, (int)i,
+                     (int)n_ops, pt_op_name(ops[i].kind), why);
+}
+
+pt_status pt__graph_execute_call(pt_device *d, const pt_op *ops, int32_t i, int32_t n_ops) {
+    pt_status s = vt_of(d)->execute(d->index, &ops[i]);
+    return s == PT_OK ? PT_OK : replayed_op_failed(s, d, ops, i, n_ops);
+}
+
+pt_status pt__graph_launch_call(pt_device *d, void **inst, const pt_op *ops, int32_t n_ops,
+                                const int32_t *changed, int32_t n_changed) {
+    bool own;
+    pt_status s = pt__graph_prepare_call(d, inst, ops, n_ops, &own);
+    if (s != PT_OK) return s;
+    const pt_backend_vtable *vt = vt_of(d);
+    if (own)
+        return checked(vt->graph_launch(d->index, *inst, ops, n_ops, changed, n_changed),
+                       "pt_graph_replay", d);
     /* The default: the recorded ops, already validated, coalesced and
      * planned, straight to execute. */
     const int dev = d->index;
     pt_status (*execute)(int, const pt_op *) = vt->execute;
     for (int32_t i = 0; i < n_ops; ++i) {
-        pt_status s = execute(dev, &ops[i]);
-        if (s != PT_OK) {
-            char why[768];
-            snprintf(why, sizeof why, "%s", pt__take_backend_message());
-            return pt__error(s, fn, "%s: op %d of %d (%s) failed: %s", d->name, (int)i, (int)n_ops,
-                             pt_op_name(ops[i].kind), why);
-        }
+        s = execute(dev, &ops[i]);
+        if (s != PT_OK) return replayed_op_failed(s, d, ops, i, n_ops);
     }
     return PT_OK;
 }

@@ -116,12 +116,12 @@ pt_status pt__capture_record(const char *fn, pt_device *d, const pt_op *op) {
                                            "please report this",
                                            pt_op_name(p.kind), pt_op_name(op->kind)));
         }
-        if (!GROW(c, patches, n_patches, cap_patches)) {
+        if (!GROW(c, held.patches, held.n_patches, held.cap_patches)) {
             pt__step_cell_release(p.cell);
             return out_of_host_memory(c, fn);
         }
         p.node = at;
-        c->patches[c->n_patches++] = p;
+        c->held.patches[c->held.n_patches++] = p;
     }
     c->n_nodes++;
     return PT_OK;
@@ -159,11 +159,27 @@ bool pt__capture_free(pt_device *d, pt__block *b) {
     }
     /* Made before the capture: the recorded ops may use it, so the graph
      * keeps it until it is freed. */
-    if (!GROW(c, adopted, n_adopted, cap_adopted)) {
+    if (!GROW(c, held.adopted, held.n_adopted, held.cap_adopted)) {
         out_of_host_memory(c, "pt_graph_capture_begin");
         return false;
     }
-    c->adopted[c->n_adopted++] = b;
+    c->held.adopted[c->held.n_adopted++] = b;
+    return true;
+}
+
+bool pt__capture_keep(pt_device *d, const pt__block *b, void *owner, void (*release)(void *owner)) {
+    pt__capture *c = pt__capture_now;
+    if (d != c->dev) return false; /* the op is refused: a graph runs on one device */
+    if (b)
+        for (int32_t i = c->n_values - 1; i >= 0; --i)
+            if (c->values[i].block == b && !c->values[i].freed) return false;
+    for (int32_t i = 0; i < c->held.n_keeps; ++i)
+        if (c->held.keeps[i].owner == owner) return false;
+    if (!GROW(c, held.keeps, held.n_keeps, held.cap_keeps)) {
+        out_of_host_memory(c, "pt_graph_capture_begin");
+        return false;
+    }
+    c->held.keeps[c->held.n_keeps++] = (pt__gkeep){owner, release};
     return true;
 }
 
@@ -186,7 +202,7 @@ void pt__capture_step_scalar(pt__step_cell *cell, pt_op_kind kind, pt__step_scal
 
 void pt__capture_destroy(pt__capture *c) {
     if (!c) return;
-    pt__graph_let_go(c->dev, c->adopted, c->n_adopted, c->patches, c->n_patches);
+    pt__graph_let_go(c->dev, &c->held);
     if (c->pending.cell) pt__step_cell_release(c->pending.cell);
     free(c->nodes);
     free(c->values);
@@ -194,12 +210,14 @@ void pt__capture_destroy(pt__capture *c) {
     free(c);
 }
 
-void pt__graph_let_go(pt_device *d, pt__block **adopted, int32_t n_adopted, pt__gpatch *patches,
-                      int32_t n_patches) {
-    for (int32_t i = 0; i < n_adopted; ++i) pt__free_direct(d, adopted[i]);
-    for (int32_t i = 0; i < n_patches; ++i) pt__step_cell_release(patches[i].cell);
-    free(adopted);
-    free(patches);
+void pt__graph_let_go(pt_device *d, pt__gheld *held) {
+    for (int32_t i = 0; i < held->n_adopted; ++i) pt__free_direct(d, held->adopted[i]);
+    for (int32_t i = 0; i < held->n_keeps; ++i) held->keeps[i].release(held->keeps[i].owner);
+    for (int32_t i = 0; i < held->n_patches; ++i) pt__step_cell_release(held->patches[i].cell);
+    free(held->adopted);
+    free(held->keeps);
+    free(held->patches);
+    *held = (pt__gheld){0};
 }
 
 pt__step_cell *pt__step_cell_new(void) {

@@ -11,9 +11,11 @@
 #include <string.h>
 
 #include "runtime/graph_internal.h"
+#include "runtime/trace_internal.h"
 
 struct pt_graph {
     pt_device *dev;
+    int64_t id;                /* its number in traces */
     pt_op *ops;
     int32_t n_ops;
     int32_t *changed;          /* ops a replay updates: random ops, then patched ones */
@@ -21,18 +23,18 @@ struct pt_graph {
     int32_t n_rng;             /* the first n_rng of changed[] */
     uint64_t *rng_offset;      /* per random op, relative to the replay's draw */
     uint64_t rng_total;        /* elements one replay draws */
-    pt__gpatch *patches;       /* their cells retained */
-    int32_t n_patches;
+    pt__gheld held;            /* the capture's: blocks and memory made before it, patches */
     pt__step_cell **cells;     /* distinct cells of the patches: one step each per replay */
     int32_t n_cells;
     pt__block *arena;          /* the intermediates (NULL when none) */
     pt__block **kept;          /* blocks of the outputs, held */
     int32_t n_kept;
-    pt__block **adopted;       /* blocks made before the capture and freed during it */
-    int32_t n_adopted;
     void *inst;                /* the backend's instance (pt__graph_launch_call) */
     pt_graph_stats stats;
 };
+
+/* Graphs are numbered in the order their captures began, for traces. */
+static atomic_llong graph_ids;
 
 pt_status pt_graph_capture_begin(pt_device *d) {
     static const char fn[] = "pt_graph_capture_begin";
@@ -45,28 +47,34 @@ pt_status pt_graph_capture_begin(pt_device *d) {
     pt__capture *c = calloc(1, sizeof *c);
     if (!c) return pt__error(PT_ERR_OUT_OF_MEMORY, fn, "out of host memory for a capture");
     c->dev = d;
+    c->id = (int64_t)atomic_fetch_add(&graph_ids, 1) + 1;
+    c->begin_ns = pt__trace_now_ns();
     pt__capture_now = c;
     return PT_OK;
 }
 
+static size_t round_up(size_t n, size_t to) { return (n + to - 1) / to * to; }
+
 /* The most bytes the planned values held at once in the eager order: a
- * sweep over the allocations and frees the capture logged. */
+ * sweep over the allocations and frees the capture logged. Sizes are
+ * rounded as the plan rounds them (the cache's blocks already are; with
+ * PORTABLE_NO_MEMORY_CACHING a block is the bytes asked for), so the two
+ * figures compare. */
 static size_t eager_peak(const pt__capture *c, const bool *planned) {
     size_t live = 0, peak = 0;
     for (int32_t i = 0; i < c->n_events; ++i) {
         int32_t e = c->events[i], v = (e > 0 ? e : -e) - 1;
         if (!planned[v]) continue;
+        const size_t size = round_up(c->values[v].size, PT__SMALL_CLASS);
         if (e > 0) {
-            live += c->values[v].size;
+            live += size;
             if (live > peak) peak = live;
         } else {
-            live -= c->values[v].size;
+            live -= size;
         }
     }
     return peak;
 }
-
-static size_t round_up(size_t n, size_t to) { return (n + to - 1) / to * to; }
 
 /* Places the intermediates, allocates the arena and points every operand
  * at its final buffer. */
@@ -146,9 +154,10 @@ static pt_status hold_outputs(pt_graph *g, pt__capture *c, const char *fn) {
 static pt_status collect_changes(pt_graph *g, pt__capture *c, const char *fn) {
     int32_t n_rng = 0;
     for (int32_t i = 0; i < c->n_nodes; ++i) n_rng += c->nodes[i].rng;
-    g->changed = malloc(((size_t)n_rng + (size_t)c->n_patches + 1) * sizeof *g->changed);
+    const int32_t n_patches = g->held.n_patches;
+    g->changed = malloc(((size_t)n_rng + (size_t)n_patches + 1) * sizeof *g->changed);
     g->rng_offset = malloc(((size_t)n_rng + 1) * sizeof *g->rng_offset);
-    g->cells = malloc(((size_t)c->n_patches + 1) * sizeof *g->cells);
+    g->cells = malloc(((size_t)n_patches + 1) * sizeof *g->cells);
     if (!g->changed || !g->rng_offset || !g->cells)
         return pt__error(PT_ERR_OUT_OF_MEMORY, fn, "out of host memory");
     for (int32_t i = 0; i < c->n_nodes; ++i) {
@@ -158,16 +167,12 @@ static pt_status collect_changes(pt_graph *g, pt__capture *c, const char *fn) {
     }
     g->n_changed = g->n_rng;
     g->rng_total = c->rng_drawn;
-    /* the patches move to the graph with their references */
-    g->patches = c->patches;
-    g->n_patches = c->n_patches;
-    c->patches = NULL;
-    c->n_patches = 0;
-    for (int32_t i = 0; i < g->n_patches; ++i) {
-        g->changed[g->n_changed++] = g->patches[i].node;
+    for (int32_t i = 0; i < n_patches; ++i) {
+        const pt__gpatch *p = &g->held.patches[i];
+        g->changed[g->n_changed++] = p->node;
         bool seen = false;
-        for (int32_t k = 0; k < g->n_cells && !seen; ++k) seen = g->cells[k] == g->patches[i].cell;
-        if (!seen) g->cells[g->n_cells++] = g->patches[i].cell;
+        for (int32_t k = 0; k < g->n_cells && !seen; ++k) seen = g->cells[k] == p->cell;
+        if (!seen) g->cells[g->n_cells++] = p->cell;
     }
     g->stats.random_ops = g->n_rng;
     return PT_OK;
@@ -180,6 +185,7 @@ static pt_graph *build(pt__capture *c, const char *fn) {
         return NULL;
     }
     g->dev = c->dev;
+    g->id = c->id;
     g->n_ops = c->n_nodes;
     g->ops = malloc((size_t)g->n_ops * sizeof *g->ops);
     if (!g->ops) {
@@ -189,11 +195,9 @@ static pt_graph *build(pt__capture *c, const char *fn) {
     }
     for (int32_t i = 0; i < g->n_ops; ++i) g->ops[i] = c->nodes[i].op;
     g->stats.ops = g->stats.kernels = g->n_ops;
-    /* the adopted blocks move to the graph */
-    g->adopted = c->adopted;
-    g->n_adopted = c->n_adopted;
-    c->adopted = NULL;
-    c->n_adopted = 0;
+    /* what the capture holds for the replays moves to the graph */
+    g->held = c->held;
+    c->held = (pt__gheld){0};
     if (collect_changes(g, c, fn) || plan_memory(g, c, fn) || hold_outputs(g, c, fn)) {
         pt_graph_free(g);
         return NULL;
@@ -231,6 +235,7 @@ pt_graph *pt_graph_capture_end(pt_device *d) {
     } else {
         g = build(c, fn);
     }
+    if (pt__tracing()) pt__trace_capture(d, c->begin_ns, c->id, c->n_nodes, g ? PT_OK : pt_last_status());
     pt__capture_destroy(c);
     return g;
 }
@@ -252,11 +257,14 @@ pt_status pt_graph_replay(pt_graph *g) {
             op->counter = base + g->rng_offset[i];
         }
     }
-    for (int32_t i = 0; i < g->n_patches; ++i) {
-        const pt__gpatch *p = &g->patches[i];
+    for (int32_t i = 0; i < g->held.n_patches; ++i) {
+        const pt__gpatch *p = &g->held.patches[i];
         g->ops[p->node].scalar = p->f(p->p, p->cell->steps + 1);
     }
-    pt_status s = pt__graph_launch_call(g->dev, &g->inst, g->ops, g->n_ops, g->changed, g->n_changed);
+    pt_status s = pt__tracing() ? pt__trace_replay(g->dev, &g->inst, g->ops, g->n_ops, g->changed,
+                                                   g->n_changed, g->id, g->stats.replays + 1)
+                                : pt__graph_launch_call(g->dev, &g->inst, g->ops, g->n_ops, g->changed,
+                                                        g->n_changed);
     if (s != PT_OK) return s;
     for (int32_t i = 0; i < g->n_cells; ++i) g->cells[i]->steps++;
     g->stats.replays++;
@@ -276,7 +284,7 @@ void pt_graph_free(pt_graph *g) {
     pt__graph_release_call(g->dev, g->inst);
     for (int32_t i = 0; i < g->n_kept; ++i) pt__block_unhold(g->dev, g->kept[i]);
     pt__free_direct(g->dev, g->arena);
-    pt__graph_let_go(g->dev, g->adopted, g->n_adopted, g->patches, g->n_patches);
+    pt__graph_let_go(g->dev, &g->held);
     free(g->ops);
     free(g->changed);
     free(g->rng_offset);

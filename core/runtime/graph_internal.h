@@ -35,8 +35,28 @@ typedef struct pt__gpatch {
     double p[4];
 } pt__gpatch;
 
+/* Memory made before the capture that its ops use: owner's reference,
+ * dropped by release (pt__capture_keep). */
+typedef struct pt__gkeep {
+    void *owner;
+    void (*release)(void *owner);
+} pt__gkeep;
+
+/* What a capture holds for the replays of its graph: it moves to the graph
+ * at pt_graph_capture_end, and pt__graph_let_go gives it back. */
+typedef struct pt__gheld {
+    pt__block **adopted;           /* blocks made before, freed during the capture */
+    int32_t n_adopted, cap_adopted;
+    pt__gkeep *keeps;              /* memory made before the capture that its ops use */
+    int32_t n_keeps, cap_keeps;
+    pt__gpatch *patches;           /* their cells retained */
+    int32_t n_patches, cap_patches;
+} pt__gheld;
+
 struct pt__capture {
     pt_device *dev;
+    int64_t id;                    /* the graph's number in traces (1, 2, ... per process) */
+    int64_t begin_ns;              /* when it began, for its span in a trace */
     pt_status refused;             /* PT_OK while the capture is valid */
     char reason[1024];             /* the refusal's message */
     pt__gnode *nodes;
@@ -45,22 +65,19 @@ struct pt__capture {
     int32_t n_values, cap_values;
     int32_t *events;               /* allocations (value + 1) and frees (-(value + 1)) in order */
     int32_t n_events, cap_events;
-    pt__block **adopted;           /* blocks made before, freed during the capture */
-    int32_t n_adopted, cap_adopted;
-    pt__gpatch *patches;
-    int32_t n_patches, cap_patches;
+    pt__gheld held;
     pt__gpatch pending;            /* for the next op (pending.cell != NULL) */
     uint64_t rng_drawn;            /* elements the capture's random ops drew */
 };
 
-/* Frees what the capture holds (its adopted blocks go back to the cache,
- * its patches' cells are released). */
+/* Frees what the capture holds (pt__graph_let_go of what did not move to
+ * a graph). */
 void pt__capture_destroy(pt__capture *c);
 
-/* Gives back the blocks made before a capture and freed during it, and
- * releases the patches' step cells; frees both arrays. capture.c */
-void pt__graph_let_go(pt_device *d, pt__block **adopted, int32_t n_adopted, pt__gpatch *patches,
-                      int32_t n_patches);
+/* Gives back the blocks made before a capture and freed during it, drops
+ * the references to the memory made before it, releases the patches' step
+ * cells, and frees the arrays. capture.c */
+void pt__graph_let_go(pt_device *d, pt__gheld *held);
 
 /* The arena plan: offsets for n values of size[i] bytes, live over the ops
  * [first[i], last[i]], such that values live at once never overlap.

@@ -296,6 +296,17 @@ bool pt__capture_free(pt_device *d, pt__block *b);
 /* The capture's draw of n random elements: its counter relative to the
  * capture's start. */
 uint64_t pt__capture_rng_take(uint64_t n);
+/* Memory made before this thread's capture on d, which an op of the capture
+ * is about to use: the graph keeps it for its replays (until pt_graph_free;
+ * until pt_graph_capture_end when no graph comes of the capture), so the
+ * caller may release its tensors while the graph still replays into it.
+ * owner is what holds the memory (the tensor layer's storage), b its block
+ * (NULL where the allocator does not own the memory: pinned host memory, a
+ * DLPack import). Returns true when the capture takes owner: the caller
+ * then adds the reference that release(owner) drops. False when d is not
+ * the capture's device, b is a block the capture made (its own, planned or
+ * an output) or owner is taken already. */
+bool pt__capture_keep(pt_device *d, const pt__block *b, void *owner, void (*release)(void *owner));
 
 /* A step counter shared by an optimizer and the graphs that captured its
  * step (reference counted: either may go first). A replay reads steps
@@ -393,6 +404,15 @@ pt_status pt__wait_device(const char *fn, pt_device *d);
 pt_status pt__graph_launch_call(pt_device *d, void **inst, const pt_op *ops, int32_t n_ops,
                                 const int32_t *changed, int32_t n_changed);
 void pt__graph_release_call(pt_device *d, void *inst);
+/* The two halves of pt__graph_launch_call's default, for a traced replay
+ * (a span per op): pt__graph_prepare_call makes the plugin's instance on
+ * the first replay and says whether the plugin replays the graph itself
+ * (*own: then pt__graph_launch_call launches it); otherwise
+ * pt__graph_execute_call runs op i of the n_ops (a failure names the
+ * device, the op and its index). */
+pt_status pt__graph_prepare_call(pt_device *d, void **inst, const pt_op *ops, int32_t n_ops,
+                                 bool *own);
+pt_status pt__graph_execute_call(pt_device *d, const pt_op *ops, int32_t i, int32_t n_ops);
 /* The plugin's verdict on op (supports; default PT_OK: execute decides). */
 pt_status pt__supports_call(const char *fn, pt_device *d, const pt_op *op);
 pt_status pt__copy_h2d(const char *fn, pt_device *d, void *dst, size_t dst_off, const void *src,

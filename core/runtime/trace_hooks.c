@@ -210,9 +210,20 @@ static void span_begin(pt__trace_mark *m, const char *name, const char *cat, con
     begin_span(pid, tid, m->t0, name, cat, args);
 }
 
-pt_status pt__trace_execute(const char *fn, pt_device *d, pt_op *op) {
-    const int pid = pt__trace_pid(d), tid = pt__trace_host_tid(pid);
-    const char *name = pt_op_name(op->kind);
+/* The stamp before the work, where the backend has stamps, and the start
+ * of its flow arrow inside the span open on (pid, tid). */
+static void stamp_before(pt__trace_mark *m, int pid, int tid, pt_device *d) {
+    if (pt__stamps_supported(d) && pt__stamp_record(d, &m->stamp0) == PT_OK) {
+        m->flow = pt__trace_next_flow();
+        flow_start(pid, tid, m->flow);
+    }
+}
+
+/* Opens the span of op (cat: "op", or "record" for an op a capture records
+ * instead of running) and, when timed and the backend has stamps, queues
+ * the stamp before it with the flow arrow's start. */
+static void op_begin(pt__trace_mark *m, int pid, int tid, const char *fn, pt_device *d, const pt_op *op,
+                     const char *cat, bool timed) {
     /* Shapes as the core built them, before the backend call merges dims. */
     char in[512] = "", out[PT_MAX_DIMS * 22 + 4], args[800];
     shape_list(in, sizeof in, op->in, op->n_inputs);
@@ -220,22 +231,81 @@ pt_status pt__trace_execute(const char *fn, pt_device *d, pt_op *op) {
     snprintf(args, sizeof args,
              "\"fn\":\"%s\",\"dtype\":\"%s\",\"device\":\"%s\",\"out\":%s,\"in\":[%s]", fn,
              pt_dtype_table_name(op->dtype), d->name, out, in);
-    const int64_t t0 = pt__trace_now_ns();
-    begin_span(pid, tid, t0, name, "op", args);
-    void *s0 = NULL;
-    const bool timed = pt__stamps_supported(d) && pt__stamp_record(d, &s0) == PT_OK;
-    uint64_t flow = 0;
-    if (timed) {
-        flow = pt__trace_next_flow();
-        flow_start(pid, tid, flow);
-    }
-    pt_status s = pt__execute_untraced(fn, d, op);
+    m->t0 = pt__trace_now_ns();
+    begin_span(pid, tid, m->t0, pt_op_name(op->kind), cat, args);
+    m->stamp0 = NULL;
+    m->flow = 0;
+    if (timed) stamp_before(m, pid, tid, d);
+}
+
+/* The stamp after the work, which ended with status s: the pair pending,
+ * as device span name, until the device's next wait. */
+static void stamp_after(pt__trace_mark *m, pt_device *d, const char *name, pt_status s) {
     void *s1 = NULL;
-    if (timed) {
-        if (s == PT_OK && pt__stamp_record(d, &s1) == PT_OK)
-            push_pending(d, s0, s1, t0, 0, flow, name);
-        else
-            pt__stamp_release(d, s0);
+    if (!m->stamp0) return;
+    if (s == PT_OK && pt__stamp_record(d, &s1) == PT_OK)
+        push_pending(d, m->stamp0, s1, m->t0, 0, m->flow, name);
+    else
+        pt__stamp_release(d, m->stamp0);
+}
+
+/* Closes what op_begin opened, after the op ran with status s. */
+static void op_end(pt__trace_mark *m, int pid, int tid, pt_device *d, const char *name, pt_status s) {
+    stamp_after(m, d, name, s);
+    end_span(pid, tid, s);
+}
+
+pt_status pt__trace_execute(const char *fn, pt_device *d, pt_op *op) {
+    const int pid = pt__trace_pid(d), tid = pt__trace_host_tid(pid);
+    /* An op a capture records runs nothing on the device: no stamps. */
+    const bool recorded = pt__capture_now && pt__capture_device() == d;
+    pt__trace_mark m;
+    op_begin(&m, pid, tid, fn, d, op, recorded ? "record" : "op", !recorded);
+    pt_status s = pt__execute_untraced(fn, d, op);
+    op_end(&m, pid, tid, d, pt_op_name(op->kind), s);
+    return s;
+}
+
+/* ---- Graphs ---- */
+
+void pt__trace_capture(pt_device *d, int64_t begin_ns, int64_t graph, int32_t n_ops, pt_status s) {
+    const int pid = pt__trace_pid(d), tid = pt__trace_graph_tid(pid);
+    const int64_t end = pt__trace_now_ns();
+    /* A capture that began before the trace shows from the trace's start. */
+    const int64_t begin = begin_ns > pt__trace_origin_ns() ? begin_ns : pt__trace_origin_ns();
+    emitf("{\"ph\":\"X\",\"name\":\"graph %" PRId64 " capture (%d ops)\",\"cat\":\"graph\","
+          "\"pid\":%d,\"tid\":%d,\"ts\":%s,\"dur\":%s,\"args\":{\"fn\":\"pt_graph_capture_end\","
+          "\"graph\":%" PRId64 ",\"ops\":%d,\"device\":\"%s\",\"status\":\"%s\"}}",
+          graph, (int)n_ops, pid, tid, PT__TRACE_TS(begin), PT__TRACE_US(end > begin ? end - begin : 0),
+          graph, (int)n_ops, d->name, s == PT_OK ? "ok" : pt_status_name(s));
+}
+
+pt_status pt__trace_replay(pt_device *d, void **inst, const pt_op *ops, int32_t n_ops,
+                           const int32_t *changed, int32_t n_changed, int64_t graph, int64_t replay) {
+    const int pid = pt__trace_pid(d), tid = pt__trace_graph_tid(pid);
+    char name[64], args[200];
+    snprintf(name, sizeof name, "graph %" PRId64 " replay %" PRId64 " (%d ops)", graph, replay,
+             (int)n_ops);
+    snprintf(args, sizeof args,
+             "\"fn\":\"pt_graph_replay\",\"graph\":%" PRId64 ",\"replay\":%" PRId64
+             ",\"ops\":%d,\"device\":\"%s\"",
+             graph, replay, (int)n_ops, d->name);
+    begin_span(pid, tid, pt__trace_now_ns(), name, "graph", args);
+    bool own = false;
+    pt_status s = pt__graph_prepare_call(d, inst, ops, n_ops, &own);
+    if (s == PT_OK && own) {
+        /* The plugin's own launch: one pair of stamps around the whole graph. */
+        pt__trace_mark m = {pt__trace_now_ns(), NULL, 0};
+        stamp_before(&m, pid, tid, d);
+        s = pt__graph_launch_call(d, inst, ops, n_ops, changed, n_changed);
+        stamp_after(&m, d, "graph replay", s);
+    } else {
+        for (int32_t i = 0; s == PT_OK && i < n_ops; ++i) {
+            pt__trace_mark m;
+            op_begin(&m, pid, tid, "pt_graph_replay", d, &ops[i], "op", true);
+            s = pt__graph_execute_call(d, ops, i, n_ops);
+            op_end(&m, pid, tid, d, pt_op_name(ops[i].kind), s);
+        }
     }
     end_span(pid, tid, s);
     return s;
@@ -276,10 +346,7 @@ void pt__trace_copy_begin(pt__trace_mark *m, const char *fn, pt_device *d, const
     begin_span(pid, tid, m->t0, name, "copy", args);
     m->stamp0 = NULL;
     m->flow = 0;
-    if (pt__stamps_supported(d) && pt__stamp_record(d, &m->stamp0) == PT_OK) {
-        m->flow = pt__trace_next_flow();
-        flow_start(pid, tid, m->flow);
-    }
+    stamp_before(m, pid, tid, d);
 }
 
 void pt__trace_copy_end(pt__trace_mark *m, pt_device *d, const char *dir, bool blocking,

@@ -46,6 +46,15 @@ void pt__trace_sync_end(pt__trace_mark *m, pt_device *d, pt_status s);
 /* A span of the caller's making around many calls ("backward"). */
 void pt__trace_region_begin(pt__trace_mark *m, const char *name, const char *fn, pt_device *d);
 void pt__trace_region_end(pt__trace_mark *m, pt_device *d, pt_status s);
+/* A capture on d that began at begin_ns and ended now (s: PT_OK, or why
+ * no graph came of it): one span on this thread's graphs row. */
+void pt__trace_capture(pt_device *d, int64_t begin_ns, int64_t graph, int32_t n_ops, pt_status s);
+/* pt_graph_replay while tracing: the replay's span on this thread's graphs
+ * row, holding a span per op with device stamps around each, as eager ops
+ * have (one pair around the whole launch when the plugin replays the graph
+ * itself). replay counts from 1. */
+pt_status pt__trace_replay(pt_device *d, void **inst, const pt_op *ops, int32_t n_ops,
+                           const int32_t *changed, int32_t n_changed, int64_t graph, int64_t replay);
 /* pt_trace_end and process exit: waits for each device with pending device
  * spans (unless its backend was shut down) and writes them; then forgets
  * every pending stamp. */
@@ -75,6 +84,12 @@ pt_status pt__trace_close(const char *fn);
 int pt__trace_pid(const pt_device *d);
 int pt__trace_host_tid(int pid);
 #define PT__TRACE_QUEUE_TID 1
+/* The calling thread's graphs row on track pid (named "graphs", or
+ * "graphs thread N", on first use): its captures and replays. Its numbers
+ * come after the host rows (100 and up) and pt_trace_span's (1000 and up),
+ * so a program would need 1900 threads for a host row to meet them. */
+int pt__trace_graph_tid(int pid);
+#define PT__TRACE_GRAPH_TID_BASE 2000
 /* The row ("thread") called row on track pid (named on first use there),
  * for pt_trace_span; -1 when the trace already has its 32 row names. row
  * holds no character JSON would need escaped. */

@@ -26,7 +26,8 @@ static size_t written, cap;
 static bool truncated, write_failed, any_event;
 static int64_t origin_ns;
 static const pt_device *tracks[MAX_TRACKS];
-static uint64_t named_threads[MAX_TRACKS]; /* per track: bit t = row of thread t named */
+/* per track: bit t = thread t's host row named; and its graphs row */
+static uint64_t named_threads[MAX_TRACKS], named_graph_threads[MAX_TRACKS];
 static _Atomic uint64_t flow_ids;
 static char row_names[MAX_ROWS][48];
 static int n_rows;
@@ -111,6 +112,7 @@ pt_status pt__trace_open(const char *fn, const char *path, size_t max_bytes) {
     truncated = write_failed = any_event = false;
     memset(tracks, 0, sizeof tracks);
     memset(named_threads, 0, sizeof named_threads);
+    memset(named_graph_threads, 0, sizeof named_graph_threads);
     memset(named_rows, 0, sizeof named_rows);
     n_rows = 0;
     origin_ns = pt__trace_now_ns();
@@ -172,23 +174,31 @@ int pt__trace_pid(const pt_device *d) {
     return i + 1;
 }
 
-int pt__trace_host_tid(int pid) {
+/* The calling thread's row base + t on track pid, named label (the first
+ * thread's) or "label thread t" on first use. */
+static int thread_row(int pid, int base, uint64_t *named, const char *label) {
     const int t = thread_number();
-    const int tid = 100 + t;
+    const int tid = base + t;
     if (t < MAX_NAMED_THREADS && pid >= 1 && pid <= MAX_TRACKS) {
         pthread_mutex_lock(&lock);
-        if (!(named_threads[pid - 1] & ((uint64_t)1 << t))) {
-            named_threads[pid - 1] |= (uint64_t)1 << t;
-            char name[32];
+        if (!(named[pid - 1] & ((uint64_t)1 << t))) {
+            named[pid - 1] |= (uint64_t)1 << t;
+            char name[48];
             if (t == 0)
-                snprintf(name, sizeof name, "host");
+                snprintf(name, sizeof name, "%s", label);
             else
-                snprintf(name, sizeof name, "host thread %d", t);
+                snprintf(name, sizeof name, "%s thread %d", label, t);
             name_row_locked(pid, tid, name);
         }
         pthread_mutex_unlock(&lock);
     }
     return tid;
+}
+
+int pt__trace_host_tid(int pid) { return thread_row(pid, 100, named_threads, "host"); }
+
+int pt__trace_graph_tid(int pid) {
+    return thread_row(pid, PT__TRACE_GRAPH_TID_BASE, named_graph_threads, "graphs");
 }
 
 int pt__trace_row_tid(int pid, const char *row) {

@@ -145,6 +145,9 @@ void pt__operand(const pt_tensor *x, pt_operand *out) {
         out->shape[i] = x->shape[i];
         out->strides[i] = x->strides[i];
     }
+    /* Last, so that the call is a jump and the eager path pays the test
+     * alone, without a stack frame. */
+    if (__builtin_expect(pt__capture_now != NULL, 0)) pt__storage_capture_keep(x->st);
 }
 
 void pt__operand_broadcast(const pt_tensor *x, int ndim, const int64_t *shape, pt_operand *out) {
@@ -158,6 +161,7 @@ void pt__operand_broadcast(const pt_tensor *x, int ndim, const int64_t *shape, p
         int xi = i - lead;
         out->strides[i] = xi < 0 || x->shape[xi] == 1 ? 0 : x->strides[xi];
     }
+    if (__builtin_expect(pt__capture_now != NULL, 0)) pt__storage_capture_keep(x->st);
 }
 
 void *pt__host_ptr(const pt_tensor *x) {

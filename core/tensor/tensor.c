@@ -163,6 +163,14 @@ static void storage_release(pt__storage *st) {
     free(st->record);
 }
 
+static void storage_release_kept(void *st) { storage_release(st); }
+
+void pt__storage_capture_keep(pt__storage *st) {
+    if (pt__capture_keep(st->dev, st->kind == PT__STORAGE_DEVICE ? st->block : NULL, st,
+                         storage_release_kept))
+        atomic_fetch_add(&st->refs, 1);
+}
+
 /* A fresh tensor and its storage record share one allocation: a tiny op
  * then costs one malloc/free pair, not two. The pair is freed when both the
  * handle and every view of the storage are gone (storage_release). */

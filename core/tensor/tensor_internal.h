@@ -108,6 +108,13 @@ pt_status pt__check_same_device(const char *fn, int n, pt_tensor *const *xs);
 pt_status pt__resolve_dim(const char *fn, int dim, int ndim, int *out);
 
 
+/* While this thread captures a graph: the storage an operand is made of
+ * stays with the graph when it existed before the capture (one reference,
+ * dropped by pt_graph_free), so releasing its tensors cannot leave the
+ * replays writing into memory handed to someone else. pt__operand and
+ * pt__operand_broadcast call it. */
+void pt__storage_capture_keep(pt__storage *st);
+
 /* Fills an operand describing x as it is. */
 void pt__operand(const pt_tensor *x, pt_operand *out);
 /* Fills an operand describing x broadcast to (ndim, shape): missing leading

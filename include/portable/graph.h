@@ -9,7 +9,9 @@
  * devices before or after, run eagerly as always. docs/graphs.md states
  * what a replay reads and writes; in short, as CUDA graphs teach it:
  * - tensors that exist before the capture are read and written in place at
- *   each replay (copy each new batch into the same input tensors);
+ *   each replay (copy each new batch into the same input tensors); the
+ *   graph holds their memory until pt_graph_free, so releasing one is
+ *   harmless (the replays then write memory nobody else sees);
  * - tensors made during the capture and still referenced at its end keep
  *   the latest replay's values (outputs, gradients, optimizer state);
  * - tensors made and released during the capture are intermediates whose
@@ -75,8 +77,10 @@ PT_API pt_status pt_graph_replay(pt_graph *g);
 /** Fills *out with g's figures (pt_graph_stats). PT_ERR_INVALID_ARGUMENT
  * for a NULL g or out. Waits for nothing. */
 PT_API pt_status pt_graph_info(const pt_graph *g, pt_graph_stats *out);
-/** Frees g, its arena and what it kept alive (queued replays finish first:
- * the memory is reused in queue order). NULL is fine. */
+/** Frees g, its arena and what it kept alive: the outputs' memory, and its
+ * references to the memory of the tensors made before the capture that it
+ * read or wrote (queued replays finish first: the memory is reused in queue
+ * order). NULL is fine. */
 PT_API void pt_graph_free(pt_graph *g);
 
 #ifdef __cplusplus

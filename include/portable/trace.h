@@ -14,6 +14,12 @@
  *     profiling events, CUDA events, host timestamps on cpu), with a flow
  *     arrow from each enqueue to its execution; a backend without device
  *     timing has an empty queue row;
+ *   - a "graphs" row per thread that captured or replayed a graph
+ *     (portable/graph.h): a span per capture ("graph N capture (K ops)")
+ *     and per replay ("graph N replay R (K ops)"), the replay's ops as
+ *     spans inside it, with their device spans on the queue row as eager
+ *     ops have; an op a capture records (runs nothing) is a host span of
+ *     cat "record";
  *   - counters: memory in use and cached per device.
  * Device spans are written when the host next synchronises that device (or
  * at pt_trace_end), so a program that never waits shows only host spans.

@@ -4,8 +4,10 @@
  * shape); random ops replay the eager draws; each refusal fails the call
  * that was refused and the capture with a message naming the function and
  * the fix, and the next capture starts clean; another thread's eager work
- * during a capture is unaffected; NULL and wrong-device arguments are
- * statuses. Exit 77 when the device is not available here. */
+ * during a capture, and during replays, is unaffected; NULL and
+ * wrong-device arguments are statuses. Exit 77 when the device is not
+ * available here. `test_graph --threads` runs only the case with two
+ * threads (for ThreadSanitizer: graph_threads_cpu). */
 #include <pthread.h>
 #include <sched.h>
 #include <stdatomic.h>
@@ -310,6 +312,8 @@ static void wait_phase(int p) {
     while (atomic_load(&phase) < p) sched_yield();
 }
 
+#define OVERLAP_ROUNDS 50
+
 static void *eager_worker(void *arg) {
     double *out = arg;
     wait_phase(1);
@@ -322,6 +326,16 @@ static void *eager_worker(void *arg) {
     out[1] = r ? pt_item(pt_sum(r, PT_ALL, false)) : NAN;
     pt_scope_end(scope);
     atomic_store(&phase, 2);
+    /* Then eager work on the same device while the other thread replays:
+     * allocations, frees and ops interleaved with the replays' ops. */
+    wait_phase(3);
+    out[2] = 0;
+    for (int i = 0; i < OVERLAP_ROUNDS; ++i) {
+        pt_scope s = pt_scope_begin();
+        pt_tensor *b = pt_full(dev, PT_F32, 1, n, (double)i), *c = pt_full(dev, PT_F32, 1, n, 2.0);
+        out[2] += pt_item(pt_sum(pt_mul(b, c), PT_ALL, false)); /* 32 i */
+        pt_scope_end(s);
+    }
     return NULL;
 }
 
@@ -331,7 +345,7 @@ static void test_other_thread(void) {
     pt_manual_seed(5);
     pt_tensor *r = pt_rand(dev, PT_F32, 1, n);
     double want_r = pt_item(pt_sum(r, PT_ALL, false));
-    double got[2] = {NAN, NAN};
+    double got[3] = {NAN, NAN, NAN};
     pthread_t t;
     atomic_store(&phase, 0);
     if (pthread_create(&t, NULL, eager_worker, got) != 0) {
@@ -344,13 +358,19 @@ static void test_other_thread(void) {
     wait_phase(2);
     pt_tensor *z = pt_add(y, x);
     pt_graph *g = pt_graph_capture_end(dev);
+    CHECK_NOT_NULL(g);
+    /* replays while the worker's eager ops run */
+    atomic_store(&phase, 3);
+    int good = 0;
+    for (int i = 0; g && i < OVERLAP_ROUNDS; ++i) {
+        double v[16] = {0};
+        good += pt_graph_replay(g) == PT_OK && check_read(z, v, 16) && v[0] == 3.75 && v[15] == 3.75;
+    }
     pthread_join(t, NULL);
     CHECK_DBL(got[0], 96.0, 0);
     CHECK(got[1] == want_r);
-    REQUIRE(g);
-    CHECK_OK(pt_graph_replay(g));
-    double v[16] = {0};
-    CHECK(check_read(z, v, 16) && v[0] == 3.75 && v[15] == 3.75);
+    CHECK_DBL(got[2], 32.0 * OVERLAP_ROUNDS * (OVERLAP_ROUNDS - 1) / 2, 0);
+    CHECK_INT(good, OVERLAP_ROUNDS);
     pt_graph_free(g);
     pt_release(z);
     pt_release(y);
@@ -389,6 +409,63 @@ static void test_large_intermediates(void) {
     pt_graph_free(g);
     pt_release(out);
     pt_release(x);
+}
+
+/* ---- Tensors made before the capture, released while the graph lives ----
+ * The graph keeps the memory of every tensor made before the capture that
+ * its ops read or write (views included), so releasing those tensors hands
+ * the memory to no one: the replays go on writing memory nobody else sees.
+ * Tensors made after the release in the same size would get the released
+ * blocks back from the cache if the graph had not kept them; they must keep
+ * their values through the replays. Under ASan with
+ * PORTABLE_NO_MEMORY_CACHING (graph_cpu_nocache), every release is the
+ * driver's free, so a replay into freed memory is a report, and a
+ * reference the graph forgets to drop is a leak. */
+
+static bool all_equal(pt_tensor *t, int64_t n, double want) {
+    double *v = calloc((size_t)n, sizeof *v);
+    bool ok = v && check_read(t, v, n);
+    for (int64_t i = 0; ok && i < n; ++i) ok = v[i] == want;
+    free(v);
+    return ok;
+}
+
+static void test_released_inputs(void) {
+    enum { N = 1000 };
+    int64_t n[1] = {N};
+    pt_memory_usage before, after;
+    CHECK_OK(pt_memory_stats(dev, &before));
+    pt_tensor *x = pt_full(dev, PT_F32, 1, n, 2.0), *w = pt_full(dev, PT_F32, 1, n, 3.0);
+    pt_tensor *acc = pt_zeros(dev, PT_F32, 1, n), *head = pt_narrow(x, 0, 0, N / 2);
+    CHECK_OK(pt_graph_capture_begin(dev));
+    pt_scope scope = pt_scope_begin();
+    pt_tensor *y = pt_keep(pt_add(pt_mul(x, w), x));  /* 8: reads x and w */
+    CHECK_OK(pt_axpy_(acc, 1.0, y));                    /* writes acc: += 8 per replay */
+    pt_tensor *s = pt_keep(pt_sum(head, PT_ALL, false)); /* reads x through a view */
+    pt_scope_end(scope);
+    pt_graph *g = pt_graph_capture_end(dev);
+    REQUIRE(g);
+    pt_release(head);
+    pt_release(x);
+    pt_release(w);
+    pt_release(acc);
+    pt_tensor *fresh[4];
+    for (int i = 0; i < 4; ++i) fresh[i] = pt_full(dev, PT_F32, 1, n, -1.0);
+    for (int r = 0; r < 3; ++r) CHECK_OK(pt_graph_replay(g));
+    CHECK(all_equal(y, N, 8.0));
+    CHECK_DBL(pt_item(s), 2.0 * N / 2, 0);
+    for (int i = 0; i < 4; ++i) check_report(all_equal(fresh[i], N, -1.0), __FILE__, __LINE__,
+                                             "a tensor made after the release keeps its values");
+    pt_graph_stats st;
+    CHECK_OK(pt_graph_info(g, &st));
+    CHECK_INT(st.replays, 3);
+    pt_graph_free(g);
+    pt_release(y);
+    pt_release(s);
+    for (int i = 0; i < 4; ++i) pt_release(fresh[i]);
+    /* The graph gave back what it kept: the memory in use is what it was. */
+    CHECK_OK(pt_memory_stats(dev, &after));
+    CHECK_INT(after.in_use, before.in_use);
 }
 
 /* ---- Arguments ---- */
@@ -435,18 +512,23 @@ static void test_arguments(void) {
     pt_clear_error();
 }
 
-int main(void) {
+int main(int argc, char **argv) {
     dev = pt_default_device();
     if (!dev) {
         printf("skip: %s\n", pt_last_error());
         return 77;
     }
     printf("graphs on %s\n", pt_device_name(dev));
+    if (argc > 1 && !strcmp(argv[1], "--threads")) { /* the ThreadSanitizer run's case */
+        test_other_thread();
+        return check_summary();
+    }
     test_arguments();
     /* scopes release what the checks leave over */
     pt_scope scope = pt_scope_begin();
     test_random();
     test_large_intermediates();
+    test_released_inputs();
     test_training(false);
     test_training(true);
     refused(READ_ITEM, "pt_item");

@@ -149,6 +149,100 @@ static double next_sync_end(const cJSON *events, int pid, double ts) {
     return NAN;
 }
 
+/* What check_timeline counted. */
+typedef struct timeline {
+    int n_ops, n_enqueued, n_device, n_waits;
+} timeline;
+
+/* Rows: host spans nest and close, timestamps never go back on a row.
+ * Flows: every device span matches an enqueue on its device and lies inside
+ * [its enqueue, the next wait's end]; every enqueue has its device span;
+ * no span was clamped to a wait. */
+static void check_timeline(const cJSON *events, timeline *t) {
+    static row rows[MAX_ROWS];
+    static enqueue flows[MAX_FLOWS + 1];
+    memset(flows, 0, sizeof flows);
+    int nrows = 0, n_ops = 0, n_enqueued = 0, n_device = 0, n_waits = 0, n_clamped = 0, bad_order = 0,
+        bad_nesting = 0;
+    const cJSON *e;
+    cJSON_ArrayForEach(e, events) {
+        const char *ph = str_of(e, "ph");
+        if (!strcmp(ph, "M") || !strcmp(ph, "C")) continue;
+        row *r = row_of(rows, &nrows, (int)num_of(e, "pid"), (int)num_of(e, "tid"));
+        if (!r) continue;
+        const double ts = num_of(e, "ts");
+        if (!(ts >= r->last_ts)) bad_order++;
+        r->last_ts = ts;
+        if (!strcmp(ph, "B")) {
+            if (r->depth < MAX_DEPTH) r->open[r->depth] = e;
+            r->depth++;
+            if (!strcmp(str_of(e, "cat"), "op")) n_ops++;
+            if (is_wait(e)) n_waits++;
+        } else if (!strcmp(ph, "E")) {
+            if (r->depth == 0) bad_nesting++;
+            else r->depth--;
+        } else if (!strcmp(ph, "s")) {
+            const int id = (int)num_of(e, "id");
+            CHECK(id > 0 && id <= MAX_FLOWS && r->depth > 0);
+            if (id > 0 && id <= MAX_FLOWS && r->depth > 0) {
+                flows[id].ts = num_of(r->open[r->depth - 1], "ts");
+                flows[id].pid = r->pid;
+                n_enqueued++;
+            }
+        } else if (!strcmp(ph, "X") && !strcmp(str_of(e, "cat"), "device")) {
+            n_device++;
+            const int id = (int)num_of(args_of(e), "flow");
+            if (id <= 0 || id > MAX_FLOWS || flows[id].pid != r->pid) {
+                CHECK(!"a device span whose flow matches no enqueue on its device");
+                continue;
+            }
+            flows[id].seen_device = true;
+            /* The backend's clock needed no cutting to the wait's end */
+            if (cJSON_IsTrue(cJSON_GetObjectItemCaseSensitive(args_of(e), "clamped"))) n_clamped++;
+            const double end = ts + num_of(e, "dur");
+            const double sync_end = next_sync_end(events, r->pid, flows[id].ts);
+            char what[200];
+            snprintf(what, sizeof what, "device span %s [%.3f, %.3f] inside [%.3f, %.3f]",
+                     str_of(e, "name"), ts, end, flows[id].ts, sync_end);
+            check_report(ts >= flows[id].ts - TS_EPS && end <= sync_end + TS_EPS, __FILE__,
+                         __LINE__, what);
+        }
+    }
+    for (int i = 0; i < nrows; i++) CHECK_INT(rows[i].depth, 0);
+    CHECK_INT(bad_order, 0);
+    CHECK_INT(bad_nesting, 0);
+    CHECK_INT(n_device, n_enqueued);
+    CHECK_INT(n_clamped, 0);
+    int missing = 0;
+    for (int i = 1; i <= MAX_FLOWS; i++)
+        if (flows[i].pid && !flows[i].seen_device) missing++;
+    CHECK_INT(missing, 0);
+    *t = (timeline){n_ops, n_enqueued, n_device, n_waits};
+}
+
+/* The pid of d's track (named after it), or -1. */
+static int track_of(const cJSON *events, pt_device *d) {
+    int pid = -1;
+    const cJSON *e;
+    cJSON_ArrayForEach(e, events) {
+        if (!strcmp(str_of(e, "ph"), "M") && !strcmp(str_of(e, "name"), "process_name") &&
+            !strcmp(str_of(args_of(e), "name"), pt_device_name(d)))
+            pid = (int)num_of(e, "pid");
+    }
+    return pid;
+}
+
+/* The tid of the row called name on track pid, or -1. */
+static int row_named(const cJSON *events, int pid, const char *name) {
+    const cJSON *e;
+    cJSON_ArrayForEach(e, events) {
+        if (!strcmp(str_of(e, "ph"), "M") && !strcmp(str_of(e, "name"), "thread_name") &&
+            (int)num_of(e, "pid") == pid && !strcmp(str_of(args_of(e), "name"), name))
+            return (int)num_of(e, "tid");
+    }
+    return -1;
+}
+
 static void check_step_trace(const char *path, pt_device *d) {
     cJSON *root = read_trace(path);
     CHECK_NOT_NULL(root);
@@ -175,77 +269,14 @@ static void check_step_trace(const char *path, pt_device *d) {
     CHECK_INT(top, 2);
 
     /* The device's track is named after it. */
-    int pid = -1;
-    const cJSON *e;
-    cJSON_ArrayForEach(e, events) {
-        if (!strcmp(str_of(e, "ph"), "M") && !strcmp(str_of(e, "name"), "process_name") &&
-            !strcmp(str_of(args_of(e), "name"), pt_device_name(d)))
-            pid = (int)num_of(e, "pid");
-    }
-    CHECK(pid > 0);
+    CHECK(track_of(events, d) > 0);
 
-    /* Rows: nesting and order. Flows: enqueue to device span. */
-    static row rows[MAX_ROWS];
-    static enqueue flows[MAX_FLOWS + 1];
-    memset(flows, 0, sizeof flows);
-    int nrows = 0, n_ops = 0, n_enqueued = 0, n_device = 0, n_waits = 0, n_clamped = 0, bad_order = 0,
-        bad_nesting = 0;
-    cJSON_ArrayForEach(e, events) {
-        const char *ph = str_of(e, "ph");
-        if (!strcmp(ph, "M") || !strcmp(ph, "C")) continue;
-        row *r = row_of(rows, &nrows, (int)num_of(e, "pid"), (int)num_of(e, "tid"));
-        if (!r) continue;
-        const double ts = num_of(e, "ts");
-        if (!(ts >= r->last_ts)) bad_order++;
-        r->last_ts = ts;
-        if (!strcmp(ph, "B")) {
-            if (r->depth < MAX_DEPTH) r->open[r->depth] = e;
-            r->depth++;
-            if (!strcmp(str_of(e, "cat"), "op")) n_ops++;
-            if (is_wait(e)) n_waits++;
-        } else if (!strcmp(ph, "E")) {
-            if (r->depth == 0) bad_nesting++;
-            else r->depth--;
-        } else if (!strcmp(ph, "s")) {
-            const int id = (int)num_of(e, "id");
-            CHECK(id > 0 && id <= MAX_FLOWS && r->depth > 0);
-            if (id > 0 && id <= MAX_FLOWS && r->depth > 0) {
-                flows[id].ts = num_of(r->open[r->depth - 1], "ts");
-                flows[id].pid = r->pid;
-                n_enqueued++;
-            }
-        } else if (!strcmp(ph, "X")) {
-            n_device++;
-            const int id = (int)num_of(args_of(e), "flow");
-            if (id <= 0 || id > MAX_FLOWS || flows[id].pid != r->pid) {
-                CHECK(!"a device span whose flow matches no enqueue on its device");
-                continue;
-            }
-            flows[id].seen_device = true;
-            /* The backend's clock needed no cutting to the wait's end */
-            if (cJSON_IsTrue(cJSON_GetObjectItemCaseSensitive(args_of(e), "clamped"))) n_clamped++;
-            const double end = ts + num_of(e, "dur");
-            const double sync_end = next_sync_end(events, r->pid, flows[id].ts);
-            char what[200];
-            snprintf(what, sizeof what, "device span %s [%.3f, %.3f] inside [%.3f, %.3f]",
-                     str_of(e, "name"), ts, end, flows[id].ts, sync_end);
-            check_report(ts >= flows[id].ts - TS_EPS && end <= sync_end + TS_EPS, __FILE__,
-                         __LINE__, what);
-        }
-    }
-    for (int i = 0; i < nrows; i++) CHECK_INT(rows[i].depth, 0);
-    CHECK_INT(bad_order, 0);
-    CHECK_INT(bad_nesting, 0);
-    CHECK(n_ops >= N_MATMUL + N_ADD + N_RELU + N_AXPY + 6); /* + the loss and backward ops */
-    CHECK(n_waits >= 1);
+    timeline t;
+    check_timeline(events, &t);
+    CHECK(t.n_ops >= N_MATMUL + N_ADD + N_RELU + N_AXPY + 6); /* + the loss and backward ops */
+    CHECK(t.n_waits >= 1);
     /* Every backend this runs on times its queue: one device span per enqueue. */
-    CHECK(n_enqueued >= n_ops);
-    CHECK_INT(n_device, n_enqueued);
-    CHECK_INT(n_clamped, 0);
-    int missing = 0;
-    for (int i = 1; i <= MAX_FLOWS; i++)
-        if (flows[i].pid && !flows[i].seen_device) missing++;
-    CHECK_INT(missing, 0);
+    CHECK(t.n_enqueued >= t.n_ops);
     cJSON_Delete(root);
 }
 
@@ -302,6 +333,115 @@ static void test_bad_paths(void) {
     CHECK(pt_trace_begin(path) == PT_ERR_INVALID_ARGUMENT);
     CHECK_HAS(pt_last_error(), "pt_trace_end");
     CHECK_OK(pt_trace_end());
+}
+
+/* A graph (portable/graph.h) captured and replayed while tracing: the
+ * capture is one span on the device's "graphs" row, named
+ * "graph N capture (K ops)"; its recorded ops are host spans of cat
+ * "record" with no device span (nothing ran); each replay is a span
+ * "graph N replay R (K ops)" on the graphs row holding one span per op it
+ * ran (cat "op", fn "pt_graph_replay"), each with its device span on the
+ * queue row, inside [its enqueue, the next wait]. */
+enum { GRAPH_REPLAYS = 3 };
+
+static void test_graph_rows(void) {
+    pt_device *d = pt_default_device();
+    REQUIRE(d);
+    int64_t xs[2] = {8, 4}, ws[2] = {4, 16}, bs[1] = {16};
+    pt_manual_seed(5);
+    pt_tensor *x = pt_rand(d, PT_F32, 2, xs), *w = pt_rand(d, PT_F32, 2, ws), *b = pt_rand(d, PT_F32, 1, bs);
+    pt_scope sc = pt_scope_begin();
+    const double eager = pt_item(pt_sum(pt_relu(pt_add(pt_matmul(x, w), b)), PT_ALL, false));
+    pt_scope_end(sc);
+    char path[300];
+    snprintf(path, sizeof path, "%s/graph.json", trace_dir);
+    CHECK_OK(pt_trace_begin(path));
+    CHECK_OK(pt_graph_capture_begin(d));
+    sc = pt_scope_begin();
+    pt_tensor *y = pt_keep(pt_sum(pt_relu(pt_add(pt_matmul(x, w), b)), PT_ALL, false));
+    pt_scope_end(sc);
+    pt_graph *g = pt_graph_capture_end(d);
+    REQUIRE(g);
+    for (int r = 0; r < GRAPH_REPLAYS; r++) CHECK_OK(pt_graph_replay(g));
+    CHECK_DBL(pt_item(y), eager, 0);
+    CHECK_OK(pt_trace_end());
+    pt_graph_stats st;
+    CHECK_OK(pt_graph_info(g, &st));
+    const int k = (int)st.ops;
+    pt_graph_free(g);
+    pt_release(y);
+    pt_release(b);
+    pt_release(w);
+    pt_release(x);
+
+    cJSON *root = read_trace(path);
+    REQUIRE(root);
+    const cJSON *events = cJSON_GetObjectItemCaseSensitive(root, "traceEvents"), *e;
+    timeline t;
+    check_timeline(events, &t);
+    CHECK_INT(t.n_ops, GRAPH_REPLAYS * k); /* only the replays ran ops */
+    const int pid = track_of(events, d), graphs = row_named(events, pid, "graphs");
+    CHECK(pid > 0);
+    CHECK(graphs >= 2000);
+    /* The capture's span, and its number for the replays' names. */
+    int n_captures = 0, graph = -1;
+    cJSON_ArrayForEach(e, events) {
+        if (strcmp(str_of(e, "ph"), "X") || strcmp(str_of(e, "cat"), "graph")) continue;
+        n_captures++;
+        graph = (int)num_of(args_of(e), "graph");
+        char want[64];
+        snprintf(want, sizeof want, "graph %d capture (%d ops)", graph, k);
+        CHECK_STR(str_of(e, "name"), want);
+        CHECK((int)num_of(e, "pid") == pid && (int)num_of(e, "tid") == graphs);
+        CHECK_STR(str_of(args_of(e), "status"), "ok");
+    }
+    CHECK_INT(n_captures, 1);
+    /* Recorded ops: on the host row, without flows. Replays: on the graphs
+     * row, each holding its k ops, each of those with a flow. */
+    int recorded = 0, replays = 0, depth = 0, in_replay = 0, flows_in_replay = 0, flows_outside = 0,
+        op_spans = 0;
+    bool in_record = false;
+    cJSON_ArrayForEach(e, events) {
+        const char *ph = str_of(e, "ph");
+        const bool on_graphs = (int)num_of(e, "pid") == pid && (int)num_of(e, "tid") == graphs;
+        if (!strcmp(ph, "B") && !strcmp(str_of(e, "cat"), "record")) {
+            recorded++;
+            in_record = true;
+        } else if (!strcmp(ph, "E") && in_record && !on_graphs) {
+            in_record = false;
+        } else if (!strcmp(ph, "s") && in_record) {
+            flows_outside++;
+        }
+        if (!strcmp(ph, "X") && !strcmp(str_of(e, "cat"), "device") && strncmp(str_of(e, "name"), "copy ", 5))
+            op_spans++;
+        if (!on_graphs) continue;
+        if (!strcmp(ph, "B")) {
+            if (depth == 0) {
+                char want[64];
+                snprintf(want, sizeof want, "graph %d replay %d (%d ops)", graph, ++replays, k);
+                CHECK_STR(str_of(e, "name"), want);
+                CHECK_STR(str_of(e, "cat"), "graph");
+                CHECK((int)num_of(args_of(e), "ops") == k);
+                in_replay = 0;
+            } else {
+                CHECK_INT(depth, 1);
+                CHECK_STR(str_of(e, "cat"), "op");
+                CHECK_STR(str_of(args_of(e), "fn"), "pt_graph_replay");
+                in_replay++;
+            }
+            depth++;
+        } else if (!strcmp(ph, "E")) {
+            if (--depth == 0) CHECK_INT(in_replay, k);
+        } else if (!strcmp(ph, "s")) {
+            flows_in_replay++;
+        }
+    }
+    CHECK_INT(recorded, k);
+    CHECK_INT(flows_outside, 0);
+    CHECK_INT(replays, GRAPH_REPLAYS);
+    CHECK_INT(flows_in_replay, GRAPH_REPLAYS * k);
+    CHECK_INT(op_spans, GRAPH_REPLAYS * k); /* the device spans besides the read's copy */
+    cJSON_Delete(root);
 }
 
 /* A program that set PORTABLE_TRACE and never called pt_trace_end. */
@@ -407,6 +547,7 @@ int main(int argc, char **argv) {
     test_step();
     test_capped();
     test_spans();
+    test_graph_rows();
     test_closed_at_exit();
     return check_summary();
 }
