@@ -38,33 +38,9 @@ static inline vd splatd(double s) {
 
 static inline vf selectf(vfi take, vf a, vf b) { return (vf)(((vfi)a & take) | ((vfi)b & ~take)); }
 
-/* f32 exp for sigmoid: Cody-Waite reduction by ln 2 (split in two), Cephes'
- * degree-7 polynomial for e^r on [-ln2/2, ln2/2], and 2^n put straight into
- * the exponent bits: no SLEEF call, so sigmoid keeps up with PyTorch's (its
- * own exp stays SLEEF's 1-ULP one). Inputs are clamped to where 2^n stays a
- * normal float; above that the result is +inf (sigmoid's limit 0 for
- * x < -88.38, where the exact value is a denormal). NaN passes through. */
-static inline vf exp_sigmoid_vf(vf x) {
-    const vf hi = splatf(88.3762626647949f), lo = splatf(-87.3365478515625f);
-    vf c = selectf(x > hi, hi, x);
-    c = selectf(c < lo, lo, c);
-    const vf magic = splatf(12582912.0f); /* 1.5 * 2^23: adding it rounds to an integer */
-    const vf t = c * splatf(1.44269504088896341f) + magic;
-    const vf n = t - magic;
-    const vf r = c - n * splatf(0.693359375f) - n * splatf(-2.12194440e-4f);
-    vf p = splatf(1.9875691500e-4f);
-    p = p * r + splatf(1.3981999507e-3f);
-    p = p * r + splatf(8.3334519073e-3f);
-    p = p * r + splatf(4.1665795894e-2f);
-    p = p * r + splatf(1.6666665459e-1f);
-    p = p * r + splatf(5.0000001201e-1f);
-    p = p * (r * r) + r + splatf(1.0f);
-    const vfi scale = ((vfi)t - (vfi)magic + 127) << 23;
-    return selectf(x > hi, splatf(__builtin_inff()), p * (vf)scale);
-}
-
-/* f32 exp over the whole range: the reduction and polynomial above, with
- * 2^n applied as two powers of two 2^(n/2) 2^(n - n/2), so results down in
+/* f32 exp: Cody-Waite reduction by ln 2 (split in two), Cephes' degree-7
+ * polynomial for e^r on [-ln2/2, ln2/2], and 2^n put straight into the
+ * exponent bits, applied as two powers of two 2^(n/2) 2^(n - n/2), so results down in
  * the subnormals (x to about -103.3) round once and results past FLT_MAX
  * (x above 88.72) become +inf; x is clamped where both ends are settled
  * (to -104 and 89: 0 and +inf). NaN passes through. Within 1.01 ULP over
@@ -93,7 +69,7 @@ static inline vf exp_vf(vf x) {
  * quotient is the correct limit 0 (IEEE, no trap); NaN stays NaN. Within
  * 2.5 ULP in f32 (2.48 the worst over every 7th float with a normal
  * result), 1-ULP SLEEF exp in f64. */
-static inline vf sigmoid_vf(vf x) { return splatf(1.0f) / (splatf(1.0f) + exp_sigmoid_vf(-x)); }
+static inline vf sigmoid_vf(vf x) { return splatf(1.0f) / (splatf(1.0f) + exp_vf(-x)); }
 static inline vd sigmoid_vd(vd x) { return splatd(1.0) / (splatd(1.0) + PT_VM_SD(exp)(-x)); }
 
 /* f32 tanh as a rational function: x P(x^2) / Q(x^2), degrees 13 over 6,
