@@ -48,4 +48,23 @@ for pass in "${passes[@]}"; do
   echo
   env "${envs[@]}" "$build/bench/bench_math" --rounds $((2 * rounds + 1)) || status=1
 done
+
+# One thread against two on two cores of their own, alternated round by
+# round (widest ISA): the convolution benchmark and the MLP epoch.
+if [[ $(nproc) -ge 2 ]]; then
+  echo; echo "## One thread against two (cores 0 and 1; wall seconds, median of $((rounds + 1)) alternated rounds)"
+  echo
+  median() { sort -g | awk '{a[NR]=$1} END {print (NR%2) ? a[(NR+1)/2] : (a[NR/2]+a[NR/2+1])/2}'; }
+  one="" two=""
+  for r in $(seq $((rounds + 1))); do
+    one+="$(OMP_NUM_THREADS=1 OPENBLAS_NUM_THREADS=1 PORTABLE_BACKEND=cpu taskset -c 1 "$build"/bench/bench_cnn conv | awk '{print $2}') "
+    two+="$(OMP_NUM_THREADS=2 OPENBLAS_NUM_THREADS=1 PORTABLE_BACKEND=cpu taskset -c 0,1 "$build"/bench/bench_cnn conv | awk '{print $2}') "
+  done
+  a=$(tr ' ' '\n' <<< "$one" | grep . | median); b=$(tr ' ' '\n' <<< "$two" | grep . | median)
+  echo "| benchmark | 1 thread s | 2 threads s | speed-up |"
+  echo "|---|---:|---:|---:|"
+  printf '| conv2d fwd+bwd [32,64,32,32] x 64 3x3 | %.4f | %.4f | %.2f |\n' "$a" "$b" "$(awk -v a="$a" -v b="$b" 'BEGIN {print a / b}')"
+  echo
+  PORTABLE_BACKEND=cpu taskset -c 0,1 bash "$here/mlp_threads.sh" "$build" $((rounds + 1)) | tail -1 || status=1
+fi
 exit $status

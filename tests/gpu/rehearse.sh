@@ -118,6 +118,8 @@ if [ "$mode" = sim ]; then
     'grep -q "^### CLBlast Xgemm parameters tried" "$res" && grep -q "^| CLBlast.s defaults (first) | [0-9]" "$res"'
   check "the cpu ISA step compared the CNN and the vector math with their peers" \
     'grep -q "^| cnn_digits epoch (train, batch 64) | [0-9]" "$res" && grep -q "^| tanh | [0-9]" "$res"'
+  check "the cpu ISA step timed one thread against two" \
+    'grep -Eq "^\| conv2d fwd\+bwd \[32,64,32,32\] x 64 3x3 \| [0-9.]+ \| [0-9.]+ \| [0-9.]+ \|$" "$res" && grep -q "^Median of the round medians: 1 thread" "$res"'
   check "the targets list the 3 us host-time row" 'grep -q "<= 3 us of host time per op (500 ops" "$res"'
   check "the chapter's timed async copies found their pinned blocks cached" \
     'grep -q "the timed async loop took [1-9][0-9]* pinned blocks from the cache and allocated 0)" "$res"'

@@ -259,7 +259,7 @@ fi
 targets=(portable portable-cpu portable-opencl portable-cuda portable-tool conformance test_cuda_plugin
          test_cuda_runtime test_gradcheck cross_backend test_cnn_layers test_mixed_precision mlp_digits
          cnn_digits gpu_tour test_lazy_load test_large_tensors test_trace bench_cuda bench_opencl
-         bench_cnn bench_math test_graph bench_graph)
+         bench_cnn bench_math bench_mlp test_graph bench_graph)
 sim_args=(-DPT_BUILD_CUDA_SIM=OFF)
 [ "$REHEARSAL" = sim ] && { sim_args=(-DPT_BUILD_CUDA_SIM=ON); targets+=(portable-cuda-sim); }
 build_ok=0
@@ -575,7 +575,7 @@ fi
 if begin "cpu isa" 90; then
   section "The cpu backend against PyTorch and NumPy on this host's ISAs (bench/cpu_isa.sh)"
   if [ "$REHEARSAL" = sim ]; then rounds=1; else rounds=2; fi
-  timeout "$(limit 210)" env PT_PYTHON="$PY" bash bench/cpu_isa.sh "$BUILD_DIR" "$rounds" \
+  timeout "$(limit 260)" env PT_PYTHON="$PY" bash bench/cpu_isa.sh "$BUILD_DIR" "$rounds" \
     >"$LOGS/cpu_isa.md" 2>"$LOGS/cpu_isa.err" || fail "bench/cpu_isa.sh (exit $?)"
   sed 's/^# /### /; s/^## /### /' "$LOGS/cpu_isa.md" >>"$RESULTS"
   pack_logs
