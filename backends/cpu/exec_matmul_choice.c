@@ -96,16 +96,19 @@ const char *pt_cpu_gemm_note(void) { return g_note; }
 #ifdef PT_CPU_HAVE_ONEDNN
 bool pt_cpu_onednn_sgemm(bool ta, bool tb, int64_t M, int64_t N, int64_t K, const float *A, int64_t lda,
                          const float *B, int64_t ldb, float *C, int64_t ldc) {
-#if defined(PT_CPU_ONEDNN_ONE_THREAD) && defined(_OPENMP)
-    /* The sanitizer builds keep oneDNN on the calling thread, as the
-     * convolutions do (CMakeLists.txt says why); exec_matmul.c keeps its own team
-     * out of these products there too. */
+#ifdef _OPENMP
+    /* Each call runs on the calling thread: exec_matmul.c already splits a
+     * product across the plugin's team (as it does for OpenBLAS, which runs
+     * single-threaded), and oneDNN opening a parallel region of its own for
+     * every small product made the MLP epoch four times slower on two
+     * threads than on one. The sanitizer builds keep their products off the
+     * team as well (PT_CPU_ONEDNN_ONE_THREAD, CMakeLists.txt says why). */
     const int before = omp_get_max_threads();
     omp_set_num_threads(1);
 #endif
     const bool ok =
         dnnl_sgemm(ta ? 'T' : 'N', tb ? 'T' : 'N', M, N, K, 1.0f, A, lda, B, ldb, 0.0f, C, ldc) == dnnl_success;
-#if defined(PT_CPU_ONEDNN_ONE_THREAD) && defined(_OPENMP)
+#ifdef _OPENMP
     omp_set_num_threads(before);
 #endif
     return ok;
