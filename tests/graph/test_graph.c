@@ -475,10 +475,11 @@ static void test_released_inputs(void) {
  * Ops of every family a backend may record into one launch sequence (an
  * OpenCL command buffer): element-wise kernels in their contiguous and
  * strided forms, broadcasts, scalars, casts, where, reductions (one and two
- * passes), softmax, max and argmax; the results of two replays, with the
- * input changed between them, against the same ops run eagerly. */
+ * passes), softmax, max and argmax, gather, one_hot, a max pool; the
+ * results of two replays, with the input changed between them, against the
+ * same ops run eagerly. */
 
-enum { MIX_OUTS = 11 };
+enum { MIX_OUTS = 14 };
 
 static void mix_ops(pt_tensor *x, pt_tensor *b, pt_tensor *big, pt_tensor **out) {
     pt_scope scope = pt_scope_begin();
@@ -495,6 +496,12 @@ static void mix_ops(pt_tensor *x, pt_tensor *b, pt_tensor *big, pt_tensor **out)
     out[8] = pt_keep(pt_cast(pt_mul_scalar(y1, 10.0), PT_I32));
     out[9] = pt_keep(pt_clamp(pt_add_scalar(y2, -0.25), -0.5, 0.5));
     out[10] = pt_keep(pt_sum(big, 0, false));
+    pt_tensor *idx = pt_argmax(y2, 1, true); /* i64 [C, 1] */
+    out[11] = pt_keep(pt_gather(y2, 1, idx));
+    out[12] = pt_keep(pt_one_hot(idx, 40, PT_F32));
+    const pt_window2d w = {{3, 2}, {2, 1}, {1, 0}, {1, 1}};
+    int64_t img[4] = {1, 1, 37, 53};
+    out[13] = pt_keep(pt_max_pool2d_window(pt_reshape(y1, 4, img), &w));
     pt_scope_end(scope);
 }
 
