@@ -7,7 +7,7 @@
  * (arguments and work sizes, programs and their disk cache, the queue's
  * waits and trace stamps, graphs recorded into command buffers) ->
  * memory.c -> device*.c -> errors.c. exec.c's graph members record a
- * graph's ops by dispatching them while launch_graph.c records.
+ * graph by dispatching its ops while launch_graph.c captures the launches.
  *
  * Symbol prefix: ocl_ (every non-static name). Nothing here is exported:
  * the plugin's only public symbol is pt_backend_entry (plugin.c). */
@@ -60,9 +60,10 @@ const char *ocl_kernel_name(ocl_kernel_id k);
 typedef enum ocl_variant { OCL_GENERAL, OCL_CONTIG, OCL_VARIANT__COUNT } ocl_variant;
 
 /* ---- cl_khr_command_buffer (device.c finds it, launch_graph.c uses it) ----
- * The provisional extension's types and entry points, spelled out here (as
- * in its cl_ext.h of 2023, extension version 0.9.x) so the plugin builds
- * with headers that predate it; the entry points come from
+ * The extension's types and entry points, spelled out here (as in the
+ * cl_ext.h of 2023; PoCL 3.1's version 0.9.0 and Intel's CPU runtime's
+ * 1.0.0 both take these signatures) so the plugin builds with headers that
+ * predate it; the entry points come from
  * clGetExtensionFunctionAddressForPlatform, never from the loader's symbols,
  * so the plugin loads with ICD loaders and drivers that lack them. */
 typedef struct ocl_cl_command_buffer *ocl_command_buffer;
@@ -176,8 +177,8 @@ typedef struct ocl_device {
     cl_kernel kernels[PT_DTYPE_COUNT][OCL_K__COUNT][OCL_VARIANT__COUNT];
     size_t kernel_wg[PT_DTYPE_COUNT][OCL_K__COUNT][OCL_VARIANT__COUNT]; /* CL_KERNEL_WORK_GROUP_SIZE */
     cl_mem scratch; /* two-pass reduction partials; grown on demand */
-    ocl_graph *recording; /* set (under lock) while a graph is recorded: kernels go into it */
     size_t scratch_bytes;
+    ocl_graph *recording; /* set (under lock) while a graph is recorded: kernels go into it */
     bool new_kernels; /* a kernel object was created since the last launch */
     /* Bytes of device buffers (alloc and scratch) this process holds: what
      * memory.c checks a new buffer against before asking the driver. */
