@@ -83,6 +83,55 @@ void ocl_device_props_extra(const ocl_device *d, pt_device_props *out) {
     free(list);
 }
 
+/* Fills d->cb where graphs can replay as command buffers (internal.h),
+ * else says why not in d->no_graphs. */
+static void ocl_command_buffers_probe(ocl_device *d) {
+    /* off/on, or 0/1 as the plugin's other switches take */
+    static const char *const off_on[] = {"off", "on", "0", "1", NULL};
+    memset(&d->cb, 0, sizeof d->cb);
+    cl_bitfield caps = 0;
+    if (PT_HOST_HAS(ocl_host, env_choice) &&
+        ocl_host->env_choice("PORTABLE_OPENCL_GRAPHS", off_on, 1) % 2 == 0) {
+        snprintf(d->no_graphs, sizeof d->no_graphs, "PORTABLE_OPENCL_GRAPHS=off");
+        return;
+    }
+    if (!ocl_has_extension(d->id, OCL_CB_EXTENSION)) {
+        snprintf(d->no_graphs, sizeof d->no_graphs, "%s lacks " OCL_CB_EXTENSION, d->name);
+        return;
+    }
+    /* Without simultaneous use, queueing a buffer whose last run has not
+     * ended is an error: replays would have to wait for each other. */
+    if (clGetDeviceInfo(d->id, OCL_DEVICE_COMMAND_BUFFER_CAPABILITIES, sizeof caps, &caps, NULL) !=
+            CL_SUCCESS ||
+        !(caps & OCL_COMMAND_BUFFER_CAPABILITY_SIMULTANEOUS_USE)) {
+        snprintf(d->no_graphs, sizeof d->no_graphs,
+                 "%s's " OCL_CB_EXTENSION " lacks simultaneous use", d->name);
+        return;
+    }
+    ocl_cb_api a = {0};
+    if (clGetDeviceInfo(d->id, OCL_DEVICE_COMMAND_BUFFER_REQUIRED_QUEUE_PROPERTIES,
+                        sizeof a.queue_props, &a.queue_props, NULL) != CL_SUCCESS)
+        a.queue_props = 0;
+    /* An object pointer to a function pointer: memcpy, as ISO C allows. */
+    void *entry = NULL;
+#define OCL_CB_ENTRY(member, name)                                                \
+    entry = clGetExtensionFunctionAddressForPlatform(d->platform, name);          \
+    memcpy(&a.member, &entry, sizeof entry)
+    OCL_CB_ENTRY(create, "clCreateCommandBufferKHR");
+    OCL_CB_ENTRY(finalize, "clFinalizeCommandBufferKHR");
+    OCL_CB_ENTRY(release, "clReleaseCommandBufferKHR");
+    OCL_CB_ENTRY(enqueue, "clEnqueueCommandBufferKHR");
+    OCL_CB_ENTRY(ndrange, "clCommandNDRangeKernelKHR");
+#undef OCL_CB_ENTRY
+    if (!a.create || !a.finalize || !a.release || !a.enqueue || !a.ndrange) {
+        snprintf(d->no_graphs, sizeof d->no_graphs,
+                 "%s (%s) does not give the entry points of " OCL_CB_EXTENSION, d->name,
+                 d->platform_name);
+        return;
+    }
+    d->cb = a;
+}
+
 static void ocl_describe(ocl_device *d) {
     ocl_device_string(d->id, CL_DEVICE_NAME, d->name, sizeof d->name);
     ocl_device_string(d->id, CL_DEVICE_VENDOR, d->vendor, sizeof d->vendor);
@@ -133,6 +182,7 @@ static void ocl_describe(ocl_device *d) {
     int major = 0, minor = 0;
     d->opencl_c_12 = sscanf(cver, "OpenCL C %d.%d", &major, &minor) == 2 &&
                      (major > 1 || (major == 1 && minor >= 2));
+    ocl_command_buffers_probe(d);
     pthread_mutex_init(&d->lock, NULL);
     pthread_mutex_init(&d->host_lock, NULL);
 }

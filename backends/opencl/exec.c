@@ -6,6 +6,8 @@
  * decide which kernel of which per-dtype program runs, pack its arguments
  * and pick work sizes (launch.c). Operand byte offsets become element
  * offsets passed as kernel arguments: a cl_mem has no pointer arithmetic. */
+#include <stdio.h>
+
 #include "internal.h"
 
 /* Ops that only move elements: they run on a device without fp64 (in the
@@ -95,19 +97,89 @@ static pt_status ocl_dispatch(ocl_device *d, int dev, const pt_op *op) {
     return ocl_fail(PT_ERR_UNSUPPORTED, "unknown op kind %d", (int)op->kind);
 }
 
-pt_status ocl_execute(int dev, const pt_op *op) {
-    pt_status s = ocl_supports(dev, op);
-    if (s != PT_OK) return s;
-    ocl_device *d = NULL;
-    if ((s = ocl_device_ready(dev, "execute", &d)) != PT_OK) return s;
+/* Runs ops[0..n-1] on d under its lock, then hands their launches to the
+ * device. */
+static pt_status ocl_run(ocl_device *d, int dev, const pt_op *ops, int32_t n) {
     pthread_mutex_lock(&d->lock);
-    s = ocl_dispatch(d, dev, op);
+    pt_status s = PT_OK;
+    for (int32_t i = 0; s == PT_OK && i < n; ++i) s = ocl_dispatch(d, dev, &ops[i]);
     /* Hand the launches to the device now: NVIDIA's driver may otherwise
      * hold non-blocking work until the next blocking call. */
     if (s == PT_OK) {
         clFlush(d->queue);
         ocl_after_new_kernels(d);
     }
+    pthread_mutex_unlock(&d->lock);
+    return s;
+}
+
+pt_status ocl_execute(int dev, const pt_op *op) {
+    pt_status s = ocl_supports(dev, op);
+    if (s != PT_OK) return s;
+    ocl_device *d = NULL;
+    if ((s = ocl_device_ready(dev, "execute", &d)) != PT_OK) return s;
+    return ocl_run(d, dev, op, 1);
+}
+
+/* ---- Graphs: one command buffer per graph (launch_graph.c) ---- */
+
+/* Why op cannot be part of a command buffer, or NULL. */
+static const char *ocl_unrecordable(const ocl_device *d, const pt_op *op) {
+    const pt_op_family f = pt_op_info_of(op->kind)->family;
+    if (f == PT_OP_FAMILY_MATMUL || f == PT_OP_FAMILY_CONV)
+        return "CLBlast queues its GEMM kernels itself (it cannot record into a command buffer)";
+    if (op->kind == PT_OP_RAND_UNIFORM || op->kind == PT_OP_RAND_NORMAL)
+        return "its seed and counter change at every replay";
+    if (op->kind == PT_OP_COPY && ocl_cast_needs_host(d, op))
+        return "the cast converts on the host (no cl_khr_fp64)";
+    return NULL;
+}
+
+pt_status ocl_graph_instantiate(int dev, const pt_op *ops, int32_t n_ops, void **graph) {
+    *graph = NULL;
+    ocl_device *d = NULL;
+    pt_status s = ocl_device_ready(dev, "graph_instantiate", &d);
+    if (s != PT_OK) return s;
+    char why[256] = "";
+    for (int32_t i = 0; i < n_ops && !why[0]; ++i) {
+        const char *no = ocl_unrecordable(d, &ops[i]);
+        if (no) snprintf(why, sizeof why, "op %d (%s): %s", (int)i, pt_op_name(ops[i].kind), no);
+    }
+    ocl_graph *g = NULL;
+    if (!why[0]) {
+        /* Under the lock throughout: another thread's launches on d must not
+         * land in the recording. */
+        pthread_mutex_lock(&d->lock);
+        s = ocl_record_begin(d, &g, why, sizeof why);
+        int32_t i = 0;
+        for (; s == PT_OK && i < n_ops; ++i) s = ocl_dispatch(d, dev, &ops[i]);
+        if (g) s = ocl_record_end(d, g, s == PT_OK ? NULL : pt_op_name(ops[i - 1].kind), why, sizeof why);
+        ocl_after_new_kernels(d);
+        pthread_mutex_unlock(&d->lock);
+    }
+    if (why[0]) {
+        ocl_log(PT_LOG_INFO, "opencl:%d: a graph of %d ops replays op by op: %s", dev, (int)n_ops, why);
+        return ocl_fail(PT_ERR_UNSUPPORTED, "%s", why);
+    }
+    ocl_log(PT_LOG_INFO, "opencl:%d: a graph of %d ops replays as one command buffer (%s)", dev,
+            (int)n_ops, OCL_CB_EXTENSION);
+    *graph = g;
+    return PT_OK;
+}
+
+pt_status ocl_graph_launch(int dev, void *graph, const pt_op *ops, int32_t n_ops,
+                           const int32_t *changed, int32_t n_changed) {
+    (void)changed;
+    ocl_device *d = NULL;
+    pt_status s = ocl_device_ready(dev, "graph_launch", &d);
+    if (s != PT_OK) return s;
+    /* Scalars the core changed since the recording (Adam's step-dependent
+     * ones) are arguments the recorded commands hold: such a replay runs op
+     * by op, as the core's default does. */
+    if (n_changed > 0) return ocl_run(d, dev, ops, n_ops);
+    pthread_mutex_lock(&d->lock);
+    s = ocl_graph_enqueue(d, graph);
+    if (s == PT_OK) clFlush(d->queue);
     pthread_mutex_unlock(&d->lock);
     return s;
 }

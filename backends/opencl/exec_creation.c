@@ -49,7 +49,7 @@ static pt_status ocl_run_arange(ocl_device *d, const pt_op *op) {
         args[6] = (ocl_arg)OCL_ARG(start_f);
         args[7] = (ocl_arg)OCL_ARG(step_f);
     }
-    if ((s = ocl_set_args(k, "arange", 8, args)) != PT_OK) return s;
+    if ((s = ocl_set_args(d, k, "arange", 8, args)) != PT_OK) return s;
     return ocl_launch_items(d, k, "arange", wg, n);
 }
 
@@ -66,7 +66,7 @@ static pt_status ocl_run_rand(ocl_device *d, const pt_op *op) {
     cl_mem out = (cl_mem)op->out.buf;
     cl_ulong seed = op->seed, counter = op->counter;
     ocl_arg args[5] = {OCL_ARG(out), OCL_ARG(oo), OCL_ARG(n), OCL_ARG(seed), OCL_ARG(counter)};
-    if ((s = ocl_set_args(k, name, 5, args)) != PT_OK) return s;
+    if ((s = ocl_set_args(d, k, name, 5, args)) != PT_OK) return s;
     return ocl_launch_items(d, k, name, wg, n);
 }
 

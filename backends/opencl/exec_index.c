@@ -22,7 +22,7 @@ static pt_status ocl_run_gather(ocl_device *d, const pt_op *op) {
                       OCL_ARG(ib),   OCL_ARG(ixo),  OCL_ARG(idx_i64), OCL_ARG(is_o),
                       OCL_ARG(is_r), OCL_ARG(is_i), OCL_ARG(r_idx),   OCL_ARG(inner),
                       OCL_ARG(n)};
-    if ((s = ocl_set_args(k, "gather", (int)(sizeof args / sizeof args[0]), args)) != PT_OK)
+    if ((s = ocl_set_args(d, k, "gather", (int)(sizeof args / sizeof args[0]), args)) != PT_OK)
         return s;
     return ocl_launch_items(d, k, "gather", wg, n);
 }
@@ -41,7 +41,7 @@ static pt_status ocl_run_one_hot(ocl_device *d, const pt_op *op) {
     cl_int lab_i64 = lab->dtype == PT_I64;
     ocl_arg args[] = {OCL_ARG(out), OCL_ARG(oo),      OCL_ARG(lb),    OCL_ARG(lo),
                       OCL_ARG(ls),  OCL_ARG(lab_i64), OCL_ARG(count), OCL_ARG(n)};
-    if ((s = ocl_set_args(k, "one_hot", (int)(sizeof args / sizeof args[0]), args)) != PT_OK)
+    if ((s = ocl_set_args(d, k, "one_hot", (int)(sizeof args / sizeof args[0]), args)) != PT_OK)
         return s;
     return ocl_launch_items(d, k, "one_hot", wg, n);
 }

@@ -24,7 +24,7 @@ static pt_status ocl_reduce_pass(ocl_device *d, pt_dtype t, cl_kernel k, size_t 
                       OCL_ARG(out_dtype), OCL_ARG(out_idx), OCL_ARG(oio),     OCL_ARG(op),
                       OCL_ARG(stage),   OCL_ARG(count),   OCL_LOCAL(L * acc_bytes),
                       OCL_LOCAL(L * sizeof(cl_long))};
-    pt_status s = ocl_set_args(k, "reduce", (int)(sizeof args / sizeof args[0]), args);
+    pt_status s = ocl_set_args(d, k, "reduce", (int)(sizeof args / sizeof args[0]), args);
     if (s != PT_OK) return s;
     size_t nqb = (size_t)((outer * inner + tx_n - 1) / tx_n);
     return ocl_enqueue(d, k, "reduce", nqb * (size_t)S * L, L);

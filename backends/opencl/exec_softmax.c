@@ -23,7 +23,7 @@ pt_status ocl_softmax(ocl_device *d, const pt_op *op) {
                       OCL_ARG(s_i),      OCL_ARG(r),    OCL_ARG(c_outer), OCL_ARG(c_inner),
                       OCL_ARG(tx_n),     OCL_ARG(blocked), OCL_ARG(out),  OCL_ARG(oo),
                       OCL_ARG(log_mode), OCL_LOCAL(L * pt_dtype_table_size(t))};
-    if ((s = ocl_set_args(k, "softmax", (int)(sizeof args / sizeof args[0]), args)) != PT_OK)
+    if ((s = ocl_set_args(d, k, "softmax", (int)(sizeof args / sizeof args[0]), args)) != PT_OK)
         return s;
     size_t groups = (size_t)((outer * inner + tx_n - 1) / tx_n);
     return ocl_enqueue(d, k, "softmax", groups * L, L);

@@ -93,7 +93,7 @@ pt_status ocl_window_run(ocl_device *d, const pt_op *op) {
         args[na++] = (ocl_arg)OCL_ARG(jo);
     }
     args[na++] = (ocl_arg)OCL_ARG(g.n);
-    if ((s = ocl_set_args(k, name, na, args)) != PT_OK) return s;
+    if ((s = ocl_set_args(d, k, name, na, args)) != PT_OK) return s;
     return ocl_launch_items(d, k, name, wg, g.n);
 }
 

@@ -5,7 +5,9 @@
  * plugin.c (the vtable and pt_backend_entry only) -> exec.c (supports and
  * execute: dispatch by op family) -> exec_<family>*.c -> launch*.c
  * (arguments and work sizes, programs and their disk cache, the queue's
- * waits and trace stamps) -> memory.c -> device*.c -> errors.c.
+ * waits and trace stamps, graphs recorded into command buffers) ->
+ * memory.c -> device*.c -> errors.c. exec.c's graph members record a
+ * graph by dispatching its ops while launch_graph.c captures the launches.
  *
  * Symbol prefix: ocl_ (every non-static name). Nothing here is exported:
  * the plugin's only public symbol is pt_backend_entry (plugin.c). */
@@ -57,6 +59,74 @@ const char *ocl_kernel_name(ocl_kernel_id k);
  * all contiguous, entry name + "_contig" (elementwise.cl says why). */
 typedef enum ocl_variant { OCL_GENERAL, OCL_CONTIG, OCL_VARIANT__COUNT } ocl_variant;
 
+/* ---- cl_khr_command_buffer (device.c finds it, launch_graph.c uses it) ----
+ * The extension's types and entry points, spelled out here (as in the
+ * cl_ext.h of 2023; PoCL 3.1's version 0.9.0 and Intel's CPU runtime's
+ * 1.0.0 both take these signatures) so the plugin builds with headers that
+ * predate it; the entry points come from
+ * clGetExtensionFunctionAddressForPlatform, never from the loader's symbols,
+ * so the plugin loads with ICD loaders and drivers that lack them. */
+typedef struct ocl_cl_command_buffer *ocl_command_buffer;
+typedef cl_uint ocl_sync_point;
+typedef cl_bitfield ocl_cb_properties;
+#define OCL_CB_EXTENSION "cl_khr_command_buffer"
+#define OCL_DEVICE_COMMAND_BUFFER_CAPABILITIES 0x12A9
+#define OCL_DEVICE_COMMAND_BUFFER_REQUIRED_QUEUE_PROPERTIES 0x12AA
+#define OCL_COMMAND_BUFFER_CAPABILITY_SIMULTANEOUS_USE (1 << 2)
+#define OCL_COMMAND_BUFFER_FLAGS 0x1293
+#define OCL_COMMAND_BUFFER_SIMULTANEOUS_USE (1 << 0)
+
+typedef struct ocl_cb_api {
+    ocl_command_buffer(CL_API_CALL *create)(cl_uint n_queues, const cl_command_queue *queues,
+                                            const ocl_cb_properties *props, cl_int *err);
+    cl_int(CL_API_CALL *finalize)(ocl_command_buffer cb);
+    cl_int(CL_API_CALL *release)(ocl_command_buffer cb);
+    cl_int(CL_API_CALL *enqueue)(cl_uint n_queues, cl_command_queue *queues, ocl_command_buffer cb,
+                                 cl_uint n_wait, const cl_event *wait, cl_event *event);
+    cl_int(CL_API_CALL *ndrange)(ocl_command_buffer cb, cl_command_queue queue,
+                                 const cl_bitfield *props, cl_kernel k, cl_uint work_dim,
+                                 const size_t *offset, const size_t *global, const size_t *local,
+                                 cl_uint n_wait, const ocl_sync_point *wait,
+                                 ocl_sync_point *sync_point, void **mutable_handle);
+    cl_command_queue_properties queue_props; /* what the device requires of the queue */
+} ocl_cb_api;
+
+/* The most arguments, and the largest, a recorded kernel may take. */
+#define OCL_REC_MAX_ARGS 32
+#define OCL_REC_MAX_ARG_BYTES 64
+
+/* An object a graph holds: a buffer or a kernel (the other NULL). */
+typedef struct ocl_held {
+    cl_mem mem;
+    cl_kernel kernel;
+} ocl_held;
+
+/* A graph recorded into a command buffer (launch_graph.c): the buffer, the
+ * last command's sync point (each command waits for the one before, so the
+ * buffer keeps the queue's order on any implementation), a kernel object of
+ * its own per command (PoCL 3.1 reads a recorded kernel's arguments when
+ * the buffer runs, not when the command is recorded, so commands may not
+ * share one whose arguments change), and the scratch buffers its
+ * reductions use (a later, larger scratch replaces the device's own); all
+ * held until the graph is released. */
+typedef struct ocl_graph {
+    ocl_command_buffer cb;
+    ocl_sync_point last;
+    bool has_last;
+    cl_int err;            /* the first recording failure, CL_SUCCESS if none */
+    const char *err_what;  /* the call that failed */
+    ocl_held *held;
+    int n_held, cap_held;
+    cl_mem scratch; /* the scratch buffer held last */
+    /* The arguments last set on args_of (ocl_set_args), for its next
+     * recorded launch. */
+    cl_kernel args_of;
+    int n_args;
+    size_t arg_size[OCL_REC_MAX_ARGS];
+    bool arg_local[OCL_REC_MAX_ARGS];
+    unsigned char arg_value[OCL_REC_MAX_ARGS][OCL_REC_MAX_ARG_BYTES];
+} ocl_graph;
+
 /* ---- One OpenCL device (device.c) ---- */
 
 typedef struct ocl_host_block {
@@ -89,6 +159,12 @@ typedef struct ocl_device {
     bool no_calls_at_exit;
     bool fp32_correct_div_sqrt; /* -cl-fp32-correctly-rounded-divide-sqrt is allowed */
     bool opencl_c_12;           /* device compiles OpenCL C 1.2 (-cl-std=CL1.2) */
+    /* Graph replays as command buffers: the entry points, where the device
+     * has cl_khr_command_buffer with simultaneous use (a replay may be
+     * queued while the last one runs) and PORTABLE_OPENCL_GRAPHS is not
+     * off; otherwise cb.create is NULL and no_graphs says why. */
+    ocl_cb_api cb;
+    char no_graphs[160];
 
     /* Created at first use under lock (ocl_device_ready). lock also
      * serialises kernel argument setting and launches: cl_kernel objects
@@ -102,6 +178,7 @@ typedef struct ocl_device {
     size_t kernel_wg[PT_DTYPE_COUNT][OCL_K__COUNT][OCL_VARIANT__COUNT]; /* CL_KERNEL_WORK_GROUP_SIZE */
     cl_mem scratch; /* two-pass reduction partials; grown on demand */
     size_t scratch_bytes;
+    ocl_graph *recording; /* set (under lock) while a graph is recorded: kernels go into it */
     bool new_kernels; /* a kernel object was created since the last launch */
     /* Bytes of device buffers (alloc and scratch) this process holds: what
      * memory.c checks a new buffer against before asking the driver. */
@@ -243,7 +320,9 @@ pt_status ocl_elem_offset(const pt_operand *x, cl_long *out);
 int64_t ocl_numel(const pt_operand *x);
 /* Integer scalars convert as portable/numeric_rules.h says (as in copy_to_<dst>). */
 ocl_scalar ocl_make_scalar(pt_dtype t, double v);
-pt_status ocl_set_args(cl_kernel k, const char *name, int n, const ocl_arg *args);
+/* Sets k's arguments (while d records a graph, also kept for the recording:
+ * ocl_record_args). */
+pt_status ocl_set_args(ocl_device *d, cl_kernel k, const char *name, int n, const ocl_arg *args);
 /* One 1-D launch of global work-items (from global id `offset`) in groups of
  * local. */
 pt_status ocl_enqueue_at(ocl_device *d, cl_kernel k, const char *name, size_t offset, size_t global,
@@ -278,10 +357,37 @@ pt_status ocl_row_kernel(ocl_device *d, ocl_kernel_id kid, const pt_op *op, cl_k
 /* Waits for everything queued on device dev. */
 pt_status ocl_synchronize(int dev);
 
+/* ---- Graphs as command buffers (launch_graph.c); the caller holds d->lock ---- */
+
+/* Starts recording into a new command buffer on d's queue: from now on,
+ * until ocl_record_end, ocl_enqueue_at records kernels into *out instead of
+ * queueing them. PT_ERR_UNSUPPORTED, with the reason in why, when d has no
+ * command buffers or its queue lacks what they require. */
+pt_status ocl_record_begin(ocl_device *d, ocl_graph **out, char *why, size_t cap);
+/* Keeps the n arguments just set on k for its next recorded launch. */
+pt_status ocl_record_args(ocl_graph *g, cl_kernel k, const char *name, int n, const ocl_arg *args);
+/* Records one launch (ocl_enqueue_at's arguments) into d->recording. */
+pt_status ocl_record_kernel(ocl_device *d, cl_kernel k, const char *name, size_t offset,
+                            size_t global, size_t local);
+/* Stops recording and finalizes g, unless failed names the op whose
+ * recording failed; on any failure g is released and the result is
+ * PT_ERR_UNSUPPORTED with the reason in why. */
+pt_status ocl_record_end(ocl_device *d, ocl_graph *g, const char *failed, char *why, size_t cap);
+/* Queues one run of g on d's queue. */
+pt_status ocl_graph_enqueue(ocl_device *d, ocl_graph *g);
+/* The vtable's graph_destroy: waits for d's queue, then releases g and what it holds
+ * (takes no lock). */
+void ocl_graph_destroy(int dev, void *graph);
+
 /* ---- Execution (exec.c: supports, execute) ---- */
 
 pt_status ocl_supports(int dev, const pt_op *op);
 pt_status ocl_execute(int dev, const pt_op *op);
+/* The vtable's graph_instantiate and graph_launch: one command buffer per
+ * graph where the device has them and every op can be recorded. */
+pt_status ocl_graph_instantiate(int dev, const pt_op *ops, int32_t n_ops, void **graph);
+pt_status ocl_graph_launch(int dev, void *graph, const pt_op *ops, int32_t n_ops,
+                           const int32_t *changed, int32_t n_changed);
 
 /* ---- Op families (exec_<family>*.c); the caller holds d->lock ---- */
 

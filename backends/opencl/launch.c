@@ -42,18 +42,19 @@ ocl_scalar ocl_make_scalar(pt_dtype t, double v) {
     return s;
 }
 
-pt_status ocl_set_args(cl_kernel k, const char *name, int n, const ocl_arg *args) {
+pt_status ocl_set_args(ocl_device *d, cl_kernel k, const char *name, int n, const ocl_arg *args) {
     for (int i = 0; i < n; ++i) {
         cl_int err = clSetKernelArg(k, (cl_uint)i, args[i].size, args[i].value);
         if (err != CL_SUCCESS) return ocl_cl_fail(err, "clSetKernelArg(%s, argument %d)", name, i);
     }
-    return PT_OK;
+    return d->recording ? ocl_record_args(d->recording, k, name, n, args) : PT_OK;
 }
 
 /* One 1-D launch of global work-items (from global id `offset`) in groups of
  * local. */
 pt_status ocl_enqueue_at(ocl_device *d, cl_kernel k, const char *name, size_t offset,
                                 size_t global, size_t local) {
+    if (d->recording) return ocl_record_kernel(d, k, name, offset, global, local);
     cl_int err = clEnqueueNDRangeKernel(d->queue, k, 1, offset ? &offset : NULL, &global, &local,
                                         0, NULL, NULL);
     if (err != CL_SUCCESS)
@@ -160,7 +161,7 @@ pt_status ocl_pointwise(ocl_device *d, pt_dtype prog, ocl_kernel_id kid,
         if (wgc < local) local = wgc;
         whole = (size_t)n / local * local;
         if (whole > 0) {
-            if ((s = ocl_set_args(kc, name, n_common, args)) != PT_OK) return s;
+            if ((s = ocl_set_args(d, kc, name, n_common, args)) != PT_OK) return s;
             if ((s = ocl_enqueue_at(d, kc, name, 0, whole, local)) != PT_OK) return s;
         }
         if (whole == (size_t)n) return PT_OK;
@@ -171,7 +172,7 @@ pt_status ocl_pointwise(ocl_device *d, pt_dtype prog, ocl_kernel_id kid,
     args[na++] = (ocl_arg)OCL_ARG(L.nd);
     args[na++] = (ocl_arg)OCL_ARG(L.shape);
     for (int i = 0; i < 4; ++i) args[na++] = (ocl_arg)OCL_ARG(L.st[i]);
-    if ((s = ocl_set_args(k, name, na, args)) != PT_OK) return s;
+    if ((s = ocl_set_args(d, k, name, na, args)) != PT_OK) return s;
     const size_t global = ((size_t)n - whole + local - 1) / local * local;
     return ocl_enqueue_at(d, k, name, whole, global, local);
 }

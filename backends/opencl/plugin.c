@@ -35,6 +35,9 @@ static const pt_backend_vtable ocl_vtable = {
     .stamp_release = ocl_stamp_release,
     .auto_priority = 100, /* auto: after cuda (200), GPU devices only (the default score) */
     .dlpack_device_type = 4 /* kDLOpenCL */,
+    .graph_instantiate = ocl_graph_instantiate,
+    .graph_launch = ocl_graph_launch,
+    .graph_destroy = ocl_graph_destroy,
 };
 
 PT_PLUGIN_API const pt_backend_vtable *pt_backend_entry(const pt_host_api *host,

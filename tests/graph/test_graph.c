@@ -1,7 +1,10 @@
 /* Graphs (portable/graph.h) on the device PORTABLE_BACKEND picks: a
  * captured training step replays the bits eager training computes (SGD with
  * momentum and Adam, dropout drawing fresh numbers, one graph per batch
- * shape); random ops replay the eager draws; each refusal fails the call
+ * shape); so does a graph of the other op families (element-wise, strided,
+ * broadcast, casts, reductions, softmax), which the OpenCL plugin replays
+ * as one command buffer where it can (PT_TEST_COMMAND_BUFFERS checks that
+ * it did, or did not); random ops replay the eager draws; each refusal fails the call
  * that was refused and the capture with a message naming the function and
  * the fix, and the next capture starts clean; another thread's eager work
  * during a capture, and during replays, is unaffected; NULL and
@@ -468,6 +471,201 @@ static void test_released_inputs(void) {
     CHECK_INT(after.in_use, before.in_use);
 }
 
+/* ---- Replays equal eager runs, bit for bit, beyond training ----
+ * Ops of every family a backend may record into one launch sequence (an
+ * OpenCL command buffer): element-wise kernels in their contiguous and
+ * strided forms, broadcasts, scalars, casts, where, reductions (one and two
+ * passes), softmax, max and argmax, gather, one_hot, a max pool; the
+ * results of two replays, with the input changed between them, against the
+ * same ops run eagerly. */
+
+enum { MIX_OUTS = 14 };
+
+static void mix_ops(pt_tensor *x, pt_tensor *b, pt_tensor *big, pt_tensor **out) {
+    pt_scope scope = pt_scope_begin();
+    pt_tensor *y1 = pt_add(x, b);                                                  /* broadcast */
+    pt_tensor *y2 = pt_mul(pt_transpose(x, 0, 1), pt_transpose(y1, 0, 1));         /* strided */
+    out[0] = pt_keep(pt_mul_scalar(pt_sigmoid(y2), 0.37));
+    out[1] = pt_keep(pt_sum(y2, 1, false));
+    out[2] = pt_keep(pt_mean(pt_mul(big, big), PT_ALL, false)); /* two passes */
+    out[3] = pt_keep(pt_softmax(y1, 1));
+    out[4] = pt_keep(pt_log_softmax(y1, 0));
+    out[5] = pt_keep(pt_max(y1, 0, false));
+    out[6] = pt_keep(pt_argmax(y1, 1, false));
+    out[7] = pt_keep(pt_where(pt_gt(x, b), x, y1));
+    out[8] = pt_keep(pt_cast(pt_mul_scalar(y1, 10.0), PT_I32));
+    out[9] = pt_keep(pt_clamp(pt_add_scalar(y2, -0.25), -0.5, 0.5));
+    out[10] = pt_keep(pt_sum(big, 0, false));
+    pt_tensor *idx = pt_argmax(y2, 1, true); /* i64 [C, 1] */
+    out[11] = pt_keep(pt_gather(y2, 1, idx));
+    out[12] = pt_keep(pt_one_hot(idx, 40, PT_F32));
+    const pt_window2d w = {{3, 2}, {2, 1}, {1, 0}, {1, 1}};
+    int64_t img[4] = {1, 1, 37, 53};
+    out[13] = pt_keep(pt_max_pool2d_window(pt_reshape(y1, 4, img), &w));
+    pt_scope_end(scope);
+}
+
+/* The bytes of t in a new host buffer (*bytes of them), or NULL. */
+static unsigned char *host_bytes(pt_tensor *t, size_t *bytes) {
+    *bytes = (size_t)pt_tensor_numel(t) * pt_dtype_size(pt_tensor_dtype(t));
+    unsigned char *h = malloc(*bytes + 1);
+    if (h && pt_to_host(t, h, *bytes) != PT_OK) {
+        free(h);
+        h = NULL;
+    }
+    return h;
+}
+
+static bool same_bytes(pt_tensor *a, pt_tensor *b) {
+    size_t na = 0, nb = 0;
+    unsigned char *ha = host_bytes(a, &na), *hb = host_bytes(b, &nb);
+    bool same = ha && hb && na == nb && memcmp(ha, hb, na) == 0;
+    free(ha);
+    free(hb);
+    return same;
+}
+
+/* x's values for round r. */
+static void mix_input(float *hx, int n, int r) {
+    for (int i = 0; i < n; ++i) hx[i] = (float)sin(0.37 * i + r) * (1.0f + 0.01f * (float)(i % 7));
+}
+
+static void test_replay_matches_eager(void) {
+    enum { R = 37, C = 53, BIG = 100003 };
+    int64_t xs[2] = {R, C};
+    static float hx[R * C];
+    pt_scope scope = pt_scope_begin();
+    pt_tensor *x = pt_zeros(dev, PT_F32, 2, xs);
+    pt_tensor *b = pt_mul_scalar(pt_arange(dev, PT_F32, 0, C, 1), 0.01);
+    pt_tensor *big = pt_mul_scalar(pt_arange(dev, PT_F32, 0, BIG, 1), 1e-3);
+    pt_tensor *replayed[MIX_OUTS];
+    mix_input(hx, R * C, 0);
+    CHECK_OK(pt_copy_(x, pt_from_data(pt_cpu(), PT_F32, 2, xs, hx)));
+    CHECK_OK(pt_graph_capture_begin(dev));
+    mix_ops(x, b, big, replayed);
+    pt_graph *g = pt_graph_capture_end(dev);
+    REQUIRE(g);
+    for (int r = 0; r < 2; ++r) {
+        mix_input(hx, R * C, r);
+        CHECK_OK(pt_copy_(x, pt_from_data(pt_cpu(), PT_F32, 2, xs, hx)));
+        CHECK_OK(pt_graph_replay(g));
+        pt_tensor *eager[MIX_OUTS];
+        mix_ops(x, b, big, eager);
+        for (int i = 0; i < MIX_OUTS; ++i) {
+            char what[120];
+            snprintf(what, sizeof what, "round %d, output %d: replayed == eager bit for bit", r, i);
+            check_report(same_bytes(replayed[i], eager[i]), __FILE__, __LINE__, what);
+            pt_release(eager[i]);
+        }
+    }
+    pt_graph_free(g);
+    for (int i = 0; i < MIX_OUTS; ++i) pt_release(replayed[i]);
+    pt_scope_end(scope);
+}
+
+/* A step without a product (layer norm, mean squared error): SGD's graph
+ * holds only ops a command buffer records; Adam's step-dependent scalars
+ * change at every replay, so the OpenCL plugin replays its command-buffer
+ * graph op by op. Either way, the losses and parameters equal eager
+ * training's bit for bit. */
+static void test_norm_training(bool adam) {
+    enum { N = 6, STEPS = 5 };
+    int64_t shape[1] = {FEATURES}, xs[2] = {N, FEATURES};
+    static float hx[N * FEATURES], ht[N * FEATURES];
+    for (int i = 0; i < N * FEATURES; ++i) {
+        hx[i] = (float)sin(0.3 * i);
+        ht[i] = (float)cos(0.2 * i);
+    }
+    double losses[2][STEPS];
+    float params[2][2 * FEATURES];
+    for (int graphs = 0; graphs < 2; ++graphs) {
+        pt_scope scope = pt_scope_begin();
+        pt_module *net = pt_layer_norm(1, shape, 1e-5);
+        pt_tensor *x = pt_from_data(dev, PT_F32, 2, xs, hx), *t = pt_from_data(dev, PT_F32, 2, xs, ht);
+        CHECK_OK(pt_module_to(net, dev));
+        pt_optimizer *opt = make_opt(net, adam);
+        pt_graph *g = NULL;
+        pt_tensor *kept = NULL;
+        for (int step = 0; step < STEPS; ++step) {
+            if (graphs && step > 0) { /* step 0: the eager warm-up that makes the state */
+                if (!g) {
+                    CHECK_OK(pt_graph_capture_begin(dev));
+                    pt_scope inner = pt_scope_begin();
+                    pt_tensor *loss = pt_mse_loss(pt_module_forward(net, x), t);
+                    pt_optimizer_zero_grad(opt);
+                    CHECK_OK(pt_backward(loss));
+                    CHECK_OK(pt_optimizer_step(opt));
+                    kept = pt_keep(loss);
+                    pt_scope_end(inner);
+                    g = pt_graph_capture_end(dev);
+                    REQUIRE(g);
+                }
+                CHECK_OK(pt_graph_replay(g));
+                losses[graphs][step] = pt_item(kept);
+                continue;
+            }
+            pt_scope inner = pt_scope_begin();
+            pt_tensor *loss = pt_mse_loss(pt_module_forward(net, x), t);
+            pt_optimizer_zero_grad(opt);
+            CHECK_OK(pt_backward(loss));
+            CHECK_OK(pt_optimizer_step(opt));
+            losses[graphs][step] = pt_item(loss);
+            pt_scope_end(inner);
+        }
+        pt_tensor *ps[2] = {NULL, NULL};
+        CHECK_INT(pt_module_parameters(net, NULL, ps, 2), 2);
+        for (int i = 0; i < 2 && ps[1]; ++i) CHECK_OK(pt_to_host(ps[i], params[graphs] + i * FEATURES, sizeof(float) * FEATURES));
+        pt_graph_free(g);
+        pt_release(kept);
+        pt_optimizer_free(opt);
+        pt_module_free(net);
+        pt_scope_end(scope);
+    }
+    for (int step = 0; step < STEPS; ++step) {
+        char what[160];
+        snprintf(what, sizeof what, "layer norm, %s, step %d: replayed loss %.9g == eager %.9g", adam ? "adam" : "sgd",
+                 step, losses[1][step], losses[0][step]);
+        check_report(memcmp(&losses[0][step], &losses[1][step], sizeof(double)) == 0, __FILE__, __LINE__, what);
+    }
+    check_report(memcmp(params[0], params[1], sizeof params[0]) == 0, __FILE__, __LINE__,
+                 adam ? "layer norm, adam: parameters after replays == eager bit for bit"
+                      : "layer norm, sgd: parameters after replays == eager bit for bit");
+}
+
+/* ---- Whether replays took the backend's own path ----
+ * The OpenCL plugin says at PORTABLE_LOG=info whether a graph replays as
+ * one command buffer or op by op (and why). PT_TEST_COMMAND_BUFFERS=pocl
+ * fails the run when the device is PoCL's with cl_khr_command_buffer and no
+ * graph took that path; =none fails it when any did
+ * (PORTABLE_OPENCL_GRAPHS=off). */
+
+static atomic_int n_command_buffer_graphs, n_op_by_op_graphs;
+
+static void count_graph_paths(pt_log_level level, const char *message, void *user) {
+    (void)user;
+    if (strstr(message, "replays as one command buffer")) atomic_fetch_add(&n_command_buffer_graphs, 1);
+    else if (strstr(message, "replays op by op")) atomic_fetch_add(&n_op_by_op_graphs, 1);
+    else if (level >= PT_LOG_WARN) fprintf(stderr, "portable: %s\n", message);
+}
+
+static void check_graph_paths(const char *want) {
+    int cb = atomic_load(&n_command_buffer_graphs), per_op = atomic_load(&n_op_by_op_graphs);
+    printf("graphs replayed as one command buffer: %d, op by op by the plugin's choice: %d\n", cb, per_op);
+    if (!want) return;
+    if (!strcmp(want, "none")) {
+        check_report(cb == 0, __FILE__, __LINE__, "no graph replays as a command buffer");
+        return;
+    }
+    pt_device_props p;
+    CHECK_OK(pt_device_info(dev, &p));
+    if (strstr(p.platform, "Portable Computing Language") && strstr(p.extensions, "cl_khr_command_buffer"))
+        check_report(cb > 0, __FILE__, __LINE__,
+                     "PoCL with cl_khr_command_buffer: graphs replay as command buffers "
+                     "(run at PORTABLE_LOG=info so the plugin says which)");
+    else
+        printf("no command buffers expected on %s (%s)\n", p.name, p.platform);
+}
+
 /* ---- Arguments ---- */
 
 static void test_arguments(void) {
@@ -525,9 +723,14 @@ int main(int argc, char **argv) {
         pt_scope_end(scope);
         return check_summary();
     }
+    const char *want_paths = getenv("PT_TEST_COMMAND_BUFFERS");
+    if (want_paths) pt_set_log_handler(count_graph_paths, NULL);
     test_arguments();
     /* scopes release what the checks leave over */
     pt_scope scope = pt_scope_begin();
+    test_replay_matches_eager();
+    test_norm_training(false);
+    test_norm_training(true);
     test_random();
     test_large_intermediates();
     test_released_inputs();
@@ -542,5 +745,6 @@ int main(int argc, char **argv) {
     refused_by_backend();
     test_other_thread();
     pt_scope_end(scope);
+    check_graph_paths(want_paths);
     return check_summary();
 }
