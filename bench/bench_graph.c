@@ -88,14 +88,23 @@ static double time_traced(pt_device *d, pt_graph *g, int n, int iters, int round
     return best;
 }
 
-static int bench(pt_device *d, int rounds, int n, const char *trace) {
+/* The chain of n ops on fresh 10-element x and b, captured on d: the graph,
+ * or NULL (x, b and the chain's result y are the caller's either way). */
+static pt_graph *capture_chain(pt_device *d, int n, pt_tensor **x, pt_tensor **b, pt_tensor **y) {
     int64_t shape[1] = {10};
-    pt_tensor *x = pt_rand(d, PT_F32, 1, shape), *b = pt_rand(d, PT_F32, 1, shape);
-    if (!x || !b || pt_graph_capture_begin(d) != PT_OK) return 1;
+    *x = pt_rand(d, PT_F32, 1, shape);
+    *b = pt_rand(d, PT_F32, 1, shape);
+    *y = NULL;
+    if (!*x || !*b || pt_graph_capture_begin(d) != PT_OK) return NULL;
     pt_scope s = pt_scope_begin();
-    pt_tensor *y = pt_keep(chain(x, b, n));
+    *y = pt_keep(chain(*x, *b, n));
     pt_scope_end(s);
-    pt_graph *g = pt_graph_capture_end(d);
+    return pt_graph_capture_end(d);
+}
+
+static int bench(pt_device *d, int rounds, int n, const char *trace) {
+    pt_tensor *x, *b, *y;
+    pt_graph *g = capture_chain(d, n, &x, &b, &y);
     if (!g) {
         fprintf(stderr, "bench_graph: %s\n", pt_last_error());
         return 1;
@@ -128,13 +137,8 @@ static int bench(pt_device *d, int rounds, int n, const char *trace) {
 /* The chain captured on the cpu and replayed count times. */
 static int replays_only(int count, int n) {
     pt_device *d = pt_cpu();
-    int64_t shape[1] = {10};
-    pt_tensor *x = pt_rand(d, PT_F32, 1, shape), *b = pt_rand(d, PT_F32, 1, shape);
-    if (!x || !b || pt_graph_capture_begin(d) != PT_OK) return 1;
-    pt_scope s = pt_scope_begin();
-    pt_tensor *y = pt_keep(chain(x, b, n));
-    pt_scope_end(s);
-    pt_graph *g = pt_graph_capture_end(d);
+    pt_tensor *x, *b, *y;
+    pt_graph *g = capture_chain(d, n, &x, &b, &y);
     if (!g) return 1;
     for (int i = 0; i < count; ++i) pt_graph_replay(g);
     pt_device_synchronize(d);
