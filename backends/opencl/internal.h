@@ -129,6 +129,10 @@ typedef struct ocl_graph {
 
 /* ---- One OpenCL device (device.c) ---- */
 
+/* The arguments last set on a kernel object (launch_args.c). */
+typedef struct ocl_arg_memo ocl_arg_memo;
+#define OCL_ARG_MEMO_SLOTS 128
+
 typedef struct ocl_host_block {
     void *ptr;  /* the mapped host pointer handed out by host_alloc */
     cl_mem mem; /* the CL_MEM_ALLOC_HOST_PTR buffer behind it */
@@ -179,6 +183,7 @@ typedef struct ocl_device {
     cl_mem scratch; /* two-pass reduction partials; grown on demand */
     size_t scratch_bytes;
     ocl_graph *recording; /* set (under lock) while a graph is recorded: kernels go into it */
+    ocl_arg_memo *arg_memo[OCL_ARG_MEMO_SLOTS]; /* the arguments set last (launch_args.c) */
     bool new_kernels; /* a kernel object was created since the last launch */
     /* Bytes of device buffers (alloc and scratch) this process holds: what
      * memory.c checks a new buffer against before asking the driver. */
@@ -320,9 +325,16 @@ pt_status ocl_elem_offset(const pt_operand *x, cl_long *out);
 int64_t ocl_numel(const pt_operand *x);
 /* Integer scalars convert as portable/numeric_rules.h says (as in copy_to_<dst>). */
 ocl_scalar ocl_make_scalar(pt_dtype t, double v);
-/* Sets k's arguments (while d records a graph, also kept for the recording:
- * ocl_record_args). */
+/* ---- Kernel arguments (launch_args.c); the caller holds d->lock ---- */
+
+/* Sets k's arguments, skipping those k holds already from the last call
+ * (while d records a graph, also kept for the recording: ocl_record_args). */
 pt_status ocl_set_args(ocl_device *d, cl_kernel k, const char *name, int n, const ocl_arg *args);
+/* Forgets what ocl_set_args set on k (a new kernel object at the address of
+ * a released one), or on every kernel object of d (they are released). */
+void ocl_args_forget(ocl_device *d, cl_kernel k);
+void ocl_args_release(ocl_device *d);
+
 /* One 1-D launch of global work-items (from global id `offset`) in groups of
  * local. */
 pt_status ocl_enqueue_at(ocl_device *d, cl_kernel k, const char *name, size_t offset, size_t global,

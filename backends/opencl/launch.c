@@ -42,14 +42,6 @@ ocl_scalar ocl_make_scalar(pt_dtype t, double v) {
     return s;
 }
 
-pt_status ocl_set_args(ocl_device *d, cl_kernel k, const char *name, int n, const ocl_arg *args) {
-    for (int i = 0; i < n; ++i) {
-        cl_int err = clSetKernelArg(k, (cl_uint)i, args[i].size, args[i].value);
-        if (err != CL_SUCCESS) return ocl_cl_fail(err, "clSetKernelArg(%s, argument %d)", name, i);
-    }
-    return d->recording ? ocl_record_args(d->recording, k, name, n, args) : PT_OK;
-}
-
 /* One 1-D launch of global work-items (from global id `offset`) in groups of
  * local. */
 pt_status ocl_enqueue_at(ocl_device *d, cl_kernel k, const char *name, size_t offset,

@@ -202,6 +202,7 @@ pt_status ocl_kernel_variant(ocl_device *d, pt_dtype t, ocl_kernel_id k, ocl_var
         kwg = d->max_work_group;
     if (kwg > d->max_work_group) kwg = d->max_work_group;
     d->kernels[t][k][v] = kern;
+    ocl_args_forget(d, kern); /* a released kernel object's arguments are not this one's */
     d->new_kernels = true; /* see ocl_after_new_kernels */
     d->kernel_wg[t][k][v] = kwg;
     *out = kern;
@@ -222,4 +223,5 @@ void ocl_programs_release(ocl_device *d) {
     }
     memset(d->kernels, 0, sizeof d->kernels);
     memset(d->programs, 0, sizeof d->programs);
+    ocl_args_release(d);
 }
