@@ -55,9 +55,10 @@ typedef enum ocl_kernel_id {
 const char *ocl_kernel_name(ocl_kernel_id k);
 
 /* Which form of a kernel: the element-wise kernels (ew_*, fill, copy_to_*)
- * have a general one (any strides, broadcasts) and one for operands that are
- * all contiguous, entry name + "_contig" (elementwise.cl says why). */
-typedef enum ocl_variant { OCL_GENERAL, OCL_CONTIG, OCL_VARIANT__COUNT } ocl_variant;
+ * have a general one (any strides, broadcasts) and two for operands that are
+ * all contiguous: entry name + "_contig" for whole work-groups, + "_tail"
+ * for any number of items (elementwise.cl says why). */
+typedef enum ocl_variant { OCL_GENERAL, OCL_CONTIG, OCL_TAIL, OCL_VARIANT__COUNT } ocl_variant;
 
 /* ---- cl_khr_command_buffer (device.c finds it, launch_graph.c uses it) ----
  * The extension's types and entry points, spelled out here (as in the

@@ -189,7 +189,9 @@ pt_status ocl_kernel_variant(ocl_device *d, pt_dtype t, ocl_kernel_id k, ocl_var
     pt_status s = ocl_program(d, t, &p);
     if (s != PT_OK) return s;
     char name[64];
-    snprintf(name, sizeof name, "%s%s", ocl_kernel_names[k], v == OCL_CONTIG ? "_contig" : "");
+    static const char *const suffix[OCL_VARIANT__COUNT] = {[OCL_GENERAL] = "", [OCL_CONTIG] = "_contig",
+                                                           [OCL_TAIL] = "_tail"};
+    snprintf(name, sizeof name, "%s%s", ocl_kernel_names[k], suffix[v]);
     cl_int err = CL_SUCCESS;
     cl_kernel kern = clCreateKernel(p, name, &err);
     if (!kern)
