@@ -102,7 +102,8 @@ typedef struct ocl_held {
     cl_kernel kernel;
 } ocl_held;
 
-/* A graph recorded into a command buffer (launch_graph.c): the buffer, the
+/* A run of a graph's ops recorded into a command buffer (launch_graph.c; a
+ * graph holds one per run of ops it can record, exec.c): the buffer, the
  * last command's sync point (each command waits for the one before, so the
  * buffer keeps the queue's order on any implementation), a kernel object of
  * its own per command (PoCL 3.1 reads a recorded kernel's arguments when
@@ -264,7 +265,7 @@ void ocl_log(pt_log_level level, const char *fmt, ...) PT_PRINTF(2, 3);
 /* The kernel id of dtype's program on d, building (or loading from the disk
  * cache) the program at first use. Caller holds d->lock. */
 pt_status ocl_kernel(ocl_device *d, pt_dtype t, ocl_kernel_id k, cl_kernel *out, size_t *wg);
-/* The same for a form of the kernel (OCL_CONTIG: "<name>_contig"). */
+/* The same for a form of the kernel (OCL_CONTIG: "<name>_contig", OCL_TAIL: "<name>_tail"). */
 pt_status ocl_kernel_variant(ocl_device *d, pt_dtype t, ocl_kernel_id k, ocl_variant v,
                              cl_kernel *out, size_t *wg);
 void ocl_programs_release(ocl_device *d);
@@ -388,19 +389,22 @@ pt_status ocl_record_kernel(ocl_device *d, cl_kernel k, const char *name, size_t
 pt_status ocl_record_end(ocl_device *d, ocl_graph *g, const char *failed, char *why, size_t cap);
 /* Queues one run of g on d's queue. */
 pt_status ocl_graph_enqueue(ocl_device *d, ocl_graph *g);
-/* The vtable's graph_destroy: waits for d's queue, then releases g and what it holds
- * (takes no lock). */
-void ocl_graph_destroy(int dev, void *graph);
+/* Releases g and what it holds; nothing queued may still use it (takes no
+ * lock). */
+void ocl_record_release(const ocl_device *d, ocl_graph *g);
 
 /* ---- Execution (exec.c: supports, execute) ---- */
 
 pt_status ocl_supports(int dev, const pt_op *op);
 pt_status ocl_execute(int dev, const pt_op *op);
-/* The vtable's graph_instantiate and graph_launch: one command buffer per
- * graph where the device has them and every op can be recorded. */
+/* The vtable's graph_instantiate, graph_launch and graph_destroy: where the
+ * device has command buffers, each run of ops that can be recorded is one,
+ * and the others (CLBlast's products, random ops, casts through the host)
+ * are queued one at a time between them; graph_destroy waits for d's queue. */
 pt_status ocl_graph_instantiate(int dev, const pt_op *ops, int32_t n_ops, void **graph);
 pt_status ocl_graph_launch(int dev, void *graph, const pt_op *ops, int32_t n_ops,
                            const int32_t *changed, int32_t n_changed);
+void ocl_graph_destroy(int dev, void *graph);
 
 /* ---- Op families (exec_<family>*.c); the caller holds d->lock ---- */
 
