@@ -196,8 +196,8 @@ static pt_status ocl_plan_close(ocl_device *d, ocl_plan *p, int32_t first, int32
 
 /* Records the graph's segments into p, under d->lock (another thread's
  * launches on d must not land in a recording). On failure, why says why
- * and p keeps what it has (the caller frees it). *unrecorded: why the
- * first op left out of every command buffer was, or NULL. */
+ * and p keeps what it has (the caller frees it). unrecorded: why the first
+ * op left out of every command buffer is, or "" if none is. */
 static pt_status ocl_plan_record(ocl_device *d, int dev, const pt_op *ops, int32_t n_ops, ocl_plan *p,
                                  char *why, size_t cap, char *unrecorded, size_t ucap) {
     ocl_graph *g = NULL;
