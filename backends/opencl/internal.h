@@ -186,6 +186,11 @@ typedef struct ocl_device {
     size_t scratch_bytes;
     ocl_graph *recording; /* set (under lock) while a graph is recorded: kernels go into it */
     ocl_arg_memo *arg_memo[OCL_ARG_MEMO_SLOTS]; /* the arguments set last (launch_args.c) */
+    /* Buffers the plugin has created (memory.c, the casts through the
+     * host): one may come back with a released buffer's handle, which a
+     * kernel object's arguments then name without holding it, so the
+     * memos above are forgotten when this changes. */
+    _Atomic uint64_t buffers_made;
     bool new_kernels; /* a kernel object was created since the last launch */
     /* Bytes of device buffers (alloc and scratch) this process holds: what
      * memory.c checks a new buffer against before asking the driver. */

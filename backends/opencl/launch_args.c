@@ -13,7 +13,15 @@
  * OCL_ARG_MEMO_SLOTS per device found by the object's address (a second
  * object on the same slot takes it over: its arguments are all set once).
  * A kernel object made later at a released one's address is forgotten at
- * its creation (launch_program.c). Caller holds d->lock throughout. */
+ * its creation (launch_program.c). A buffer argument is known by its handle
+ * only, and a kernel object does not hold the buffers it names: a buffer
+ * released and a new one made at the same handle would pass for the old
+ * one (Oclgrind, which keeps the old buffer's address in the kernel
+ * object, then writes out of bounds). So every memo is forgotten once the
+ * plugin has made a buffer since it was written (d->buffers_made): with
+ * the core's caching allocator that is rare after the first steps, without
+ * it (PORTABLE_NO_MEMORY_CACHING) nearly every op sets all its arguments.
+ * Caller holds d->lock throughout. */
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
@@ -22,6 +30,7 @@
 
 struct ocl_arg_memo {
     cl_kernel kernel; /* whose arguments these are */
+    uint64_t made;    /* d->buffers_made when they were set */
     /* What argument i holds: size[i] bytes (0: unknown), a __local
      * buffer of that size or the value in value[i]. */
     size_t size[OCL_REC_MAX_ARGS];
@@ -39,9 +48,11 @@ static ocl_arg_memo *ocl_memo_of(ocl_device *d, cl_kernel k) {
     ocl_arg_memo **slot = ocl_memo_slot(d, k);
     if (!*slot && !(*slot = calloc(1, sizeof **slot))) return NULL;
     ocl_arg_memo *m = *slot;
-    if (m->kernel != k) {
+    const uint64_t made = atomic_load_explicit(&d->buffers_made, memory_order_relaxed);
+    if (m->kernel != k || m->made != made) {
         memset(m->size, 0, sizeof m->size);
         m->kernel = k;
+        m->made = made;
     }
     return m;
 }
