@@ -7,6 +7,7 @@
  * and pick work sizes (launch.c). Operand byte offsets become element
  * offsets passed as kernel arguments: a cl_mem has no pointer arithmetic. */
 #include <stdio.h>
+#include <stdlib.h>
 
 #include "internal.h"
 
@@ -121,7 +122,13 @@ pt_status ocl_execute(int dev, const pt_op *op) {
     return ocl_run(d, dev, op, 1);
 }
 
-/* ---- Graphs: one command buffer per graph (launch_graph.c) ---- */
+/* ---- Graphs: command buffers between the ops they cannot hold ----
+ * A graph's ops in order become segments: each run of ops that can be
+ * recorded is one command buffer (launch_graph.c), and the ops that cannot
+ * (ocl_unrecordable) are dispatched one at a time at every replay, between
+ * those buffers, on the same in-order queue: a training step's CLBlast
+ * products go to CLBlast as eagerly, and everything around them is
+ * replayed from command buffers. */
 
 /* Why op cannot be part of a command buffer, or NULL. */
 static const char *ocl_unrecordable(const ocl_device *d, const pt_op *op) {
@@ -135,51 +142,164 @@ static const char *ocl_unrecordable(const ocl_device *d, const pt_op *op) {
     return NULL;
 }
 
+/* Ops [first, end) of a graph: recorded into cb, or dispatched one at a
+ * time at each replay (cb NULL). */
+typedef struct ocl_segment {
+    int32_t first, end;
+    ocl_graph *cb;
+} ocl_segment;
+
+/* What graph_instantiate hands the core: the segments in order. */
+typedef struct ocl_plan {
+    ocl_segment *seg;
+    int n_seg;
+    int n_cb;           /* segments with a command buffer */
+    int32_t n_recorded; /* ops in them */
+} ocl_plan;
+
+static void ocl_plan_free(const ocl_device *d, ocl_plan *p) {
+    for (int i = 0; i < p->n_seg; ++i)
+        if (p->seg[i].cb) ocl_record_release(d, p->seg[i].cb);
+    free(p->seg);
+    free(p);
+}
+
+/* Appends ops [first, end) as a segment (recorded into cb, or not). */
+static bool ocl_plan_add(ocl_plan *p, int32_t first, int32_t end, ocl_graph *cb) {
+    ocl_segment *last = p->n_seg ? &p->seg[p->n_seg - 1] : NULL;
+    if (!cb && last && !last->cb && last->end == first) {
+        last->end = end;
+        return true;
+    }
+    ocl_segment *m = realloc(p->seg, (size_t)(p->n_seg + 1) * sizeof *m);
+    if (!m) return false;
+    p->seg = m;
+    p->seg[p->n_seg++] = (ocl_segment){first, end, cb};
+    if (cb) {
+        p->n_cb += 1;
+        p->n_recorded += end - first;
+    }
+    return true;
+}
+
+/* Ends the recording *g of ops [first, end) and appends it to p. */
+static pt_status ocl_plan_close(ocl_device *d, ocl_plan *p, int32_t first, int32_t end, ocl_graph **g,
+                                char *why, size_t cap) {
+    pt_status s = ocl_record_end(d, *g, NULL, why, cap);
+    if (s == PT_OK && !ocl_plan_add(p, first, end, *g)) {
+        ocl_record_release(d, *g);
+        s = PT_ERR_UNSUPPORTED;
+    }
+    *g = NULL;
+    return s;
+}
+
+/* Records the graph's segments into p, under d->lock (another thread's
+ * launches on d must not land in a recording). On failure, why says why
+ * and p keeps what it has (the caller frees it). unrecorded: why the first
+ * op left out of every command buffer is, or "" if none is. */
+static pt_status ocl_plan_record(ocl_device *d, int dev, const pt_op *ops, int32_t n_ops, ocl_plan *p,
+                                 char *why, size_t cap, char *unrecorded, size_t ucap) {
+    ocl_graph *g = NULL;
+    int32_t first = 0;
+    pt_status s = PT_OK;
+    for (int32_t i = 0; i < n_ops && s == PT_OK; ++i) {
+        const char *no = ocl_unrecordable(d, &ops[i]);
+        if (no) {
+            if (!unrecorded[0]) snprintf(unrecorded, ucap, "op %d (%s): %s", (int)i, pt_op_name(ops[i].kind), no);
+            if (g) s = ocl_plan_close(d, p, first, i, &g, why, cap);
+            if (s == PT_OK && !ocl_plan_add(p, i, i + 1, NULL)) s = PT_ERR_UNSUPPORTED;
+            continue;
+        }
+        if (!g) {
+            if ((s = ocl_record_begin(d, &g, why, cap)) != PT_OK) break;
+            first = i;
+        }
+        if ((s = ocl_dispatch(d, dev, &ops[i])) != PT_OK) {
+            ocl_record_end(d, g, pt_op_name(ops[i].kind), why, cap);
+            g = NULL;
+        }
+    }
+    if (g) s = ocl_plan_close(d, p, first, n_ops, &g, why, cap);
+    if (s != PT_OK && !why[0]) snprintf(why, cap, "out of host memory");
+    return s;
+}
+
 pt_status ocl_graph_instantiate(int dev, const pt_op *ops, int32_t n_ops, void **graph) {
     *graph = NULL;
     ocl_device *d = NULL;
     pt_status s = ocl_device_ready(dev, "graph_instantiate", &d);
     if (s != PT_OK) return s;
-    char why[256] = "";
-    for (int32_t i = 0; i < n_ops && !why[0]; ++i) {
-        const char *no = ocl_unrecordable(d, &ops[i]);
-        if (no) snprintf(why, sizeof why, "op %d (%s): %s", (int)i, pt_op_name(ops[i].kind), no);
-    }
-    ocl_graph *g = NULL;
+    char why[256] = "", unrecorded[256] = "";
+    ocl_plan *p = calloc(1, sizeof *p);
+    if (!p) snprintf(why, sizeof why, "out of host memory");
+    if (p && !d->cb.create) snprintf(why, sizeof why, "%s", d->no_graphs);
     if (!why[0]) {
-        /* Under the lock throughout: another thread's launches on d must not
-         * land in the recording. */
         pthread_mutex_lock(&d->lock);
-        s = ocl_record_begin(d, &g, why, sizeof why);
-        int32_t i = 0;
-        for (; s == PT_OK && i < n_ops; ++i) s = ocl_dispatch(d, dev, &ops[i]);
-        if (g) s = ocl_record_end(d, g, s == PT_OK ? NULL : pt_op_name(ops[i - 1].kind), why, sizeof why);
+        (void)ocl_plan_record(d, dev, ops, n_ops, p, why, sizeof why, unrecorded, sizeof unrecorded);
         ocl_after_new_kernels(d);
         pthread_mutex_unlock(&d->lock);
     }
+    if (!why[0] && p->n_cb == 0) snprintf(why, sizeof why, "%s", unrecorded);
     if (why[0]) {
+        if (p) ocl_plan_free(d, p);
         ocl_log(PT_LOG_INFO, "opencl:%d: a graph of %d ops replays op by op: %s", dev, (int)n_ops, why);
         return ocl_fail(PT_ERR_UNSUPPORTED, "%s", why);
     }
-    ocl_log(PT_LOG_INFO, "opencl:%d: a graph of %d ops replays as one command buffer (%s)", dev,
-            (int)n_ops, OCL_CB_EXTENSION);
-    *graph = g;
+    if (p->n_seg == 1)
+        ocl_log(PT_LOG_INFO, "opencl:%d: a graph of %d ops replays as one command buffer (%s)", dev,
+                (int)n_ops, OCL_CB_EXTENSION);
+    else
+        ocl_log(PT_LOG_INFO,
+                "opencl:%d: a graph of %d ops replays as %d command buffers (%s) holding %d of its ops, "
+                "the other %d queued one at a time between them (the first: %s)",
+                dev, (int)n_ops, p->n_cb, OCL_CB_EXTENSION, (int)p->n_recorded, (int)(n_ops - p->n_recorded),
+                unrecorded);
+    *graph = p;
     return PT_OK;
+}
+
+/* Whether one of ops [first, end) is in changed[]. */
+static bool ocl_segment_changed(const ocl_segment *sg, const int32_t *changed, int32_t n_changed) {
+    for (int32_t i = 0; i < n_changed; ++i)
+        if (changed[i] >= sg->first && changed[i] < sg->end) return true;
+    return false;
 }
 
 pt_status ocl_graph_launch(int dev, void *graph, const pt_op *ops, int32_t n_ops,
                            const int32_t *changed, int32_t n_changed) {
-    (void)changed;
+    (void)n_ops;
+    const ocl_plan *p = graph;
     ocl_device *d = NULL;
     pt_status s = ocl_device_ready(dev, "graph_launch", &d);
     if (s != PT_OK) return s;
-    /* Scalars the core changed since the recording (Adam's step-dependent
-     * ones) are arguments the recorded commands hold: such a replay runs op
-     * by op, as the core's default does. */
-    if (n_changed > 0) return ocl_run(d, dev, ops, n_ops);
     pthread_mutex_lock(&d->lock);
-    s = ocl_graph_enqueue(d, graph);
-    if (s == PT_OK) clFlush(d->queue);
+    for (int k = 0; k < p->n_seg && s == PT_OK; ++k) {
+        const ocl_segment *sg = &p->seg[k];
+        /* Scalars the core changed since the recording (Adam's
+         * step-dependent ones) are arguments the recorded commands hold:
+         * such a segment runs op by op, as the core's default does. The
+         * random ops, whose seeds change, are never recorded. */
+        if (sg->cb && !ocl_segment_changed(sg, changed, n_changed)) {
+            s = ocl_graph_enqueue(d, sg->cb);
+            continue;
+        }
+        for (int32_t i = sg->first; s == PT_OK && i < sg->end; ++i) s = ocl_dispatch(d, dev, &ops[i]);
+    }
+    if (s == PT_OK) {
+        clFlush(d->queue);
+        ocl_after_new_kernels(d);
+    }
     pthread_mutex_unlock(&d->lock);
     return s;
+}
+
+void ocl_graph_destroy(int dev, void *graph) {
+    ocl_plan *p = graph;
+    if (!p || dev < 0 || dev >= ocl_g.n_devices) return;
+    const ocl_device *d = &ocl_g.devices[dev];
+    /* Replays still queued may need the kernels' arguments (PoCL 3.1 reads
+     * them when a command runs): wait for them before releasing. */
+    if (!d->no_calls_at_exit) clFinish(d->queue);
+    ocl_plan_free(d, p);
 }

@@ -32,6 +32,7 @@ static pt_status ocl_contiguous_temp(ocl_device *d, const pt_operand *like, pt_d
     if (!m)
         return ocl_cl_fail(err, "clCreateBuffer(%zu bytes) for a cast through the host",
                            n * pt_dtype_table_size(t));
+    atomic_fetch_add_explicit(&d->buffers_made, 1, memory_order_relaxed); /* see launch_args.c */
     out->buf = m;
     return PT_OK;
 }

@@ -55,9 +55,10 @@ typedef enum ocl_kernel_id {
 const char *ocl_kernel_name(ocl_kernel_id k);
 
 /* Which form of a kernel: the element-wise kernels (ew_*, fill, copy_to_*)
- * have a general one (any strides, broadcasts) and one for operands that are
- * all contiguous, entry name + "_contig" (elementwise.cl says why). */
-typedef enum ocl_variant { OCL_GENERAL, OCL_CONTIG, OCL_VARIANT__COUNT } ocl_variant;
+ * have a general one (any strides, broadcasts) and two for operands that are
+ * all contiguous: entry name + "_contig" for whole work-groups, + "_tail"
+ * for any number of items (elementwise.cl says why). */
+typedef enum ocl_variant { OCL_GENERAL, OCL_CONTIG, OCL_TAIL, OCL_VARIANT__COUNT } ocl_variant;
 
 /* ---- cl_khr_command_buffer (device.c finds it, launch_graph.c uses it) ----
  * The extension's types and entry points, spelled out here (as in the
@@ -101,7 +102,8 @@ typedef struct ocl_held {
     cl_kernel kernel;
 } ocl_held;
 
-/* A graph recorded into a command buffer (launch_graph.c): the buffer, the
+/* A run of a graph's ops recorded into a command buffer (launch_graph.c; a
+ * graph holds one per run of ops it can record, exec.c): the buffer, the
  * last command's sync point (each command waits for the one before, so the
  * buffer keeps the queue's order on any implementation), a kernel object of
  * its own per command (PoCL 3.1 reads a recorded kernel's arguments when
@@ -128,6 +130,10 @@ typedef struct ocl_graph {
 } ocl_graph;
 
 /* ---- One OpenCL device (device.c) ---- */
+
+/* The arguments last set on a kernel object (launch_args.c). */
+typedef struct ocl_arg_memo ocl_arg_memo;
+#define OCL_ARG_MEMO_SLOTS 128
 
 typedef struct ocl_host_block {
     void *ptr;  /* the mapped host pointer handed out by host_alloc */
@@ -179,6 +185,12 @@ typedef struct ocl_device {
     cl_mem scratch; /* two-pass reduction partials; grown on demand */
     size_t scratch_bytes;
     ocl_graph *recording; /* set (under lock) while a graph is recorded: kernels go into it */
+    ocl_arg_memo *arg_memo[OCL_ARG_MEMO_SLOTS]; /* the arguments set last (launch_args.c) */
+    /* Buffers the plugin has created (memory.c, the casts through the
+     * host): one may come back with a released buffer's handle, which a
+     * kernel object's arguments then name without holding it, so the
+     * memos above are forgotten when this changes. */
+    _Atomic uint64_t buffers_made;
     bool new_kernels; /* a kernel object was created since the last launch */
     /* Bytes of device buffers (alloc and scratch) this process holds: what
      * memory.c checks a new buffer against before asking the driver. */
@@ -258,7 +270,7 @@ void ocl_log(pt_log_level level, const char *fmt, ...) PT_PRINTF(2, 3);
 /* The kernel id of dtype's program on d, building (or loading from the disk
  * cache) the program at first use. Caller holds d->lock. */
 pt_status ocl_kernel(ocl_device *d, pt_dtype t, ocl_kernel_id k, cl_kernel *out, size_t *wg);
-/* The same for a form of the kernel (OCL_CONTIG: "<name>_contig"). */
+/* The same for a form of the kernel (OCL_CONTIG: "<name>_contig", OCL_TAIL: "<name>_tail"). */
 pt_status ocl_kernel_variant(ocl_device *d, pt_dtype t, ocl_kernel_id k, ocl_variant v,
                              cl_kernel *out, size_t *wg);
 void ocl_programs_release(ocl_device *d);
@@ -320,9 +332,16 @@ pt_status ocl_elem_offset(const pt_operand *x, cl_long *out);
 int64_t ocl_numel(const pt_operand *x);
 /* Integer scalars convert as portable/numeric_rules.h says (as in copy_to_<dst>). */
 ocl_scalar ocl_make_scalar(pt_dtype t, double v);
-/* Sets k's arguments (while d records a graph, also kept for the recording:
- * ocl_record_args). */
+/* ---- Kernel arguments (launch_args.c); the caller holds d->lock ---- */
+
+/* Sets k's arguments, skipping those k holds already from the last call
+ * (while d records a graph, also kept for the recording: ocl_record_args). */
 pt_status ocl_set_args(ocl_device *d, cl_kernel k, const char *name, int n, const ocl_arg *args);
+/* Forgets what ocl_set_args set on k (a new kernel object at the address of
+ * a released one), or on every kernel object of d (they are released). */
+void ocl_args_forget(ocl_device *d, cl_kernel k);
+void ocl_args_release(ocl_device *d);
+
 /* One 1-D launch of global work-items (from global id `offset`) in groups of
  * local. */
 pt_status ocl_enqueue_at(ocl_device *d, cl_kernel k, const char *name, size_t offset, size_t global,
@@ -375,19 +394,22 @@ pt_status ocl_record_kernel(ocl_device *d, cl_kernel k, const char *name, size_t
 pt_status ocl_record_end(ocl_device *d, ocl_graph *g, const char *failed, char *why, size_t cap);
 /* Queues one run of g on d's queue. */
 pt_status ocl_graph_enqueue(ocl_device *d, ocl_graph *g);
-/* The vtable's graph_destroy: waits for d's queue, then releases g and what it holds
- * (takes no lock). */
-void ocl_graph_destroy(int dev, void *graph);
+/* Releases g and what it holds; nothing queued may still use it (takes no
+ * lock). */
+void ocl_record_release(const ocl_device *d, ocl_graph *g);
 
 /* ---- Execution (exec.c: supports, execute) ---- */
 
 pt_status ocl_supports(int dev, const pt_op *op);
 pt_status ocl_execute(int dev, const pt_op *op);
-/* The vtable's graph_instantiate and graph_launch: one command buffer per
- * graph where the device has them and every op can be recorded. */
+/* The vtable's graph_instantiate, graph_launch and graph_destroy: where the
+ * device has command buffers, each run of ops that can be recorded is one,
+ * and the others (CLBlast's products, random ops, casts through the host)
+ * are queued one at a time between them; graph_destroy waits for d's queue. */
 pt_status ocl_graph_instantiate(int dev, const pt_op *ops, int32_t n_ops, void **graph);
 pt_status ocl_graph_launch(int dev, void *graph, const pt_op *ops, int32_t n_ops,
                            const int32_t *changed, int32_t n_changed);
+void ocl_graph_destroy(int dev, void *graph);
 
 /* ---- Op families (exec_<family>*.c); the caller holds d->lock ---- */
 

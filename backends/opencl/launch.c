@@ -42,14 +42,6 @@ ocl_scalar ocl_make_scalar(pt_dtype t, double v) {
     return s;
 }
 
-pt_status ocl_set_args(ocl_device *d, cl_kernel k, const char *name, int n, const ocl_arg *args) {
-    for (int i = 0; i < n; ++i) {
-        cl_int err = clSetKernelArg(k, (cl_uint)i, args[i].size, args[i].value);
-        if (err != CL_SUCCESS) return ocl_cl_fail(err, "clSetKernelArg(%s, argument %d)", name, i);
-    }
-    return d->recording ? ocl_record_args(d->recording, k, name, n, args) : PT_OK;
-}
-
 /* One 1-D launch of global work-items (from global id `offset`) in groups of
  * local. */
 pt_status ocl_enqueue_at(ocl_device *d, cl_kernel k, const char *name, size_t offset,
@@ -122,10 +114,39 @@ static void ocl_layout_build(const pt_operand *out, int n_in, const pt_operand *
     if (contiguous) L->nd = 0;
 }
 
+/* Contiguous operands take at most this many items in one launch of the
+ * _tail kernel, and more in whole groups of the _contig one and the rest of
+ * the _tail one: below it, the second launch costs the host more than the
+ * unvectorised loop costs PoCL. */
+#define OCL_ONE_LAUNCH_ITEMS 4096
+
+/* The launches of an element-wise kernel over n items whose operands are
+ * all contiguous: args as the _contig and _tail forms take them. Both forms
+ * with the same group size, so PoCL compiles each for one size only. */
+static pt_status ocl_pointwise_contig(ocl_device *d, pt_dtype prog, ocl_kernel_id kid, size_t n,
+                                      int na, const ocl_arg *args) {
+    const char *name = ocl_kernel_name(kid);
+    cl_kernel kc = NULL, kt = NULL;
+    size_t wgc = 0, wgt = 0;
+    pt_status s = ocl_kernel_variant(d, prog, kid, OCL_TAIL, &kt, &wgt);
+    if (s == PT_OK) s = ocl_kernel_variant(d, prog, kid, OCL_CONTIG, &kc, &wgc);
+    if (s != PT_OK) return s;
+    size_t local = wgc < wgt ? wgc : wgt;
+    if (local > 256) local = 256;
+    const size_t whole = n > OCL_ONE_LAUNCH_ITEMS ? n / local * local : 0;
+    if (whole > 0) {
+        if ((s = ocl_set_args(d, kc, name, na, args)) != PT_OK) return s;
+        if ((s = ocl_enqueue_at(d, kc, name, 0, whole, local)) != PT_OK) return s;
+    }
+    if (whole == n) return PT_OK;
+    if ((s = ocl_set_args(d, kt, name, na, args)) != PT_OK) return s;
+    return ocl_enqueue_at(d, kt, name, whole, (n - whole + local - 1) / local * local, local);
+}
+
 /* Runs one of the element-wise kernels, whose arguments are
  *   out, out_off, (in_k, in_k_off) for each input, n, extras..., layout
- * in the general form, and the same without the layout in the _contig form,
- * which runs when every operand is contiguous. */
+ * in the general form, and the same without the layout in the _contig and
+ * _tail forms, which run when every operand is contiguous. */
 pt_status ocl_pointwise(ocl_device *d, pt_dtype prog, ocl_kernel_id kid,
                                const pt_operand *out, int n_in, const pt_operand *const *in,
                                int n_extra, const ocl_arg *extra) {
@@ -148,33 +169,16 @@ pt_status ocl_pointwise(ocl_device *d, pt_dtype prog, ocl_kernel_id kid,
     }
     args[na++] = (ocl_arg)OCL_ARG(n);
     for (int i = 0; i < n_extra; ++i) args[na++] = extra[i];
-    const int n_common = na;
-    cl_kernel k = NULL, kc = NULL;
-    size_t wg = 0, wgc = 0;
+    cl_kernel k = NULL;
+    size_t wg = 0;
+    if (L.nd == 0) return ocl_pointwise_contig(d, prog, kid, (size_t)n, na, args);
     if ((s = ocl_kernel_variant(d, prog, kid, OCL_GENERAL, &k, &wg)) != PT_OK) return s;
-    size_t local = wg < 256 ? wg : 256, whole = 0;
-    if (L.nd == 0) {
-        /* Contiguous: whole groups in the _contig kernel, the rest (if any)
-         * in the general one as a 1-D stride-1 walk. Both with the same
-         * group size, so PoCL compiles each kernel for one size only. */
-        if ((s = ocl_kernel_variant(d, prog, kid, OCL_CONTIG, &kc, &wgc)) != PT_OK) return s;
-        if (wgc < local) local = wgc;
-        whole = (size_t)n / local * local;
-        if (whole > 0) {
-            if ((s = ocl_set_args(d, kc, name, n_common, args)) != PT_OK) return s;
-            if ((s = ocl_enqueue_at(d, kc, name, 0, whole, local)) != PT_OK) return s;
-        }
-        if (whole == (size_t)n) return PT_OK;
-        L.nd = 1;
-        L.shape.s[0] = n;
-        for (int i = 0; i < 4; ++i) L.st[i].s[0] = 1;
-    }
+    const size_t local = wg < 256 ? wg : 256;
     args[na++] = (ocl_arg)OCL_ARG(L.nd);
     args[na++] = (ocl_arg)OCL_ARG(L.shape);
     for (int i = 0; i < 4; ++i) args[na++] = (ocl_arg)OCL_ARG(L.st[i]);
     if ((s = ocl_set_args(d, k, name, na, args)) != PT_OK) return s;
-    const size_t global = ((size_t)n - whole + local - 1) / local * local;
-    return ocl_enqueue_at(d, k, name, whole, global, local);
+    return ocl_enqueue(d, k, name, ((size_t)n + local - 1) / local * local, local);
 }
 
 /* The program whose type moves t's bytes: on a device without fp64, f64

@@ -143,7 +143,7 @@ pt_status ocl_record_end(ocl_device *d, ocl_graph *g, const char *failed, char *
         what = "clFinalizeCommandBufferKHR";
         if (err == CL_SUCCESS) return PT_OK;
     }
-    ocl_graph_destroy((int)(d - ocl_g.devices), g);
+    ocl_record_release(d, g);
     if (err == CL_SUCCESS)
         snprintf(why, cap, "recording %s failed", failed);
     else
@@ -158,14 +158,8 @@ pt_status ocl_graph_enqueue(ocl_device *d, ocl_graph *g) {
     return PT_OK;
 }
 
-void ocl_graph_destroy(int dev, void *graph) {
-    ocl_graph *g = graph;
-    if (!g || dev < 0 || dev >= ocl_g.n_devices) return;
-    const ocl_device *d = &ocl_g.devices[dev];
-    /* Replays still queued may need the kernels' arguments (PoCL 3.1 reads
-     * them when a command runs): wait for them before releasing. */
+void ocl_record_release(const ocl_device *d, ocl_graph *g) {
     if (!d->no_calls_at_exit) {
-        clFinish(d->queue);
         d->cb.release(g->cb);
         for (int i = 0; i < g->n_held; ++i) {
             if (g->held[i].mem) clReleaseMemObject(g->held[i].mem);

@@ -189,7 +189,9 @@ pt_status ocl_kernel_variant(ocl_device *d, pt_dtype t, ocl_kernel_id k, ocl_var
     pt_status s = ocl_program(d, t, &p);
     if (s != PT_OK) return s;
     char name[64];
-    snprintf(name, sizeof name, "%s%s", ocl_kernel_names[k], v == OCL_CONTIG ? "_contig" : "");
+    static const char *const suffix[OCL_VARIANT__COUNT] = {[OCL_GENERAL] = "", [OCL_CONTIG] = "_contig",
+                                                           [OCL_TAIL] = "_tail"};
+    snprintf(name, sizeof name, "%s%s", ocl_kernel_names[k], suffix[v]);
     cl_int err = CL_SUCCESS;
     cl_kernel kern = clCreateKernel(p, name, &err);
     if (!kern)
@@ -202,6 +204,7 @@ pt_status ocl_kernel_variant(ocl_device *d, pt_dtype t, ocl_kernel_id k, ocl_var
         kwg = d->max_work_group;
     if (kwg > d->max_work_group) kwg = d->max_work_group;
     d->kernels[t][k][v] = kern;
+    ocl_args_forget(d, kern); /* a released kernel object's arguments are not this one's */
     d->new_kernels = true; /* see ocl_after_new_kernels */
     d->kernel_wg[t][k][v] = kwg;
     *out = kern;
@@ -222,4 +225,5 @@ void ocl_programs_release(ocl_device *d) {
     }
     memset(d->kernels, 0, sizeof d->kernels);
     memset(d->programs, 0, sizeof d->programs);
+    ocl_args_release(d);
 }

@@ -68,6 +68,7 @@ static pt_status ocl_new_buffer(ocl_device *d, size_t bytes, const char *what, c
                             bytes, d->name, (unsigned long long)d->max_alloc);
         return ocl_cl_fail(err, "clCreateBuffer(%zu bytes, %s) on %s", bytes, what, d->name);
     }
+    atomic_fetch_add_explicit(&d->buffers_made, 1, memory_order_relaxed); /* see launch_args.c */
     *out = m;
     return PT_OK;
 }

@@ -6,9 +6,13 @@
  *   2. pt_add on 16M floats vs a one-line add kernel and clEnqueueCopyBuffer,
  *      alternating, as bytes read + written per second (add reads 2 and writes
  *      1 array, a copy reads 1 and writes 1)
+ *   3. the host's cost per op of a 10-element add: pt_add eager, a captured
+ *      chain of pt_add replayed, and the one-line kernel queued by hand
+ *      (clSetKernelArg + clEnqueueNDRangeKernel), alternating
  *
- * Usage: bench_opencl [--sizes N,N,...] [--json FILE] [opencl:N [bandwidth]]
- * (default opencl:0, sizes 256,1024,2048; "bandwidth": part 2 only). Prints
+ * Usage: bench_opencl [--sizes N,N,...] [--json FILE] [opencl:N [bandwidth|tiny]]
+ * (default opencl:0, sizes 256,1024,2048; "bandwidth": part 2 only, "tiny":
+ * part 3 only). Prints
  * markdown tables with ratios; --json also writes the figures (GFLOP/s and
  * GB/s) for bench/cuda/combine_results.py, which sets CLBlast on an NVIDIA
  * GPU beside cuBLAS. Exits 77 when the device is unavailable. No
@@ -305,6 +309,98 @@ static void bench_bandwidth(pt_device *dev, direct_cl *cl, int rounds) {
     printf("\n");
 }
 
+/* ---- 3. Per-op host cost of a tiny op ----
+ *
+ * A 10-element f32 add, where the device's work is nothing and what an op
+ * costs is the host's: three contenders alternating round by round, each
+ * round TINY_OPS ops ended by one wait for the device, the best round
+ * counting (both its time up to the wait, "queued", and with the wait):
+ *   pt_add eager     pt_add(a, b) and pt_release of the result: validation,
+ *                    a block from the caching allocator, the plugin's execute
+ *   replayed chain   a chain of TINY_CHAIN pt_add captured once (portable/graph.h)
+ *                    and replayed: one clEnqueueCommandBufferKHR per chain where
+ *                    the device has command buffers, else op by op
+ *   by hand          the one-line add kernel on 10 elements in the benchmark's own
+ *                    context: clSetKernelArg for its three buffers and one
+ *                    clEnqueueNDRangeKernel, the least an OpenCL program pays per op */
+
+enum { TINY_N = 10, TINY_CHAIN = 64, TINY_OPS = 2048 };
+enum { TINY_EAGER, TINY_REPLAY, TINY_HAND, TINY_COUNT };
+
+static void bench_tiny(pt_device *dev, direct_cl *cl, int rounds) {
+    int64_t shape[1] = {TINY_N};
+    pt_tensor *a = pt_rand(dev, PT_F32, 1, shape), *b = pt_rand(dev, PT_F32, 1, shape);
+    if (!a || !b) die_pt("pt_rand");
+    if (pt_graph_capture_begin(dev) != PT_OK) die_pt("pt_graph_capture_begin");
+    pt_scope scope = pt_scope_begin();
+    pt_tensor *y = a;
+    for (int i = 0; i < TINY_CHAIN; ++i) y = pt_add(y, b);
+    y = pt_keep(y);
+    pt_scope_end(scope);
+    pt_graph *g = pt_graph_capture_end(dev);
+    if (!g) die_pt("pt_graph_capture_end");
+    cl_mem src = direct_buffer(cl, TINY_N, 1.0f), src2 = direct_buffer(cl, TINY_N, 2.0f);
+    cl_mem dst = direct_buffer(cl, TINY_N, 0.0f);
+    cl_kernel k = direct_add_kernel(cl);
+    const size_t global = TINY_N;
+    double best[TINY_COUNT], best_queued[TINY_COUNT];
+    for (int c = 0; c < TINY_COUNT; ++c) best[c] = best_queued[c] = 1e30;
+    for (int round = -1; round < rounds; ++round) { /* round -1: warm-up */
+        for (int c = 0; c < TINY_COUNT; ++c) {
+            double t0 = now();
+            if (c == TINY_EAGER) {
+                for (int i = 0; i < TINY_OPS; ++i) {
+                    pt_tensor *s = pt_add(a, b);
+                    if (!s) die_pt("pt_add");
+                    pt_release(s);
+                }
+            } else if (c == TINY_REPLAY) {
+                for (int i = 0; i < TINY_OPS / TINY_CHAIN; ++i)
+                    if (pt_graph_replay(g) != PT_OK) die_pt("pt_graph_replay");
+            } else {
+                for (int i = 0; i < TINY_OPS; ++i) {
+                    cl_int err = clSetKernelArg(k, 0, sizeof src, &src);
+                    if (err == CL_SUCCESS) err = clSetKernelArg(k, 1, sizeof src2, &src2);
+                    if (err == CL_SUCCESS) err = clSetKernelArg(k, 2, sizeof dst, &dst);
+                    if (err == CL_SUCCESS)
+                        err = clEnqueueNDRangeKernel(cl->queue, k, 1, NULL, &global, NULL, 0, NULL, NULL);
+                    if (err != CL_SUCCESS) die_cl("clSetKernelArg / clEnqueueNDRangeKernel", err);
+                }
+            }
+            const double queued = (now() - t0) / TINY_OPS;
+            if (c == TINY_HAND) {
+                clFinish(cl->queue);
+            } else if (pt_device_synchronize(dev) != PT_OK) {
+                die_pt("pt_device_synchronize");
+            }
+            const double dt = (now() - t0) / TINY_OPS;
+            if (round >= 0 && dt < best[c]) best[c] = dt;
+            if (round >= 0 && queued < best_queued[c]) best_queued[c] = queued;
+        }
+    }
+    clReleaseKernel(k);
+    clReleaseMemObject(src);
+    clReleaseMemObject(src2);
+    clReleaseMemObject(dst);
+    pt_graph_free(g);
+    pt_release(y);
+    pt_release(a);
+    pt_release(b);
+
+    const char *names[TINY_COUNT] = {"pt_add eager", "pt_add chain of 64, replayed",
+                                     "one-line kernel by hand (clSetKernelArg x3 + clEnqueueNDRangeKernel)"};
+    const char *keys[TINY_COUNT] = {"tiny_add_eager_us", "tiny_add_replay_us", "tiny_add_hand_us"};
+    printf("## Host cost per op, 10-element f32 add (%d ops per round, %d alternating rounds, best)\n\n",
+           TINY_OPS, rounds);
+    printf("| operation | µs/op | queued µs/op | vs by hand |\n|---|---:|---:|---:|\n");
+    for (int c = 0; c < TINY_COUNT; ++c) {
+        printf("| %s | %.3f | %.3f | %.2fx |\n", names[c], best[c] * 1e6, best_queued[c] * 1e6,
+               best[c] / best[TINY_HAND]);
+        record(keys[c], best[c] * 1e6);
+    }
+    printf("\n");
+}
+
 /* A JSON string's body: quotes and backslashes escaped, control characters dropped. */
 static void json_string(FILE *f, const char *s) {
     for (; *s; ++s) {
@@ -332,13 +428,13 @@ static void write_json(const char *path, const pt_device_props *p) {
 }
 
 static int usage(void) {
-    fprintf(stderr, "usage: bench_opencl [--sizes N,N,...] [--json FILE] [opencl:N [bandwidth]]\n");
+    fprintf(stderr, "usage: bench_opencl [--sizes N,N,...] [--json FILE] [opencl:N [bandwidth|tiny]]\n");
     return 2;
 }
 
 int main(int argc, char **argv) {
     const char *name = "opencl:0", *json = NULL;
-    bool bandwidth_only = false;
+    bool bandwidth_only = false, tiny_only = false;
     int64_t sizes[8] = {256, 1024, 2048};
     int nsizes = 3, npos = 0;
     for (int i = 1; i < argc; ++i) {
@@ -359,6 +455,9 @@ int main(int argc, char **argv) {
             ++npos;
         } else if (npos == 1 && strcmp(argv[i], "bandwidth") == 0) {
             bandwidth_only = true;
+            ++npos;
+        } else if (npos == 1 && strcmp(argv[i], "tiny") == 0) {
+            tiny_only = true;
             ++npos;
         } else {
             return usage();
@@ -384,8 +483,9 @@ int main(int argc, char **argv) {
                 cl.name, name, props.name);
     printf("# libportable OpenCL benchmark on %s: %s (%s, %d compute units)\n\n", name,
            props.name, props.platform, props.compute_units);
-    if (!bandwidth_only) bench_matmul(dev, &cl, sizes, nsizes);
-    bench_bandwidth(dev, &cl, 7);
+    if (!bandwidth_only && !tiny_only) bench_matmul(dev, &cl, sizes, nsizes);
+    if (!tiny_only) bench_bandwidth(dev, &cl, 7);
+    if (!bandwidth_only) bench_tiny(dev, &cl, 7);
     clReleaseCommandQueue(cl.queue);
     clReleaseContext(cl.ctx);
     if (json) write_json(json, &props);

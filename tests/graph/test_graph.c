@@ -471,6 +471,53 @@ static void test_released_inputs(void) {
     CHECK_INT(after.in_use, before.in_use);
 }
 
+/* ---- Whether replays took the backend's own path ----
+ * The OpenCL plugin says at PORTABLE_LOG=info whether a graph replays as
+ * one command buffer, as command buffers around the ops it queues one at a
+ * time (products), or op by op (and why). PT_TEST_COMMAND_BUFFERS=pocl
+ * fails the run when the device is PoCL's with cl_khr_command_buffer and no
+ * graph took the first path (and the graph of products below the second);
+ * =none fails it when any graph took either (PORTABLE_OPENCL_GRAPHS=off). */
+
+static atomic_int n_command_buffer_graphs, n_segmented_graphs, n_op_by_op_graphs;
+
+static void count_graph_paths(pt_log_level level, const char *message, void *user) {
+    (void)user;
+    if (strstr(message, "replays as one command buffer")) atomic_fetch_add(&n_command_buffer_graphs, 1);
+    else if (strstr(message, " command buffers (")) atomic_fetch_add(&n_segmented_graphs, 1);
+    else if (strstr(message, "replays op by op")) atomic_fetch_add(&n_op_by_op_graphs, 1);
+    else if (level >= PT_LOG_WARN) fprintf(stderr, "portable: %s\n", message);
+}
+
+/* Whether PT_TEST_COMMAND_BUFFERS=pocl and the device is PoCL's with
+ * cl_khr_command_buffer: graphs must then take the command-buffer paths. */
+static bool command_buffers_expected(void) {
+    const char *want = getenv("PT_TEST_COMMAND_BUFFERS");
+    if (!want || strcmp(want, "pocl") != 0) return false;
+    pt_device_props p;
+    if (pt_device_info(dev, &p) != PT_OK) return false;
+    return strstr(p.platform, "Portable Computing Language") && strstr(p.extensions, "cl_khr_command_buffer");
+}
+
+static void check_graph_paths(const char *want) {
+    int cb = atomic_load(&n_command_buffer_graphs), seg = atomic_load(&n_segmented_graphs),
+        per_op = atomic_load(&n_op_by_op_graphs);
+    printf("graphs replayed as one command buffer: %d, as command buffers around ops queued one at a time: %d, "
+           "op by op by the plugin's choice: %d\n",
+           cb, seg, per_op);
+    if (!want) return;
+    if (!strcmp(want, "none")) {
+        check_report(cb + seg == 0, __FILE__, __LINE__, "no graph replays as command buffers");
+        return;
+    }
+    if (command_buffers_expected())
+        check_report(cb > 0, __FILE__, __LINE__,
+                     "PoCL with cl_khr_command_buffer: graphs replay as command buffers "
+                     "(run at PORTABLE_LOG=info so the plugin says which)");
+    else
+        printf("no command buffers expected on %s\n", pt_device_name(dev));
+}
+
 /* ---- Replays equal eager runs, bit for bit, beyond training ----
  * Ops of every family a backend may record into one launch sequence (an
  * OpenCL command buffer): element-wise kernels in their contiguous and
@@ -563,6 +610,65 @@ static void test_replay_matches_eager(void) {
     pt_scope_end(scope);
 }
 
+/* ---- A graph with products ----
+ * CLBlast queues its GEMM kernels itself, so the OpenCL plugin cannot record
+ * a product into a command buffer: it records the runs of ops between the
+ * products and queues the products between those buffers at each replay
+ * (on PoCL, PT_TEST_COMMAND_BUFFERS=pocl checks that this graph took that
+ * path). A forward and backward of a small layer with a bias and relu, a
+ * product with a transposed operand, a softmax and reductions after it: two
+ * replays, the input changed between them, equal the eager ops bit for bit. */
+
+enum { PROD_OUTS = 5 };
+
+static void product_ops(pt_tensor *x, pt_tensor *w, pt_tensor *b, pt_tensor *w2, pt_tensor **out) {
+    pt_scope scope = pt_scope_begin();
+    pt_tensor *h = pt_relu(pt_add(pt_matmul(x, w), b));         /* product, then recorded ops */
+    pt_tensor *z = pt_matmul(h, pt_transpose(w2, 0, 1));         /* column-major operand */
+    out[0] = pt_keep(pt_softmax(z, 1));
+    out[1] = pt_keep(pt_sum(h, 0, false));
+    out[2] = pt_keep(pt_mul_scalar(pt_sigmoid(z), 0.5));
+    out[3] = pt_keep(pt_matmul(pt_transpose(x, 0, 1), h));       /* a weight gradient's shape */
+    out[4] = pt_keep(pt_mean(pt_mul(z, z), PT_ALL, false));
+    pt_scope_end(scope);
+}
+
+static void test_products_replay(void) {
+    enum { R = 24, K = 37, N = 19, M = 11 };
+    int64_t xs[2] = {R, K}, ws[2] = {K, N}, w2s[2] = {M, N};
+    static float hx[R * K];
+    pt_scope scope = pt_scope_begin();
+    pt_tensor *x = pt_zeros(dev, PT_F32, 2, xs);
+    pt_tensor *w = pt_reshape(pt_mul_scalar(pt_sin(pt_arange(dev, PT_F32, 0, K * N, 1)), 0.2), 2, ws);
+    pt_tensor *b = pt_mul_scalar(pt_arange(dev, PT_F32, 0, N, 1), -0.01);
+    pt_tensor *w2 = pt_reshape(pt_mul_scalar(pt_cos(pt_arange(dev, PT_F32, 0, M * N, 1)), 0.3), 2, w2s);
+    pt_tensor *replayed[PROD_OUTS];
+    const int segmented_before = atomic_load(&n_segmented_graphs);
+    CHECK_OK(pt_graph_capture_begin(dev));
+    product_ops(x, w, b, w2, replayed);
+    pt_graph *g = pt_graph_capture_end(dev);
+    REQUIRE(g);
+    for (int r = 0; r < 2; ++r) {
+        mix_input(hx, R * K, r + 5);
+        CHECK_OK(pt_copy_(x, pt_from_data(pt_cpu(), PT_F32, 2, xs, hx)));
+        CHECK_OK(pt_graph_replay(g));
+        pt_tensor *eager[PROD_OUTS];
+        product_ops(x, w, b, w2, eager);
+        for (int i = 0; i < PROD_OUTS; ++i) {
+            char what[120];
+            snprintf(what, sizeof what, "products, round %d, output %d: replayed == eager bit for bit", r, i);
+            check_report(same_bytes(replayed[i], eager[i]), __FILE__, __LINE__, what);
+            pt_release(eager[i]);
+        }
+    }
+    if (command_buffers_expected())
+        check_report(atomic_load(&n_segmented_graphs) == segmented_before + 1, __FILE__, __LINE__,
+                     "PoCL: the graph with products replays as command buffers around the products");
+    pt_graph_free(g);
+    for (int i = 0; i < PROD_OUTS; ++i) pt_release(replayed[i]);
+    pt_scope_end(scope);
+}
+
 /* A step without a product (layer norm, mean squared error): SGD's graph
  * holds only ops a command buffer records; Adam's step-dependent scalars
  * change at every replay, so the OpenCL plugin replays its command-buffer
@@ -632,40 +738,6 @@ static void test_norm_training(bool adam) {
                       : "layer norm, sgd: parameters after replays == eager bit for bit");
 }
 
-/* ---- Whether replays took the backend's own path ----
- * The OpenCL plugin says at PORTABLE_LOG=info whether a graph replays as
- * one command buffer or op by op (and why). PT_TEST_COMMAND_BUFFERS=pocl
- * fails the run when the device is PoCL's with cl_khr_command_buffer and no
- * graph took that path; =none fails it when any did
- * (PORTABLE_OPENCL_GRAPHS=off). */
-
-static atomic_int n_command_buffer_graphs, n_op_by_op_graphs;
-
-static void count_graph_paths(pt_log_level level, const char *message, void *user) {
-    (void)user;
-    if (strstr(message, "replays as one command buffer")) atomic_fetch_add(&n_command_buffer_graphs, 1);
-    else if (strstr(message, "replays op by op")) atomic_fetch_add(&n_op_by_op_graphs, 1);
-    else if (level >= PT_LOG_WARN) fprintf(stderr, "portable: %s\n", message);
-}
-
-static void check_graph_paths(const char *want) {
-    int cb = atomic_load(&n_command_buffer_graphs), per_op = atomic_load(&n_op_by_op_graphs);
-    printf("graphs replayed as one command buffer: %d, op by op by the plugin's choice: %d\n", cb, per_op);
-    if (!want) return;
-    if (!strcmp(want, "none")) {
-        check_report(cb == 0, __FILE__, __LINE__, "no graph replays as a command buffer");
-        return;
-    }
-    pt_device_props p;
-    CHECK_OK(pt_device_info(dev, &p));
-    if (strstr(p.platform, "Portable Computing Language") && strstr(p.extensions, "cl_khr_command_buffer"))
-        check_report(cb > 0, __FILE__, __LINE__,
-                     "PoCL with cl_khr_command_buffer: graphs replay as command buffers "
-                     "(run at PORTABLE_LOG=info so the plugin says which)");
-    else
-        printf("no command buffers expected on %s (%s)\n", p.name, p.platform);
-}
-
 /* ---- Arguments ---- */
 
 static void test_arguments(void) {
@@ -729,6 +801,7 @@ int main(int argc, char **argv) {
     /* scopes release what the checks leave over */
     pt_scope scope = pt_scope_begin();
     test_replay_matches_eager();
+    test_products_replay();
     test_norm_training(false);
     test_norm_training(true);
     test_random();

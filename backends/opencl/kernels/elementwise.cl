@@ -11,17 +11,20 @@
  * two kernels: <name> walks any strides and broadcasts (pt_locate), and
  * <name>_contig, for launches where every operand is contiguous, reads and
  * writes element i at i, with no `i < n` test: the host launches it on whole
- * work-groups only and runs the remainder (fewer than one group) with <name>
- * as a 1-D stride-1 walk. With the strided walk's divisions merely present
+ * work-groups only and runs the remainder (fewer than one group), and
+ * contiguous ops too small to be worth two launches, with <name>_tail, the
+ * same walk with the test. With the strided walk's divisions merely present
  * behind a uniform `nd == 0` branch, or with the `i < n` test, PoCL left the
  * work-item loop scalar and a 16M f32 add reached 0.45 of
- * clEnqueueCopyBuffer's bandwidth. */
+ * clEnqueueCopyBuffer's bandwidth. The _tail form rather than the general
+ * one for the rest: 6 arguments fewer, and PoCL pays two allocations per
+ * argument at each launch. */
 
 /* Element offsets of out and the inputs for element i in the general form. */
 #define PT_LOCATE(p, i) const pt_pos p = pt_locate((i), nd, shape, st_o, st_a, st_b, st_c);
 
-/* Defines kernel `name` (general: PARAMS then the layout) and `name`_contig
- * (PARAMS only). AT(EXPR, po, pa, pb, pc) is the work of one element given
+/* Defines kernel `name` (general: PARAMS then the layout), `name`_contig
+ * and `name`_tail (PARAMS only). AT(EXPR, po, pa, pb, pc) is the work of one element given
  * the element offsets of out and of the inputs a, b, c (before their base
  * offsets oo, ao, bo, co). */
 #define PT_DEFINE_POINTWISE(name, PARAMS, AT, EXPR)                                             \
@@ -33,6 +36,9 @@
     }                                                                                            \
     __kernel void name##_contig(PARAMS) {                                                        \
         PT_FOR_EACH_EXACT(i) { AT(EXPR, i, i, i, i) }                                            \
+    }                                                                                            \
+    __kernel void name##_tail(PARAMS) {                                                          \
+        PT_FOR_EACH(i, n) { AT(EXPR, i, i, i, i) }                                               \
     }
 
 #define PT_UNARY_PARAMS __global T *out, long oo, __global const T *a, long ao, long n, T s, T s2
