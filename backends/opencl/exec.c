@@ -78,6 +78,9 @@ pt_status ocl_supports(int dev, const pt_op *op) {
     if (info->family == PT_OP_FAMILY_NORM)
         return ocl_fail(PT_ERR_UNSUPPORTED, "%s has no OpenCL kernel: the core composes it from reductions",
                         pt_op_name(op->kind));
+    if (info->family == PT_OP_FAMILY_FUSED)
+        return ocl_fail(PT_ERR_UNSUPPORTED, "fused chains are not run by this plugin: the core "
+                                            "replays their ops one by one");
     return PT_OK;
 }
 
@@ -93,7 +96,7 @@ static pt_status ocl_dispatch(ocl_device *d, int dev, const pt_op *op) {
     case PT_OP_FAMILY_INDEX: return ocl_index(d, op);
     case PT_OP_FAMILY_WINDOW: return ocl_window_run(d, op);
     case PT_OP_FAMILY_CONV: return ocl_conv(d, dev, op);
-    case PT_OP_FAMILY_NORM: break;
+    case PT_OP_FAMILY_NORM: case PT_OP_FAMILY_FUSED: break;
     }
     return ocl_fail(PT_ERR_UNSUPPORTED, "unknown op kind %d", (int)op->kind);
 }

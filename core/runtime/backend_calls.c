@@ -181,6 +181,13 @@ unsigned pt_op_dtypes_reached(pt_op_kind kind) {
     return atomic_load_explicit(&reached[kind], memory_order_relaxed);
 }
 
+void pt__note_reached(const pt_op *op) {
+    const unsigned bit = PT_DTYPE_BIT(op->dtype);
+    if ((unsigned)op->kind < (unsigned)PT_OP_COUNT &&
+        !(atomic_load_explicit(&reached[op->kind], memory_order_relaxed) & bit))
+        atomic_fetch_or_explicit(&reached[op->kind], bit, memory_order_relaxed);
+}
+
 /* Asks supports once per (device, kind, dtype) that it accepted; a refusal
  * is asked again next time (the plugin may refuse one operand layout only). */
 static pt_status check_supported(pt_device *d, const pt_op *op, unsigned bit) {

@@ -112,5 +112,19 @@ void pt__probe_op(pt_op_kind kind, pt_dtype t, pt_op *op) {
         probe_operand(&op->out, out_t, 2);
         op->out.shape[0] = 2;
         break;
+    case PT_OP_FAMILY_FUSED: { /* two copies of one element, the second reading the first */
+        static _Thread_local pt_fused_step steps[2];
+        static _Thread_local pt_fused_chain chain;
+        for (int k = 0; k < 2; ++k) {
+            pt__probe_op(PT_OP_COPY, t, &steps[k].op);
+            steps[k].src[0] = k - 1;
+            steps[k].src[1] = steps[k].src[2] = -1;
+            steps[k].store = k == 1;
+        }
+        chain = (pt_fused_chain){.n_steps = 2, .steps = steps, .numel = 1};
+        op->fused = &chain;
+        op->out = steps[1].op.out;
+        break;
+    }
     }
 }

@@ -30,6 +30,7 @@ struct pt_graph {
     pt__block **kept;          /* blocks of the outputs, held */
     int32_t n_kept;
     void *inst;                /* the backend's instance (pt__graph_launch_call) */
+    pt__gfused fused;          /* the chains the FUSED ops run */
     pt_graph_stats stats;
 };
 
@@ -178,6 +179,28 @@ static pt_status collect_changes(pt_graph *g, pt__capture *c, const char *fn) {
     return PT_OK;
 }
 
+/* Fuses the element-wise runs and renumbers what refers to ops by index. */
+static pt_status fuse(pt_graph *g, pt__capture *c, const char *fn) {
+    bool *patched = calloc((size_t)g->n_ops, sizeof *patched);
+    int32_t *new_index = malloc((size_t)g->n_ops * sizeof *new_index);
+    if (!patched || !new_index) {
+        free(patched);
+        free(new_index);
+        return pt__error(PT_ERR_OUT_OF_MEMORY, fn, "out of host memory for fusion");
+    }
+    for (int32_t i = 0; i < g->held.n_patches; ++i) patched[g->held.patches[i].node] = true;
+    pt_status s = pt__graph_fuse(c, g->dev, &g->ops, &g->n_ops, patched, new_index, &g->fused);
+    if (s == PT_OK) {
+        for (int32_t i = 0; i < g->n_changed; ++i) g->changed[i] = new_index[g->changed[i]];
+        for (int32_t i = 0; i < g->held.n_patches; ++i)
+            g->held.patches[i].node = new_index[g->held.patches[i].node];
+        g->stats.kernels = g->n_ops;
+    }
+    free(patched);
+    free(new_index);
+    return s;
+}
+
 static pt_graph *build(pt__capture *c, const char *fn) {
     pt_graph *g = calloc(1, sizeof *g);
     if (!g) {
@@ -198,7 +221,8 @@ static pt_graph *build(pt__capture *c, const char *fn) {
     /* what the capture holds for the replays moves to the graph */
     g->held = c->held;
     c->held = (pt__gheld){0};
-    if (collect_changes(g, c, fn) || plan_memory(g, c, fn) || hold_outputs(g, c, fn)) {
+    if (collect_changes(g, c, fn) || plan_memory(g, c, fn) || hold_outputs(g, c, fn) ||
+        fuse(g, c, fn)) {
         pt_graph_free(g);
         return NULL;
     }
@@ -285,6 +309,7 @@ void pt_graph_free(pt_graph *g) {
     for (int32_t i = 0; i < g->n_kept; ++i) pt__block_unhold(g->dev, g->kept[i]);
     pt__free_direct(g->dev, g->arena);
     pt__graph_let_go(g->dev, &g->held);
+    pt__graph_fused_free(&g->fused);
     free(g->ops);
     free(g->changed);
     free(g->rng_offset);

@@ -79,6 +79,25 @@ void pt__capture_destroy(pt__capture *c);
  * cells, and frees the arrays. capture.c */
 void pt__graph_let_go(pt_device *d, pt__gheld *held);
 
+/* The FUSED ops' chains of a graph (graph_fuse.c): the ops point into
+ * these arrays. */
+typedef struct pt__gfused {
+    pt_fused_step *steps;
+    pt_fused_chain *chains;
+    pt_op *reduces;                /* per chain, its reduction when it has one */
+    int32_t n_chains;
+} pt__gfused;
+
+/* Replaces the runs of element-wise ops in (*ops)[0..*n_ops-1] (planned,
+ * resolved to their final buffers) by FUSED ops where d's backend takes
+ * them; patched[i] keeps op i out of any chain. new_index[i] is where op i
+ * went (its chain's op when fused). *ops is reallocated; fused holds the
+ * chains until pt__graph_fused_free. PORTABLE_GRAPH_FUSION=off leaves the
+ * ops as they are. graph_fuse.c */
+pt_status pt__graph_fuse(pt__capture *c, pt_device *d, pt_op **ops, int32_t *n_ops, const bool *patched,
+                         int32_t *new_index, pt__gfused *fused);
+void pt__graph_fused_free(pt__gfused *fused);
+
 /* The arena plan: offsets for n values of size[i] bytes, live over the ops
  * [first[i], last[i]], such that values live at once never overlap.
  * Returns the arena's bytes. graph_plan.c */

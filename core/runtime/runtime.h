@@ -337,6 +337,11 @@ void pt__capture_step_scalar(pt__step_cell *cell, pt_op_kind kind, pt__step_scal
  * promises it; a creation op has only out, which merges to 1-D when
  * contiguous, keeping the flat element order the RNG counts in). */
 void pt__coalesce(pt_op *op);
+
+/* Counts op's kind and dtype as reached (pt_op_dtypes_reached) for an op
+ * that is offered to a backend other than through pt__execute: a graph's
+ * FUSED ops. backend_calls.c */
+void pt__note_reached(const pt_op *op);
 /* A one-element descriptor of kind in compute dtype t, laid out as its family
  * requires (backend.h), with no buffers: what pt_device_supports asks a
  * plugin about. kind must be in the table. */

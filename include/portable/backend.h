@@ -171,7 +171,24 @@ typedef struct pt_op {
     /* Appended members go below this line. */
     int64_t window[6];       /**< WINDOW: stride h, w; pad h, w; dilation h, w */
     int64_t kernel[2];       /**< MAX_POOL2D*, MAX_UNPOOL2D: window height, width */
+    const struct pt_fused_chain *fused; /**< FUSED: the chain (see the family) */
 } pt_op;
+
+/** One step of a FUSED chain: an element-wise op whose inputs may be the
+ * values of earlier steps. */
+typedef struct pt_fused_step {
+    pt_op op;                        /**< the op as execute would get it */
+    int32_t src[PT_OP_MAX_INPUTS];   /**< >= 0: input j is step src[j]'s value; -1: read op.in[j] */
+    bool store;                      /**< write the value to op.out */
+} pt_fused_step;
+
+/** A chain of element-wise ops run as one kernel (the FUSED family). */
+typedef struct pt_fused_chain {
+    int32_t n_steps;                 /**< >= 2 */
+    const pt_fused_step *steps;      /**< in order */
+    int64_t numel;                   /**< elements of every step's out */
+    const pt_op *reduce;             /**< a REDUCE op on the last value, or NULL */
+} pt_fused_chain;
 
 /** @} */
 /** @name What the core offers a plugin */

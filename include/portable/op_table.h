@@ -95,7 +95,8 @@ extern "C" {
     X(CONV2D_BWD_DATA, "conv2d_bwd_data", CONV,  2, FLOAT,   SAME, 0, NONE)                 \
     X(CONV2D_BWD_WEIGHT, "conv2d_bwd_weight", CONV, 2, FLOAT, SAME, 0, NONE)                 \
     X(CHANNEL_STATS, "channel_stats", NORM,      1, FLOAT,   SAME, 1, IN0_OUT)              \
-    X(RSQRT,        "rsqrt",        ELEMENTWISE, 1, FLOAT,   SAME, 1, OUT)
+    X(RSQRT,        "rsqrt",        ELEMENTWISE, 1, FLOAT,   SAME, 1, OUT)                  \
+    X(FUSED,        "fused",        FUSED,       0, ANY,     CAST, 0, NONE)
 /* clang-format on */
 
 /** The saves column's values: bit i for input i, bit 8 for the output,
@@ -124,7 +125,8 @@ typedef enum pt_op_family {
     PT_OP_FAMILY_INDEX,       /**< gather, one-hot */
     PT_OP_FAMILY_WINDOW,      /**< sliding 2-D windows: im2col, pooling */
     PT_OP_FAMILY_CONV,        /**< convolution and its two adjoints */
-    PT_OP_FAMILY_NORM         /**< per-channel statistics of [N, C, L] */
+    PT_OP_FAMILY_NORM,        /**< per-channel statistics of [N, C, L] */
+    PT_OP_FAMILY_FUSED        /**< a graph's element-wise chain as one kernel */
 } pt_op_family;
 
 /** The dtype of an op's result. */
