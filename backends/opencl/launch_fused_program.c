@@ -5,7 +5,7 @@
  * structure, so a replay finds them with a comparison of bytes and no
  * text work. Buffers, offsets, strides and scalars are kernel arguments:
  * a chain whose scalars change between replays is never rebuilt. */
-#include <stdlib.h>
+#include <stdio.h>
 #include <string.h>
 
 #include "internal.h"
