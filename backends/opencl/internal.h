@@ -427,6 +427,9 @@ typedef struct ocl_fused_kernel {
     struct ocl_fused_kernel *next;
 } ocl_fused_kernel;
 
+/* Whether x's elements lie in row-major order without gaps (extent-1
+ * dimensions' strides do not count). */
+bool ocl_is_contiguous(const pt_operand *x);
 /* c's structure, for looking its kernels up without generating text. */
 void ocl_fused_signature(const pt_fused_chain *c, ocl_fused_sig *sig);
 /* Whether a generated kernel runs chain c on d: PT_OK, or

@@ -89,7 +89,7 @@ static bool ocl_names(const char *expr, const char *id) {
     return false;
 }
 
-static bool ocl_is_contiguous(const pt_operand *o) {
+bool ocl_is_contiguous(const pt_operand *o) {
     int64_t expect = 1;
     for (int i = o->ndim - 1; i >= 0; --i) {
         if (o->shape[i] != 1 && o->strides[i] != expect) return false;
@@ -335,37 +335,27 @@ pt_status ocl_fused_generate(const ocl_device *d, const pt_fused_chain *c, char 
                 }
             }
         }
-        switch (form) {
-        case OCL_UNARY:
-            ocl_put(&fn, "static inline %s pt_fused_step%d(%s x, %s s, %s s2) { return (%s); }\n", cts,
-                    (int)k, cts, cts, cts, row->expr);
-            ocl_put(&body, "        const %s v%d = pt_fused_step%d(%s, %s, %s);\n", vts, (int)k, (int)k,
-                    x[0], s[0], s[1]);
-            break;
-        case OCL_BINARY:
-            ocl_put(&fn, "static inline %s pt_fused_step%d(%s x, %s y, %s s) { return (%s); }\n", cts,
-                    (int)k, cts, cts, cts, row->expr);
-            ocl_put(&body, "        const %s v%d = pt_fused_step%d(%s, %s, %s);\n", vts, (int)k, (int)k,
-                    x[0], x[1], s[0]);
-            break;
-        case OCL_COMPARE:
-            ocl_put(&fn,
-                    "static inline uchar pt_fused_step%d(%s x, %s y) { return (%s) ? (uchar)1 : (uchar)0; }\n",
-                    (int)k, cts, cts, row->expr);
-            ocl_put(&body, "        const uchar v%d = pt_fused_step%d(%s, %s);\n", (int)k, (int)k, x[0], x[1]);
-            break;
-        case OCL_WHERE:
-            ocl_put(&fn, "static inline %s pt_fused_step%d(uchar c, %s x, %s y) { return (%s); }\n", vts,
-                    (int)k, vts, vts, row->expr);
-            ocl_put(&body, "        const %s v%d = pt_fused_step%d(%s, %s, %s);\n", vts, (int)k, (int)k,
-                    x[0], x[1], x[2]);
-            break;
-        case OCL_CAST: {
+        if (form == OCL_CAST) {
             char conv[512];
             (void)ocl_cast_text(st->op.in[0].dtype, st->op.out.dtype, x[0], conv, sizeof conv);
             ocl_put(&body, "        const %s v%d = %s;\n", vts, (int)k, conv);
-            break;
-        }
+        } else {
+            /* the step's function: its form's operands, the row's expression */
+            char params_k[160], call[200];
+            if (form == OCL_WHERE) {
+                snprintf(params_k, sizeof params_k, "uchar c, %s x, %s y", cts, cts);
+                snprintf(call, sizeof call, "%s, %s, %s", x[0], x[1], x[2]);
+            } else if (form == OCL_UNARY) {
+                snprintf(params_k, sizeof params_k, "%s x, %s s, %s s2", cts, cts, cts);
+                snprintf(call, sizeof call, "%s, %s, %s", x[0], s[0], s[1]);
+            } else { /* BINARY (x, y, s), COMPARE (x, y) */
+                snprintf(params_k, sizeof params_k, form == OCL_BINARY ? "%s x, %s y, %s s" : "%s x, %s y",
+                         cts, cts, cts);
+                snprintf(call, sizeof call, form == OCL_BINARY ? "%s, %s, %s" : "%s, %s", x[0], x[1], s[0]);
+            }
+            ocl_put(&fn, "static inline %s pt_fused_step%d(%s) { return (%s)%s; }\n", vts, (int)k, params_k,
+                    row->expr, form == OCL_COMPARE ? " ? (uchar)1 : (uchar)0" : "");
+            ocl_put(&body, "        const %s v%d = pt_fused_step%d(%s);\n", vts, (int)k, (int)k, call);
         }
         if (st->store) {
             ocl_plan_add(&plan, OCL_FA_OUT_BUF, k, 0, sizeof(cl_mem));
