@@ -286,10 +286,12 @@ void ocl_devices_release(void) {
             }
             clFinish(d->queue);
             ocl_programs_release(d);
+            ocl_fused_release(d, true);
             if (d->scratch) clReleaseMemObject(d->scratch);
             clReleaseCommandQueue(d->queue);
             clReleaseContext(d->ctx);
         }
+        ocl_fused_release(d, false); /* what is left: the host memory */
         free(d->host_blocks);
         pthread_mutex_destroy(&d->lock);
         pthread_mutex_destroy(&d->host_lock);

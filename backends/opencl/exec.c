@@ -23,6 +23,20 @@ static bool ocl_moves_bits_only(const pt_op *op) {
 
 /* ---- What is supported ---- */
 
+/* A FUSED chain: each step as execute would take it alone, then what the
+ * generated kernel can do (exec_fused.c). */
+static pt_status ocl_supports_chain(int dev, const pt_op *op) {
+    const pt_fused_chain *c = op->fused;
+    if (!c || c->n_steps < 1 || !c->steps)
+        return ocl_fail(PT_ERR_INVALID_ARGUMENT, "a fused op without a chain of steps");
+    for (int32_t k = 0; k < c->n_steps; ++k)
+        if (ocl_supports(dev, &c->steps[k].op) != PT_OK)
+            return ocl_fail(PT_ERR_UNSUPPORTED, "fused chain: step %d (%s on %s) is not run by this "
+                            "plugin on its own", (int)k, pt_op_name(c->steps[k].op.kind),
+                            pt_dtype_table_name(c->steps[k].op.out.dtype));
+    return ocl_fused_supports(&ocl_g.devices[dev], op);
+}
+
 pt_status ocl_supports(int dev, const pt_op *op) {
     if (dev < 0 || dev >= ocl_g.n_devices)
         return ocl_fail(PT_ERR_NO_DEVICE, "no OpenCL device %d (%d present)", dev,
@@ -30,6 +44,7 @@ pt_status ocl_supports(int dev, const pt_op *op) {
     const ocl_device *d = &ocl_g.devices[dev];
     const pt_op_info *info = pt_op_info_of(op->kind);
     if (!info) return ocl_fail(PT_ERR_UNSUPPORTED, "unknown op kind %d", (int)op->kind);
+    if (info->family == PT_OP_FAMILY_FUSED) return ocl_supports_chain(dev, op);
     const pt_operand *ops[1 + PT_OP_MAX_INPUTS] = {&op->out, &op->in[0], &op->in[1], &op->in[2]};
     int n = 1 + (op->n_inputs < PT_OP_MAX_INPUTS ? op->n_inputs : PT_OP_MAX_INPUTS);
     for (int i = 0; i < n; ++i) {
@@ -78,9 +93,6 @@ pt_status ocl_supports(int dev, const pt_op *op) {
     if (info->family == PT_OP_FAMILY_NORM)
         return ocl_fail(PT_ERR_UNSUPPORTED, "%s has no OpenCL kernel: the core composes it from reductions",
                         pt_op_name(op->kind));
-    if (info->family == PT_OP_FAMILY_FUSED)
-        return ocl_fail(PT_ERR_UNSUPPORTED, "fused chains are not run by this plugin: the core "
-                                            "replays their ops one by one");
     return PT_OK;
 }
 
@@ -96,7 +108,8 @@ static pt_status ocl_dispatch(ocl_device *d, int dev, const pt_op *op) {
     case PT_OP_FAMILY_INDEX: return ocl_index(d, op);
     case PT_OP_FAMILY_WINDOW: return ocl_window_run(d, op);
     case PT_OP_FAMILY_CONV: return ocl_conv(d, dev, op);
-    case PT_OP_FAMILY_NORM: case PT_OP_FAMILY_FUSED: break;
+    case PT_OP_FAMILY_FUSED: return ocl_fused(d, op);
+    case PT_OP_FAMILY_NORM: break;
     }
     return ocl_fail(PT_ERR_UNSUPPORTED, "unknown op kind %d", (int)op->kind);
 }

@@ -37,15 +37,6 @@ static pt_status ocl_contiguous_temp(ocl_device *d, const pt_operand *like, pt_d
     return PT_OK;
 }
 
-static bool ocl_is_contiguous(const pt_operand *x) {
-    int64_t stride = 1;
-    for (int i = x->ndim - 1; i >= 0; --i) {
-        if (x->shape[i] != 1 && x->strides[i] != stride) return false;
-        stride *= x->shape[i];
-    }
-    return true;
-}
-
 static double ocl_host_load(pt_dtype t, const void *p, size_t i) {
     switch (t) {
     case PT_F32: return ((const float *)p)[i];

@@ -191,6 +191,7 @@ typedef struct ocl_device {
      * kernel object's arguments then name without holding it, so the
      * memos above are forgotten when this changes. */
     _Atomic uint64_t buffers_made;
+    struct ocl_fused_kernel *fused; /* generated chain kernels, one per chain structure */
     bool new_kernels; /* a kernel object was created since the last launch */
     /* Bytes of device buffers (alloc and scratch) this process holds: what
      * memory.c checks a new buffer against before asking the driver. */
@@ -274,6 +275,12 @@ pt_status ocl_kernel(ocl_device *d, pt_dtype t, ocl_kernel_id k, cl_kernel *out,
 pt_status ocl_kernel_variant(ocl_device *d, pt_dtype t, ocl_kernel_id k, ocl_variant v,
                              cl_kernel *out, size_t *wg);
 void ocl_programs_release(ocl_device *d);
+/* A program of d built from texts[0..n-1] with the build options of dtype
+ * t's program (-DPT_DTYPE=t, fp64, ...), or loaded from the disk cache,
+ * where it is keyed by the SHA-256 of the texts, options and device; what
+ * names it in messages ("f32 kernels"). Caller holds d->lock. */
+pt_status ocl_program_build(ocl_device *d, const char *what, pt_dtype t, int n,
+                            const char *const *texts, cl_program *out);
 
 /* A program's identity: the SHA-256 of everything its binary depends on
  * (launch_program.c: format, sources, build options, device, driver,
@@ -398,6 +405,65 @@ pt_status ocl_graph_enqueue(ocl_device *d, ocl_graph *g);
  * lock). */
 void ocl_record_release(const ocl_device *d, ocl_graph *g);
 
+/* ---- Fused chains: generated kernels (launch_fused_source.c writes
+ * them, launch_fused_program.c builds and keeps them) ---- */
+
+/* The most steps a generated chain kernel takes. */
+#define OCL_FUSED_MAX_STEPS 32
+/* Bytes of a chain's structure per step (launch_fused_source.c). */
+#define OCL_FUSED_SIG_STEP 12
+
+/* A chain's structure: what its generated kernel depends on (kinds,
+ * dtypes, links, stores, which inputs are strided), never the buffers,
+ * offsets, strides or scalars, which are arguments. */
+typedef struct ocl_fused_sig {
+    int len;
+    unsigned char b[1 + OCL_FUSED_MAX_STEPS * OCL_FUSED_SIG_STEP];
+} ocl_fused_sig;
+
+/* What one argument of a generated chain kernel carries, in order. */
+typedef enum ocl_fused_arg_kind {
+    OCL_FA_IN_BUF, OCL_FA_IN_OFF, OCL_FA_IN_ND, OCL_FA_IN_SHAPE, OCL_FA_IN_STRIDES, /* input j */
+    OCL_FA_SCALAR, OCL_FA_SCALAR2, /* the step's scalars, as its compute type */
+    OCL_FA_OUT_BUF, OCL_FA_OUT_OFF, /* a stored step's out */
+    OCL_FA_N                        /* the element count */
+} ocl_fused_arg_kind;
+
+typedef struct ocl_fused_arg {
+    unsigned char kind; /* ocl_fused_arg_kind */
+    unsigned char step, input;
+} ocl_fused_arg;
+
+/* A chain's kernels: "fused_whole" over whole work-groups, "fused_tail"
+ * (bounds-checked) for the rest, with the same arguments. */
+typedef struct ocl_fused_kernel {
+    ocl_fused_sig sig;
+    cl_program program;
+    cl_kernel whole, tail;
+    size_t wg; /* the smaller CL_KERNEL_WORK_GROUP_SIZE of the two */
+    int n_args;
+    ocl_fused_arg args[OCL_REC_MAX_ARGS];
+    struct ocl_fused_kernel *next;
+} ocl_fused_kernel;
+
+/* Whether x's elements lie in row-major order without gaps (extent-1
+ * dimensions' strides do not count). */
+bool ocl_is_contiguous(const pt_operand *x);
+/* c's structure, for looking its kernels up without generating text. */
+void ocl_fused_signature(const pt_fused_chain *c, ocl_fused_sig *sig);
+/* Whether a generated kernel runs chain c on d: PT_OK, or
+ * PT_ERR_UNSUPPORTED with the reason in why. With text non-NULL, also the
+ * kernels' OpenCL C (*text, malloc'd, to follow the embedded sources up to
+ * ew_math.h), the type the program is built for (*t: the arithmetic steps'
+ * type) and the arguments' plan. */
+pt_status ocl_fused_generate(const ocl_device *d, const pt_fused_chain *c, char **text, pt_dtype *t,
+                             ocl_fused_arg *args, int *n_args, char *why, size_t cap);
+/* c's kernels on d, generated and built at the first chain of this
+ * structure (or loaded from the disk cache), then kept. Caller holds d->lock. */
+pt_status ocl_fused_kernels(ocl_device *d, const pt_fused_chain *c, ocl_fused_kernel **out);
+/* Frees d's chain kernels; releases their OpenCL objects when cl_calls. */
+void ocl_fused_release(ocl_device *d, bool cl_calls);
+
 /* ---- Execution (exec.c: supports, execute) ---- */
 
 pt_status ocl_supports(int dev, const pt_op *op);
@@ -413,6 +479,10 @@ void ocl_graph_destroy(int dev, void *graph);
 
 /* ---- Op families (exec_<family>*.c); the caller holds d->lock ---- */
 
+/* exec_fused.c: a FUSED chain. supports: what the generated kernel can
+ * do, once exec.c found every step supported on its own. */
+pt_status ocl_fused_supports(const ocl_device *d, const pt_op *op);
+pt_status ocl_fused(ocl_device *d, const pt_op *op);
 /* exec_elementwise.c: arithmetic, comparisons, WHERE, COPY. */
 pt_status ocl_elementwise(ocl_device *d, const pt_op *op);
 /* Whether an element-wise kind has a kernel (a row of portable/ew_math.h). */

@@ -57,12 +57,13 @@ static void ocl_build_options(const ocl_device *d, pt_dtype t, char *out, size_t
              d->fp32_correct_div_sqrt ? " -cl-fp32-correctly-rounded-divide-sqrt" : "");
 }
 
-static void ocl_program_key(const ocl_device *d, const char *options, ocl_cache_key *key) {
+/* The key of a program built from texts[0..n-1] with options on d. */
+static void ocl_program_key(const ocl_device *d, int n, const char *const *texts, const char *options,
+                            ocl_cache_key *key) {
     ocl_sha256 h;
     ocl_sha256_init(&h);
     ocl_sha256_update(&h, OCL_CACHE_FORMAT, sizeof OCL_CACHE_FORMAT);
-    for (int i = 0; i < ocl_n_sources; ++i)
-        ocl_sha256_update(&h, ocl_sources[i].text, strlen(ocl_sources[i].text) + 1);
+    for (int i = 0; i < n; ++i) ocl_sha256_update(&h, texts[i], strlen(texts[i]) + 1);
     const char *parts[] = {options,           d->name,          d->vendor,
                            d->device_version, d->driver_version, d->platform_name,
                            d->platform_version};
@@ -72,7 +73,7 @@ static void ocl_program_key(const ocl_device *d, const char *options, ocl_cache_
 }
 
 /* Reports a build failure with the compiler's log (truncated to fit). */
-static pt_status ocl_build_failed(ocl_device *d, cl_program p, cl_int err, pt_dtype t,
+static pt_status ocl_build_failed(ocl_device *d, cl_program p, cl_int err, const char *what,
                                   const char *options) {
     size_t n = 0;
     char *log = NULL;
@@ -86,9 +87,9 @@ static pt_status ocl_build_failed(ocl_device *d, cl_program p, cl_int err, pt_dt
     const char *text = log ? log : "(no build log)";
     size_t len = strlen(text);
     pt_status s = ocl_fail(PT_ERR_BACKEND,
-                           "clBuildProgram failed for the %s kernels on %s (%s, driver %s) with "
+                           "clBuildProgram failed for the %s on %s (%s, driver %s) with "
                            "options \"%s\": %s; build log%s:\n%s",
-                           pt_dtype_table_name(t), d->name, d->platform_name, d->driver_version,
+                           what, d->name, d->platform_name, d->driver_version,
                            options, ocl_error_name(err), len > keep ? " (last part)" : "",
                            len > keep ? text + len - keep : text);
     free(log);
@@ -131,6 +132,40 @@ static void ocl_program_to_cache(ocl_device *d, cl_program p, const ocl_cache_ke
     free(bin);
 }
 
+pt_status ocl_program_build(ocl_device *d, const char *what, pt_dtype t, int n,
+                            const char *const *texts, cl_program *out) {
+    char options[256];
+    ocl_build_options(d, t, options, sizeof options);
+    ocl_cache_key key;
+    ocl_program_key(d, n, texts, options, &key);
+    double t0 = ocl_now();
+
+    cl_program p = ocl_program_from_cache(d, &key, options);
+    if (p) {
+        ocl_log(PT_LOG_INFO, "%s for %s loaded from the disk cache in %.3f s", what, d->name,
+                ocl_now() - t0);
+    } else {
+        cl_int err = CL_SUCCESS;
+        p = clCreateProgramWithSource(d->ctx, (cl_uint)n, (const char **)texts, NULL, &err);
+        if (!p) return ocl_cl_fail(err, "clCreateProgramWithSource (%s)", what);
+        err = clBuildProgram(p, 1, &d->id, options, NULL, NULL);
+        if (err != CL_SUCCESS) {
+            pt_status s = ocl_build_failed(d, p, err, what, options);
+            clReleaseProgram(p);
+            return s;
+        }
+        double t1 = ocl_now();
+        /* Some drivers (PoCL) finish compiling every kernel only when asked
+         * for the binary, so storing it is timed apart. */
+        ocl_program_to_cache(d, p, &key);
+        ocl_log(PT_LOG_INFO, "%s for %s built from source in %.3f s (+%.3f s to store the "
+                "binary in the disk cache)",
+                what, d->name, t1 - t0, ocl_now() - t1);
+    }
+    *out = p;
+    return PT_OK;
+}
+
 static pt_status ocl_program(ocl_device *d, pt_dtype t, cl_program *out) {
     if (d->programs[t]) {
         *out = d->programs[t];
@@ -140,39 +175,14 @@ static pt_status ocl_program(ocl_device *d, pt_dtype t, cl_program *out) {
         return ocl_fail(PT_ERR_UNSUPPORTED,
                         "f64 needs cl_khr_fp64, which %s (%s) does not offer; use f32",
                         d->name, d->platform_name);
-    char options[256];
-    ocl_build_options(d, t, options, sizeof options);
-    ocl_cache_key key;
-    ocl_program_key(d, options, &key);
-    double t0 = ocl_now();
-
-    cl_program p = ocl_program_from_cache(d, &key, options);
-    if (p) {
-        ocl_log(PT_LOG_INFO, "%s kernels for %s loaded from the disk cache in %.3f s",
-                pt_dtype_table_name(t), d->name, ocl_now() - t0);
-    } else {
-        const char *texts[64];
-        cl_uint n = 0;
-        for (int i = 0; i < ocl_n_sources && n < 64; ++i) texts[n++] = ocl_sources[i].text;
-        cl_int err = CL_SUCCESS;
-        p = clCreateProgramWithSource(d->ctx, n, texts, NULL, &err);
-        if (!p)
-            return ocl_cl_fail(err, "clCreateProgramWithSource (%s kernels)",
-                               pt_dtype_table_name(t));
-        err = clBuildProgram(p, 1, &d->id, options, NULL, NULL);
-        if (err != CL_SUCCESS) {
-            pt_status s = ocl_build_failed(d, p, err, t, options);
-            clReleaseProgram(p);
-            return s;
-        }
-        double t1 = ocl_now();
-        /* Some drivers (PoCL) finish compiling every kernel only when asked
-         * for the binary, so storing it is timed apart. */
-        ocl_program_to_cache(d, p, &key);
-        ocl_log(PT_LOG_INFO, "%s kernels for %s built from source in %.3f s (+%.3f s to store the "
-                "binary in the disk cache)",
-                pt_dtype_table_name(t), d->name, t1 - t0, ocl_now() - t1);
-    }
+    const char *texts[64];
+    int n = 0;
+    for (int i = 0; i < ocl_n_sources && n < 64; ++i) texts[n++] = ocl_sources[i].text;
+    char what[64];
+    snprintf(what, sizeof what, "%s kernels", pt_dtype_table_name(t));
+    cl_program p = NULL;
+    pt_status s = ocl_program_build(d, what, t, n, texts, &p);
+    if (s != PT_OK) return s;
     d->programs[t] = p;
     *out = p;
     return PT_OK;

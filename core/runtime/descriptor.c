@@ -1,5 +1,6 @@
 /* Op descriptors in the form backend.h promises: element-wise operands with
  * their dimensions merged, so no backend merges dimensions itself. */
+#include <pthread.h>
 #include <string.h>
 
 #include "runtime/runtime.h"
@@ -49,6 +50,26 @@ static void probe_operand(pt_operand *o, pt_dtype t, int ndim) {
     for (int i = 0; i < ndim; ++i) {
         o->shape[i] = 1;
         o->strides[i] = 1;
+    }
+}
+
+/* The FUSED probes, one chain per dtype, made once (immutable after: the
+ * probe ops of every thread point at them; thread-local copies would take
+ * static TLS that a dlopen'd libportable may not get). */
+static pt_fused_step probe_steps[PT_DTYPE_COUNT][2];
+static pt_fused_chain probe_chains[PT_DTYPE_COUNT];
+static pthread_once_t probe_chains_once = PTHREAD_ONCE_INIT;
+
+static void make_probe_chains(void) {
+    for (int t = 0; t < PT_DTYPE_COUNT; ++t) {
+        for (int k = 0; k < 2; ++k) {
+            pt_fused_step *s = &probe_steps[t][k];
+            pt__probe_op(PT_OP_COPY, (pt_dtype)t, &s->op);
+            s->src[0] = k - 1;
+            s->src[1] = s->src[2] = -1;
+            s->store = k == 1;
+        }
+        probe_chains[t] = (pt_fused_chain){.n_steps = 2, .steps = probe_steps[t], .numel = 1};
     }
 }
 
@@ -113,17 +134,9 @@ void pt__probe_op(pt_op_kind kind, pt_dtype t, pt_op *op) {
         op->out.shape[0] = 2;
         break;
     case PT_OP_FAMILY_FUSED: { /* two copies of one element, the second reading the first */
-        static _Thread_local pt_fused_step steps[2];
-        static _Thread_local pt_fused_chain chain;
-        for (int k = 0; k < 2; ++k) {
-            pt__probe_op(PT_OP_COPY, t, &steps[k].op);
-            steps[k].src[0] = k - 1;
-            steps[k].src[1] = steps[k].src[2] = -1;
-            steps[k].store = k == 1;
-        }
-        chain = (pt_fused_chain){.n_steps = 2, .steps = steps, .numel = 1};
-        op->fused = &chain;
-        op->out = steps[1].op.out;
+        pthread_once(&probe_chains_once, make_probe_chains);
+        op->fused = &probe_chains[t];
+        op->out = probe_steps[t][1].op.out;
         break;
     }
     }

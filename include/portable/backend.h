@@ -139,7 +139,32 @@ extern "C" {
  *   N * L values x[., c, .], out[1][c] their biased variance (the mean of
  *   the squared deviations from that mean). The core sends N * L >= 1 and
  *   composes the two from REDUCE and ELEMENTWISE kinds where a backend
- *   refuses the kind. */
+ *   refuses the kind.
+ *
+ * FUSED: a chain of element-wise ops of a captured graph run as one kernel
+ *   (docs/graphs.md, "Fusion"). Only graph replays send it, and the core
+ *   asks supports() first: a backend refuses what it cannot fuse and the
+ *   core then replays those ops one by one. n_inputs is 0; op.fused is the
+ *   chain and op.out a copy of its last stored operand (for messages and
+ *   traces). The steps run in order, each an ELEMENTWISE op as execute
+ *   would get it (any kind of that family but AXPY), except that
+ *   steps[k].src[j] >= 0 makes input j the value step src[j] computed at
+ *   the same element (op.in[j] then only states its dtype; its buf is not
+ *   read), and that a step's out is written only where steps[k].store is
+ *   set. Every step's out is contiguous with numel elements, so element i
+ *   of a step is element i, in row-major order, of its out's shape; its
+ *   other inputs are read at the same multi-index through their own
+ *   strides (each step's dimensions were merged on their own, so steps may
+ *   state different shapes of the same numel). A step computes and rounds
+ *   exactly as its eager kernel does, so a fused chain equals the eager
+ *   ops bit for bit. A store never overlaps an input read from memory,
+ *   except exactly (same buffer, offset, dtype and contiguous layout: an
+ *   in-place op). reduce, when not NULL, is a REDUCE op (SUM, MEAN or MAX)
+ *   on the last step's value: its in[0] is that value read as [outer, r,
+ *   inner] contiguous (buf not read), op.out is its out, and that out
+ *   overlaps nothing the chain reads or writes. A backend that fuses chains
+ *   but not their reductions refuses those; the core then sends the chain
+ *   and the reduction apart. */
 
 /** One operand: a strided view into a backend buffer. */
 typedef struct pt_operand {

@@ -1,0 +1,97 @@
+/* libportable OpenCL backend — a fused chain's kernels: generated
+ * (launch_fused_source.c) and built the first time a chain of their
+ * structure runs on a device, through the disk cache (launch_program.c,
+ * keyed by the SHA-256 of the source), then kept on the device by
+ * structure, so a replay finds them with a comparison of bytes and no
+ * text work. Buffers, offsets, strides and scalars are kernel arguments:
+ * a chain whose scalars change between replays is never rebuilt. */
+#include <stdio.h>
+#include <string.h>
+
+#include "internal.h"
+
+/* The embedded sources a chain's program starts with (launch_sources.c),
+ * in their order: the prelude, the shared numbers, the conversions, T and
+ * the layout walk, the ew_math.h helpers. */
+static const char *const ocl_fused_prefix[] = {"prelude.cl", "kernel_abi.h", "numeric_rules.h",
+                                               "half.h", "common.cl", "ew_math.h"};
+#define OCL_FUSED_N_PREFIX ((int)(sizeof ocl_fused_prefix / sizeof ocl_fused_prefix[0]))
+
+static pt_status ocl_fused_kernel_of(ocl_device *d, cl_program p, const char *name, cl_kernel *k,
+                                     size_t *wg) {
+    cl_int err = CL_SUCCESS;
+    *k = clCreateKernel(p, name, &err);
+    if (!*k) return ocl_cl_fail(err, "clCreateKernel(\"%s\") in a fused chain's program", name);
+    size_t kwg = 0;
+    if (clGetKernelWorkGroupInfo(*k, d->id, CL_KERNEL_WORK_GROUP_SIZE, sizeof kwg, &kwg, NULL) !=
+            CL_SUCCESS ||
+        kwg == 0 || kwg > d->max_work_group)
+        kwg = d->max_work_group;
+    if (kwg < *wg) *wg = kwg;
+    return PT_OK;
+}
+
+static pt_status ocl_fused_build(ocl_device *d, const pt_fused_chain *c, ocl_fused_kernel *fk) {
+    char why[512] = "";
+    char *text = NULL;
+    pt_dtype t = PT_F32;
+    pt_status s = ocl_fused_generate(d, c, &text, &t, fk->args, &fk->n_args, why, sizeof why);
+    if (s != PT_OK) return ocl_fail(s, "fused chain: %s", why);
+    const char *texts[OCL_FUSED_N_PREFIX + 1];
+    int n = 0;
+    for (int k = 0; k < OCL_FUSED_N_PREFIX; ++k)
+        for (int i = 0; i < ocl_n_sources; ++i)
+            if (!strcmp(ocl_sources[i].name, ocl_fused_prefix[k])) texts[n++] = ocl_sources[i].text;
+    if (n != OCL_FUSED_N_PREFIX) {
+        free(text);
+        return ocl_fail(PT_ERR_INTERNAL, "fused chain: %d of the %d sources it needs are embedded "
+                        "(CMakeLists.txt's PT_OCL_KERNEL_SOURCES)", n, OCL_FUSED_N_PREFIX);
+    }
+    texts[n++] = text;
+    s = ocl_program_build(d, "fused chain kernels", t, n, texts, &fk->program);
+    free(text);
+    fk->wg = d->max_work_group;
+    if (s == PT_OK) s = ocl_fused_kernel_of(d, fk->program, "fused_whole", &fk->whole, &fk->wg);
+    if (s == PT_OK) s = ocl_fused_kernel_of(d, fk->program, "fused_tail", &fk->tail, &fk->wg);
+    d->new_kernels = true; /* see ocl_after_new_kernels */
+    return s;
+}
+
+static void ocl_fused_free(ocl_fused_kernel *fk, bool cl_calls) {
+    if (cl_calls) {
+        if (fk->whole) clReleaseKernel(fk->whole);
+        if (fk->tail) clReleaseKernel(fk->tail);
+        if (fk->program) clReleaseProgram(fk->program);
+    }
+    free(fk);
+}
+
+pt_status ocl_fused_kernels(ocl_device *d, const pt_fused_chain *c, ocl_fused_kernel **out) {
+    ocl_fused_sig sig;
+    ocl_fused_signature(c, &sig);
+    for (ocl_fused_kernel *fk = d->fused; fk; fk = fk->next)
+        if (fk->sig.len == sig.len && !memcmp(fk->sig.b, sig.b, (size_t)sig.len)) {
+            *out = fk;
+            return PT_OK;
+        }
+    ocl_fused_kernel *fk = calloc(1, sizeof *fk);
+    if (!fk) return ocl_fail(PT_ERR_OUT_OF_MEMORY, "out of host memory for a fused chain's kernels");
+    fk->sig = sig;
+    pt_status s = ocl_fused_build(d, c, fk);
+    if (s != PT_OK) {
+        ocl_fused_free(fk, true);
+        return s;
+    }
+    fk->next = d->fused;
+    d->fused = fk;
+    *out = fk;
+    return PT_OK;
+}
+
+void ocl_fused_release(ocl_device *d, bool cl_calls) {
+    while (d->fused) {
+        ocl_fused_kernel *next = d->fused->next;
+        ocl_fused_free(d->fused, cl_calls);
+        d->fused = next;
+    }
+}

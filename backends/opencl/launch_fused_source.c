@@ -1,0 +1,395 @@
+/* libportable OpenCL backend — the OpenCL C of a fused chain (backend.h's
+ * FUSED family), written from the rows of portable/ew_math.h, and the
+ * chain's structure that its kernels are looked up by.
+ *
+ * Each step becomes a function returning its value from its inputs, whose
+ * body is the row's expression as the eager kernel ew_<name> has it
+ * (elementwise.cl), then a line of the kernel body calling it: external
+ * inputs are loaded at the element (through their strides where they are
+ * not contiguous), earlier steps' values are passed on, stored steps are
+ * written. The program is the embedded sources up to ew_math.h with this
+ * text after them, built with the options of one element type T (common.cl
+ * and the ew_math.h helpers take one type per program): the type the
+ * arithmetic steps compute in. Steps of other types (comparisons, where,
+ * casts) work because their expressions call no helper and name no T: a
+ * chain with arithmetic in two types is refused (the core then runs its
+ * parts apart). Values are rounded to each step's dtype exactly as the
+ * eager kernels round them: 16-bit floats are carried as their bits and
+ * converted with vload_half / vstore_half_rte like copy_to_<dst>. */
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "internal.h"
+#include "portable/ew_math.h"
+
+/* A growing text; with p NULL nothing is written (supports' check run). */
+typedef struct ocl_text {
+    char *p;
+    size_t len, cap;
+    bool on, oom;
+} ocl_text;
+
+static void ocl_put(ocl_text *t, const char *fmt, ...) PT_PRINTF(2, 3);
+static void ocl_put(ocl_text *t, const char *fmt, ...) {
+    if (!t->on || t->oom) return;
+    for (;;) {
+        va_list ap;
+        va_start(ap, fmt);
+        int n = vsnprintf(t->p ? t->p + t->len : NULL, t->p ? t->cap - t->len : 0, fmt, ap);
+        va_end(ap);
+        if (n < 0) {
+            t->oom = true;
+            return;
+        }
+        if (t->p && t->len + (size_t)n < t->cap) {
+            t->len += (size_t)n;
+            return;
+        }
+        size_t cap = t->cap ? 2 * t->cap : 4096;
+        while (cap < t->len + (size_t)n + 1) cap *= 2;
+        char *p = realloc(t->p, cap);
+        if (!p) {
+            t->oom = true;
+            return;
+        }
+        t->p = p;
+        t->cap = cap;
+    }
+}
+
+/* The OpenCL C type a value of t is held in: 16-bit floats as their bits. */
+static const char *ocl_ctype(pt_dtype t) {
+    switch (t) {
+    case PT_F32: return "float";
+    case PT_F64: return "double";
+    case PT_I32: return "int";
+    case PT_I64: return "long";
+    case PT_U8: return "uchar";
+    default: return "ushort"; /* f16, bf16 */
+    }
+}
+
+/* Whether expr names the identifier id (a whole token). */
+static bool ocl_names(const char *expr, const char *id) {
+    const size_t n = strlen(id);
+    for (const char *p = expr; *p;) {
+        if (*p == '_' || (*p >= 'A' && *p <= 'Z') || (*p >= 'a' && *p <= 'z')) {
+            const char *q = p;
+            while (*q == '_' || (*q >= 'A' && *q <= 'Z') || (*q >= 'a' && *q <= 'z') ||
+                   (*q >= '0' && *q <= '9'))
+                ++q;
+            if ((size_t)(q - p) == n && !strncmp(p, id, n)) return true;
+            p = q;
+        } else {
+            ++p;
+        }
+    }
+    return false;
+}
+
+bool ocl_is_contiguous(const pt_operand *o) {
+    int64_t expect = 1;
+    for (int i = o->ndim - 1; i >= 0; --i) {
+        if (o->shape[i] != 1 && o->strides[i] != expect) return false;
+        expect *= o->shape[i];
+    }
+    return true;
+}
+
+void ocl_fused_signature(const pt_fused_chain *c, ocl_fused_sig *sig) {
+    memset(sig, 0, sizeof *sig);
+    const int32_t n = c->n_steps < OCL_FUSED_MAX_STEPS ? c->n_steps : OCL_FUSED_MAX_STEPS;
+    sig->b[0] = (unsigned char)n;
+    for (int32_t k = 0; k < n; ++k) {
+        const pt_fused_step *st = &c->steps[k];
+        unsigned char *b = &sig->b[1 + k * OCL_FUSED_SIG_STEP];
+        b[0] = (unsigned char)st->op.kind;
+        b[1] = (unsigned char)st->op.out.dtype;
+        for (int j = 0; j < PT_OP_MAX_INPUTS; ++j) {
+            const bool has = j < st->op.n_inputs;
+            b[2 + j] = has ? (unsigned char)st->op.in[j].dtype : 0xff;
+            b[5 + j] = has ? (unsigned char)(st->src[j] + 1) : 0;
+            b[9 + j] = has && st->src[j] < 0 && !ocl_is_contiguous(&st->op.in[j]);
+        }
+        b[8] = st->store;
+    }
+    sig->len = 1 + n * OCL_FUSED_SIG_STEP;
+}
+
+/* The conversion copy_to_<to> of elementwise.cl does from `from`, applied
+ * to the value x, into out; false for the casts not generated here. */
+static bool ocl_cast_text(pt_dtype from, pt_dtype to, const char *x, char *out, size_t cap) {
+    static const char *const sat[PT_DTYPE_COUNT] = {[PT_I32] = "pt_sat_i32", [PT_I64] = "pt_sat_i64",
+                                                    [PT_U8] = "pt_wrap_u8"};
+    char f[160]; /* x as a float or double, for the sources that are floats */
+    const char *fs = NULL;
+    if (from == to) {
+        snprintf(out, cap, "%s", x);
+        return true;
+    }
+    switch (from) {
+    case PT_F16: snprintf(f, sizeof f, "pt_fused_from_f16(%s)", x); fs = "f32"; break;
+    case PT_BF16: snprintf(f, sizeof f, "as_float((uint)(%s) << 16)", x); fs = "f32"; break;
+    case PT_F32: snprintf(f, sizeof f, "%s", x); fs = "f32"; break;
+    case PT_F64: snprintf(f, sizeof f, "%s", x); fs = "f64"; break;
+    default: break;
+    }
+    if (fs) { /* from a float: numeric_rules.h for integers, one rounding for floats */
+        if (sat[to]) {
+            snprintf(out, cap, "%s_%s(%s)", sat[to], fs, f);
+            return true;
+        }
+        /* to 16 bits: from a float "rounded to odd" (elementwise.cl says why) */
+        char odd[200];
+        snprintf(odd, sizeof odd, from == PT_F64 ? "pt_f64_to_f32_odd(%s)" : "(float)(%s)", f);
+        switch (to) {
+        case PT_F32: snprintf(out, cap, "(float)(%s)", f); return true;
+        case PT_F64: snprintf(out, cap, "(double)(%s)", f); return true;
+        case PT_F16: snprintf(out, cap, "pt_fused_to_f16(%s)", odd); return true;
+        case PT_BF16: snprintf(out, cap, "pt_f32_to_bf16_bits(%s)", odd); return true;
+        default: return false;
+        }
+    }
+    /* from an integer: C conversions; to 16 bits only from u8, which a
+     * float holds exactly (i32, i64 need elementwise.cl's rounding to odd) */
+    switch (to) {
+    case PT_F16:
+    case PT_BF16:
+        if (from != PT_U8) return false;
+        snprintf(out, cap, to == PT_F16 ? "pt_fused_to_f16((float)(%s))" : "pt_f32_to_bf16_bits((float)(%s))",
+                 x);
+        return true;
+    default: snprintf(out, cap, "(%s)(%s)", ocl_ctype(to), x); return true;
+    }
+}
+
+/* The step forms, as ew_math.h names them. */
+typedef enum { OCL_UNARY, OCL_BINARY, OCL_COMPARE, OCL_WHERE, OCL_CAST } ocl_form;
+
+static bool ocl_form_of(const pt_fused_step *st, ocl_form *form, const pt_ew_row **row) {
+    *row = pt_ew_row_of(st->op.kind);
+    if (st->op.kind == PT_OP_COPY) {
+        *form = OCL_CAST;
+        return st->op.n_inputs == 1;
+    }
+    if (!*row || st->op.kind == PT_OP_AXPY) return false;
+    static const struct {
+        const char *name;
+        ocl_form form;
+        int arity;
+    } forms[] = {{"UNARY", OCL_UNARY, 1}, {"BINARY", OCL_BINARY, 2}, {"COMPARE", OCL_COMPARE, 2},
+                 {"WHERE", OCL_WHERE, 3}};
+    for (size_t i = 0; i < sizeof forms / sizeof forms[0]; ++i)
+        if (!strcmp((*row)->form, forms[i].name)) {
+            *form = forms[i].form;
+            return st->op.n_inputs == forms[i].arity;
+        }
+    return false;
+}
+
+/* Parameter bytes every device takes (CL_DEVICE_MAX_PARAMETER_SIZE's least). */
+#define OCL_FUSED_MAX_PARAM_BYTES 1024
+
+typedef struct ocl_plan {
+    ocl_fused_arg *args;
+    int n;
+    size_t bytes;
+    bool over;
+} ocl_plan;
+
+static void ocl_plan_add(ocl_plan *p, ocl_fused_arg_kind kind, int step, int input, size_t bytes) {
+    if (p->n >= OCL_REC_MAX_ARGS) {
+        p->over = true;
+        return;
+    }
+    if (p->args) p->args[p->n] = (ocl_fused_arg){(unsigned char)kind, (unsigned char)step, (unsigned char)input};
+    ++p->n;
+    p->bytes += bytes;
+}
+
+pt_status ocl_fused_generate(const ocl_device *d, const pt_fused_chain *c, char **text, pt_dtype *t,
+                             ocl_fused_arg *args, int *n_args, char *why, size_t cap) {
+#define OCL_REFUSE(...)                                                                          \
+    do {                                                                                         \
+        snprintf(why, cap, __VA_ARGS__);                                                         \
+        free(fn.p);                                                                              \
+        free(params.p);                                                                          \
+        free(body.p);                                                                            \
+        return PT_ERR_UNSUPPORTED;                                                               \
+    } while (0)
+    const bool on = text != NULL;
+    ocl_text fn = {.on = on}, params = {.on = on}, body = {.on = on};
+    if (c->reduce)
+        OCL_REFUSE("a reduction after the chain is not fused by this plugin (its summation order "
+                   "is the reduce kernel's)");
+    if (c->n_steps < 1 || c->n_steps > OCL_FUSED_MAX_STEPS)
+        OCL_REFUSE("a chain of %d steps (this plugin fuses 1 to %d)", (int)c->n_steps, OCL_FUSED_MAX_STEPS);
+
+    /* The program's type: that of the steps whose rows call the pt_ew_*
+     * helpers or name T (one per program). */
+    int t_step = -1;
+    pt_dtype arith = PT_F32;
+    for (int32_t k = 0; k < c->n_steps; ++k) {
+        const pt_fused_step *st = &c->steps[k];
+        const pt_ew_row *row = NULL;
+        ocl_form form = OCL_CAST;
+        if (!ocl_form_of(st, &form, &row))
+            OCL_REFUSE("step %d (%s) is not an element-wise row of ew_math.h or a cast", (int)k,
+                       pt_op_name(st->op.kind));
+        for (int j = -1; j < st->op.n_inputs; ++j) {
+            const pt_dtype dt = j < 0 ? st->op.out.dtype : st->op.in[j].dtype;
+            if (dt == PT_F64 && !d->fp64)
+                OCL_REFUSE("step %d (%s) has f64 operands and %s lacks cl_khr_fp64", (int)k,
+                           pt_op_name(st->op.kind), d->name);
+            if (j >= 0 && st->src[j] >= k)
+                OCL_REFUSE("step %d reads step %d's value, which is not an earlier step", (int)k,
+                           (int)st->src[j]);
+        }
+        if (form == OCL_CAST) {
+            char tmp[8];
+            if (!ocl_cast_text(st->op.in[0].dtype, st->op.out.dtype, "x", tmp, sizeof tmp))
+                OCL_REFUSE("step %d: the cast %s -> %s is not fused by this plugin", (int)k,
+                           pt_dtype_table_name(st->op.in[0].dtype), pt_dtype_table_name(st->op.out.dtype));
+            continue;
+        }
+        if (form == OCL_WHERE &&
+            (st->op.in[0].dtype != PT_U8 || st->op.in[1].dtype != st->op.out.dtype ||
+             st->op.in[2].dtype != st->op.out.dtype))
+            OCL_REFUSE("step %d: where needs a u8 condition and values of its out dtype", (int)k);
+        const pt_dtype ct = form == OCL_WHERE ? st->op.out.dtype : st->op.in[0].dtype;
+        if (form == OCL_BINARY || form == OCL_COMPARE) {
+            if (st->op.in[1].dtype != ct)
+                OCL_REFUSE("step %d (%s): inputs of two dtypes", (int)k, pt_op_name(st->op.kind));
+        }
+        if ((form == OCL_UNARY || form == OCL_BINARY) && st->op.out.dtype != ct)
+            OCL_REFUSE("step %d (%s): out dtype differs from its inputs'", (int)k, pt_op_name(st->op.kind));
+        if (strstr(row->expr, "pt_ew_") || ocl_names(row->expr, "T")) {
+            if (pt_dtype_is_half(ct))
+                OCL_REFUSE("step %d (%s) computes on %s, which this plugin does in f32 through casts",
+                           (int)k, pt_op_name(st->op.kind), pt_dtype_table_name(ct));
+            if (t_step >= 0 && ct != arith)
+                OCL_REFUSE("steps %d and %d compute in %s and %s: a generated program has one "
+                           "arithmetic type (ew_math.h's OpenCL helpers take the program's T)",
+                           t_step, (int)k, pt_dtype_table_name(arith), pt_dtype_table_name(ct));
+            t_step = (int)k;
+            arith = ct;
+        }
+    }
+
+    /* The text and the arguments, step by step. */
+    ocl_plan plan = {.args = args};
+    if (on) {
+        ocl_put(&fn, "/* A fused chain of %d steps (launch_fused_source.c). */\n"
+                     "static inline float pt_fused_from_f16(ushort b) {\n"
+                     "    return vload_half(0, (const __private half *)&b);\n}\n"
+                     "static inline ushort pt_fused_to_f16(float f) {\n"
+                     "    ushort b;\n    vstore_half_rte(f, 0, (__private half *)&b);\n    return b;\n}\n",
+                (int)c->n_steps);
+    }
+    for (int32_t k = 0; k < c->n_steps; ++k) {
+        const pt_fused_step *st = &c->steps[k];
+        const pt_ew_row *row = NULL;
+        ocl_form form = OCL_CAST;
+        (void)ocl_form_of(st, &form, &row);
+        const pt_dtype ct = form == OCL_WHERE ? st->op.out.dtype : st->op.in[0].dtype;
+        const char *cts = ocl_ctype(ct), *vts = ocl_ctype(st->op.out.dtype);
+        char x[PT_OP_MAX_INPUTS][48];
+        for (int j = 0; j < st->op.n_inputs; ++j) {
+            if (st->src[j] >= 0) {
+                snprintf(x[j], sizeof x[j], "v%d", (int)st->src[j]);
+                continue;
+            }
+            const char *its = ocl_ctype(st->op.in[j].dtype);
+            snprintf(x[j], sizeof x[j], "x%d_%d", (int)k, j);
+            ocl_plan_add(&plan, OCL_FA_IN_BUF, k, j, sizeof(cl_mem));
+            ocl_plan_add(&plan, OCL_FA_IN_OFF, k, j, sizeof(cl_long));
+            ocl_put(&params, ", __global const %s *a%d_%d, long a%d_%do", its, (int)k, j, (int)k, j);
+            if (ocl_is_contiguous(&st->op.in[j])) {
+                ocl_put(&body, "        const %s x%d_%d = a%d_%d[a%d_%do + i];\n", its, (int)k, j,
+                        (int)k, j, (int)k, j);
+                continue;
+            }
+            ocl_plan_add(&plan, OCL_FA_IN_ND, k, j, sizeof(cl_int));
+            ocl_plan_add(&plan, OCL_FA_IN_SHAPE, k, j, sizeof(cl_long8));
+            ocl_plan_add(&plan, OCL_FA_IN_STRIDES, k, j, sizeof(cl_long8));
+            ocl_put(&params, ", int a%d_%dnd, long8 a%d_%dsh, long8 a%d_%dst", (int)k, j, (int)k, j,
+                    (int)k, j);
+            /* common.cl's walk, all four strides the same (computed once) */
+            ocl_put(&body,
+                    "        const %s x%d_%d = a%d_%d[a%d_%do + pt_locate(i, a%d_%dnd, a%d_%dsh, "
+                    "a%d_%dst, a%d_%dst, a%d_%dst, a%d_%dst).o];\n",
+                    its, (int)k, j, (int)k, j, (int)k, j, (int)k, j, (int)k, j, (int)k, j, (int)k, j,
+                    (int)k, j, (int)k, j);
+        }
+        char s[2][48] = {"", ""};
+        if (form == OCL_UNARY || form == OCL_BINARY) {
+            for (int q = 0; q < (form == OCL_UNARY ? 2 : 1); ++q) {
+                if (ocl_names(row->expr, q ? "s2" : "s")) {
+                    snprintf(s[q], sizeof s[q], "s%d%s", (int)k, q ? "b" : "");
+                    ocl_plan_add(&plan, q ? OCL_FA_SCALAR2 : OCL_FA_SCALAR, k, 0, pt_dtype_table_size(ct));
+                    ocl_put(&params, ", %s %s", cts, s[q]);
+                } else {
+                    snprintf(s[q], sizeof s[q], "(%s)0", cts);
+                }
+            }
+        }
+        if (form == OCL_CAST) {
+            char conv[512];
+            (void)ocl_cast_text(st->op.in[0].dtype, st->op.out.dtype, x[0], conv, sizeof conv);
+            ocl_put(&body, "        const %s v%d = %s;\n", vts, (int)k, conv);
+        } else {
+            /* the step's function: its form's operands, the row's expression */
+            char params_k[160], call[200];
+            if (form == OCL_WHERE) {
+                snprintf(params_k, sizeof params_k, "uchar c, %s x, %s y", cts, cts);
+                snprintf(call, sizeof call, "%s, %s, %s", x[0], x[1], x[2]);
+            } else if (form == OCL_UNARY) {
+                snprintf(params_k, sizeof params_k, "%s x, %s s, %s s2", cts, cts, cts);
+                snprintf(call, sizeof call, "%s, %s, %s", x[0], s[0], s[1]);
+            } else { /* BINARY (x, y, s), COMPARE (x, y) */
+                snprintf(params_k, sizeof params_k, form == OCL_BINARY ? "%s x, %s y, %s s" : "%s x, %s y",
+                         cts, cts, cts);
+                snprintf(call, sizeof call, form == OCL_BINARY ? "%s, %s, %s" : "%s, %s", x[0], x[1], s[0]);
+            }
+            ocl_put(&fn, "static inline %s pt_fused_step%d(%s) { return (%s)%s; }\n", vts, (int)k, params_k,
+                    row->expr, form == OCL_COMPARE ? " ? (uchar)1 : (uchar)0" : "");
+            ocl_put(&body, "        const %s v%d = pt_fused_step%d(%s);\n", vts, (int)k, (int)k, call);
+        }
+        if (st->store) {
+            ocl_plan_add(&plan, OCL_FA_OUT_BUF, k, 0, sizeof(cl_mem));
+            ocl_plan_add(&plan, OCL_FA_OUT_OFF, k, 0, sizeof(cl_long));
+            ocl_put(&params, ", __global %s *o%d, long o%do", vts, (int)k, (int)k);
+            ocl_put(&body, "        o%d[o%do + i] = v%d;\n", (int)k, (int)k, (int)k);
+        }
+    }
+    ocl_plan_add(&plan, OCL_FA_N, 0, 0, sizeof(cl_long));
+    ocl_put(&params, ", long n");
+    if (plan.over || plan.bytes > OCL_FUSED_MAX_PARAM_BYTES)
+        OCL_REFUSE("the chain's kernel would take %s%d arguments of %zu bytes (at most %d, of %d bytes: "
+                   "what a recorded graph keeps and every device takes)",
+                   plan.over ? "over " : "", plan.n, plan.bytes, OCL_REC_MAX_ARGS, OCL_FUSED_MAX_PARAM_BYTES);
+    if (!on) return PT_OK;
+    /* params starts with ", " */
+    for (int w = 0; w < 2; ++w)
+        ocl_put(&fn,
+                "__kernel void fused_%s(%s) {\n"
+                "    const long i = (long)get_global_id(0);\n"
+                "    %s{\n%s    }\n}\n",
+                w ? "tail" : "whole", params.p ? params.p + 2 : "long n", w ? "if (i < n) " : "",
+                body.p ? body.p : "");
+    const bool oom = fn.oom || params.oom || body.oom;
+    free(params.p);
+    free(body.p);
+    if (oom) {
+        free(fn.p);
+        snprintf(why, cap, "out of host memory for a chain's source");
+        return PT_ERR_OUT_OF_MEMORY;
+    }
+    *text = fn.p;
+    *t = arith;
+    *n_args = plan.n;
+    return PT_OK;
+#undef OCL_REFUSE
+}
