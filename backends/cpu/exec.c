@@ -29,6 +29,7 @@ static pt_status dispatch(int dev, const pt_op *op, bool run) {
                                                                       : pt_cpu_max_pool(op, run);
     case PT_OP_FAMILY_CONV: return pt_cpu_conv(dev, op, run);
     case PT_OP_FAMILY_NORM: return pt_cpu_channel_stats(op, run);
+    case PT_OP_FAMILY_ATTENTION: return pt_cpu_attention(op, run);
     }
     return pt_cpu_bad_op(op, "family outside op_table.h");
 }

@@ -131,6 +131,7 @@ typedef enum tol_id {
     TOL_TANH,
     TOL_SIGMOID,
     TOL_SINCOS,
+    TOL_ATTENTION, /* softmax's scores times matmul's sums (attention.c) */
     TOL__COUNT
 } tol_id;
 extern const tolerance tolerances[TOL__COUNT];
@@ -264,6 +265,7 @@ void run_rng_cases(void);      /* rng_errors.c */
 void run_error_cases(void);
 void run_cnn_cases(void);      /* cnn_ops.c: im2col, col2im, conv2d, pools, gelu */
 void run_channel_stats_cases(void); /* channel_stats.c: CHANNEL_STATS and its gradient */
+void run_attention_cases(void);     /* attention.c: ATTENTION (fused or composed) and its gradients */
 
 /* ---- The suite against the op table ---- */
 /* coverage.c: one FAIL per (kind, dtype) pair of op_table.h that no case

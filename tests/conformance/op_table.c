@@ -48,6 +48,9 @@ const tolerance tolerances[TOL__COUNT] = {
     [TOL_TANH] = {"tanh (5 ulp)", 5 * 0x1p-23, 0, 1e-12, 0, 1e-30, 1e-300, false},
     [TOL_SIGMOID] = {"sigmoid (5 ulp)", 5 * 0x1p-23, 0, 1e-12, 0, 1e-30, 1e-300, false},
     [TOL_SINCOS] = {"sin/cos (4 ulp)", 4 * 0x1p-23, 0, 1e-12, 0, 1e-30, 1e-300, false},
+    /* attention: each output sums Tk products of a probability (exp of a
+     * D-term score) and a value; acc holds every term times (1 + its score). */
+    [TOL_ATTENTION] = {"attention", 1e-5, 2e-6, 1e-12, 1e-14, 1e-7, 1e-15, true},
 };
 
 /* The float64 references of the element-wise rows below (ref1_fn,
