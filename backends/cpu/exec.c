@@ -30,6 +30,7 @@ static pt_status dispatch(int dev, const pt_op *op, bool run) {
     case PT_OP_FAMILY_CONV: return pt_cpu_conv(dev, op, run);
     case PT_OP_FAMILY_NORM: return pt_cpu_channel_stats(op, run);
     case PT_OP_FAMILY_FUSED: return pt_cpu_fused(op, run);
+    case PT_OP_FAMILY_ATTENTION: return pt_cpu_attention(op, run);
     }
     return pt_cpu_bad_op(op, "family outside op_table.h");
 }

@@ -219,5 +219,6 @@ pt_status pt_cpu_max_pool(const pt_op *op, bool run);    /* exec_window_pool.c: 
  * device dev's allocator) */
 pt_status pt_cpu_conv(int dev, const pt_op *op, bool run);
 pt_status pt_cpu_channel_stats(const pt_op *op, bool run); /* exec_norm.c: CHANNEL_STATS */
+pt_status pt_cpu_attention(const pt_op *op, bool run); /* exec_attention.c: ATTENTION, ATTENTION_BACKWARD */
 
 #endif

@@ -33,8 +33,9 @@ static bool dtypes_ok(const pt_op *op) {
 pt_status ptcu_supports(const pt_op *op) {
     const pt_op_info *info = pt_op_info_of(op->kind);
     if (!info || !dtypes_ok(op)) return ptcu_unsupported(op);
-    /* the core composes NORM, and replays a FUSED chain's ops one by one */
-    if (info->family == PT_OP_FAMILY_NORM || info->family == PT_OP_FAMILY_FUSED)
+    /* the core composes NORM and ATTENTION, and replays a FUSED chain's ops one by one */
+    if (info->family == PT_OP_FAMILY_NORM || info->family == PT_OP_FAMILY_FUSED ||
+        info->family == PT_OP_FAMILY_ATTENTION)
         return ptcu_unsupported(op);
     return info->family == PT_OP_FAMILY_CONV ? ptcu_conv_supports(op) : PT_OK;
 }
@@ -58,7 +59,7 @@ pt_status ptcu_execute(ptcu_device *d, const pt_op *op) {
     case PT_OP_FAMILY_INDEX: return ptcu_index(d, op);
     case PT_OP_FAMILY_WINDOW: return ptcu_window(d, op);
     case PT_OP_FAMILY_CONV: return ptcu_conv(d, op);
-    case PT_OP_FAMILY_NORM: case PT_OP_FAMILY_FUSED: break;
+    case PT_OP_FAMILY_NORM: case PT_OP_FAMILY_FUSED: case PT_OP_FAMILY_ATTENTION: break;
     }
     return ptcu_unsupported(op);
 }

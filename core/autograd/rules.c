@@ -364,6 +364,20 @@ static void backward_channel_stats(pt__grad_node *node, pt_tensor *g, pt_tensor 
     out[0] = to_input(pt_reshape(dx, ex->ndim, ex->shape), ex);
 }
 
+/* Recorded by the fused forward kind only (the composed path records its
+ * own ops): inputs q, k, v, the mask and the log-sum-exp; args.scalar the
+ * scale, args.dim the PT_ATTN_* flags. One backward kind recomputes the
+ * probabilities in blocks (core/ops/attention.c). */
+static void backward_attention(pt__grad_node *node, pt_tensor *g, pt_tensor **out) {
+    pt__grad_edge *e = node->edges;
+    pt_tensor *d[3];
+    if (pt__attention_backward("pt_backward (attention)", e[0].saved, e[1].saved, e[2].saved, e[3].saved,
+                               e[4].saved, node->saved_out, g, node->args.scalar, (unsigned)node->args.dim, d))
+        return;
+    for (int i = 0; i < 3; ++i)
+        if (e[i].needs_grad) out[i] = d[i];
+}
+
 /* 1 where lo <= x <= hi (bounds included, as torch.clamp), else 0. */
 static void backward_clamp(pt__grad_node *node, pt_tensor *g, pt_tensor **out) {
     pt_tensor *x = node->edges[0].saved;
@@ -477,6 +491,7 @@ static const pt__grad_rule rules[] = {
     [PT__G_MAX_POOL2D] = {"max_pool2d", backward_max_pool2d},
     [PT__G_CONV2D] = {"conv2d", backward_conv2d},
     [PT__G_CHANNEL_STATS] = {"channel_stats", backward_channel_stats},
+    [PT__G_ATTENTION] = {"attention", backward_attention},
 };
 
 /* An op added at the end of PT__GRAD_OPS without a row cannot build... */

@@ -1,5 +1,5 @@
-/* Optimizers: SGD with momentum and Adam, following torch.optim's update
- * rules. Every update is a handful of ops on the parameter's device; the
+/* Optimizers: SGD with momentum, Adam and AdamW, following torch.optim's
+ * update rules, with an optional warm-up + cosine learning-rate schedule. Every update is a handful of ops on the parameter's device; the
  * parameter itself changes in place (pt_axpy_) so references to it stay
  * valid, while state tensors are simply replaced each step. Parameters are
  * looked up by position in the module's state dict at every step, so lazy
@@ -11,7 +11,7 @@
 
 #include "nn/nn_internal.h"
 
-typedef enum optim_kind { OPTIM_SGD, OPTIM_ADAM } optim_kind;
+typedef enum optim_kind { OPTIM_SGD, OPTIM_ADAM, OPTIM_ADAMW } optim_kind;
 
 typedef struct param_state {
     pt_tensor *a, *b;   /* SGD: momentum buffer; Adam: first and second moments (owned) */
@@ -24,6 +24,9 @@ struct pt_optimizer {
     optim_kind kind;
     pt_module *module;
     double lr, momentum, weight_decay, beta1, beta2, eps;
+    /* The schedule (pt_optimizer_set_schedule): total < 0 for none. */
+    double min_lr;
+    int64_t warmup, total;
     int n;
     param_state *state;
 };
@@ -63,6 +66,7 @@ static pt_optimizer *optimizer_new(const char *fn, optim_kind kind, pt_module *m
     o->kind = kind;
     o->module = m;
     o->lr = lr;
+    o->total = -1;
     return o;
 }
 
@@ -80,15 +84,15 @@ pt_optimizer *pt_sgd(pt_module *m, double lr, double momentum, double weight_dec
     return o;
 }
 
-pt_optimizer *pt_adam(pt_module *m, double lr, double beta1, double beta2, double eps, double weight_decay) {
-    static const char fn[] = "pt_adam";
+static pt_optimizer *adam_new(const char *fn, optim_kind kind, pt_module *m, double lr, double beta1, double beta2,
+                              double eps, double weight_decay) {
     if (check_hyper(fn, "lr", lr, &LR_RANGE, "1e-3") ||
         check_hyper(fn, "beta1", beta1, &UNIT_RANGE, "0.9") ||
         check_hyper(fn, "beta2", beta2, &UNIT_RANGE, "0.999") ||
         check_hyper(fn, "eps", eps, &NONNEG_RANGE, "1e-8") ||
-        check_hyper(fn, "weight_decay", weight_decay, &NONNEG_RANGE, "0"))
+        check_hyper(fn, "weight_decay", weight_decay, &NONNEG_RANGE, kind == OPTIM_ADAMW ? "0.01 or 0.1" : "0"))
         return NULL;
-    pt_optimizer *o = optimizer_new(fn, OPTIM_ADAM, m, lr);
+    pt_optimizer *o = optimizer_new(fn, kind, m, lr);
     if (o) {
         o->beta1 = beta1;
         o->beta2 = beta2;
@@ -96,6 +100,41 @@ pt_optimizer *pt_adam(pt_module *m, double lr, double beta1, double beta2, doubl
         o->weight_decay = weight_decay;
     }
     return o;
+}
+
+pt_optimizer *pt_adam(pt_module *m, double lr, double beta1, double beta2, double eps, double weight_decay) {
+    return adam_new("pt_adam", OPTIM_ADAM, m, lr, beta1, beta2, eps, weight_decay);
+}
+
+pt_optimizer *pt_adamw(pt_module *m, double lr, double beta1, double beta2, double eps, double weight_decay) {
+    return adam_new("pt_adamw", OPTIM_ADAMW, m, lr, beta1, beta2, eps, weight_decay);
+}
+
+double pt_lr_warmup_cosine(double max_lr, double min_lr, int64_t warmup_steps, int64_t total_steps, int64_t step) {
+    const int64_t it = step - 1; /* updates made before this one */
+    if (it < 0) return 0.0;
+    if (it < warmup_steps) return max_lr * (double)(it + 1) / (double)warmup_steps;
+    if (it >= total_steps) return min_lr;
+    const double ratio = (double)(it - warmup_steps) / (double)(total_steps - warmup_steps);
+    return min_lr + 0.5 * (1.0 + cos(M_PI * ratio)) * (max_lr - min_lr);
+}
+
+pt_status pt_optimizer_set_schedule(pt_optimizer *o, int64_t warmup_steps, int64_t total_steps, double min_lr) {
+    static const char fn[] = "pt_optimizer_set_schedule";
+    if (!o) return pt__error(PT_ERR_INVALID_ARGUMENT, fn, "optimizer is NULL");
+    if (warmup_steps < 0 || total_steps < 1 || warmup_steps > total_steps)
+        return pt__error(PT_ERR_INVALID_ARGUMENT, fn,
+                         "warmup_steps %lld and total_steps %lld: they need 0 <= warmup_steps <= total_steps "
+                         "and total_steps >= 1",
+                         (long long)warmup_steps, (long long)total_steps);
+    if (!isfinite(min_lr) || min_lr < 0 || min_lr > o->lr)
+        return pt__error(PT_ERR_INVALID_ARGUMENT, fn,
+                         "min_lr %g is out of range: it must be in [0, lr] with lr %g (usual: lr / 10)", min_lr,
+                         o->lr);
+    o->warmup = warmup_steps;
+    o->total = total_steps;
+    o->min_lr = min_lr;
+    return PT_OK;
 }
 
 void pt_optimizer_free(pt_optimizer *o) {
@@ -114,6 +153,7 @@ pt_status pt_optimizer_set_lr(pt_optimizer *o, double lr) {
     pt_status s = check_hyper("pt_optimizer_set_lr", "lr", lr, &LR_RANGE, "the value the optimizer was made with");
     if (s) return s;
     o->lr = lr;
+    if (o->total >= 0 && o->min_lr > lr) o->min_lr = lr; /* the schedule never climbs past lr */
     return PT_OK;
 }
 
@@ -186,13 +226,33 @@ static pt_status no_state_yet(const char *what) {
                                       pt_device_name(pt__capture_device()), what));
 }
 
-/* Adam's step-dependent scalars, as the eager step computes them for step
- * k (a replay computes them again for its own step). */
+/* The step-dependent scalars, as the eager step computes them for step k
+ * (a replay computes them again for its own step). Those that use the
+ * learning rate read it from p[0..3] (lr_params): the rate, and the
+ * schedule's min_lr, warm-up and total steps (total < 0: no schedule). */
+static void lr_params(const pt_optimizer *o, double p[PT__STEP_PARAMS]) {
+    for (int i = 0; i < PT__STEP_PARAMS; ++i) p[i] = 0;
+    p[0] = o->lr;
+    p[1] = o->min_lr;
+    p[2] = (double)o->warmup;
+    p[3] = (double)o->total;
+}
+
+static double lr_at(const double *p, int64_t k) {
+    return p[3] < 0 ? p[0] : pt_lr_warmup_cosine(p[0], p[1], (int64_t)p[2], (int64_t)p[3], k);
+}
+
 static double adam_denom_scale(const double *p, int64_t k) {
     return 1.0 / sqrt(1.0 - pow(p[0], (double)k));
 }
 
-static double adam_alpha(const double *p, int64_t k) { return -p[0] / (1.0 - pow(p[1], (double)k)); }
+/* p[4]: beta1 */
+static double adam_alpha(const double *p, int64_t k) { return -lr_at(p, k) / (1.0 - pow(p[4], (double)k)); }
+
+static double sgd_alpha(const double *p, int64_t k) { return -lr_at(p, k); }
+
+/* p[4]: weight_decay; the factor of AdamW's p -= lr wd p */
+static double adamw_decay(const double *p, int64_t k) { return -lr_at(p, k) * p[4]; }
 
 /* ---- Updates (inside a scope: temporaries are left to it) ---- */
 
@@ -208,14 +268,29 @@ static pt_status sgd_update(pt_optimizer *o, param_state *st, pt_tensor *p, pt_t
         d = st->a;
     }
     if (!d) return pt_last_status();
-    return pt_axpy_(p, -o->lr, d);
+    double lp[PT__STEP_PARAMS];
+    lr_params(o, lp);
+    const int64_t k = st->steps->steps + 1;
+    if (pt__capture_device() && o->total >= 0) pt__capture_step_scalar(st->steps, PT_OP_AXPY, sgd_alpha, lp);
+    return pt_axpy_(p, sgd_alpha(lp, k), d);
 }
 
 static pt_status adam_update(pt_optimizer *o, param_state *st, pt_tensor *p, pt_tensor *g) {
     const bool capturing = pt__capture_device() != NULL;
     if (capturing && (!st->a || !st->b)) return no_state_yet("Adam's moments");
     pt_tensor *d = g;
-    if (o->weight_decay > 0) d = pt_add(g, pt_mul_scalar(p, o->weight_decay));
+    const int64_t k = st->steps->steps + 1;
+    double lp[PT__STEP_PARAMS];
+    lr_params(o, lp);
+    if (o->kind == OPTIM_ADAMW && o->weight_decay > 0) {
+        /* decoupled: p -= lr wd p before the update, as torch.optim.AdamW */
+        lp[4] = o->weight_decay;
+        if (capturing) pt__capture_step_scalar(st->steps, PT_OP_AXPY, adamw_decay, lp);
+        pt_status s = pt_axpy_(p, adamw_decay(lp, k), p);
+        if (s) return s;
+    } else if (o->weight_decay > 0) {
+        d = pt_add(g, pt_mul_scalar(p, o->weight_decay));
+    }
     /* m = b1 m + (1 - b1) d;  v = b2 v + (1 - b2) d^2  (both start at 0) */
     pt_tensor *m = pt_mul_scalar(d, 1.0 - o->beta1);
     pt_tensor *v = pt_mul_scalar(pt_mul(d, d), 1.0 - o->beta2);
@@ -227,8 +302,8 @@ static pt_status adam_update(pt_optimizer *o, param_state *st, pt_tensor *p, pt_
     if (s) return s;
     m = st->a;
     v = st->b;
-    const int64_t k = st->steps->steps + 1;
-    const double scale_p[4] = {o->beta2, 0, 0, 0}, alpha_p[4] = {o->lr, o->beta1, 0, 0};
+    const double scale_p[PT__STEP_PARAMS] = {o->beta2};
+    lp[4] = o->beta1;
     /* p -= lr / bc1 * m / (sqrt(v) / sqrt(bc2) + eps), as torch.optim.Adam;
      * a captured step takes both step-dependent scalars anew at each replay */
     pt_tensor *root = pt_sqrt(v);
@@ -237,8 +312,8 @@ static pt_status adam_update(pt_optimizer *o, param_state *st, pt_tensor *p, pt_
     pt_tensor *denom = pt_add_scalar(scaled, o->eps);
     pt_tensor *update = pt_div(m, denom);
     if (!update) return pt_last_status();
-    if (capturing) pt__capture_step_scalar(st->steps, PT_OP_AXPY, adam_alpha, alpha_p);
-    return pt_axpy_(p, adam_alpha(alpha_p, k), update);
+    if (capturing) pt__capture_step_scalar(st->steps, PT_OP_AXPY, adam_alpha, lp);
+    return pt_axpy_(p, adam_alpha(lp, k), update);
 }
 
 /* Grows o's state to n parameters (new ones start empty). */

@@ -73,6 +73,16 @@ bool pt__conv_kinds_run(pt_tensor *x, pt_tensor *weight, const pt_window2d *w, i
  * channel_stats.c */
 pt_status pt__channel_stats_fused(const char *fn, pt_tensor *x, pt_tensor **out);
 
+/* The ATTENTION_BACKWARD kind: the gradients of q, k and v (grads[0..2],
+ * their shapes, registered in the caller's scope) of an attention whose
+ * forward kind ran on q, k, v (f32/f64) with mask (u8, or additive in q's
+ * dtype; NULL for none), flags (PT_ATTN_*) and scale, giving o and the
+ * log-sum-exp lse; g is o's gradient. Only for a device that ran the
+ * forward kind. attention.c */
+pt_status pt__attention_backward(const char *fn, pt_tensor *q, pt_tensor *k, pt_tensor *v, pt_tensor *mask,
+                                 pt_tensor *lse, pt_tensor *o, pt_tensor *g, double scale, unsigned flags,
+                                 pt_tensor *grads[3]);
+
 /* Records out = g(inputs, args) on the tape when out exists and an input
  * needs a gradient; returns out. The one way a public op records itself. */
 static inline pt_tensor *pt__record(pt_tensor *out, pt__grad_op g, int n, pt_tensor *const *in,

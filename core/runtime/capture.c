@@ -98,12 +98,12 @@ pt_status pt__capture_record(const char *fn, pt_device *d, const pt_op *op) {
     n->op = *op;
     n->rng = op->kind == PT_OP_RAND_UNIFORM || op->kind == PT_OP_RAND_NORMAL;
     n->rng_offset = op->counter;
-    tie_operand(c, n, 0, &op->out, at);
-    for (int i = 0; i < PT_OP_MAX_INPUTS; ++i) {
-        if (i < op->n_inputs) {
-            tie_operand(c, n, 1 + i, &op->in[i], at);
+    for (int k = 0; k < PT__GRAPH_SLOTS; ++k) {
+        const pt_operand *o = pt__op_slot(&n->op, k);
+        if (o) {
+            tie_operand(c, n, k, o, at);
         } else {
-            n->value[1 + i] = -1;
+            n->value[k] = -1;
         }
     }
     if (c->pending.cell) {
@@ -191,7 +191,7 @@ uint64_t pt__capture_rng_take(uint64_t n) {
 }
 
 void pt__capture_step_scalar(pt__step_cell *cell, pt_op_kind kind, pt__step_scalar_fn f,
-                             const double p[4]) {
+                             const double p[PT__STEP_PARAMS]) {
     pt__capture *c = pt__capture_now;
     if (!c || !cell) return;
     if (c->pending.cell) pt__step_cell_release(c->pending.cell);

@@ -139,5 +139,14 @@ void pt__probe_op(pt_op_kind kind, pt_dtype t, pt_op *op) {
         op->out = probe_steps[t][1].op.out;
         break;
     }
+    case PT_OP_FAMILY_ATTENTION: /* one query, one key, one feature, no mask */
+        for (int i = 0; i < info->arity; ++i) probe_operand(&op->in[i], t, 4);
+        probe_operand(&op->out, out_t, 4);
+        op->n_extra = PT_OP_MAX_EXTRA;
+        probe_operand(&op->extra[PT_ATTN_X_LSE], t, 3);
+        if (kind == PT_OP_ATTENTION_BACKWARD)
+            for (int i = PT_ATTN_X_OUT; i <= PT_ATTN_X_GRAD_V; ++i) probe_operand(&op->extra[i], t, 4);
+        op->scalar = 1.0;
+        break;
     }
 }

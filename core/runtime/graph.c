@@ -123,7 +123,7 @@ static pt_status plan_memory(pt_graph *g, pt__capture *c, const char *fn) {
         for (int k = 0; k < PT__GRAPH_SLOTS; ++k) {
             int32_t v = node->value[k];
             if (v < 0 || !planned[v]) continue;
-            pt_operand *o = k == 0 ? &op->out : &op->in[k - 1];
+            pt_operand *o = pt__op_slot(op, k);
             size_t within = o->offset - c->values[v].offset;
             o->buf = g->arena->buf;
             o->offset = g->arena->offset + offset[slot[v]] + within;

@@ -5,8 +5,8 @@
 
 #include "runtime/runtime.h"
 
-/* Operand slots of a recorded op: 0 is out, 1 + i is in[i]. */
-#define PT__GRAPH_SLOTS (1 + PT_OP_MAX_INPUTS)
+/* Operand slots of a recorded op: those of pt__op_slot. */
+#define PT__GRAPH_SLOTS PT__OP_SLOTS
 
 /* A recorded op, its operands tied to the blocks the capture made. */
 typedef struct pt__gnode {
@@ -32,7 +32,7 @@ typedef struct pt__gpatch {
     pt_op_kind kind;               /* the op kind the patch expects */
     pt__step_cell *cell;           /* retained */
     pt__step_scalar_fn f;
-    double p[4];
+    double p[PT__STEP_PARAMS];
 } pt__gpatch;
 
 /* Memory made before the capture that its ops use: owner's reference,

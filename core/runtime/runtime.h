@@ -321,13 +321,28 @@ void pt__step_cell_release(pt__step_cell *c);
  * update): computed on the host at each replay from p[] as the eager step
  * computes it. */
 typedef double (*pt__step_scalar_fn)(const double *p, int64_t k);
+/* The parameters a step-dependent scalar is computed from (p[]). */
+#define PT__STEP_PARAMS 8
 /* While capturing (else nothing): the next op recorded, which must be of
  * kind kind, takes its scalar from f(p, cell's steps + 1) at each replay,
  * and the replay counts cell's step. */
 void pt__capture_step_scalar(pt__step_cell *cell, pt_op_kind kind, pt__step_scalar_fn f,
-                             const double p[4]);
+                             const double p[PT__STEP_PARAMS]);
 
 /* ---- Op descriptors (descriptor.c) ---- */
+
+/* Every operand an op may have: out, in[], then extra[] (backend.h). */
+#define PT__OP_SLOTS (1 + PT_OP_MAX_INPUTS + PT_OP_MAX_EXTRA)
+/* Operand k of op (0 is out, 1 + i is in[i], 1 + PT_OP_MAX_INPUTS + j is
+ * extra[j]); NULL for one the op does not use (past n_inputs or n_extra,
+ * or an absent extra). Whoever rewrites where operands live (a graph's
+ * memory plan) goes through this, so no operand is forgotten. */
+static inline pt_operand *pt__op_slot(pt_op *op, int k) {
+    if (k == 0) return &op->out;
+    if (k <= PT_OP_MAX_INPUTS) return k - 1 < op->n_inputs ? &op->in[k - 1] : NULL;
+    const int j = k - 1 - PT_OP_MAX_INPUTS;
+    return j < op->n_extra && op->extra[j].buf ? &op->extra[j] : NULL;
+}
 
 /* Rewrites an element-wise op's operands (out and in[0..n_inputs-1], which
  * share out's shape) with extent-1 dims dropped and neighbouring dims fused

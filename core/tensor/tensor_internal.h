@@ -157,6 +157,8 @@ static inline void pt__op_init(pt_op *op, pt_op_kind kind, pt_dtype t, int n_inp
     op->count = 0;
     for (int i = 0; i < 6; ++i) op->window[i] = 0;
     op->kernel[0] = op->kernel[1] = 0;
+    op->flags = 0;
+    op->n_extra = 0; /* extra[] unused: nothing reads past n_extra */
 }
 
 /* ---- dtype rules (layout.c) ---- */

@@ -164,7 +164,44 @@ extern "C" {
  *   inner] contiguous (buf not read), op.out is its out, and that out
  *   overlaps nothing the chain reads or writes. A backend that fuses chains
  *   but not their reductions refuses those; the core then sends the chain
- *   and the reduction apart. */
+ *   and the reduction apart.
+ *
+ * ATTENTION: scaled dot-product attention, fused: softmax(q k^T scale +
+ *   mask) v without the [Tq, Tk] scores in memory (flash-attention style).
+ *   Every tensor operand is 4-D [B, H, T, D] with the last stride 1 and any
+ *   other strides (a mask's broadcast dims have stride 0); operands past
+ *   in[] and out are in extra[], at the PT_ATTN_X_* positions below; an
+ *   absent one has buf NULL and ndim 0. scalar = scale (finite); flags:
+ *   PT_ATTN_CAUSAL (query i sees keys j <= i, top-left aligned as
+ *   torch.tril(ones(Tq, Tk))), PT_ATTN_MASK_KEEP (extra[MASK] is PT_U8
+ *   [B, H, Tq, Tk]: key j takes part in row i where nonzero) or
+ *   PT_ATTN_MASK_ADD (extra[MASK] is of the op's dtype, added to the scaled
+ *   scores; -inf removes a key). A row where no key takes part gives 0 and
+ *   log-sum-exp -inf (and no gradient). f32/f64 (the core computes 16-bit
+ *   tensors in f32).
+ *   ATTENTION: in[0] q [B, H, Tq, D], in[1] k [B, H, Tk, D], in[2] v
+ *   [B, H, Tk, Dv]; out o [B, H, Tq, Dv] contiguous; extra[LSE] an output
+ *   [B, H, Tq] contiguous: each row's log of the sum over its keys of
+ *   exp(score), what the backward pass recomputes the probabilities from.
+ *   ATTENTION_BACKWARD: in[] as ATTENTION's, extra[LSE] that output (an
+ *   input now), extra[OUT] o and extra[GRAD_OUT] do [B, H, Tq, Dv]; out dq
+ *   (q's shape), extra[GRAD_K] dk and extra[GRAD_V] dv (k's and v's
+ *   shapes), all three contiguous and fully written. */
+
+/** pt_op.flags of the ATTENTION family. */
+#define PT_ATTN_CAUSAL 1u    /**< query i sees keys j <= i */
+#define PT_ATTN_MASK_KEEP 2u /**< extra[PT_ATTN_X_MASK]: PT_U8, nonzero keeps the key */
+#define PT_ATTN_MASK_ADD 4u  /**< extra[PT_ATTN_X_MASK]: added to the scaled scores */
+
+/** Positions in pt_op.extra of the ATTENTION family's operands. */
+enum pt_attn_extra {
+    PT_ATTN_X_MASK = 0,     /**< the mask (absent without a MASK flag) */
+    PT_ATTN_X_LSE = 1,      /**< log-sum-exp per query row [B, H, Tq] */
+    PT_ATTN_X_OUT = 2,      /**< ATTENTION_BACKWARD: the forward output o */
+    PT_ATTN_X_GRAD_OUT = 3, /**< ATTENTION_BACKWARD: the gradient of o */
+    PT_ATTN_X_GRAD_K = 4,   /**< ATTENTION_BACKWARD: dk (an output) */
+    PT_ATTN_X_GRAD_V = 5    /**< ATTENTION_BACKWARD: dv (an output) */
+};
 
 /** One operand: a strided view into a backend buffer. */
 typedef struct pt_operand {
@@ -178,6 +215,9 @@ typedef struct pt_operand {
 
 /** The most inputs an op takes (pt_op.in). */
 #define PT_OP_MAX_INPUTS 3
+/** The most operands past in[] and out an op has (pt_op.extra; ATTENTION's
+ * mask, log-sum-exp and, for its backward kind, more inputs and outputs). */
+#define PT_OP_MAX_EXTRA 6
 
 /** One operation for a backend to queue: its kind (a row of op_table.h), its
  * operands and its parameters, already validated by the core. Valid only
@@ -197,6 +237,9 @@ typedef struct pt_op {
     int64_t window[6];       /**< WINDOW: stride h, w; pad h, w; dilation h, w */
     int64_t kernel[2];       /**< MAX_POOL2D*, MAX_UNPOOL2D: window height, width */
     const struct pt_fused_chain *fused; /**< FUSED: the chain (see the family) */
+    uint32_t flags;          /**< ATTENTION: PT_ATTN_* */
+    int n_extra;             /**< operands used in extra[] (absent ones have buf NULL) */
+    pt_operand extra[PT_OP_MAX_EXTRA]; /**< ATTENTION: operands past in[] (pt_attn_extra) */
 } pt_op;
 
 /** One step of a FUSED chain: an element-wise op whose inputs may be the

@@ -206,6 +206,43 @@ PT_API pt_optimizer *pt_sgd(pt_module *m, double lr, double momentum, double wei
  * (also for a NULL module). */
 PT_API pt_optimizer *pt_adam(pt_module *m, double lr, double beta1, double beta2, double eps,
                              double weight_decay);
+/** torch.optim.AdamW: Adam with decoupled weight decay, p -= lr
+ * weight_decay p before each update (no decay in the gradient). Usual
+ * values: lr 1e-3 (3e-4 for transformers), beta1 0.9, beta2 0.999 (0.95),
+ * eps 1e-8, weight_decay 0.01 (0.1). Ranges and errors as pt_adam's. */
+PT_API pt_optimizer *pt_adamw(pt_module *m, double lr, double beta1, double beta2, double eps,
+                              double weight_decay);
+/** Linear warm-up then cosine decay, as llm.c and nanoGPT schedule: the
+ * learning rate of update number step (1 for the first) is max_lr * step /
+ * warmup_steps during the warm-up, then falls from max_lr to min_lr along
+ * half a cosine until update total_steps, and stays at min_lr after it. A
+ * pure function of its arguments (0 for step < 1). */
+PT_API double pt_lr_warmup_cosine(double max_lr, double min_lr, int64_t warmup_steps, int64_t total_steps,
+                                  int64_t step);
+/** Makes the optimizer follow pt_lr_warmup_cosine(lr, min_lr, warmup_steps,
+ * total_steps, k) at each parameter's k-th update, lr being the rate it
+ * was made with (or given by pt_optimizer_set_lr); AdamW's decay uses the
+ * scheduled rate too, as torch's LambdaLR does. The rate is computed on the
+ * host from each parameter's update count, which the optimizer keeps, so
+ * no step reads a device value, and a step captured in a graph takes the
+ * rate of its own step number at each replay (as Adam's bias correction
+ * does). PT_ERR_INVALID_ARGUMENT for warmup_steps < 0, total_steps < 1,
+ * warmup_steps > total_steps, or min_lr outside [0, lr]. */
+PT_API pt_status pt_optimizer_set_schedule(pt_optimizer *o, int64_t warmup_steps, int64_t total_steps,
+                                           double min_lr);
+/** Gradient clipping by global norm, as torch.nn.utils.clip_grad_norm_:
+ * total = the 2-norm of all the module's gradients together, and each
+ * gradient is multiplied in place by min(1, max_norm / (total + 1e-6)).
+ * Returns total, a new 0-D tensor on the gradients' device (f32, f64 when
+ * one gradient is f64), computed and applied there without a host read:
+ * queued, not waited for. Parameters without a gradient are skipped (none
+ * at all: a 0-D zero on the cpu). Errors (NULL returned): PT_ERR_INVALID_ARGUMENT
+ * for a NULL module or max_norm not finite and > 0; PT_ERR_DEVICE_MISMATCH
+ * when the gradients live on different devices. Runs with grad mode off. */
+PT_API pt_tensor *pt_clip_grad_norm(pt_module *m, double max_norm);
+/** The same over the listed tensors' gradients (count of them; any tensors
+ * with a gradient, not only a module's). */
+PT_API pt_tensor *pt_clip_grad_norm_params(pt_tensor *const *params, int count, double max_norm);
 /** One update of every parameter that has a gradient. Queued, not waited
  * for. Runs with grad mode off. */
 PT_API pt_status pt_optimizer_step(pt_optimizer *o);

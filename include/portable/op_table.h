@@ -11,10 +11,11 @@
  *   KIND    enum suffix: PT_OP_<KIND>
  *   name    lower-case name used in messages ("add")
  *   family  operand layout (backend.h documents each): CREATION, ELEMENTWISE,
- *           REDUCE, SOFTMAX, MATMUL, INDEX, WINDOW, CONV
+ *           REDUCE, SOFTMAX, MATMUL, INDEX, WINDOW, CONV, NORM, ATTENTION
  *   arity   number of inputs (pt_op.n_inputs)
  *   dtypes  the compute dtypes (pt_op.dtype) the core may send:
- *           ANY, NUMERIC (not u8) or FLOAT (pt_dtype bit masks, types.h)
+ *           ANY, NUMERIC (not u8), FLOAT or WIDE_FLOAT (f32, f64: the core
+ *           computes 16-bit tensors in f32 itself) (pt_dtype bit masks, types.h)
  *   result  the output dtype: SAME (the compute dtype), U8 (comparisons),
  *           I64 (argmax), CAST (any dtype: copy converts)
  *   grad    1 when the public op that sends this kind is differentiable:
@@ -96,7 +97,9 @@ extern "C" {
     X(CONV2D_BWD_WEIGHT, "conv2d_bwd_weight", CONV, 2, FLOAT, SAME, 0, NONE)                 \
     X(CHANNEL_STATS, "channel_stats", NORM,      1, FLOAT,   SAME, 1, IN0_OUT)              \
     X(RSQRT,        "rsqrt",        ELEMENTWISE, 1, FLOAT,   SAME, 1, OUT)                  \
-    X(FUSED,        "fused",        FUSED,       0, ANY,     CAST, 0, NONE)
+    X(FUSED,        "fused",        FUSED,       0, ANY,     CAST, 0, NONE)                 \
+    X(ATTENTION,    "attention",    ATTENTION,   3, WIDE_FLOAT, SAME, 1, ALL_IN_OUT)     \
+    X(ATTENTION_BACKWARD, "attention_backward", ATTENTION, 3, WIDE_FLOAT, SAME, 0, NONE)
 /* clang-format on */
 
 /** The saves column's values: bit i for input i, bit 8 for the output,
@@ -112,6 +115,8 @@ extern "C" {
 #define PT_OP_SAVES_IN1_OUT (PT_OP_SAVES_IN(1) | PT_OP_SAVES_OUTPUT) /**< input 1, the output */
 #define PT_OP_SAVES_IN0_OUT (PT_OP_SAVES_IN(0) | PT_OP_SAVES_OUTPUT) /**< input 0, the output */
 #define PT_OP_SAVES_IN0_IN1_OUT (PT_OP_SAVES_IN0_IN1 | PT_OP_SAVES_OUTPUT) /**< all three */
+/** Every input the op was recorded with (up to 8) and the output. */
+#define PT_OP_SAVES_ALL_IN_OUT (0xffu | PT_OP_SAVES_OUTPUT)
 /** Both inputs, each only when the other one needs a gradient. */
 #define PT_OP_SAVES_IN0_IN1_PARTNER (PT_OP_SAVES_IN0_IN1 | PT_OP_SAVES_FOR_PARTNER)
 
@@ -126,7 +131,8 @@ typedef enum pt_op_family {
     PT_OP_FAMILY_WINDOW,      /**< sliding 2-D windows: im2col, pooling */
     PT_OP_FAMILY_CONV,        /**< convolution and its two adjoints */
     PT_OP_FAMILY_NORM,        /**< per-channel statistics of [N, C, L] */
-    PT_OP_FAMILY_FUSED        /**< a graph's element-wise chain as one kernel */
+    PT_OP_FAMILY_FUSED,       /**< a graph's element-wise chain as one kernel */
+    PT_OP_FAMILY_ATTENTION    /**< fused attention over [B, H, T, D] (pt_op.extra) */
 } pt_op_family;
 
 /** The dtype of an op's result. */

@@ -129,6 +129,41 @@ PT_API pt_tensor *pt_softmax(pt_tensor *x, int dim);
 PT_API pt_tensor *pt_log_softmax(pt_tensor *x, int dim);
 
 /** @} */
+/** @name Attention */
+/** @{ */
+/** Scaled dot-product attention, softmax(q k^T scale + mask) v, as
+ * torch.nn.functional.scaled_dot_product_attention computes it, over
+ * q [..., Tq, D], k [..., Tk, D], v [..., Tk, Dv] with the same leading
+ * dims (2 to 4 dims: [T, D], [N, T, D] or [B, H, T, D]); the result is
+ * [..., Tq, Dv], new and contiguous, queued without waiting.
+ * - mask (NULL for none) broadcasts to [..., Tq, Tk]: PT_U8 keeps key j for
+ *   query i where nonzero (torch's bool mask), a float mask is added to
+ *   the scaled scores (-inf removes a key). It gets no gradient: one that
+ *   requires grad is PT_ERR_UNSUPPORTED.
+ * - causal: query i sees keys j <= i only (torch's is_causal: the mask
+ *   pt_tril(ones(Tq, Tk)), aligned top-left); combines with mask.
+ * - scale: the factor on q k^T; 0 means 1 / sqrt(D), torch's default.
+ * A query row with no key left gives 0 (torch gives NaN there) and no
+ * gradient. Float dtypes (f16/bf16 computed in f32, rounded once);
+ * differentiable in q, k and v. Where the device has the ATTENTION kind
+ * (the cpu) it runs fused, flash-attention style: memory grows with T, the
+ * [Tq, Tk] scores are never stored, and the backward pass recomputes them
+ * in blocks from one saved log-sum-exp per row. Elsewhere (opencl, cuda
+ * for now) it is composed from matmul, softmax and where, which stores
+ * [..., Tq, Tk] (docs/nets.md). Errors: PT_ERR_SHAPE naming the shapes
+ * that disagree, PT_ERR_DTYPE (integer or mixed dtypes; a mask neither u8
+ * nor float), PT_ERR_DEVICE_MISMATCH, PT_ERR_INVALID_ARGUMENT for a scale
+ * that is NaN or infinite. */
+PT_API pt_tensor *pt_scaled_dot_product_attention(pt_tensor *q, pt_tensor *k, pt_tensor *v, pt_tensor *mask,
+                                                  bool causal, double scale);
+/** x (2 or more dims) with the elements above diagonal `diagonal` of its
+ * last two dims set to 0, as torch.tril: element [i, j] stays where
+ * j - i <= diagonal. Any dtype; differentiable (the gradient is masked the
+ * same way). pt_tril(pt_ones(d, PT_U8, 2, (int64_t[]){tq, tk}), 0) is the
+ * causal mask pt_scaled_dot_product_attention's causal flag applies. */
+PT_API pt_tensor *pt_tril(pt_tensor *x, int64_t diagonal);
+
+/** @} */
 /** @name Linear algebra */
 /** @{ */
 /** 1-D and 2-D like NumPy's matmul; N-D: batched over the leading dims, which

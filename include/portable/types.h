@@ -54,6 +54,9 @@ enum { PT_DTYPE_KIND_FLOAT, PT_DTYPE_KIND_SIGNED, PT_DTYPE_KIND_UNSIGNED };
 #define PT_DTYPES_HALF (PT_DTYPE_BIT(PT_F16) | PT_DTYPE_BIT(PT_BF16))
 /** The float dtypes: f32, f64, f16, bf16. */
 #define PT_DTYPES_FLOAT (PT_DTYPE_BIT(PT_F32) | PT_DTYPE_BIT(PT_F64) | PT_DTYPES_HALF)
+/** f32 and f64: kinds the core never sends in 16 bits (it computes those in
+ * f32 itself, as for ATTENTION, whose extra operands half_widen does not convert). */
+#define PT_DTYPES_WIDE_FLOAT (PT_DTYPE_BIT(PT_F32) | PT_DTYPE_BIT(PT_F64))
 /** The dtypes arithmetic takes: the floats, i32 and i64 (not u8). */
 #define PT_DTYPES_NUMERIC (PT_DTYPES_FLOAT | PT_DTYPE_BIT(PT_I32) | PT_DTYPE_BIT(PT_I64))
 /** Every dtype. */

@@ -133,6 +133,7 @@ typedef enum tol_id {
     TOL_SIGMOID,
     TOL_SINCOS,
     TOL_CHAIN, /* fused.c: chains whose last step may cancel the terms before it */
+    TOL_ATTENTION, /* softmax's scores times matmul's sums (attention.c) */
     TOL__COUNT
 } tol_id;
 extern const tolerance tolerances[TOL__COUNT];
@@ -267,6 +268,7 @@ void run_error_cases(void);
 void run_cnn_cases(void);      /* cnn_ops.c: im2col, col2im, conv2d, pools, gelu */
 void run_channel_stats_cases(void); /* channel_stats.c: CHANNEL_STATS and its gradient */
 void run_fused_cases(void);    /* fused.c: captured element-wise chains (FUSED), replayed */
+void run_attention_cases(void);     /* attention.c: ATTENTION (fused or composed) and its gradients */
 
 /* ---- The suite against the op table ---- */
 /* coverage.c: one FAIL per (kind, dtype) pair of op_table.h that no case

@@ -8,24 +8,36 @@
  * a pair (a skip) still counts it as reached: coverage is about the suite,
  * the support grid (support.c) about the backend. A pair reached outside
  * the table's dtypes column fails too: the core broke its own table.
- * FUSED is offered only for a graph's chain of element-wise ops the device
- * ran while capturing: on a device that refuses COPY in a dtype (the null
- * skeleton refuses every op) no chain in it ever forms, so that pair is a
- * skip. */
+ * Two kinds are offered only after another kind ran: FUSED for a graph's
+ * chain of element-wise ops the device ran while capturing, so on a device
+ * that refuses COPY in a dtype (the null skeleton refuses every op) no
+ * chain forms; and ATTENTION_BACKWARD for the gradient of an ATTENTION the
+ * device ran, so where the device refuses ATTENTION the core composes it
+ * and differentiates the composition. Those pairs are skips. */
 #include <stdio.h>
 
 #include "conformance.h"
 
+/* The kind whose support a case needs before it can reach k, or k itself. */
+static pt_op_kind prerequisite(pt_op_kind k) {
+    if (pt_op_info_of(k)->family == PT_OP_FAMILY_FUSED) return PT_OP_COPY;
+    if (k == PT_OP_ATTENTION_BACKWARD) return PT_OP_ATTENTION;
+    return k;
+}
+
 /* The dtypes a case can reach kind k in on the device under test. */
 static unsigned reachable(pt_op_kind k, unsigned takes) {
-    if (pt_op_info_of(k)->family != PT_OP_FAMILY_FUSED) return takes;
+    const pt_op_kind needs = prerequisite(k);
+    if (needs == k) return takes;
     unsigned can = 0;
     FOR_EACH_DTYPE_IN(t, takes) {
-        if (pt_device_supports(g_dev, PT_OP_COPY, t) == PT_OK) can |= PT_DTYPE_BIT(t);
+        if (pt_device_supports(g_dev, needs, t) == PT_OK) can |= PT_DTYPE_BIT(t);
         else {
-            char name[96];
+            char name[96], why[128];
             snprintf(name, sizeof name, "coverage: %s in %s", pt_op_name(k), pt_dtype_table_name(t));
-            report_skip(name, "the device runs no copy in this dtype, so no chain of element-wise ops forms");
+            snprintf(why, sizeof why, "the device runs no %s in this dtype, so the core never sends %s",
+                     pt_op_name(needs), pt_op_name(k));
+            report_skip(name, why);
         }
     }
     pt_clear_error();

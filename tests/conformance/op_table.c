@@ -53,6 +53,9 @@ const tolerance tolerances[TOL__COUNT] = {
      * cancel terms of magnitude up to about 4: relative to the result, plus
      * a few ULP of those terms absolute. */
     [TOL_CHAIN] = {"chain (steps rounded)", 8 * 0x1p-23, 0, 1e-12, 0, 4e-6, 1e-14, false},
+    /* attention: each output sums Tk products of a probability (exp of a
+     * D-term score) and a value; acc holds every term times (1 + its score). */
+    [TOL_ATTENTION] = {"attention", 1e-5, 2e-6, 1e-12, 1e-14, 1e-7, 1e-15, true},
 };
 
 /* The float64 references of the element-wise rows below (ref1_fn,

@@ -1,0 +1,180 @@
+#!/usr/bin/env python3
+"""PyTorch as the oracle for pt_scaled_dot_product_attention.
+
+  torch_oracle_attention.py LIBPORTABLE_SO [SEED]
+
+Calls libportable through ctypes on PORTABLE_BACKEND's default device and
+PyTorch (CPU, float32) with the same q, k, v. Debian's PyTorch 1.13 has no
+scaled_dot_product_attention, so the oracle is written out:
+softmax(q k^T scale + mask) v, with a bool mask applied as masked_fill(-inf)
+and a float mask added. Checks the output and the gradients of sum(o * g) in
+q, k and v for [B, H, T, D], [N, T, D] and [T, D], causal or not, bool and
+float masks (every row keeps a key: torch gives NaN where none is left, where
+libportable gives 0), odd lengths and T from 1 to 1024, within 1e-5 relative
+to 1 + |value| (the CNN oracle's measure). Exit 0 on agreement, 1 on any
+mismatch, 77 (skip) with the reason when torch is not importable, except in
+CI (the CI variable set), where a missing package is a failure.
+"""
+import ctypes as C
+import math
+import os
+import sys
+
+try:
+    import numpy as np
+    import torch
+except ImportError as e:  # Debian: apt install python3-torch
+    if os.environ.get("CI"):
+        print(f"FAIL: PyTorch is not importable ({e}) and CI is set: scripts/install-deps.sh "
+              "installs python3-torch, so the oracle must run")
+        sys.exit(1)
+    print(f"skip: PyTorch is not importable ({e}); install python3-torch to run the oracle")
+    sys.exit(77)
+
+TOL = 1e-5
+failures = 0
+
+
+def check(name, got, want, tol=TOL):
+    global failures
+    want = want.detach().numpy().astype(np.float64)
+    got = np.asarray(got, dtype=np.float64).reshape(want.shape)
+    err = np.max(np.abs(got - want) / (1.0 + np.abs(want))) if want.size else 0.0
+    ok = err <= tol
+    if not ok:
+        failures += 1
+    print(f"{'ok  ' if ok else 'FAIL'} {name}: worst error {err:.2e} (tolerance {tol:.0e})")
+
+
+lib = C.CDLL(sys.argv[1])
+P = C.c_void_p
+
+
+def sig(name, res, *args):
+    f = getattr(lib, name)
+    f.restype = res
+    f.argtypes = list(args)
+    return f
+
+
+pt_default_device = sig("pt_default_device", P)
+pt_device_name = sig("pt_device_name", C.c_char_p, P)
+pt_from_data = sig("pt_from_data", P, P, C.c_int, C.c_int, C.POINTER(C.c_int64), P)
+pt_to_host = sig("pt_to_host", C.c_int, P, P, C.c_size_t)
+pt_tensor_ndim = sig("pt_tensor_ndim", C.c_int, P)
+pt_tensor_shape = sig("pt_tensor_shape", C.POINTER(C.c_int64), P)
+pt_release = sig("pt_release", None, P)
+pt_last_error = sig("pt_last_error", C.c_char_p)
+pt_set_requires_grad = sig("pt_set_requires_grad", C.c_int, P, C.c_bool)
+pt_backward = sig("pt_backward", C.c_int, P)
+pt_grad = sig("pt_grad", P, P)
+pt_mul = sig("pt_mul", P, P, P)
+pt_sum = sig("pt_sum", P, P, C.c_int, C.c_bool)
+pt_sdpa = sig("pt_scaled_dot_product_attention", P, P, P, P, P, C.c_bool, C.c_double)
+
+dev = pt_default_device()
+if not dev:
+    print(f"skip: no device: {pt_last_error().decode()}")
+    sys.exit(77)
+print(f"attention oracle on {pt_device_name(dev).decode()}")
+F32, U8 = 0, 4
+
+
+def need(p, what):
+    if not p:
+        raise RuntimeError(f"{what}: {pt_last_error().decode()}")
+    return p
+
+
+def upload(t, dtype=F32):
+    a = np.ascontiguousarray(t.detach().numpy(), dtype=np.uint8 if dtype == U8 else np.float32)
+    shape = (C.c_int64 * max(a.ndim, 1))(*a.shape)
+    return need(pt_from_data(dev, dtype, a.ndim, shape, a.ctypes.data_as(P)), "pt_from_data")
+
+
+def download(p):
+    nd = pt_tensor_ndim(p)
+    shape = tuple(pt_tensor_shape(p)[i] for i in range(nd))
+    a = np.empty(shape, dtype=np.float32)
+    if pt_to_host(p, a.ctypes.data_as(P), a.nbytes) != 0:
+        raise RuntimeError(f"pt_to_host: {pt_last_error().decode()}")
+    return a
+
+
+def grad_of(p):
+    g = need(pt_grad(p), "pt_grad")
+    a = download(g)
+    pt_release(g)
+    return a
+
+
+rng = np.random.default_rng(int(sys.argv[2]) if len(sys.argv) > 2 else 30)
+
+
+def rand(*shape, lo=-1.0, hi=1.0, grad=True):
+    return torch.tensor(rng.uniform(lo, hi, size=shape), dtype=torch.float32, requires_grad=grad)
+
+
+def reference(q, k, v, mask, causal, scale):
+    s = q @ k.transpose(-2, -1) * scale
+    tq, tk = s.shape[-2], s.shape[-1]
+    if causal:
+        s = s.masked_fill(~torch.ones(tq, tk, dtype=torch.bool).tril(), float("-inf"))
+    if mask is not None:
+        s = s.masked_fill(~mask, float("-inf")) if mask.dtype == torch.bool else s + mask
+    return torch.softmax(s, dim=-1) @ v
+
+
+# (leading dims, Tq, Tk, D, Dv, causal, mask kind)
+cases = [
+    ((), 1, 1, 4, 4, False, None),
+    ((), 1, 1, 4, 4, True, None),
+    ((2, 3), 5, 5, 8, 8, True, None),
+    ((2, 3), 7, 11, 8, 6, False, "bool"),
+    ((3,), 33, 33, 16, 16, True, "float"),
+    ((1, 2), 65, 70, 12, 12, False, "float"),
+    ((2, 2), 100, 100, 32, 32, True, "bool"),
+    ((1, 1), 257, 257, 16, 16, True, None),
+    ((), 1024, 1024, 16, 16, True, None),
+    ((1, 1), 1024, 1024, 8, 8, False, "bool"),
+]
+for lead, tq, tk, d, dv, causal, mkind in cases:
+    q, k, v = rand(*lead, tq, d, lo=-2, hi=2), rand(*lead, tk, d, lo=-2, hi=2), rand(*lead, tk, dv)
+    mask = None
+    if mkind == "bool":
+        keep = torch.tensor(rng.uniform(size=(tq, tk)) < 0.6)
+        keep[:, 0] = True  # every row keeps a key (torch: NaN otherwise)
+        mask = keep
+    elif mkind == "float":
+        m = torch.tensor(rng.uniform(-2, 2, size=(tq, tk)), dtype=torch.float32)
+        m[torch.tensor(rng.uniform(size=(tq, tk)) < 0.2)] = float("-inf")
+        m[:, 0] = 0.0
+        mask = m
+    scale = 1.0 / math.sqrt(d)
+    o = reference(q, k, v, mask, causal, scale)
+    g = rand(*o.shape, grad=False)
+    (o * g).sum().backward()
+
+    pq, pk, pv = upload(q), upload(k), upload(v)
+    for p in (pq, pk, pv):
+        pt_set_requires_grad(p, True)
+    pm = None if mask is None else upload(mask.to(torch.uint8) if mask.dtype == torch.bool else mask,
+                                         U8 if mask.dtype == torch.bool else F32)
+    po = need(pt_sdpa(pq, pk, pv, pm, causal, 0.0), "pt_scaled_dot_product_attention")
+    pg = upload(g)
+    prod = need(pt_mul(po, pg), "pt_mul")
+    loss = need(pt_sum(prod, -2147483648, False), "pt_sum")  # PT_ALL
+    if pt_backward(loss) != 0:
+        raise RuntimeError(f"pt_backward: {pt_last_error().decode()}")
+    name = f"attention q {list(q.shape)} k {list(k.shape)} v {list(v.shape)}" \
+           f"{' causal' if causal else ''}{' ' + mkind + ' mask' if mkind else ''}"
+    check(name + " o", download(po), o)
+    check(name + " dq", grad_of(pq), q.grad)
+    check(name + " dk", grad_of(pk), k.grad)
+    check(name + " dv", grad_of(pv), v.grad)
+    for p in (pq, pk, pv, pm, po, pg, prod, loss):
+        if p:
+            pt_release(p)
+
+print(f"{failures} failure(s)")
+sys.exit(1 if failures else 0)
