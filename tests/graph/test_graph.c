@@ -3,8 +3,8 @@
  * momentum and Adam, dropout drawing fresh numbers, one graph per batch
  * shape); so does a graph of the other op families (element-wise, strided,
  * broadcast, casts, reductions, softmax), which the OpenCL plugin replays
- * as one command buffer where it can (PT_TEST_COMMAND_BUFFERS checks that
- * it did, or did not); random ops replay the eager draws; each refusal fails the call
+ * as one command buffer where it can and the CUDA plugin as one CUDA graph
+ * (PT_TEST_GRAPH_PATHS checks that it did, or did not); random ops replay the eager draws; each refusal fails the call
  * that was refused and the capture with a message naming the function and
  * the fix, and the next capture starts clean; another thread's eager work
  * during a capture, and during replays, is unaffected; NULL and
@@ -633,33 +633,44 @@ static void test_norm_training(bool adam) {
 }
 
 /* ---- Whether replays took the backend's own path ----
- * The OpenCL plugin says at PORTABLE_LOG=info whether a graph replays as
- * one command buffer or op by op (and why). PT_TEST_COMMAND_BUFFERS=pocl
- * fails the run when the device is PoCL's with cl_khr_command_buffer and no
- * graph took that path; =none fails it when any did
- * (PORTABLE_OPENCL_GRAPHS=off). */
+ * The OpenCL and CUDA plugins say at PORTABLE_LOG=info whether a graph
+ * replays as one command buffer / one CUDA graph or op by op (and why).
+ * PT_TEST_GRAPH_PATHS=pocl fails the run when the device is PoCL's with
+ * cl_khr_command_buffer and no graph took that path; =cuda fails it when no
+ * graph replayed as a CUDA graph or any replayed op by op by the plugin's
+ * choice (every graph here can be captured); =none fails it when any graph
+ * took the backend's own path (PORTABLE_OPENCL_GRAPHS=off,
+ * PORTABLE_CUDA_GRAPHS=off). */
 
-static atomic_int n_command_buffer_graphs, n_op_by_op_graphs;
+static atomic_int n_own_path_graphs, n_op_by_op_graphs;
 
 static void count_graph_paths(pt_log_level level, const char *message, void *user) {
     (void)user;
-    if (strstr(message, "replays as one command buffer")) atomic_fetch_add(&n_command_buffer_graphs, 1);
+    if (strstr(message, "replays as one command buffer") || strstr(message, "replays as one CUDA graph"))
+        atomic_fetch_add(&n_own_path_graphs, 1);
     else if (strstr(message, "replays op by op")) atomic_fetch_add(&n_op_by_op_graphs, 1);
     else if (level >= PT_LOG_WARN) fprintf(stderr, "portable: %s\n", message);
 }
 
 static void check_graph_paths(const char *want) {
-    int cb = atomic_load(&n_command_buffer_graphs), per_op = atomic_load(&n_op_by_op_graphs);
-    printf("graphs replayed as one command buffer: %d, op by op by the plugin's choice: %d\n", cb, per_op);
+    int own = atomic_load(&n_own_path_graphs), per_op = atomic_load(&n_op_by_op_graphs);
+    printf("graphs replayed as one command buffer or CUDA graph: %d, op by op by the plugin's choice: %d\n", own,
+           per_op);
     if (!want) return;
     if (!strcmp(want, "none")) {
-        check_report(cb == 0, __FILE__, __LINE__, "no graph replays as a command buffer");
+        check_report(own == 0, __FILE__, __LINE__, "no graph replays as a command buffer or CUDA graph");
+        return;
+    }
+    if (!strcmp(want, "cuda")) {
+        check_report(own > 0, __FILE__, __LINE__,
+                     "graphs replay as CUDA graphs (run at PORTABLE_LOG=info so the plugin says which)");
+        check_report(per_op == 0, __FILE__, __LINE__, "no graph replays op by op on cuda");
         return;
     }
     pt_device_props p;
     CHECK_OK(pt_device_info(dev, &p));
     if (strstr(p.platform, "Portable Computing Language") && strstr(p.extensions, "cl_khr_command_buffer"))
-        check_report(cb > 0, __FILE__, __LINE__,
+        check_report(own > 0, __FILE__, __LINE__,
                      "PoCL with cl_khr_command_buffer: graphs replay as command buffers "
                      "(run at PORTABLE_LOG=info so the plugin says which)");
     else
@@ -723,7 +734,7 @@ int main(int argc, char **argv) {
         pt_scope_end(scope);
         return check_summary();
     }
-    const char *want_paths = getenv("PT_TEST_COMMAND_BUFFERS");
+    const char *want_paths = getenv("PT_TEST_GRAPH_PATHS");
     if (want_paths) pt_set_log_handler(count_graph_paths, NULL);
     test_arguments();
     /* scopes release what the checks leave over */
