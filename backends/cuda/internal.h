@@ -157,6 +157,9 @@ pt_status ptcu_scratch(ptcu_device *d, size_t bytes, void **out);
  * hold d->lock and have selected d). product (a MATMUL or CONV) is described in the
  * error when the handle cannot be made. */
 pt_status ptcu_blas(ptcu_device *d, cublasHandle_t *out, const pt_op *product);
+/* Moves d's cuBLAS handle (if made) to stream, setting its workspace again
+ * (cublasSetStream drops it); callers hold d->lock. */
+cublasStatus_t ptcu_blas_follow(ptcu_device *d, cudaStream_t stream);
 
 /* bytes of d's memory for one op's own use (a convolution's columns), from
  * the core's caching allocator (cudaMalloc without one): *ptr, and *block

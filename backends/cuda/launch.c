@@ -112,16 +112,19 @@ pt_status ptcu_blas(ptcu_device *d, cublasHandle_t *out, const pt_op *product) {
      * next eager product back. cublasSetStream drops the workspace (cuBLAS
      * falls back to its own pool, which would allocate inside a capture):
      * set it again each time. */
-    cudaStream_t want = ptcu_stream(d);
-    if (want != d->blas_stream) {
-        cublasStatus_t st = cublasSetStream(d->blas, want);
-        if (st == CUBLAS_STATUS_SUCCESS && d->workspace)
-            st = cublasSetWorkspace(d->blas, d->workspace, PTCU_CUBLAS_WORKSPACE);
-        if (st != CUBLAS_STATUS_SUCCESS) return ptcu_blas_error(st, "cublasSetStream / cublasSetWorkspace");
-        d->blas_stream = want;
-    }
+    cublasStatus_t st = ptcu_blas_follow(d, ptcu_stream(d));
+    if (st != CUBLAS_STATUS_SUCCESS) return ptcu_blas_error(st, "cublasSetStream / cublasSetWorkspace");
     *out = d->blas;
     return PT_OK;
+}
+
+cublasStatus_t ptcu_blas_follow(ptcu_device *d, cudaStream_t stream) {
+    if (!d->blas || stream == d->blas_stream) return CUBLAS_STATUS_SUCCESS;
+    cublasStatus_t st = cublasSetStream(d->blas, stream);
+    if (st == CUBLAS_STATUS_SUCCESS && d->workspace)
+        st = cublasSetWorkspace(d->blas, d->workspace, PTCU_CUBLAS_WORKSPACE);
+    if (st == CUBLAS_STATUS_SUCCESS) d->blas_stream = stream;
+    return st;
 }
 
 /* ---- Shutdown: every device's queue and what hangs off it ---- */

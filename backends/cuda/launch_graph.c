@@ -135,12 +135,7 @@ void ptcu_graph_free(ptcu_device *d, ptcu_graph *g) {
     /* cuBLAS's handle may still name the capture stream (ptcu_blas moves it
      * back at the next eager product): move it now, before the stream goes. */
     pthread_mutex_lock(&d->lock);
-    if (d->blas && g->stream && d->blas_stream == g->stream) {
-        cublasStatus_t st = cublasSetStream(d->blas, d->stream);
-        if (st == CUBLAS_STATUS_SUCCESS && d->workspace)
-            st = cublasSetWorkspace(d->blas, d->workspace, PTCU_CUBLAS_WORKSPACE);
-        if (st == CUBLAS_STATUS_SUCCESS) d->blas_stream = d->stream;
-    }
+    if (g->stream && d->blas_stream == g->stream) (void)ptcu_blas_follow(d, d->stream);
     pthread_mutex_unlock(&d->lock);
     /* Replays already queued run to their end (CUDA keeps what they need). */
     if (g->exec) cudaGraphExecDestroy(g->exec);
