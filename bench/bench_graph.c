@@ -7,8 +7,11 @@
  * each round runs the chain many times and then waits for the device, and
  * the best round of each counts; a replay's "queued" figure is its round's
  * time up to that wait (the host's part where the backend queues a whole
- * replay at once: an OpenCL command buffer). Prints a markdown table with
- * the ratio.
+ * replay at once: an OpenCL command buffer, a CUDA graph). Prints a
+ * markdown table with the ratio and each device's replay path, which the
+ * plugins say at PORTABLE_LOG=info (asked for here unless PORTABLE_LOG is
+ * set): "CUDA graph", "command buffer", "op by op: <the plugin's reason>",
+ * or "op by op (core)" where the plugin has no graph path of its own.
  * No assertions: numbers are for people.
  *
  * With a trace path, the replays are also timed while tracing into it
@@ -27,6 +30,19 @@
 #include <time.h>
 
 #include "portable/portable.h"
+
+/* ---- The replay path, from the plugins' log messages ---- */
+
+static char replay_path[256];
+
+static void note_paths(pt_log_level level, const char *message, void *user) {
+    (void)user;
+    const char *why = strstr(message, "replays op by op");
+    if (strstr(message, "replays as one CUDA graph")) snprintf(replay_path, sizeof replay_path, "CUDA graph");
+    else if (strstr(message, "replays as one command buffer")) snprintf(replay_path, sizeof replay_path, "command buffer");
+    else if (why) snprintf(replay_path, sizeof replay_path, "op by op%s", why + strlen("replays op by op"));
+    else if (level >= PT_LOG_WARN) fprintf(stderr, "portable [warn]: %s\n", message);
+}
 
 static double now(void) {
     struct timespec ts;
@@ -110,6 +126,7 @@ static int bench(pt_device *d, int rounds, int n, const char *trace) {
         return 1;
     }
     const int iters = d != pt_cpu() ? 200 : 2000;
+    snprintf(replay_path, sizeof replay_path, "op by op (core)"); /* until a plugin says otherwise */
     time_eager(d, x, b, n, iters / 10); /* warm: kernels built, blocks cached */
     time_replay(d, g, n, iters / 10, NULL);
     double best_e = 1e30, best_r = 1e30, best_q = 1e30;
@@ -124,9 +141,12 @@ static int bench(pt_device *d, int rounds, int n, const char *trace) {
     if (traced >= 0) snprintf(traced_us, sizeof traced_us, " %.2f |", traced * 1e6);
     pt_graph_stats st;
     pt_graph_info(g, &st);
-    printf("| %s | %d | %.3f | %.4f | %.4f | %.2fx | %lld B (eager peak %lld B) |%s\n", pt_device_name(d), n,
+    /* '|' would end the cell */
+    for (char *c = replay_path; *c; ++c)
+        if (*c == '|') *c = '/';
+    printf("| %s | %d | %.3f | %.4f | %.4f | %.2fx | %lld B (eager peak %lld B) | %s |%s\n", pt_device_name(d), n,
            best_e * 1e6, best_r * 1e6, best_q * 1e6, best_e / best_r, (long long)st.bytes_planned,
-           (long long)st.bytes_eager_peak, traced_us);
+           (long long)st.bytes_eager_peak, replay_path, traced_us);
     pt_graph_free(g);
     pt_release(y);
     pt_release(x);
@@ -155,15 +175,17 @@ int main(int argc, char **argv) {
     const char *trace = argc > 3 ? argv[3] : NULL;
     if (rounds < 1) rounds = 1;
     if (n < 1) n = 1;
-    printf("| device | chain (ops) | eager µs/op | replay µs/op | replay queued µs/op | eager / replay | arena |%s\n",
+    setenv("PORTABLE_LOG", "info", 0); /* before the library's first message: read once */
+    pt_set_log_handler(note_paths, NULL);
+    printf("| device | chain (ops) | eager µs/op | replay µs/op | replay queued µs/op | eager / replay | arena | replay path |%s\n",
            trace ? " traced replay µs/op |" : "");
-    printf("|---|---:|---:|---:|---:|---:|---|%s\n", trace ? "---:|" : "");
+    printf("|---|---:|---:|---:|---:|---:|---|---|%s\n", trace ? "---:|" : "");
     int rc = bench(pt_cpu(), rounds, n, trace);
     static const char *const accelerators[] = {"opencl", "cuda"};
     for (int k = 0; k < 2; ++k) {
         pt_device *d = pt_device_count(accelerators[k]) > 0 ? pt_device_get(accelerators[k]) : NULL;
         if (d) rc |= bench(d, rounds, n, trace);
-        else printf("| %s | (no device: %s) | | | | | |\n", accelerators[k], pt_last_error());
+        else printf("| %s | (no device: %s) | | | | | | |\n", accelerators[k], pt_last_error());
     }
     return rc;
 }

@@ -21,12 +21,16 @@ const pt_host_api *ptcu_host;
         va_end(ap_);                           \
     } while (0)
 
+/* This thread's last message (ptcu_last_failure). */
+static _Thread_local char last_failure[1024];
+
 pt_status ptcu_fail(pt_status s, const char *fmt, ...) {
-    char msg[1024];
-    FORMAT_VARIADIC(msg, fmt);
-    ptcu_host->set_error(s, "%s", msg);
+    FORMAT_VARIADIC(last_failure, fmt);
+    ptcu_host->set_error(s, "%s", last_failure);
     return s;
 }
+
+const char *ptcu_last_failure(void) { return last_failure; }
 
 pt_status ptcu_cuda_error(cudaError_t e, const char *what_fmt, ...) {
     char what[512];

@@ -29,11 +29,11 @@ static pt_status run(ptcu_device *d, const pt_op *op, int arity) {
     if (op->kind == PT_OP_COPY && l.contiguous && op->in[0].dtype == op->out.dtype &&
         (l.geo.strides[1][0] == 1 || l.numel == 1)) {
         cudaError_t e = cudaMemcpyAsync(l.ptr[0], l.ptr[1], (size_t)l.numel * pt_dtype_table_size(op->out.dtype),
-                                        cudaMemcpyDeviceToDevice, d->stream);
+                                        cudaMemcpyDeviceToDevice, ptcu_stream(d));
         if (e != cudaSuccess) return ptcu_cuda_error(e, "COPY: cudaMemcpyAsync device to device");
         return PT_OK;
     }
-    return ptcu_launch_error(ptcu_launch_elementwise(&l, d->stream), op);
+    return ptcu_launch_error(ptcu_launch_elementwise(&l, ptcu_stream(d)), op);
 }
 
 pt_status ptcu_elementwise(ptcu_device *d, const pt_op *op) {

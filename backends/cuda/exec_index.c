@@ -22,7 +22,7 @@ static pt_status run_gather(ptcu_device *d, const pt_op *op) {
         l.is[k] = idx->strides[k];
     }
     l.sm_count = d->sm_count;
-    return ptcu_launch_error(ptcu_launch_gather(&l, d->stream), op);
+    return ptcu_launch_error(ptcu_launch_gather(&l, ptcu_stream(d)), op);
 }
 
 static uint64_t one_bits(pt_dtype t) {
@@ -55,7 +55,7 @@ static pt_status run_one_hot(ptcu_device *d, const pt_op *op) {
     l.n = labels->shape[0];
     l.count = op->count;
     l.sm_count = d->sm_count;
-    return ptcu_launch_error(ptcu_launch_one_hot(&l, d->stream), op);
+    return ptcu_launch_error(ptcu_launch_one_hot(&l, ptcu_stream(d)), op);
 }
 
 pt_status ptcu_index(ptcu_device *d, const pt_op *op) {

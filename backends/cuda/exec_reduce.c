@@ -20,7 +20,7 @@ pt_status ptcu_reduce(ptcu_device *d, const pt_op *op) {
     pthread_mutex_lock(&d->lock);
     pt_status s = PT_OK;
     if (need > 0) s = ptcu_scratch(d, need, &l.scratch);
-    if (s == PT_OK) s = ptcu_launch_error(ptcu_launch_reduce(&l, d->stream), op);
+    if (s == PT_OK) s = ptcu_launch_error(ptcu_launch_reduce(&l, ptcu_stream(d)), op);
     pthread_mutex_unlock(&d->lock);
     return s;
 }

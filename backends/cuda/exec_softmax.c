@@ -14,5 +14,5 @@ pt_status ptcu_softmax(ptcu_device *d, const pt_op *op) {
     l.out = ptcu_operand_ptr(&op->out);
     l.x = ptcu_axis_view_of(x);
     l.sm_count = d->sm_count;
-    return ptcu_launch_error(ptcu_launch_softmax(&l, d->stream), op);
+    return ptcu_launch_error(ptcu_launch_softmax(&l, ptcu_stream(d)), op);
 }

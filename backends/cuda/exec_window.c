@@ -36,7 +36,7 @@ static pt_status run_max_pool(ptcu_device *d, const pt_op *op) {
     ptcu_window_launch l;
     window_launch_init(&l, d, op, img, op->kernel, win->shape + 2);
     l.index = unpool ? ptcu_operand_ptr(&op->in[1]) : NULL;
-    return ptcu_launch_error(ptcu_launch_window(&l, d->stream), op);
+    return ptcu_launch_error(ptcu_launch_window(&l, ptcu_stream(d)), op);
 }
 
 /* IM2COL / COL2IM: image [n, c, h, w] and columns [n, c, kh, kw, oh, ow]. */
@@ -47,6 +47,6 @@ pt_status ptcu_window(ptcu_device *d, const pt_op *op) {
     ptcu_window_launch l;
     window_launch_init(&l, d, op, img, col->shape + 2, col->shape + 4);
     l.pad = op->scalar;
-    return ptcu_launch_error(ptcu_launch_window(&l, d->stream), op);
+    return ptcu_launch_error(ptcu_launch_window(&l, ptcu_stream(d)), op);
 }
 

@@ -17,6 +17,7 @@
  *   exec_conv.c       the CONV kinds: im2col / col2im + cuBLAS, chunked
  *   kernels_*.cu      the kernels and their C launchers (kernels.h)
  *   launch.c          the stream: synchronize, markers, cuBLAS handle, shutdown
+ *   launch_graph.c    graphs captured per op into one CUDA graph, launched per replay
  *   launch_stamps.c   trace stamps; launch_geometry.c iteration spaces (pure C)
  *   memory.c          alloc/free, pinned host memory, copies, scratch
  *   device.c          init (graceful absence), bring-up on first use, device_info
@@ -63,6 +64,7 @@ typedef struct ptcu_device {
      * peer-access flags. Element-wise launches touch none of them. */
     pthread_mutex_t lock;
     cublasHandle_t blas;          /* NULL until the first MATMUL */
+    cudaStream_t blas_stream;     /* the stream blas queues on: stream, or a graph's capture stream */
     bool tf32;                    /* PORTABLE_CUDA_TF32, read when the handle is made */
     void *workspace;              /* cuBLAS's workspace (cublasSetWorkspace) */
     void *workspace_block;        /* its block in the core's caching allocator */
@@ -133,6 +135,9 @@ pt_status ptcu_cuda_error(cudaError_t e, const char *what_fmt, ...) PT_PRINTF(2,
 pt_status ptcu_blas_error(cublasStatus_t s, const char *what_fmt, ...) PT_PRINTF(2, 3);
 /* Records the formatted message as the reason for s and returns s. */
 pt_status ptcu_fail(pt_status s, const char *fmt, ...) PT_PRINTF(2, 3);
+/* The message this thread's last failure recorded ("" before any): what a
+ * graph's log line quotes when an op could not be captured. */
+const char *ptcu_last_failure(void);
 /* PT_ERR_UNSUPPORTED naming op's kind and dtypes (or its unknown kind). */
 pt_status ptcu_unsupported(const pt_op *op);
 /* PT_OK for cudaSuccess; otherwise ptcu_cuda_error naming op's kernel. */
@@ -146,11 +151,15 @@ pt_status ptcu_launch_error(cudaError_t e, const pt_op *op);
  * allocator reuses it only for work queued later on the same stream). */
 pt_status ptcu_scratch(ptcu_device *d, size_t bytes, void **out);
 
-/* The cuBLAS handle of d (launch.c), created on first use, bound to d's stream, with
- * a PTCU_CUBLAS_WORKSPACE workspace from the caching allocator (callers
+/* The cuBLAS handle of d (launch.c), created on first use, bound to the
+ * stream this thread queues d's work on (ptcu_stream), with a
+ * PTCU_CUBLAS_WORKSPACE workspace from the caching allocator (callers
  * hold d->lock and have selected d). product (a MATMUL or CONV) is described in the
  * error when the handle cannot be made. */
 pt_status ptcu_blas(ptcu_device *d, cublasHandle_t *out, const pt_op *product);
+/* Moves d's cuBLAS handle (if made) to stream, setting its workspace again
+ * (cublasSetStream drops it); callers hold d->lock. */
+cublasStatus_t ptcu_blas_follow(ptcu_device *d, cudaStream_t stream);
 
 /* bytes of d's memory for one op's own use (a convolution's columns), from
  * the core's caching allocator (cudaMalloc without one): *ptr, and *block
@@ -162,6 +171,73 @@ void ptcu_temp_free(ptcu_device *d, void *ptr, void *block);
  * drained: hands the scratch and the workspace back to whoever gave them
  * (the core's caching allocator, or cudaFree). */
 void ptcu_scratch_release(ptcu_device *d);
+
+/* ---- Graph recording (memory.c keeps the state, launch_graph.c sets it) ---- */
+
+/* Device memory a graph's op uses at every replay (scratch, temporaries):
+ * blocks from device_alloc, given back at ptcu_held_release. */
+typedef struct ptcu_held_block {
+    void *ptr, *block;
+} ptcu_held_block;
+typedef struct ptcu_held {
+    ptcu_held_block *blocks;
+    int n, cap;
+} ptcu_held;
+
+/* From now on, this thread's kernels for d go to stream (a capture) and the
+ * memory its ops take for themselves goes into held; d NULL ends it. */
+void ptcu_record_into(const ptcu_device *d, cudaStream_t stream, ptcu_held *held);
+/* The stream this thread queues d's work on: d->stream, or the capture
+ * stream while it records for d. Every kernel and copy of an op goes there. */
+cudaStream_t ptcu_stream(const ptcu_device *d);
+/* Gives h's blocks back (work queued before may still use them: the
+ * caching allocator hands them out only to work queued after). */
+void ptcu_held_release(ptcu_device *d, ptcu_held *h);
+
+/* ---- Graphs as CUDA graphs (launch_graph.c) ----
+ * Each op of a graph is captured alone (stream capture on the graph's own
+ * stream, so other threads' eager work on the device's stream stays out)
+ * into a child graph; the children form one chain, instantiated once and
+ * launched on the device's stream. An op whose scalars change between
+ * replays is captured again and its child swapped in the executable graph
+ * (cudaGraphExecChildGraphNodeSetParams). */
+
+typedef struct ptcu_graph_op {
+    cudaGraphNode_t node;         /* its child in the chain; NULL: it queued nothing */
+    ptcu_held held;               /* device memory its kernels use at every replay */
+} ptcu_graph_op;
+
+typedef struct ptcu_graph {
+    cudaStream_t stream;          /* the capture stream (nothing runs on it) */
+    cudaGraph_t graph;            /* the chain of children */
+    cudaGraphExec_t exec;         /* NULL until ptcu_graph_finish */
+    cudaGraphNode_t last;         /* the chain's end */
+    int32_t n_ops;
+    size_t n_nodes;               /* kernels and copies in all children */
+    ptcu_graph_op *ops;
+    bool per_op;                  /* an update was refused: replays run op by op since */
+} ptcu_graph;
+
+/* An empty graph of n_ops ops on d (selected). */
+pt_status ptcu_graph_new(ptcu_device *d, int32_t n_ops, ptcu_graph **out);
+/* Starts capturing this thread's work for d into a new child whose memory
+ * goes to held; ptcu_record_end ends it, given what running the op
+ * returned, with the child (NULL when it queued nothing) and its size. A
+ * failure is the reason the capture cannot be used (ptcu_last_failure). */
+pt_status ptcu_record_begin(ptcu_device *d, ptcu_graph *g, ptcu_held *held);
+pt_status ptcu_record_end(ptcu_device *d, ptcu_graph *g, pt_status ran, cudaGraph_t *child, size_t *n_nodes);
+/* Appends op i's child (taking it) to the chain; then, once every op is
+ * in, instantiates the chain. */
+pt_status ptcu_graph_append(ptcu_graph *g, int32_t i, cudaGraph_t child, size_t n_nodes);
+pt_status ptcu_graph_finish(ptcu_graph *g);
+/* Swaps op i's child for child (taken) with its memory fresh (taken; the
+ * old goes back in queue order); PT_ERR_UNSUPPORTED when CUDA refuses. */
+pt_status ptcu_graph_update(ptcu_device *d, ptcu_graph *g, int32_t i, cudaGraph_t child, size_t n_nodes,
+                            ptcu_held *fresh);
+/* Queues one replay on d's stream. */
+pt_status ptcu_graph_enqueue(ptcu_device *d, ptcu_graph *g);
+/* The vtable's graph_destroy (d selected by the caller). */
+void ptcu_graph_free(ptcu_device *d, ptcu_graph *g);
 
 /* ---- Element-wise geometry (launch_geometry.c, pure C) ---- */
 
@@ -273,6 +349,12 @@ pt_status ptcu_vt_stamp_time(int dev, void *stamp, int64_t *ns);
 void ptcu_vt_stamp_release(int dev, void *stamp);
 pt_status ptcu_vt_supports(int dev, const pt_op *op);
 pt_status ptcu_vt_execute(int dev, const pt_op *op);
+/* Graph replay as CUDA graphs (exec.c over launch_graph.c), unless
+ * PORTABLE_CUDA_GRAPHS=off or an op cannot be captured. */
+pt_status ptcu_vt_graph_instantiate(int dev, const pt_op *ops, int32_t n_ops, void **graph);
+pt_status ptcu_vt_graph_launch(int dev, void *graph, const pt_op *ops, int32_t n_ops, const int32_t *changed,
+                               int32_t n_changed);
+void ptcu_vt_graph_destroy(int dev, void *graph);
 
 /* The [outer, r, inner] view of a reduce or softmax operand. */
 static inline ptcu_axis_view ptcu_axis_view_of(const pt_operand *x) {

@@ -56,6 +56,10 @@ void ptcu_vt_marker_release(int dev, void *marker) {
 }
 
 pt_status ptcu_blas(ptcu_device *d, cublasHandle_t *out, const pt_op *product) {
+    /* A graph makes the handle before capturing (exec.c): its workspace
+     * would otherwise become the graph's memory. */
+    if (!d->blas && ptcu_stream(d) != d->stream)
+        return ptcu_fail(PT_ERR_INTERNAL, "cuBLAS's handle would be made inside a graph's capture");
     if (!d->blas) {
         /* Only here (once per device, and in errors) is the product described. */
         char for_what[128];
@@ -102,9 +106,25 @@ pt_status ptcu_blas(ptcu_device *d, cublasHandle_t *out, const pt_op *product) {
             ptcu_host->log(PT_LOG_INFO, "cuda: no device memory for cuBLAS's workspace; using its default");
         }
         d->blas = h;
+        d->blas_stream = d->stream;
     }
+    /* A graph's capture (launch_graph.c) moves the handle to its stream, the
+     * next eager product back. cublasSetStream drops the workspace (cuBLAS
+     * falls back to its own pool, which would allocate inside a capture):
+     * set it again each time. */
+    cublasStatus_t st = ptcu_blas_follow(d, ptcu_stream(d));
+    if (st != CUBLAS_STATUS_SUCCESS) return ptcu_blas_error(st, "cublasSetStream / cublasSetWorkspace");
     *out = d->blas;
     return PT_OK;
+}
+
+cublasStatus_t ptcu_blas_follow(ptcu_device *d, cudaStream_t stream) {
+    if (!d->blas || stream == d->blas_stream) return CUBLAS_STATUS_SUCCESS;
+    cublasStatus_t st = cublasSetStream(d->blas, stream);
+    if (st == CUBLAS_STATUS_SUCCESS && d->workspace)
+        st = cublasSetWorkspace(d->blas, d->workspace, PTCU_CUBLAS_WORKSPACE);
+    if (st == CUBLAS_STATUS_SUCCESS) d->blas_stream = stream;
+    return st;
 }
 
 /* ---- Shutdown: every device's queue and what hangs off it ---- */

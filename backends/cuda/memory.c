@@ -7,9 +7,17 @@
  * work already there; a synchronous copy then waits for that stream only.
  * Copies between two GPUs wait for both devices' queued work (events), go
  * peer-to-peer when the hardware allows (peer access is enabled on first
- * use), and make the destination's later work wait for them. */
+ * use), and make the destination's later work wait for them.
+ *
+ * While a thread records a graph's op for a device (launch_graph.c), its
+ * kernels for that device go to the recording's capture stream
+ * (ptcu_stream) and the device memory they use (scratch, temporaries) is
+ * the graph's: kept in the op's held list until the graph lets it go, as a
+ * replay reuses it long after the op's execute has returned. */
 #include <stddef.h>
 #include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
 
 #include "internal.h"
 
@@ -214,11 +222,49 @@ static void device_scratch_free(ptcu_device *d, void *p, void *block) {
     else if (p) cudaFree(p);
 }
 
-pt_status ptcu_temp_alloc(ptcu_device *d, size_t bytes, void **ptr, void **block) {
-    return device_scratch_alloc(d, bytes, ptr, block);
+/* ---- What this thread records (launch_graph.c) ---- */
+
+static _Thread_local struct {
+    const ptcu_device *d; /* NULL: not recording */
+    cudaStream_t stream;
+    ptcu_held *held;
+} recording;
+
+void ptcu_record_into(const ptcu_device *d, cudaStream_t stream, ptcu_held *held) {
+    recording.d = d;
+    recording.stream = stream;
+    recording.held = held;
 }
 
-void ptcu_temp_free(ptcu_device *d, void *ptr, void *block) { device_scratch_free(d, ptr, block); }
+cudaStream_t ptcu_stream(const ptcu_device *d) { return recording.d == d ? recording.stream : d->stream; }
+
+/* The recording's held list, when this thread records for d. */
+static ptcu_held *held_by_recording(const ptcu_device *d) { return recording.d == d ? recording.held : NULL; }
+
+void ptcu_held_release(ptcu_device *d, ptcu_held *h) {
+    for (int i = 0; i < h->n; ++i) device_scratch_free(d, h->blocks[i].ptr, h->blocks[i].block);
+    free(h->blocks);
+    memset(h, 0, sizeof *h);
+}
+
+pt_status ptcu_temp_alloc(ptcu_device *d, size_t bytes, void **ptr, void **block) {
+    ptcu_held *h = held_by_recording(d);
+    if (h && h->n == h->cap) { /* room first: a block is never left unowned */
+        const int cap = h->cap ? 2 * h->cap : 4;
+        ptcu_held_block *b = realloc(h->blocks, (size_t)cap * sizeof *b);
+        if (!b) return ptcu_fail(PT_ERR_OUT_OF_MEMORY, "out of host memory recording a graph's device memory");
+        h->blocks = b;
+        h->cap = cap;
+    }
+    pt_status s = device_scratch_alloc(d, bytes, ptr, block);
+    if (s == PT_OK && h) h->blocks[h->n++] = (ptcu_held_block){*ptr, *block};
+    return s;
+}
+
+void ptcu_temp_free(ptcu_device *d, void *ptr, void *block) {
+    if (held_by_recording(d)) return; /* the graph's until ptcu_held_release */
+    device_scratch_free(d, ptr, block);
+}
 
 void ptcu_scratch_release(ptcu_device *d) {
     device_scratch_free(d, d->scratch, d->scratch_block);
@@ -228,6 +274,10 @@ void ptcu_scratch_release(ptcu_device *d) {
 }
 
 pt_status ptcu_scratch(ptcu_device *d, size_t bytes, void **out) {
+    if (held_by_recording(d)) { /* a block of the graph's own, never replaced */
+        void *block = NULL;
+        return ptcu_temp_alloc(d, bytes, out, &block);
+    }
     if (bytes <= d->scratch_bytes && d->scratch) {
         *out = d->scratch;
         return PT_OK;

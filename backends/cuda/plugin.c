@@ -55,6 +55,19 @@ static pt_status entry_stamp_record(int dev, void **stamp) {
     PTCU_KEEP_DEVICE(ptcu_vt_stamp_record(dev, stamp));
 }
 
+static pt_status entry_graph_instantiate(int dev, const pt_op *ops, int32_t n_ops, void **graph) {
+    PTCU_KEEP_DEVICE(ptcu_vt_graph_instantiate(dev, ops, n_ops, graph));
+}
+static pt_status entry_graph_launch(int dev, void *graph, const pt_op *ops, int32_t n_ops, const int32_t *changed,
+                                    int32_t n_changed) {
+    PTCU_KEEP_DEVICE(ptcu_vt_graph_launch(dev, graph, ops, n_ops, changed, n_changed));
+}
+static void entry_graph_destroy(int dev, void *graph) {
+    const ptcu_caller_device c = ptcu_caller_now();
+    ptcu_vt_graph_destroy(dev, graph);
+    ptcu_caller_restore(c);
+}
+
 static const pt_backend_vtable g_vtable = {
     .struct_size = sizeof(pt_backend_vtable),
     .abi_version = PT_BACKEND_ABI_VERSION,
@@ -85,6 +98,9 @@ static const pt_backend_vtable g_vtable = {
     .stamp_release = ptcu_vt_stamp_release,
     .auto_priority = 200, /* auto: before opencl (100); every device is a GPU */
     .dlpack_device_type = 2 /* kDLCUDA */, .dlpack_host_device_type = 3 /* kDLCUDAHost */, .dlpack_imports = true,
+    .graph_instantiate = entry_graph_instantiate,
+    .graph_launch = entry_graph_launch,
+    .graph_destroy = entry_graph_destroy,
 };
 
 PT_PLUGIN_API const pt_backend_vtable *pt_backend_entry(const pt_host_api *host, uint32_t host_abi) {

@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # Runs the GPU tour (quick sizes) on one backend and checks what a user sees:
 #   - backend available: the whole tour runs and prints its timing table,
-#     and experiment 11's timed pass allocates no pinned memory;
+#     experiment 11's timed pass allocates no pinned memory, and point 13's
+#     replayed graph computes eager's bits;
 #   - backend unavailable: a clear error naming the backend and the reason,
 #     and a non-zero exit (never a crash, never a silent fallback to cpu);
 #   - either way, the temporary folder ($TMPDIR) it saves a net in is left
@@ -26,6 +27,8 @@ if [[ $rc -eq 0 ]]; then
   # every pinned block in the cache its untimed first pass filled.
   grep -Eq "^  pinned blocks: .*allocated 0$" <<<"$out" ||
     { echo "FAIL: the timed overlapped copies allocated pinned memory (or the line is missing)"; echo "$out"; exit 1; }
+  grep -q "replayed == eager bit for bit: yes" <<<"$out" ||
+    { echo "FAIL: point 13's replayed graph differs from eager (or the line is missing)"; echo "$out"; exit 1; }
   echo "PASS: tour ran on $backend:0"; exit 0
 fi
 if [[ $rc -ge 128 ]]; then echo "FAIL: tour crashed (exit $rc)"; echo "$out"; exit 1; fi

@@ -353,7 +353,8 @@ say "| suite | result | seconds |"
 say "|---|---|---|"
 for s in conformance_cuda cuda_plugin cuda_runtime gradcheck_cuda cross_backend_cuda nn_cnn_layers_cuda \
          nn_mixed_precision_cuda nn_torch_oracle_cnn_cuda example_mlp_digits_cuda example_cnn_digits_cuda \
-         gpu_tour_cuda unit_lazy_load trace_cuda graph_cuda graph_mlp_digits_cuda graph_cnn_digits_cuda; do
+         gpu_tour_cuda unit_lazy_load trace_cuda graph_cuda graph_cuda_graphs_off graph_mlp_digits_cuda \
+         graph_cnn_digits_cuda; do
   run_suite "$s" 240
 done
 # What the runs printed that the tables below do not repeat.
@@ -362,6 +363,8 @@ done
   grep -hE "passed, [0-9]+ failed" "$LOGS"/suite_conformance_cuda.log 2>/dev/null | tail -1
   grep -h -- "-- pinned cache:\|-- matmul vs cpu\|-- free memory\|-- cuda:0 is" "$LOGS"/suite_cuda_runtime.log 2>/dev/null | head -10
   grep -hE "accuracy|reloaded" "$LOGS"/suite_example_*_cuda.log 2>/dev/null | tail -6
+  # graph_cuda fails unless every graph replayed as one CUDA graph (PT_TEST_GRAPH_PATHS=cuda).
+  grep -ho "graphs replayed as one.*" "$LOGS"/suite_graph_cuda.log 2>/dev/null | sed 's/^/graph_cuda: /'
 } | fenced
 # The full tour (not --quick), and the CNN in bf16: ≥ 98 %, reloaded on cpu.
 if begin "tour" 20; then
@@ -423,11 +426,14 @@ if begin "bench" 60; then
   [ -s "$OUT/bench_cuda.json" ] && { "$PY" bench/cuda/combine_results.py "$OUT/bench_cuda.json" "${th[@]}" \
     --part table >>"$RESULTS" 2>>"$LOGS/bench.log" || fail "comparison table (combine_results.py)"; }
   # A captured step replayed (portable/graph.h) against the same ops eager:
-  # host cost per op on cpu, the NVIDIA OpenCL device and cuda:0.
+  # host cost per op on cpu, the NVIDIA OpenCL device and cuda:0, each
+  # with its replay path: on cuda:0 it must be one CUDA graph per replay.
   section "Graph replay against eager, host cost per op (bench_graph)"
   timeout "$(limit 60)" "$BUILD_DIR/bench/bench_graph" 3 64 >"$LOGS/bench_graph.md" 2>>"$LOGS/bench.log" ||
     fail "bench_graph (exit $?)"
   cat "$LOGS/bench_graph.md" >>"$RESULTS"
+  grep -Eq "^\| cuda:0 \|.*\| CUDA graph \|" "$LOGS/bench_graph.md" ||
+    fail "bench_graph: cuda:0 did not replay as a CUDA graph (its row says why)"
   pack_logs
 fi
 

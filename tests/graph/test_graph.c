@@ -3,8 +3,8 @@
  * momentum and Adam, dropout drawing fresh numbers, one graph per batch
  * shape); so does a graph of the other op families (element-wise, strided,
  * broadcast, casts, reductions, softmax), which the OpenCL plugin replays
- * as one command buffer where it can (PT_TEST_COMMAND_BUFFERS checks that
- * it did, or did not); random ops replay the eager draws; each refusal fails the call
+ * as one command buffer where it can and the CUDA plugin as one CUDA graph
+ * (PT_TEST_GRAPH_PATHS checks that it did, or did not); random ops replay the eager draws; each refusal fails the call
  * that was refused and the capture with a message naming the function and
  * the fix, and the next capture starts clean; another thread's eager work
  * during a capture, and during replays, is unaffected; NULL and
@@ -476,27 +476,31 @@ static void test_released_inputs(void) {
 }
 
 /* ---- Whether replays took the backend's own path ----
- * The OpenCL plugin says at PORTABLE_LOG=info whether a graph replays as
- * one command buffer, as command buffers around the ops it queues one at a
- * time (products), or op by op (and why). PT_TEST_COMMAND_BUFFERS=pocl
- * fails the run when the device is PoCL's with cl_khr_command_buffer and no
- * graph took the first path (and the graph of products below the second);
- * =none fails it when any graph took either (PORTABLE_OPENCL_GRAPHS=off). */
+ * The OpenCL and CUDA plugins say at PORTABLE_LOG=info whether a graph
+ * replays as one command buffer (one CUDA graph), as command buffers around
+ * the ops OpenCL queues one at a time (products), or op by op (and why).
+ * PT_TEST_GRAPH_PATHS=pocl fails the run when the device is PoCL's with
+ * cl_khr_command_buffer and no graph took the first path (and the graph of
+ * products below the second); =cuda fails it when no graph replayed as a
+ * CUDA graph or any replayed op by op by the plugin's choice (every graph
+ * here can be captured); =none fails it when any graph took the backend's
+ * own path (PORTABLE_OPENCL_GRAPHS=off, PORTABLE_CUDA_GRAPHS=off). */
 
 static atomic_int n_command_buffer_graphs, n_segmented_graphs, n_op_by_op_graphs;
 
 static void count_graph_paths(pt_log_level level, const char *message, void *user) {
     (void)user;
-    if (strstr(message, "replays as one command buffer")) atomic_fetch_add(&n_command_buffer_graphs, 1);
+    if (strstr(message, "replays as one command buffer") || strstr(message, "replays as one CUDA graph"))
+        atomic_fetch_add(&n_command_buffer_graphs, 1);
     else if (strstr(message, " command buffers (")) atomic_fetch_add(&n_segmented_graphs, 1);
     else if (strstr(message, "replays op by op")) atomic_fetch_add(&n_op_by_op_graphs, 1);
     else if (level >= PT_LOG_WARN) fprintf(stderr, "portable: %s\n", message);
 }
 
-/* Whether PT_TEST_COMMAND_BUFFERS=pocl and the device is PoCL's with
+/* Whether PT_TEST_GRAPH_PATHS=pocl and the device is PoCL's with
  * cl_khr_command_buffer: graphs must then take the command-buffer paths. */
 static bool command_buffers_expected(void) {
-    const char *want = getenv("PT_TEST_COMMAND_BUFFERS");
+    const char *want = getenv("PT_TEST_GRAPH_PATHS");
     if (!want || strcmp(want, "pocl") != 0) return false;
     pt_device_props p;
     if (pt_device_info(dev, &p) != PT_OK) return false;
@@ -504,18 +508,24 @@ static bool command_buffers_expected(void) {
 }
 
 static void check_graph_paths(const char *want) {
-    int cb = atomic_load(&n_command_buffer_graphs), seg = atomic_load(&n_segmented_graphs),
+    int own = atomic_load(&n_command_buffer_graphs), seg = atomic_load(&n_segmented_graphs),
         per_op = atomic_load(&n_op_by_op_graphs);
-    printf("graphs replayed as one command buffer: %d, as command buffers around ops queued one at a time: %d, "
-           "op by op by the plugin's choice: %d\n",
-           cb, seg, per_op);
+    printf("graphs replayed as one command buffer or CUDA graph: %d, as command buffers around ops queued one "
+           "at a time: %d, op by op by the plugin's choice: %d\n",
+           own, seg, per_op);
     if (!want) return;
     if (!strcmp(want, "none")) {
-        check_report(cb + seg == 0, __FILE__, __LINE__, "no graph replays as command buffers");
+        check_report(own + seg == 0, __FILE__, __LINE__, "no graph replays as command buffers or a CUDA graph");
+        return;
+    }
+    if (!strcmp(want, "cuda")) {
+        check_report(own > 0, __FILE__, __LINE__,
+                     "graphs replay as CUDA graphs (run at PORTABLE_LOG=info so the plugin says which)");
+        check_report(per_op == 0, __FILE__, __LINE__, "no graph replays op by op on cuda");
         return;
     }
     if (command_buffers_expected())
-        check_report(cb > 0, __FILE__, __LINE__,
+        check_report(own > 0, __FILE__, __LINE__,
                      "PoCL with cl_khr_command_buffer: graphs replay as command buffers "
                      "(run at PORTABLE_LOG=info so the plugin says which)");
     else
@@ -618,7 +628,7 @@ static void test_replay_matches_eager(void) {
  * CLBlast queues its GEMM kernels itself, so the OpenCL plugin cannot record
  * a product into a command buffer: it records the runs of ops between the
  * products and queues the products between those buffers at each replay
- * (on PoCL, PT_TEST_COMMAND_BUFFERS=pocl checks that this graph took that
+ * (on PoCL, PT_TEST_GRAPH_PATHS=pocl checks that this graph took that
  * path). A forward and backward of a small layer with a bias and relu, a
  * product with a transposed operand, a softmax and reductions after it: two
  * replays, the input changed between them, equal the eager ops bit for bit. */
@@ -799,7 +809,7 @@ int main(int argc, char **argv) {
         pt_scope_end(scope);
         return check_summary();
     }
-    const char *want_paths = getenv("PT_TEST_COMMAND_BUFFERS");
+    const char *want_paths = getenv("PT_TEST_GRAPH_PATHS");
     if (want_paths) pt_set_log_handler(count_graph_paths, NULL);
     test_arguments();
     /* scopes release what the checks leave over */

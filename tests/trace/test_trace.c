@@ -383,6 +383,11 @@ static void test_graph_rows(void) {
     const cJSON *events = cJSON_GetObjectItemCaseSensitive(root, "traceEvents"), *e;
     timeline t;
     check_timeline(events, &t);
+    /* A backend that replays a graph by its own means (a CUDA graph, an
+     * OpenCL command buffer) runs no ops the core sees: each replay is one
+     * device span, "graph replay", with one flow to it. Otherwise each
+     * replay holds its launched ops (fewer than the recorded k where chains
+     * were fused), as eager ones. */
     int own = 0; /* device spans of replays the plugin launched itself */
     cJSON_ArrayForEach(e, events) {
         if (!strcmp(str_of(e, "ph"), "X") && !strcmp(str_of(e, "cat"), "device") &&

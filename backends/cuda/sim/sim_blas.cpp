@@ -11,7 +11,14 @@
  * once to the 16-bit type by portable/half.h, as the GPU's epilogue does
  * (round to nearest even), or kept in f32 where C is CUDA_R_32F (a 16-bit
  * product accumulated in f32, which cuBLAS offers too). PTCU_SIM_FAIL_CUBLAS=1 makes cublasCreate fail
- * as it does on a device without memory for cuBLAS's workspace. */
+ * as it does on a device without memory for cuBLAS's workspace.
+ *
+ * Workspaces: cublasSetStream drops the handle's workspace, as cuBLAS's
+ * does (back to its own pool), and a GEMM queued into a stream capture
+ * without a workspace set fails with CUBLAS_STATUS_NOT_SUPPORTED: the
+ * simulator's stand-in for cuBLAS allocating from its pool while a graph is
+ * captured, which the plugin avoids by setting its workspace again after
+ * every cublasSetStream. */
 #include <cblas.h>
 #include <cublas_v2.h>
 
@@ -159,6 +166,7 @@ cublasStatus_t submit(cublasHandle_t h, cublasOperation_t transa, cublasOperatio
         ldb < (b_rows > 1 ? b_rows : 1) || ldc < (m > 1 ? m : 1) || !alpha || !beta)
         return CUBLAS_STATUS_INVALID_VALUE;
     if (m == 0 || n == 0 || batch == 0) return CUBLAS_STATUS_SUCCESS;
+    if (h->workspace_bytes == 0 && ptcu_sim_stream_capturing(h->stream)) return CUBLAS_STATUS_NOT_SUPPORTED;
     const size_t es = g.f64 ? 8 : (at == CUDA_R_32F ? 4 : 2), ces = g.c32 ? 4 : es;
     /* Every batch's operands must be device memory of the handle's device. */
     for (int b = 0; b < batch; ++b) {
@@ -210,6 +218,7 @@ cublasStatus_t cublasDestroy(cublasHandle_t handle) {
 cublasStatus_t cublasSetStream(cublasHandle_t handle, cudaStream_t stream) {
     if (!handle) return CUBLAS_STATUS_NOT_INITIALIZED;
     handle->stream = stream;
+    handle->workspace_bytes = 0; /* cuBLAS's own pool again */
     return CUBLAS_STATUS_SUCCESS;
 }
 

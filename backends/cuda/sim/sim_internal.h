@@ -10,6 +10,8 @@
 
 /* Whether [p, p + bytes) lies inside one cudaMalloc allocation of device. */
 bool ptcu_sim_device_range(int device, const void *p, size_t bytes);
+/* Whether stream is capturing (cudaStreamBeginCapture). */
+bool ptcu_sim_stream_capturing(cudaStream_t stream);
 /* The device cudaSetDevice last selected on this thread. */
 int ptcu_sim_current_device(void);
 /* A status code's name and description, as the runtime and cuBLAS report

@@ -21,7 +21,17 @@
  *     loadable, as the real runtime checks), PTCU_SIM_DEVICES=N (0: no
  *     device), PTCU_SIM_FAIL_CONTEXT=i,j (cudaSetDevice fails on those),
  *     PTCU_SIM_COMPUTE_CAPABILITY=90,75 (per device; below 8.0 there is no
- *     kernel image for it), PTCU_SIM_MEMORY_MB, PTCU_SIM_SMS.
+ *     kernel image for it), PTCU_SIM_MEMORY_MB, PTCU_SIM_SMS;
+ *   - stream capture and graphs (the part the plugin's launch_graph.c
+ *     uses): while a stream captures, what would be queued on it (kernel
+ *     launches, cuBLAS calls, device copies) becomes a node of the capture's
+ *     graph instead, in order; what cannot be captured (a synchronisation,
+ *     a copy from or to pageable host memory, an event) fails with
+ *     cudaErrorStreamCaptureUnsupported and invalidates the capture, as in
+ *     CUDA; cudaGraphInstantiate flattens a graph (child graphs included)
+ *     into its executable form, cudaGraphLaunch queues that as one item, and
+ *     cudaGraphExecChildGraphNodeSetParams swaps a child's nodes for the
+ *     replays queued afterwards, when the new child has the same topology.
  *
  * What it cannot show: timing, real concurrency between streams, the GPU
  * compiler's code, and memory errors inside kernels. The plugin's real
@@ -47,8 +57,40 @@
 
 #include "sim_internal.h"
 
+/* What a graph node does: the kinds a capture makes, and child graphs. */
+enum class NodeKind { kernel, memcpy, child };
+using Work_fn = std::function<void()>;
+
+/* A graph: its nodes in the order they were added. Dependencies are only
+ * checked (a node may depend only on nodes added before it), so insertion
+ * order is one legal schedule of the graph, as one queue is of streams. */
+struct CUgraph_st {
+    std::vector<std::unique_ptr<CUgraphNode_st>> nodes;
+};
+/* A node: one piece of work, or (NodeKind::child) a copy of a child graph
+ * (CUDA clones the child at cudaGraphAddChildGraphNode). */
+struct CUgraphNode_st {
+    NodeKind kind;
+    Work_fn work;
+    CUgraph_st child;
+};
+/* An instantiated graph: per node of the graph it came from, the work it
+ * runs (a child's flattened), shared with the replays already queued so
+ * that an update reaches only the later ones. */
+struct CUgraphExec_st {
+    struct Entry {
+        const CUgraphNode_st *node;
+        std::vector<NodeKind> topology; /* what an update must match */
+        std::vector<Work_fn> work;
+    };
+    std::shared_ptr<const std::vector<Entry>> entries;
+};
 struct CUstream_st {
     uint64_t last_seq = 0; /* of the newest item queued on this stream */
+    /* While capturing (cudaStreamBeginCapture .. EndCapture): the graph
+     * being built, and whether something refused invalidated it. */
+    std::unique_ptr<CUgraph_st> capture;
+    bool invalidated = false;
 };
 struct CUevent_st {
     uint64_t seq = 0;
@@ -94,6 +136,7 @@ struct Sim {
     SimDevice dev[kMaxSimDevices];
     std::map<uintptr_t, Allocation> allocations; /* start -> extent */
     CUstream_st legacy_stream;
+    std::atomic<uint64_t> graph_launches{0}; /* cudaGraphLaunch calls, for the tests */
 };
 
 Sim &sim() {
@@ -163,11 +206,36 @@ void worker_loop() {
 
 CUstream_st *stream_of(cudaStream_t st) { return st ? st : &sim().legacy_stream; }
 
-uint64_t enqueue(cudaStream_t st, std::function<void()> fn) {
+/* Whether st captures (caller holds mu). */
+bool capturing_locked(cudaStream_t st) { return st && st->capture; }
+
+bool capturing(cudaStream_t st) {
+    std::lock_guard<std::mutex> lk(sim().mu);
+    return capturing_locked(st);
+}
+
+/* What a stream call that cannot be captured does to a capturing stream:
+ * invalidates the capture and fails. */
+cudaError_t refuse_in_capture(cudaStream_t st) {
+    {
+        std::lock_guard<std::mutex> lk(sim().mu);
+        st->invalidated = true;
+    }
+    return fail(cudaErrorStreamCaptureUnsupported);
+}
+
+/* Queues fn on st, or, while st captures, appends it to the capture's graph
+ * as a node of the given kind (returns 0 then: nothing was queued). */
+uint64_t enqueue(cudaStream_t st, std::function<void()> fn, NodeKind kind = NodeKind::kernel) {
     Sim &s = sim();
     uint64_t seq;
     {
         std::lock_guard<std::mutex> lk(s.mu);
+        if (capturing_locked(st)) {
+            if (!st->invalidated)
+                st->capture->nodes.push_back(std::unique_ptr<CUgraphNode_st>(new CUgraphNode_st{kind, std::move(fn), {}}));
+            return 0;
+        }
         if (!s.worker_started) {
             std::thread(worker_loop).detach();
             s.worker_started = true;
@@ -225,6 +293,8 @@ void ptcu_emu::submit(cudaStream_t stream, std::function<void()> work) { enqueue
 
 bool ptcu_sim_device_range(int device, const void *p, size_t bytes) { return owner_of(p, bytes) == device; }
 
+bool ptcu_sim_stream_capturing(cudaStream_t stream) { return capturing(stream); }
+
 int ptcu_sim_current_device(void) { return tl_device; }
 
 /* ---- Errors and versions ---- */
@@ -247,6 +317,10 @@ static const ptcu_sim_code_text<cudaError_t> k_errors[] = {
     PTCU_SIM_CODE(cudaErrorInvalidResourceHandle, "invalid resource handle"),
     PTCU_SIM_CODE(cudaErrorPeerAccessAlreadyEnabled, "peer access is already enabled"),
     PTCU_SIM_CODE(cudaErrorNotSupported, "operation not supported"),
+    PTCU_SIM_CODE(cudaErrorIllegalState, "the operation cannot be performed in the present state"),
+    PTCU_SIM_CODE(cudaErrorStreamCaptureUnsupported, "operation not permitted when stream is capturing"),
+    PTCU_SIM_CODE(cudaErrorStreamCaptureInvalidated,
+                  "operation failed due to a previous error during capture"),
 };
 static const ptcu_sim_code_text<cudaError_t> k_other_error = PTCU_SIM_CODE(cudaErrorUnknown, "unknown error");
 
@@ -418,6 +492,9 @@ cudaError_t cudaMemcpyAsync(void *dst, const void *src, size_t count, enum cudaM
     if (count == 0) return cudaSuccess;
     if (!dst || !src) return fail(cudaErrorInvalidValue);
     const int dst_owner = owner_of(dst, count), src_owner = owner_of(src, count);
+    /* A capture takes copies between device and pinned memory only: a copy
+     * through pageable memory is staged or waited for at the call. */
+    if (capturing(stream) && (dst_owner == -1 || src_owner == -1)) return refuse_in_capture(stream);
     switch (kind) {
     case cudaMemcpyHostToDevice:
         if (dst_owner != tl_device || src_owner >= 0) return fail(cudaErrorInvalidValue);
@@ -427,18 +504,18 @@ cudaError_t cudaMemcpyAsync(void *dst, const void *src, size_t count, enum cudaM
                                                                       (const unsigned char *)src + count);
             enqueue(stream, [dst, staged, count] { memcpy(dst, staged->data(), count); });
         } else {
-            enqueue(stream, [dst, src, count] { memcpy(dst, src, count); });
+            enqueue(stream, [dst, src, count] { memcpy(dst, src, count); }, NodeKind::memcpy);
         }
         return cudaSuccess;
     case cudaMemcpyDeviceToHost: {
         if (src_owner != tl_device || dst_owner >= 0) return fail(cudaErrorInvalidValue);
-        const uint64_t seq = enqueue(stream, [dst, src, count] { memcpy(dst, src, count); });
+        const uint64_t seq = enqueue(stream, [dst, src, count] { memcpy(dst, src, count); }, NodeKind::memcpy);
         if (dst_owner == -1) wait_for(seq); /* pageable destination: the call waits */
         return cudaSuccess;
     }
     case cudaMemcpyDeviceToDevice:
         if (dst_owner != tl_device || src_owner != tl_device) return fail(cudaErrorInvalidValue);
-        enqueue(stream, [dst, src, count] { memmove(dst, src, count); });
+        enqueue(stream, [dst, src, count] { memmove(dst, src, count); }, NodeKind::memcpy);
         return cudaSuccess;
     default:
         return fail(cudaErrorInvalidValue);
@@ -451,7 +528,7 @@ cudaError_t cudaMemcpyPeerAsync(void *dst, int dst_device, const void *src, int 
     if (!valid_device(dst_device) || !valid_device(src_device)) return fail(cudaErrorInvalidDevice);
     if (owner_of(dst, count) != dst_device || owner_of(src, count) != src_device)
         return fail(cudaErrorInvalidValue);
-    enqueue(stream, [dst, src, count] { memmove(dst, src, count); });
+    enqueue(stream, [dst, src, count] { memmove(dst, src, count); }, NodeKind::memcpy);
     return cudaSuccess;
 }
 
@@ -466,12 +543,14 @@ cudaError_t cudaStreamCreateWithFlags(cudaStream_t *stream, unsigned int flags) 
 
 cudaError_t cudaStreamDestroy(cudaStream_t stream) {
     if (!stream) return fail(cudaErrorInvalidResourceHandle);
+    if (capturing(stream)) return fail(cudaErrorIllegalState); /* end the capture first */
     wait_for(stream->last_seq); /* its queued work still completes */
     delete stream;
     return cudaSuccess;
 }
 
 cudaError_t cudaStreamSynchronize(cudaStream_t stream) {
+    if (capturing(stream)) return refuse_in_capture(stream);
     uint64_t seq;
     {
         std::lock_guard<std::mutex> lk(sim().mu);
@@ -490,6 +569,10 @@ cudaError_t cudaEventCreateWithFlags(cudaEvent_t *event, unsigned int flags) {
 
 cudaError_t cudaEventRecord(cudaEvent_t event, cudaStream_t stream) {
     if (!event) return fail(cudaErrorInvalidResourceHandle);
+    /* CUDA records an event into a capture (an event node, or a fork to
+     * another stream); the plugin records none while capturing, and the
+     * simulator refuses it so that a change that does shows here. */
+    if (capturing(stream)) return refuse_in_capture(stream);
     if (event->timing) {
         /* A timing event is an item of its own: the device thread stamps it
          * when it gets there, after the work queued before. */
@@ -523,9 +606,10 @@ cudaError_t cudaEventElapsedTime(float *ms, cudaEvent_t start, cudaEvent_t end) 
 }
 
 cudaError_t cudaStreamWaitEvent(cudaStream_t stream, cudaEvent_t event, unsigned int flags) {
-    (void)stream;
     (void)flags;
     if (!event) return fail(cudaErrorInvalidResourceHandle);
+    /* An event from outside the capture: CUDA's cudaErrorStreamCaptureIsolation. */
+    if (capturing(stream)) return refuse_in_capture(stream);
     /* One queue runs every stream in submission order: what the event marks
      * was queued before anything queued from now on, so the order holds. */
     return cudaSuccess;
@@ -544,6 +628,153 @@ cudaError_t cudaEventDestroy(cudaEvent_t event) {
     return cudaSuccess;
 }
 
+/* ---- Stream capture and graphs ---- */
+
+cudaError_t cudaStreamBeginCapture(cudaStream_t stream, enum cudaStreamCaptureMode mode) {
+    /* The legacy stream cannot capture. The modes differ in which other
+     * calls they forbid meanwhile, which the simulator does not check. */
+    if (!stream) return fail(cudaErrorStreamCaptureUnsupported);
+    if (mode != cudaStreamCaptureModeGlobal && mode != cudaStreamCaptureModeThreadLocal &&
+        mode != cudaStreamCaptureModeRelaxed)
+        return fail(cudaErrorInvalidValue);
+    std::lock_guard<std::mutex> lk(sim().mu);
+    if (stream->capture) return fail(cudaErrorIllegalState);
+    stream->capture.reset(new CUgraph_st);
+    stream->invalidated = false;
+    return cudaSuccess;
+}
+
+cudaError_t cudaStreamEndCapture(cudaStream_t stream, cudaGraph_t *graph) {
+    if (!graph) return fail(cudaErrorInvalidValue);
+    *graph = nullptr;
+    std::unique_ptr<CUgraph_st> g;
+    bool invalidated;
+    {
+        std::lock_guard<std::mutex> lk(sim().mu);
+        if (!capturing_locked(stream)) return fail(cudaErrorIllegalState);
+        g = std::move(stream->capture);
+        invalidated = stream->invalidated;
+        stream->invalidated = false;
+    }
+    if (invalidated) return fail(cudaErrorStreamCaptureInvalidated);
+    *graph = g.release();
+    return cudaSuccess;
+}
+
+cudaError_t cudaStreamIsCapturing(cudaStream_t stream, enum cudaStreamCaptureStatus *status) {
+    if (!status) return fail(cudaErrorInvalidValue);
+    std::lock_guard<std::mutex> lk(sim().mu);
+    *status = !capturing_locked(stream) ? cudaStreamCaptureStatusNone
+              : stream->invalidated     ? cudaStreamCaptureStatusInvalidated
+                                        : cudaStreamCaptureStatusActive;
+    return cudaSuccess;
+}
+
+cudaError_t cudaGraphCreate(cudaGraph_t *graph, unsigned int flags) {
+    if (!graph || flags != 0) return fail(cudaErrorInvalidValue);
+    *graph = new CUgraph_st;
+    return cudaSuccess;
+}
+
+cudaError_t cudaGraphDestroy(cudaGraph_t graph) {
+    if (!graph) return fail(cudaErrorInvalidValue);
+    delete graph;
+    return cudaSuccess;
+}
+
+cudaError_t cudaGraphGetNodes(cudaGraph_t graph, cudaGraphNode_t *nodes, size_t *count) {
+    if (!graph || !count) return fail(cudaErrorInvalidValue);
+    if (nodes)
+        for (size_t i = 0; i < *count && i < graph->nodes.size(); ++i) nodes[i] = graph->nodes[i].get();
+    *count = graph->nodes.size();
+    return cudaSuccess;
+}
+
+static void copy_graph(const CUgraph_st &from, CUgraph_st &to) {
+    for (const auto &n : from.nodes) {
+        std::unique_ptr<CUgraphNode_st> c(new CUgraphNode_st{n->kind, n->work, {}});
+        copy_graph(n->child, c->child);
+        to.nodes.push_back(std::move(c));
+    }
+}
+
+cudaError_t cudaGraphAddChildGraphNode(cudaGraphNode_t *node, cudaGraph_t graph, const cudaGraphNode_t *deps,
+                                       size_t n_deps, cudaGraph_t child) {
+    if (!node || !graph || !child || (n_deps && !deps)) return fail(cudaErrorInvalidValue);
+    for (size_t i = 0; i < n_deps; ++i) {
+        bool in_graph = false;
+        for (const auto &n : graph->nodes) in_graph |= n.get() == deps[i];
+        if (!in_graph) return fail(cudaErrorInvalidValue);
+    }
+    std::unique_ptr<CUgraphNode_st> n(new CUgraphNode_st{NodeKind::child, {}, {}});
+    copy_graph(*child, n->child);
+    *node = n.get();
+    graph->nodes.push_back(std::move(n));
+    return cudaSuccess;
+}
+
+/* A node's work in order, child graphs flattened, and its node kinds. */
+static void flatten(const CUgraphNode_st &n, std::vector<Work_fn> &work, std::vector<NodeKind> &topology) {
+    topology.push_back(n.kind);
+    if (n.kind != NodeKind::child) {
+        work.push_back(n.work);
+        return;
+    }
+    for (const auto &c : n.child.nodes) flatten(*c, work, topology);
+    topology.push_back(NodeKind::child); /* the child's end */
+}
+
+cudaError_t cudaGraphInstantiate(cudaGraphExec_t *exec, cudaGraph_t graph, unsigned long long flags) {
+    if (!exec || !graph || flags != 0) return fail(cudaErrorInvalidValue);
+    auto entries = std::make_shared<std::vector<CUgraphExec_st::Entry>>();
+    for (const auto &n : graph->nodes) {
+        CUgraphExec_st::Entry e{n.get(), {}, {}};
+        flatten(*n, e.work, e.topology);
+        entries->push_back(std::move(e));
+    }
+    *exec = new CUgraphExec_st{entries};
+    return cudaSuccess;
+}
+
+cudaError_t cudaGraphExecChildGraphNodeSetParams(cudaGraphExec_t exec, cudaGraphNode_t node, cudaGraph_t child) {
+    if (!exec || !node || !child) return fail(cudaErrorInvalidValue);
+    auto entries = std::make_shared<std::vector<CUgraphExec_st::Entry>>(*exec->entries);
+    for (CUgraphExec_st::Entry &e : *entries) {
+        if (e.node != node) continue;
+        if (node->kind != NodeKind::child) return fail(cudaErrorInvalidValue);
+        CUgraphNode_st fresh{NodeKind::child, {}, {}};
+        copy_graph(*child, fresh.child);
+        std::vector<Work_fn> work;
+        std::vector<NodeKind> topology;
+        flatten(fresh, work, topology);
+        /* CUDA: the new child must have the old one's topology. */
+        if (topology != e.topology) return fail(cudaErrorInvalidValue);
+        e.work = std::move(work);
+        exec->entries = entries;
+        return cudaSuccess;
+    }
+    return fail(cudaErrorInvalidValue); /* not a node of the instantiated graph */
+}
+
+cudaError_t cudaGraphLaunch(cudaGraphExec_t exec, cudaStream_t stream) {
+    if (!exec) return fail(cudaErrorInvalidValue);
+    /* CUDA would add the graph to the capture as a child; the plugin never does. */
+    if (capturing(stream)) return refuse_in_capture(stream);
+    std::shared_ptr<const std::vector<CUgraphExec_st::Entry>> entries = exec->entries;
+    enqueue(stream, [entries] {
+        for (const CUgraphExec_st::Entry &e : *entries)
+            for (const Work_fn &w : e.work) w();
+    });
+    ++sim().graph_launches;
+    return cudaSuccess;
+}
+
+cudaError_t cudaGraphExecDestroy(cudaGraphExec_t exec) {
+    if (!exec) return fail(cudaErrorInvalidValue);
+    delete exec; /* replays already queued keep their work */
+    return cudaSuccess;
+}
+
 /* ---- Test hooks (exported, unlike the rest, for tests that dlopen the
  * simulator's plugin: the calling thread's current device, and whether a
  * device's context was ever made) ---- */
@@ -556,4 +787,8 @@ extern "C" __attribute__((visibility("default"))) int ptcu_sim_context_made(int 
 
 extern "C" __attribute__((visibility("default"))) void ptcu_sim_set_thread_device(int device) {
     if (cudaSetDevice(device) != cudaSuccess) tl_last_error = cudaSuccess;
+}
+
+extern "C" __attribute__((visibility("default"))) unsigned long long ptcu_sim_graph_launches(void) {
+    return sim().graph_launches.load();
 }
