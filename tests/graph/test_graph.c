@@ -165,7 +165,7 @@ static void test_training(bool adam) {
                       : "sgd: parameters after replays == eager bit for bit");
     /* the graph of the full batches */
     CHECK(st.ops > 10);
-    CHECK_INT(st.kernels, st.ops);
+    CHECK(st.kernels >= 1 && st.kernels <= st.ops); /* fewer where the backend fuses element-wise runs */
     CHECK(st.intermediates > 0);
     CHECK(st.outputs > 0);
     CHECK_INT(st.random_ops, 1); /* the dropout mask */
