@@ -12,7 +12,7 @@ echo "Machine: $(grep -m1 'model name' /proc/cpuinfo | cut -d: -f2 | sed 's/^ //
 echo
 "$build"/tools/portable devices | sed 's/^/    /'
 echo
-for b in "$build"/bench/bench_core "$build"/bench/bench_math "$build"/bench/bench_alloc "$build"/bench/opencl/bench_opencl "$build"/bench/bench_mlp \
+for b in "$build"/bench/bench_core "$build"/bench/bench_math "$build"/bench/bench_alloc "$build"/bench/bench_fuse "$build"/bench/opencl/bench_opencl "$build"/bench/bench_mlp \
          "$build"/bench/cuda/bench_cuda; do
   [[ -x "$b" ]] || continue
   echo

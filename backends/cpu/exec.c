@@ -29,9 +29,7 @@ static pt_status dispatch(int dev, const pt_op *op, bool run) {
                                                                       : pt_cpu_max_pool(op, run);
     case PT_OP_FAMILY_CONV: return pt_cpu_conv(dev, op, run);
     case PT_OP_FAMILY_NORM: return pt_cpu_channel_stats(op, run);
-    case PT_OP_FAMILY_FUSED:
-        return pt_cpu_fail(PT_ERR_UNSUPPORTED, "fused chains are not run by this plugin: the core "
-                                               "replays their ops one by one");
+    case PT_OP_FAMILY_FUSED: return pt_cpu_fused(op, run);
     }
     return pt_cpu_bad_op(op, "family outside op_table.h");
 }

@@ -223,10 +223,11 @@ static bool same_shape(const pt_operand *a, const pt_operand *b) {
     return true;
 }
 
-pt_status pt_cpu_elementwise(const pt_op *op, bool run) {
+pt_status pt_cpu_elementwise_row(const pt_op *op, pt_cpu_row_fn *row, pt_cpu_scalar sc[2],
+                                 int64_t *grain) {
     const pt_op_kind k = op->kind;
     const pt_dtype t = op->dtype;
-    const pt_op_info *info = pt_op_info_of(k); /* the dispatcher sends only known kinds */
+    const pt_op_info *info = pt_op_info_of(k); /* the dispatchers send only known kinds */
     const int arity = info->arity;
     if (op->n_inputs != arity) return pt_cpu_bad_op(op, "wrong number of inputs");
     if (op->out.ndim < 0 || op->out.ndim > PT_MAX_DIMS) return pt_cpu_bad_op(op, "bad ndim");
@@ -252,13 +253,22 @@ pt_status pt_cpu_elementwise(const pt_op *op, bool run) {
         }
     }
     if (!fn) return pt_cpu_unsupported(op, t);
-    if (!run) return PT_OK;
-
-    pt_cpu_scalar sc[2] = {{.f64 = 0}, {.f64 = 0}}; /* scalar, scalar2 */
+    *row = fn;
+    sc[0] = sc[1] = (pt_cpu_scalar){.f64 = 0}; /* scalar, scalar2 */
     if (k == PT_OP_ADD_SCALAR || k == PT_OP_MUL_SCALAR || k == PT_OP_AXPY || k == PT_OP_CLAMP)
         pt_cpu_scalar_from_double(op->scalar, &sc[0]);
     if (k == PT_OP_CLAMP) pt_cpu_scalar_from_double(op->scalar2, &sc[1]);
-    const int64_t grain = ew_grain(k, t);
+    *grain = ew_grain(k, t);
+    return PT_OK;
+}
+
+pt_status pt_cpu_elementwise(const pt_op *op, bool run) {
+    pt_cpu_row_fn fn = NULL;
+    pt_cpu_scalar sc[2];
+    int64_t grain = 0;
+    pt_status s = pt_cpu_elementwise_row(op, &fn, sc, &grain);
+    if (s != PT_OK || !run) return s;
+    const int arity = op->n_inputs;
     if (op->out.ndim == 1 && op->out.shape[0] < grain) {
         /* Small 1-D work (what the core's coalescing makes of any contiguous
          * op): one direct row call, skipping the N-d iterator's set-up,

@@ -138,7 +138,7 @@ static const pt_cpu_row_fn convert_rows[PT_DTYPE_COUNT][PT_DTYPE_COUNT] = {
     [PT_BF16] = PT_CPU_TO_ALL(bf16),
 };
 
-pt_status pt_cpu_copy(const pt_op *op, bool run) {
+pt_status pt_cpu_copy_row(const pt_op *op, pt_cpu_row_fn *row) {
     if (op->n_inputs != 1) return pt_cpu_bad_op(op, "copy takes one input");
     const pt_operand *in = &op->in[0];
     if (in->ndim != op->out.ndim) return pt_cpu_bad_op(op, "input ndim differs from output's");
@@ -153,9 +153,16 @@ pt_status pt_cpu_copy(const pt_op *op, bool run) {
         size_t es = pt_dtype_table_size(from);
         fn = es == 1 ? copy_bits1_row : es == 2 ? copy_bits2_row : es == 4 ? copy_bits4_row : copy_bits8_row;
     }
-    if (!run) return PT_OK;
+    *row = fn;
+    return PT_OK;
+}
+
+pt_status pt_cpu_copy(const pt_op *op, bool run) {
+    pt_cpu_row_fn fn = NULL;
+    pt_status s = pt_cpu_copy_row(op, &fn);
+    if (s != PT_OK || !run) return s;
     pt_cpu_iter it;
-    pt_cpu_iter_init(&it, &op->out, 1, in);
+    pt_cpu_iter_init(&it, &op->out, 1, &op->in[0]);
     pt_cpu_iter_run(&it, fn, NULL, PT_CPU_GRAIN_CHEAP);
     return PT_OK;
 }

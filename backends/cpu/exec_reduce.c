@@ -286,7 +286,11 @@ static const red_kernels red_table[4][PT_DTYPE_COUNT] = {
 
 typedef struct red_job {
     const red_kernels *k;
-    const char *x;     /* element [0, 0, 0] */
+    const char *x;     /* element [0, 0, 0]; NULL when fill makes the input */
+    pt_cpu_fill_fn fill;
+    void *fill_ctx;
+    char *scratch;     /* fill: region_cap elements per thread */
+    int64_t region_cap;
     size_t es, out_es; /* element sizes of input and output */
     char *out;
     int64_t outer, r, inner, s0, s1, s2;
@@ -297,21 +301,53 @@ static const char *red_at(const red_job *jb, int64_t o, int64_t j, int64_t i) {
     return jb->x + (o * jb->s0 + j * jb->s1 + i * jb->s2) * (int64_t)jb->es;
 }
 
+/* With a fill function, the rows [j0, j0 + nrows) of columns [i0, i0 + w)
+ * of output row o, made into this thread's scratch as a contiguous
+ * [nrows, w] block; else the input itself. *s1, *s2: the strides to read
+ * them with. The kernels then add the same values in the same order. */
+static const char *red_region(const red_job *jb, int64_t o, int64_t j0, int64_t nrows, int64_t i0,
+                              int64_t w, int64_t *s1, int64_t *s2) {
+    if (!jb->fill) {
+        *s1 = jb->s1;
+        *s2 = jb->s2;
+        return red_at(jb, o, j0, i0);
+    }
+#ifdef _OPENMP
+    const int64_t tid = omp_get_thread_num();
+#else
+    const int64_t tid = 0;
+#endif
+    char *dst = jb->scratch + tid * jb->region_cap * (int64_t)jb->es;
+    const int64_t first = (o * jb->r + j0) * jb->inner + i0;
+    if (w == jb->inner) {
+        jb->fill(jb->fill_ctx, first, nrows * w, dst);
+    } else {
+        for (int64_t j = 0; j < nrows; ++j)
+            jb->fill(jb->fill_ctx, first + j * jb->inner, w, dst + j * w * (int64_t)jb->es);
+    }
+    *s1 = w;
+    *s2 = 1;
+    return dst;
+}
+
 /* Task q of the job: one output (segments) or one tile (columns), rows
  * [j0, j1) of r, into acc (1 or up to PT_CPU_TILE entries). Returns the
  * number of outputs, and their first flat output index in *first_out. */
 static int64_t red_task(const red_job *jb, bool seg_mode, int64_t q, int64_t j0, int64_t j1,
                         red_acc *acc, int64_t *first_out) {
+    int64_t s1, s2;
     if (seg_mode) {
         int64_t o = q / jb->inner, i = q % jb->inner;
-        jb->k->seg(red_at(jb, o, j0, i), j1 - j0, jb->s1, j0, acc);
+        const char *x = red_region(jb, o, j0, j1 - j0, i, 1, &s1, &s2);
+        jb->k->seg(x, j1 - j0, s1, j0, acc);
         *first_out = q;
         return 1;
     }
     int64_t tiles = (jb->inner + PT_CPU_TILE - 1) / PT_CPU_TILE;
     int64_t o = q / tiles, i0 = (q % tiles) * PT_CPU_TILE;
     int64_t w = jb->inner - i0 < PT_CPU_TILE ? jb->inner - i0 : PT_CPU_TILE;
-    jb->k->cols(red_at(jb, o, j0, i0), j1 - j0, jb->s1, jb->s2, w, j0, acc);
+    const char *x = red_region(jb, o, j0, j1 - j0, i0, w, &s1, &s2);
+    jb->k->cols(x, j1 - j0, s1, s2, w, j0, acc);
     *first_out = o * jb->inner + i0;
     return w;
 }
@@ -400,12 +436,12 @@ static void red_run(const red_job *jb) {
     for (int64_t q = 0; q < tasks; ++q) red_whole_tasks(jb, seg_mode, q, q + 1);
 }
 
-pt_status pt_cpu_reduce(const pt_op *op, bool run) {
+static pt_status red_check(const pt_op *op, int *which) {
     const pt_dtype t = op->dtype;
-    const int which = op->kind == PT_OP_SUM    ? 0
-                      : op->kind == PT_OP_MEAN ? 1
-                      : op->kind == PT_OP_MAX  ? 2
-                                               : 3; /* red_table row */
+    *which = op->kind == PT_OP_SUM    ? 0
+             : op->kind == PT_OP_MEAN ? 1
+             : op->kind == PT_OP_MAX  ? 2
+                                      : 3; /* red_table row */
     if (op->n_inputs != 1) return pt_cpu_bad_op(op, "reductions take one input");
     const pt_operand *in = &op->in[0];
     if (in->ndim != 3 || op->out.ndim != 2) return pt_cpu_bad_op(op, "expected [outer, r, inner]");
@@ -414,18 +450,58 @@ pt_status pt_cpu_reduce(const pt_op *op, bool run) {
         return pt_cpu_bad_op(op, "output dtype does not match the op");
     if (op->out.shape[0] != in->shape[0] || op->out.shape[1] != in->shape[2])
         return pt_cpu_bad_op(op, "output shape is not [outer, inner]");
-    if ((unsigned)t >= PT_DTYPE_COUNT || !red_table[which][t].seg)
+    if ((unsigned)t >= PT_DTYPE_COUNT || !red_table[*which][t].seg)
         return pt_cpu_unsupported(op, t);
-    if (!run) return PT_OK;
-    red_job jb = {
-        .k = &red_table[which][t],
+    return PT_OK;
+}
+
+static red_job red_job_of(const pt_op *op, int which) {
+    const pt_operand *in = &op->in[0];
+    return (red_job){
+        .k = &red_table[which][op->dtype],
         .x = pt_cpu_base(in),
-        .es = pt_dtype_table_size(t),
+        .es = pt_dtype_table_size(op->dtype),
         .out_es = pt_dtype_table_size(op->out.dtype),
         .out = pt_cpu_base(&op->out),
         .outer = in->shape[0], .r = in->shape[1], .inner = in->shape[2],
         .s0 = in->strides[0], .s1 = in->strides[1], .s2 = in->strides[2],
     };
+}
+
+pt_status pt_cpu_reduce(const pt_op *op, bool run) {
+    int which;
+    pt_status s = red_check(op, &which);
+    if (s != PT_OK || !run) return s;
+    red_job jb = red_job_of(op, which);
     red_run(&jb);
+    return PT_OK;
+}
+
+int64_t pt_cpu_reduce_region(const pt_op *op) {
+    const int64_t r = op->in[0].shape[1], inner = op->in[0].shape[2];
+    return r * (inner == 1 ? 1 : inner < PT_CPU_TILE ? inner : PT_CPU_TILE);
+}
+
+pt_status pt_cpu_reduce_filled(const pt_op *op, pt_cpu_fill_fn fill, void *ctx, bool run) {
+    int which;
+    pt_status s = red_check(op, &which);
+    if (s != PT_OK || !run) return s;
+    red_job jb = red_job_of(op, which);
+    /* The input as contiguous: the strides choose the loop shape as they
+     * would for the value stored and read back. */
+    jb.x = NULL;
+    jb.s2 = 1;
+    jb.s1 = jb.inner;
+    jb.s0 = jb.r * jb.inner;
+    jb.fill = fill;
+    jb.fill_ctx = ctx;
+    jb.region_cap = pt_cpu_reduce_region(op);
+    const size_t bytes = (size_t)pt_cpu_max_threads() * (size_t)jb.region_cap * jb.es;
+    jb.scratch = malloc(bytes > 0 ? bytes : 1);
+    if (!jb.scratch)
+        return pt_cpu_fail(PT_ERR_OUT_OF_MEMORY, "out of host memory for a fused %s's %zu bytes of scratch",
+                           pt_op_name(op->kind), bytes);
+    red_run(&jb);
+    free(jb.scratch);
     return PT_OK;
 }

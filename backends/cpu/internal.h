@@ -109,6 +109,14 @@ bool pt_cpu_address_space_limited(void);
 typedef void (*pt_cpu_piece_fn)(void *ctx, int64_t begin, int64_t end);
 void pt_cpu_parallel_ranges(int64_t n, int64_t grain, int64_t align, pt_cpu_piece_fn piece,
                             void *ctx);
+/* Outputs at least this large are written with streaming stores: smaller
+ * ones are likely to be read again while still in cache. */
+#define PT_CPU_STREAM_MIN_BYTES ((int64_t)16 << 20)
+/* Copies bytes from a cache-resident buffer to dst with non-temporal
+ * stores where dst is 16-byte aligned (no read of dst into the cache);
+ * pt_cpu_stream_fence publishes them. launch_strided.c */
+void pt_cpu_stream_copy(char *dst, const char *src, size_t bytes);
+void pt_cpu_stream_fence(void);
 
 /* Address of element [0, ..., 0] of an operand. */
 static inline char *pt_cpu_base(const pt_operand *x) { return (char *)x->buf + x->offset; }
@@ -170,9 +178,25 @@ pt_status pt_cpu_execute(int dev, const pt_op *op);
 
 pt_status pt_cpu_elementwise(const pt_op *op, bool run); /* exec_elementwise.c: ADD..AXPY */
 pt_status pt_cpu_copy(const pt_op *op, bool run);        /* exec_elementwise_copy.c: COPY, any pair */
+/* The checks of the two above and the row kernel each would run (with the
+ * op's scalars and its parallel grain): what a fused chain calls per step,
+ * so every step rounds exactly as its eager kernel does. */
+pt_status pt_cpu_elementwise_row(const pt_op *op, pt_cpu_row_fn *row, pt_cpu_scalar sc[2],
+                                 int64_t *grain);
+pt_status pt_cpu_copy_row(const pt_op *op, pt_cpu_row_fn *row);
 pt_status pt_cpu_creation(const pt_op *op, bool run);    /* exec_creation.c: FILL, ARANGE */
 pt_status pt_cpu_random(const pt_op *op, bool run);      /* exec_creation_random.c: RAND_* */
 pt_status pt_cpu_reduce(const pt_op *op, bool run);      /* exec_reduce.c: SUM, MEAN, MAX, ARGMAX */
+/* Writes elements [begin, begin + n) of a reduction's input, in the C order
+ * of its contiguous [outer, r, inner], to dst. */
+typedef void (*pt_cpu_fill_fn)(void *ctx, int64_t begin, int64_t n, char *dst);
+/* The same reduction with its input made by fill (a fused chain's last
+ * value, never stored) in pieces of at most pt_cpu_reduce_region(op)
+ * elements a thread, reduced in the eager kernel's order: the same bits. */
+pt_status pt_cpu_reduce_filled(const pt_op *op, pt_cpu_fill_fn fill, void *ctx, bool run);
+int64_t pt_cpu_reduce_region(const pt_op *op);
+/* exec_fused.c: FUSED, a graph's element-wise chain run block by block */
+pt_status pt_cpu_fused(const pt_op *op, bool run);
 pt_status pt_cpu_softmax(const pt_op *op, bool run);     /* exec_softmax.c: SOFTMAX, LOG_SOFTMAX */
 pt_status pt_cpu_matmul(const pt_op *op, bool run);      /* exec_matmul.c: MATMUL */
 /* Makes OpenBLAS single-threaded: matmul threads it through the OpenMP team

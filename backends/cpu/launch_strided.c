@@ -27,9 +27,6 @@
 #include "internal.h"
 #include "portable/half.h"
 
-/* Outputs at least this large are written with streaming stores. Smaller
- * ones are likely to be read again while still in cache. */
-#define PT_CPU_STREAM_MIN_BYTES ((int64_t)16 << 20)
 /* Bytes computed per step into the cache-resident buffer. */
 #define PT_CPU_STREAM_CHUNK 8192
 /* Tile edge, in elements, for transposed walks. */
@@ -66,9 +63,7 @@ void pt_cpu_iter_init(pt_cpu_iter *it, const pt_operand *out, int nin, const pt_
 
 /* ---- Streaming rows ---- */
 
-/* Copies bytes from a cache-resident buffer to dst, bypassing the cache
- * where the destination is 16-byte aligned. */
-static void stream_copy(char *dst, const char *src, size_t bytes) {
+void pt_cpu_stream_copy(char *dst, const char *src, size_t bytes) {
 #if defined(__SSE2__)
     size_t head = (size_t)(-(uintptr_t)dst & 15);
     if (head > bytes) head = bytes;
@@ -82,6 +77,12 @@ static void stream_copy(char *dst, const char *src, size_t bytes) {
     memcpy(dst + body, src + body, bytes - body);
 #else
     memcpy(dst, src, bytes);
+#endif
+}
+
+void pt_cpu_stream_fence(void) {
+#if defined(__SSE2__)
+    _mm_sfence(); /* streamed stores are weakly ordered: publish them */
 #endif
 }
 
@@ -100,13 +101,11 @@ static void row_streamed(const pt_cpu_iter *it, pt_cpu_row_fn fn, int64_t n, cha
     for (int64_t i = 0; i < n; i += chunk) {
         int64_t m = n - i < chunk ? n - i : chunk;
         fn(m, q, st, sc);
-        stream_copy(out, tmp, (size_t)(m * es0));
+        pt_cpu_stream_copy(out, tmp, (size_t)(m * es0));
         out += m * es0;
         for (int k = 1; k < it->nops; ++k) q[k] += m * st[k] * (int64_t)it->elsize[k];
     }
-#if defined(__SSE2__)
-    _mm_sfence(); /* streamed stores are weakly ordered: publish them */
-#endif
+    pt_cpu_stream_fence();
 }
 
 static void call_row(const pt_cpu_iter *it, pt_cpu_row_fn fn, int64_t n, char *const *p,

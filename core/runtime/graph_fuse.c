@@ -91,10 +91,20 @@ static bool joins(const pt_fused_step *steps, int32_t n, int64_t numel, const pt
     return true;
 }
 
-/* A reduction reading the chain's last value exactly. */
-static bool reduces_last(const pt_op *op, const pt_fused_step *last) {
-    return (op->kind == PT_OP_SUM || op->kind == PT_OP_MEAN || op->kind == PT_OP_MAX) &&
-           same_place(&op->in[0], &last->op.out);
+/* A reduction reading the chain's last value exactly. A backend writes its
+ * outputs while the chain still runs (the cpu one output row at a time), so
+ * its out may not lie over anything a step reads or writes: the memory plan
+ * lets it reuse what only the eager ops before it read. */
+static bool reduces_last(const pt_op *op, const pt_fused_step *steps, int32_t n) {
+    if ((op->kind != PT_OP_SUM && op->kind != PT_OP_MEAN && op->kind != PT_OP_MAX) ||
+        !same_place(&op->in[0], &steps[n - 1].op.out))
+        return false;
+    for (int32_t k = 0; k < n; ++k) {
+        if (overlap(&op->out, &steps[k].op.out)) return false;
+        for (int j = 0; j < steps[k].op.n_inputs; ++j)
+            if (steps[k].src[j] < 0 && overlap(&op->out, &steps[k].op.in[j])) return false;
+    }
+    return true;
 }
 
 /* Whether the value the node's out lies in lives on after op index end
@@ -145,7 +155,7 @@ pt_status pt__graph_fuse(pt__capture *c, pt_device *d, pt_op **ops, int32_t *n_o
             continue;
         }
         const int32_t end = i + len - 1;
-        const bool reduce = end + 1 < n && reduces_last(&in[end + 1], &steps[len - 1]);
+        const bool reduce = end + 1 < n && reduces_last(&in[end + 1], steps, len);
         pt_fused_chain *chain = &fused->chains[fused->n_chains];
         pt_op *op = &out[m];
         bool taken = false;

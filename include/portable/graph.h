@@ -43,7 +43,7 @@ typedef struct pt_graph pt_graph;
 /** What pt_graph_info reports of a graph. */
 typedef struct pt_graph_stats {
     int64_t ops; /**< ops recorded (each one an execute call of an eager run) */
-    int64_t kernels; /**< ops a replay launches after fusion (equal to ops: nothing is fused yet) */
+    int64_t kernels; /**< ops a replay launches after fusion: below ops where element-wise chains were fused (docs/graphs.md, "Fusion") */
     int64_t bytes_planned; /**< bytes of the graph's arena, where its intermediates live */
     int64_t bytes_eager_peak; /**< the most bytes those intermediates held at once in the eager run */
     int64_t intermediates; /**< tensors made and released during the capture (planned into the arena) */

@@ -22,7 +22,8 @@
  *                   transfers to the cpu and back
  *   rng_errors.c    RNG against philox.h, error paths (statuses, messages)
  *   coverage.c      the coverage check
- *   support.c       the support grid (check_support_grid.sh tests its shape) */
+ *   support.c       the support grid (check_support_grid.sh tests its shape)
+ *   fused.c         graphs whose element-wise chains run as FUSED ops */
 #ifndef CONFORMANCE_H
 #define CONFORMANCE_H
 
@@ -131,6 +132,7 @@ typedef enum tol_id {
     TOL_TANH,
     TOL_SIGMOID,
     TOL_SINCOS,
+    TOL_CHAIN, /* fused.c: chains whose last step may cancel the terms before it */
     TOL__COUNT
 } tol_id;
 extern const tolerance tolerances[TOL__COUNT];
@@ -264,6 +266,7 @@ void run_rng_cases(void);      /* rng_errors.c */
 void run_error_cases(void);
 void run_cnn_cases(void);      /* cnn_ops.c: im2col, col2im, conv2d, pools, gelu */
 void run_channel_stats_cases(void); /* channel_stats.c: CHANNEL_STATS and its gradient */
+void run_fused_cases(void);    /* fused.c: captured element-wise chains (FUSED), replayed */
 
 /* ---- The suite against the op table ---- */
 /* coverage.c: one FAIL per (kind, dtype) pair of op_table.h that no case

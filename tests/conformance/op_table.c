@@ -48,6 +48,11 @@ const tolerance tolerances[TOL__COUNT] = {
     [TOL_TANH] = {"tanh (5 ulp)", 5 * 0x1p-23, 0, 1e-12, 0, 1e-30, 1e-300, false},
     [TOL_SIGMOID] = {"sigmoid (5 ulp)", 5 * 0x1p-23, 0, 1e-12, 0, 1e-30, 1e-300, false},
     [TOL_SINCOS] = {"sin/cos (4 ulp)", 4 * 0x1p-23, 0, 1e-12, 0, 1e-30, 1e-300, false},
+    /* A chain of element-wise steps, each rounded and within its own bound
+     * (transcendental ones up to 5 ULP), ending in an addition that can
+     * cancel terms of magnitude up to about 4: relative to the result, plus
+     * a few ULP of those terms absolute. */
+    [TOL_CHAIN] = {"chain (steps rounded)", 8 * 0x1p-23, 0, 1e-12, 0, 4e-6, 1e-14, false},
 };
 
 /* The float64 references of the element-wise rows below (ref1_fn,
