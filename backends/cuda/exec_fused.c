@@ -11,28 +11,19 @@
 _Static_assert(PTCU_FUSED_MAX_DIMS == PT_MAX_DIMS, "fused_abi.h's dims are PT_MAX_DIMS");
 _Static_assert(sizeof(ptcu_fused_params) <= 4096, "kernel parameters are at most 4 KiB");
 
-static bool is_contiguous(const pt_operand *o) {
-    int64_t expect = 1;
-    for (int d = o->ndim - 1; d >= 0; --d) {
-        if (o->shape[d] != 1 && o->strides[d] != expect) return false;
-        expect *= o->shape[d];
-    }
-    return true;
-}
-
-/* How step op reads its input in (its shape is op's out's). */
+/* How step op reads its input in (its shape is op's out's): one element
+ * when every dim it spans has stride 0, contiguous when the strides are
+ * out's own. */
 static ptcu_fused_load_kind load_kind(const pt_op *op, const pt_operand *in) {
-    bool one = true;
-    int64_t numel = 1;
-    for (int d = 0; d < op->out.ndim; ++d) {
-        numel *= op->out.shape[d];
-        if (op->out.shape[d] != 1 && in->strides[d] != 0) one = false;
+    bool one = true, contiguous = true;
+    int64_t expect = 1;
+    for (int d = op->out.ndim - 1; d >= 0; --d) {
+        if (op->out.shape[d] == 1) continue;
+        if (in->strides[d] != 0) one = false;
+        if (in->strides[d] != expect) contiguous = false;
+        expect *= op->out.shape[d];
     }
-    if (one || numel == 1) return PTCU_LOAD_ONE;
-    pt_operand shaped = *in;
-    shaped.ndim = op->out.ndim;
-    memcpy(shaped.shape, op->out.shape, sizeof shaped.shape);
-    return is_contiguous(&shaped) ? PTCU_LOAD_CONTIGUOUS : PTCU_LOAD_STRIDED;
+    return one ? PTCU_LOAD_ONE : contiguous ? PTCU_LOAD_CONTIGUOUS : PTCU_LOAD_STRIDED;
 }
 
 /* The plan of op's chain, or the reason it has none. */
@@ -51,9 +42,8 @@ static pt_status plan_of(const pt_op *op, ptcu_fused_plan *plan) {
         if (sop->kind != PT_OP_COPY && !pt_ew_row_of(sop->kind))
             return ptcu_fail(PT_ERR_UNSUPPORTED, "fused: step %d (%s) has no row in portable/ew_math.h to "
                                                  "generate it from", k, pt_op_name(sop->kind));
-        if (pt_op_info_of(sop->kind)->family != PT_OP_FAMILY_ELEMENTWISE || !is_contiguous(&sop->out))
-            return ptcu_fail(PT_ERR_UNSUPPORTED, "fused: step %d (%s) is not element-wise into a contiguous "
-                                                 "out", k, pt_op_name(sop->kind));
+        if (pt_op_info_of(sop->kind)->family != PT_OP_FAMILY_ELEMENTWISE)
+            return ptcu_fail(PT_ERR_UNSUPPORTED, "fused: step %d (%s) is not element-wise", k, pt_op_name(sop->kind));
         plan->store_of[k] = -1;
         if (s->store) {
             if (plan->n_stores == PTCU_FUSED_MAX_STORES)

@@ -1,9 +1,6 @@
 /* libportable CUDA backend — the generated kernels of fused chains
  * (fused.h), compiled once per (compute capability, source) and kept for
- * the process: in memory, and on disk through the shared program cache
- * (backends/common/disk_cache.c), keyed by the SHA-256 of the source, the
- * headers it includes and the compiler's identity, so a second process
- * skips the compiler. Loaded with cudaLibraryLoadData: context-independent,
+ * the process in memory. Loaded with cudaLibraryLoadData: context-independent,
  * so one load serves every device of the architecture. */
 #include <pthread.h>
 #include <stdlib.h>
@@ -64,8 +61,8 @@ pt_status ptcu_fused_kernel(ptcu_device *d, const char *source, cudaKernel_t *ou
         if (s == PT_OK) {
             e->next = entries;
             entries = e;
-            ptcu_host->log(PT_LOG_DEBUG, "cuda: compiled a fused kernel for sm_%d%d with %s:\n%s", d->cc_major,
-                           d->cc_minor, ptcu_compiler_identity(), source);
+            ptcu_host->log(PT_LOG_DEBUG, "cuda: compiled a fused kernel (%zu bytes of source) for sm_%d%d with %s",
+                           strlen(source), d->cc_major, d->cc_minor, ptcu_compiler_identity());
         } else if (e) {
             free(e->source);
             free(e);
