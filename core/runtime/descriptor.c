@@ -1,5 +1,6 @@
 /* Op descriptors in the form backend.h promises: element-wise operands with
  * their dimensions merged, so no backend merges dimensions itself. */
+#include <pthread.h>
 #include <string.h>
 
 #include "runtime/runtime.h"
@@ -49,6 +50,27 @@ static void probe_operand(pt_operand *o, pt_dtype t, int ndim) {
     for (int i = 0; i < ndim; ++i) {
         o->shape[i] = 1;
         o->strides[i] = 1;
+    }
+}
+
+/* The FUSED probe of each dtype, made once: not thread-local, as the
+ * library's thread-locals must stay a few words (PT__HOT_TLS). */
+static struct {
+    pt_fused_step steps[2];
+    pt_fused_chain chain;
+} fused_probes[PT_DTYPE_COUNT];
+static pthread_once_t fused_probes_once = PTHREAD_ONCE_INIT;
+
+static void make_fused_probes(void) {
+    for (int t = 0; t < PT_DTYPE_COUNT; ++t) {
+        for (int k = 0; k < 2; ++k) {
+            pt_fused_step *s = &fused_probes[t].steps[k];
+            pt__probe_op(PT_OP_COPY, (pt_dtype)t, &s->op);
+            s->src[0] = k - 1;
+            s->src[1] = s->src[2] = -1;
+            s->store = k == 1;
+        }
+        fused_probes[t].chain = (pt_fused_chain){.n_steps = 2, .steps = fused_probes[t].steps, .numel = 1};
     }
 }
 
@@ -112,19 +134,10 @@ void pt__probe_op(pt_op_kind kind, pt_dtype t, pt_op *op) {
         probe_operand(&op->out, out_t, 2);
         op->out.shape[0] = 2;
         break;
-    case PT_OP_FAMILY_FUSED: { /* two copies of one element, the second reading the first */
-        static _Thread_local pt_fused_step steps[2];
-        static _Thread_local pt_fused_chain chain;
-        for (int k = 0; k < 2; ++k) {
-            pt__probe_op(PT_OP_COPY, t, &steps[k].op);
-            steps[k].src[0] = k - 1;
-            steps[k].src[1] = steps[k].src[2] = -1;
-            steps[k].store = k == 1;
-        }
-        chain = (pt_fused_chain){.n_steps = 2, .steps = steps, .numel = 1};
-        op->fused = &chain;
-        op->out = steps[1].op.out;
+    case PT_OP_FAMILY_FUSED: /* two copies of one element, the second reading the first */
+        pthread_once(&fused_probes_once, make_fused_probes);
+        op->fused = &fused_probes[t].chain;
+        op->out = fused_probes[t].steps[1].op.out;
         break;
-    }
     }
 }

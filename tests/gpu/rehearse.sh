@@ -100,7 +100,7 @@ check "at most 6 files under OUT" '[ "$(find "$out" -type f | wc -l)" -le 6 ]'
 if [ "$mode" = sim ]; then
   check "script exit status 0" '[ $rc = 0 ]'
   for s in "Dependencies" "Build (" "Gate: portable devices" "Suites on cuda:0" "GPU tour, full sizes" \
-           "cnn_digits --dtype bf16" "Benchmarks" "Graph replay against eager" "compute-sanitizer" "OpenCL through the NVIDIA driver" \
+           "Fused chains on cuda:0" "cnn_digits --dtype bf16" "Benchmarks" "Graph replay against eager" "compute-sanitizer" "OpenCL through the NVIDIA driver" \
            "The chapter's experiments" "The Python package on cuda:0" "The cpu backend against PyTorch and NumPy" "Targets" "Summary"; do
     check "section '$s' present" 'grep -q "^## $s" "$res"'
   done
@@ -109,6 +109,8 @@ if [ "$mode" = sim ]; then
   check "the gate saw cuda ok" 'grep -Eq "^ +cuda +ok, [1-9]" "$res"'
   check "every suite passed" '[ "$(grep -c "| passed |" "$res")" -ge 16 ]'
   check "the graph suites ran on cuda" 'grep -q "^| graph_cuda | passed" "$res" && grep -q "^| graph_cnn_digits_cuda | passed" "$res"'
+  check "fused chains ran as generated kernels on cuda" \
+    'grep -Eq "^Generated kernels compiled: [1-9][0-9]* \(.*(simulator|nvrtc)" "$res"'
   check "bench_graph measured cuda:0 eager and replayed" 'grep -Eq "^\| cuda:0 \| 64 \| [0-9.]+ \| [0-9.]+ \|" "$res"'
   check "carried packages were used" 'grep -q "carried packages unpacked" "$res"'
   check "bench_cuda ran libportable's side of the bf16 GEMM and the sum" \
