@@ -11,6 +11,7 @@
  * the kind and dtypes named. */
 #include <stdio.h>
 
+#include "fused.h"
 #include "internal.h"
 
 /* ---- What is supported ---- */
@@ -32,19 +33,30 @@ static bool dtypes_ok(const pt_op *op) {
     return pt_op_takes_dtype(op->kind, op->dtype);
 }
 
+/* Each step as its eager kernel would take it, then the chain as a whole. */
+static pt_status fused_supported(const pt_op *op) {
+    for (int32_t k = 0; op->fused && k < op->fused->n_steps && k < PTCU_FUSED_MAX_STEPS; ++k) {
+        pt_status s = ptcu_supports(&op->fused->steps[k].op);
+        if (s != PT_OK) return s;
+    }
+    return ptcu_fused_supports(op);
+}
+
 pt_status ptcu_supports(const pt_op *op) {
     const pt_op_info *info = pt_op_info_of(op->kind);
     if (!info || !dtypes_ok(op)) return ptcu_unsupported(op);
-    /* the core composes NORM and ATTENTION, and replays a FUSED chain's ops one by one */
-    if (info->family == PT_OP_FAMILY_NORM || info->family == PT_OP_FAMILY_FUSED ||
-        info->family == PT_OP_FAMILY_ATTENTION)
+    /* the core composes NORM and ATTENTION */
+    if (info->family == PT_OP_FAMILY_NORM || info->family == PT_OP_FAMILY_ATTENTION)
         return ptcu_unsupported(op);
+    if (info->family == PT_OP_FAMILY_FUSED) return fused_supported(op);
     return info->family == PT_OP_FAMILY_CONV ? ptcu_conv_supports(op) : PT_OK;
 }
 
 pt_status ptcu_vt_supports(int dev, const pt_op *op) {
-    (void)dev;
-    return ptcu_supports(op);
+    /* a chain's kernel is compiled now: a compiler's refusal is the op's */
+    pt_status s = ptcu_supports(op);
+    if (s == PT_OK && op->kind == PT_OP_FUSED) s = ptcu_fused_prepare(dev, op);
+    return s;
 }
 
 /* ---- Dispatch ---- */
@@ -61,7 +73,8 @@ pt_status ptcu_execute(ptcu_device *d, const pt_op *op) {
     case PT_OP_FAMILY_INDEX: return ptcu_index(d, op);
     case PT_OP_FAMILY_WINDOW: return ptcu_window(d, op);
     case PT_OP_FAMILY_CONV: return ptcu_conv(d, op);
-    case PT_OP_FAMILY_NORM: case PT_OP_FAMILY_FUSED: case PT_OP_FAMILY_ATTENTION: break;
+    case PT_OP_FAMILY_FUSED: return ptcu_fused(d, op);
+    case PT_OP_FAMILY_NORM: case PT_OP_FAMILY_ATTENTION: break;
     }
     return ptcu_unsupported(op);
 }

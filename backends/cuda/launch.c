@@ -6,6 +6,7 @@
 #include <stdio.h>
 #include <string.h>
 
+#include "fused.h"
 #include "internal.h"
 
 pt_status ptcu_vt_synchronize(int dev) {
@@ -149,6 +150,7 @@ void ptcu_vt_shutdown(void) {
         pthread_mutex_destroy(&d->up_lock);
         memset(d, 0, sizeof *d);
     }
+    ptcu_fused_forget();
     ptcu_devices_forget();
     (void)cudaGetLastError();
 }

@@ -100,7 +100,7 @@ check "at most 6 files under OUT" '[ "$(find "$out" -type f | wc -l)" -le 6 ]'
 if [ "$mode" = sim ]; then
   check "script exit status 0" '[ $rc = 0 ]'
   for s in "Dependencies" "Build (" "Gate: portable devices" "Suites on cuda:0" "GPU tour, full sizes" \
-           "cnn_digits --dtype bf16" "Benchmarks" "Graph replay against eager" "compute-sanitizer" "OpenCL through the NVIDIA driver" \
+           "Fused chains on cuda:0" "cnn_digits --dtype bf16" "Benchmarks" "Graph replay against eager" "compute-sanitizer" "OpenCL through the NVIDIA driver" \
            "The chapter's experiments" "The Python package on cuda:0" "The cpu backend against PyTorch and NumPy" "Targets" "Summary"; do
     check "section '$s' present" 'grep -q "^## $s" "$res"'
   done
@@ -111,6 +111,8 @@ if [ "$mode" = sim ]; then
   check "the graph suites ran on cuda" 'grep -q "^| graph_cuda | passed" "$res" && grep -q "^| graph_cnn_digits_cuda | passed" "$res"'
   check "graph_cuda replayed its graphs as CUDA graphs, graph_cuda_graphs_off op by op" \
     'grep -Eq "^graph_cuda: graphs replayed as one command buffer or CUDA graph: [1-9][0-9]*, (as command buffers around ops queued one at a time: [0-9]+, )?op by op by the plugin.s choice: 0" "$res" && grep -q "^| graph_cuda_graphs_off | passed" "$res"'
+  check "fused chains ran as generated kernels on cuda" \
+    'grep -Eq "^Generated kernels compiled: [1-9][0-9]* \(.*(simulator|nvrtc)" "$res"'
   check "bench_graph measured cuda:0 eager and replayed" 'grep -Eq "^\| cuda:0 \| 64 \| [0-9.]+ \| [0-9.]+ \|" "$res"'
   check "bench_graph's cuda:0 row is a CUDA-graph replay" 'grep -Eq "^\| cuda:0 \| 64 \|.*\| CUDA graph \|" "$res"'
   check "carried packages were used" 'grep -q "carried packages unpacked" "$res"'

@@ -366,6 +366,24 @@ done
   # graph_cuda fails unless every graph replayed as one CUDA graph (PT_TEST_GRAPH_PATHS=cuda).
   grep -ho "graphs replayed as one.*" "$LOGS"/suite_graph_cuda.log 2>/dev/null | sed 's/^/graph_cuda: /'
 } | fenced
+# Fused chains (docs/graphs.md, "Fusion"): the conformance group 'fused' on
+# cuda:0 with the plugin's debug log, where each chain cuda:0 takes is a
+# kernel generated and compiled at run time by NVRTC (the host C++ compiler
+# on the simulator). None compiled means every chain was replayed op by op
+# (NVRTC missing or failing: fused.log says why), and fails the step.
+if begin "fused" 10; then
+  timeout "$(limit 120)" env PORTABLE_BACKEND=cuda PORTABLE_LOG=debug "$BUILD_DIR/tests/conformance" fused \
+    >"$LOGS/fused.log" 2>&1
+  rc=$?
+  n=$(grep -c "cuda: compiled a fused kernel" "$LOGS/fused.log")
+  how=$(grep -m1 "cuda: compiled a fused kernel" "$LOGS/fused.log" | sed 's/.* with //')
+  section "Fused chains on cuda:0 (conformance group 'fused', exit $rc)"
+  say "Generated kernels compiled: $n (${how:-no compiler ran})."
+  [ $rc = 0 ] || fail "conformance fused on cuda (exit $rc)"
+  [ "$n" -ge 1 ] || fail "no fused chain ran as a generated kernel on cuda:0 (fused.log says why)"
+  grep -E "^(PASS|FAIL|SKIP).*fused|passed, [0-9]+ failed" "$LOGS/fused.log" | tail -6 | fenced
+  pack_logs
+fi
 # The full tour (not --quick), and the CNN in bf16: ≥ 98 %, reloaded on cpu.
 if begin "tour" 20; then
   timeout "$(limit 180)" env PORTABLE_BACKEND=cuda "$BUILD_DIR/examples/gpu_tour" >"$LOGS/tour.log" 2>&1

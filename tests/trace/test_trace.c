@@ -415,7 +415,7 @@ static void test_graph_rows(void) {
     }
     CHECK_INT(n_captures, 1);
     /* Recorded ops: on the host row, without flows. Replays: on the graphs
-     * row, each holding its k ops, each of those with a flow. */
+     * row, each holding its kr ops, each of those with a flow. */
     int recorded = 0, replays = 0, depth = 0, in_replay = 0, flows_in_replay = 0, flows_outside = 0,
         op_spans = 0;
     bool in_record = false;
