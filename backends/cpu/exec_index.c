@@ -18,6 +18,23 @@ typedef struct gather_job {
 
 typedef void (*gather_rows_fn)(const gather_job *g, int64_t row0, int64_t row1);
 
+typedef struct gather_piece_ctx {
+    const gather_job *g;
+    gather_rows_fn fn;
+} gather_piece_ctx;
+
+static void gather_piece(void *ctx, int64_t r0, int64_t r1) {
+    const gather_piece_ctx *c = ctx;
+    c->fn(c->g, r0, r1);
+}
+
+/* Rows [0, rows) of width elements each, split over the plugin's team; on
+ * this thread while they hold fewer than a cheap op's grain of elements. */
+static void rows_over_team(int64_t rows, int64_t width, pt_cpu_piece_fn piece, void *ctx) {
+    const int64_t grain = width > 0 ? (PT_CPU_GRAIN_CHEAP + width - 1) / width : rows + 1;
+    pt_cpu_parallel_ranges(rows, grain < 2 ? 2 : grain, 1, piece, ctx);
+}
+
 #define PT_CPU_GATHER(NAME, TV, TI)                                                            \
     static void NAME(const gather_job *g, int64_t row0, int64_t row1) {                        \
         const TV *x = (const TV *)g->x;                                                       \
@@ -73,21 +90,8 @@ static pt_status gather(const pt_op *op, bool run) {
         .xs0 = x->strides[0], .xs1 = x->strides[1], .xs2 = x->strides[2],
         .is0 = ix->strides[0], .is1 = ix->strides[1], .is2 = ix->strides[2],
     };
-    const int64_t rows = out->shape[0] * out->shape[1];
-    if (rows * g.inner < PT_CPU_GRAIN_CHEAP || rows < 2 || pt_cpu_max_threads() <= 1) {
-        fn(&g, 0, rows);
-        return PT_OK;
-    }
-    /* Enough rows per task that short rows still amortise the scheduling. */
-    const int64_t per = g.inner >= 1024 ? 1 : 1024 / g.inner;
-    const int64_t tasks = (rows + per - 1) / per;
-#ifdef _OPENMP
-#pragma omp parallel for schedule(static) num_threads(pt_cpu_max_threads())
-#endif
-    for (int64_t q = 0; q < tasks; ++q) {
-        int64_t r0 = q * per, r1 = r0 + per < rows ? r0 + per : rows;
-        fn(&g, r0, r1);
-    }
+    gather_piece_ctx ctx = {&g, fn};
+    rows_over_team(out->shape[0] * out->shape[1], g.inner, gather_piece, &ctx);
     return PT_OK;
 }
 
@@ -119,6 +123,8 @@ static void one_hot_rows(const pt_op *op, int64_t r0, int64_t r1) {
     }
 }
 
+static void one_hot_piece(void *op, int64_t r0, int64_t r1) { one_hot_rows(op, r0, r1); }
+
 static pt_status one_hot(const pt_op *op, bool run) {
     const pt_dtype t = op->dtype;
     if (op->n_inputs != 1) return pt_cpu_bad_op(op, "one_hot takes one input");
@@ -132,20 +138,7 @@ static pt_status one_hot(const pt_op *op, bool run) {
         return pt_cpu_fail(PT_ERR_UNSUPPORTED, "one_hot not implemented for label dtype %s",
                            pt_dtype_table_name(lab->dtype));
     if (!run) return PT_OK;
-    const int64_t n = lab->shape[0];
-    if (n * op->count < PT_CPU_GRAIN_CHEAP || n < 2 || pt_cpu_max_threads() <= 1) {
-        one_hot_rows(op, 0, n);
-        return PT_OK;
-    }
-    const int64_t per = op->count >= 4096 ? 1 : 4096 / op->count;
-    const int64_t tasks = (n + per - 1) / per;
-#ifdef _OPENMP
-#pragma omp parallel for schedule(static) num_threads(pt_cpu_max_threads())
-#endif
-    for (int64_t q = 0; q < tasks; ++q) {
-        int64_t r0 = q * per, r1 = r0 + per < n ? r0 + per : n;
-        one_hot_rows(op, r0, r1);
-    }
+    rows_over_team(lab->shape[0], op->count, one_hot_piece, (void *)op);
     return PT_OK;
 }
 
