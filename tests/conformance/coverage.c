@@ -8,10 +8,11 @@
  * a pair (a skip) still counts it as reached: coverage is about the suite,
  * the support grid (support.c) about the backend. A pair reached outside
  * the table's dtypes column fails too: the core broke its own table.
- * Two kinds are offered only after another kind ran: FUSED for a graph's
+ * Two kinds are offered only after other kinds ran: FUSED for a graph's
  * chain of element-wise ops the device ran while capturing, so on a device
- * that refuses COPY in a dtype (the null skeleton refuses every op) no
- * chain forms; and ATTENTION_BACKWARD for the gradient of an ATTENTION the
+ * that refuses a dtype's arithmetic (ADD; COPY for u8 and the 16-bit
+ * floats, whose chains are casts around f32 steps) no chain in it forms
+ * (the null skeleton refuses every op; rusticl has no f64 arithmetic); and ATTENTION_BACKWARD for the gradient of an ATTENTION the
  * device ran, so where the device refuses ATTENTION the core composes it
  * and differentiates the composition. Those pairs are skips. */
 #include <stdio.h>
@@ -19,18 +20,19 @@
 #include "conformance.h"
 
 /* The kind whose support a case needs before it can reach k, or k itself. */
-static pt_op_kind prerequisite(pt_op_kind k) {
-    if (pt_op_info_of(k)->family == PT_OP_FAMILY_FUSED) return PT_OP_COPY;
+static pt_op_kind prerequisite(pt_op_kind k, pt_dtype t) {
+    if (pt_op_info_of(k)->family == PT_OP_FAMILY_FUSED)
+        return t == PT_U8 || pt_dtype_is_half(t) ? PT_OP_COPY : PT_OP_ADD;
     if (k == PT_OP_ATTENTION_BACKWARD) return PT_OP_ATTENTION;
     return k;
 }
 
 /* The dtypes a case can reach kind k in on the device under test. */
 static unsigned reachable(pt_op_kind k, unsigned takes) {
-    const pt_op_kind needs = prerequisite(k);
-    if (needs == k) return takes;
+    if (prerequisite(k, PT_F32) == k) return takes;
     unsigned can = 0;
     FOR_EACH_DTYPE_IN(t, takes) {
+        const pt_op_kind needs = prerequisite(k, t);
         if (pt_device_supports(g_dev, needs, t) == PT_OK) can |= PT_DTYPE_BIT(t);
         else {
             char name[96], why[128];
