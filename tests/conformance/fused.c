@@ -360,11 +360,22 @@ static bool check(const char *name, const char *what, const fused_case *fc, ht *
     return true;
 }
 
+/* fc's chain on in, inside a scope: its intermediates are released there
+ * (in a capture, that makes them the graph's planned intermediates), its
+ * outputs kept for the caller. */
+static int build_scoped(const fused_case *fc, pt_tensor **in, pt_tensor **out, pt_dtype t) {
+    pt_scope scope = pt_scope_begin();
+    const int made = fc->build(in, out, t);
+    for (int k = 0; k < MAX_OUT; ++k) out[k] = pt_keep(out[k]);
+    pt_scope_end(scope);
+    return made;
+}
+
 /* Eager on the current inputs: the outputs' values in ev. */
 static bool run_eager(const char *name, const fused_case *fc, pt_tensor **in, ht *const *hin, pt_dtype t,
                       ht **ev) {
     pt_tensor *out[MAX_OUT] = {NULL};
-    if (!set_inputs(in, hin, fc->nin) || fc->build(in, out, t) != fc->nout) {
+    if (!set_inputs(in, hin, fc->nin) || build_scoped(fc, in, out, t) != fc->nout) {
         if (!skip_if_unsupported(name))
             report_fail(name, "eager run failed: %s: %s", pt_status_name(pt_last_status()), pt_last_error());
         release_all(out, MAX_OUT);
@@ -411,7 +422,7 @@ static void run_fused_case(const fused_case *fc, pt_dtype t) {
         report_fail(name, "pt_graph_capture_begin: %s", pt_last_error());
         goto done;
     }
-    const int made = fc->build(in, out, t);
+    const int made = build_scoped(fc, in, out, t);
     g = pt_graph_capture_end(g_dev);
     if (!g || made != fc->nout) {
         if (!skip_if_unsupported(name))
