@@ -156,6 +156,12 @@ PT_API pt_tensor *pt_f_batch_norm(pt_tensor *x, pt_tensor *running_mean, pt_tens
 /** torch.nn.functional.layer_norm over the last n_dims dims of x; weight and
  * bias (NULL or of those dims' shape). */
 PT_API pt_tensor *pt_f_layer_norm(pt_tensor *x, int n_dims, pt_tensor *weight, pt_tensor *bias, double eps);
+/** torch.nn.functional.embedding: out[..., :] = weight[indices[...], :].
+ * indices are i32 or i64 of any shape, each in [0, num_embeddings) (an
+ * index outside is an error, not a read out of bounds); weight is
+ * [num_embeddings, embedding_dim]; the result is indices' shape + [dim] in
+ * weight's dtype. Differentiable in weight. */
+PT_API pt_tensor *pt_f_embedding(pt_tensor *indices, pt_tensor *weight);
 /** torch.nn.functional.dropout: training: x * mask / (1 - p), the mask
  * (uniform >= p) drawn from the library's Philox stream like pt_rand, so
  * every backend drops the same elements for the same seed; p in [0, 1].
