@@ -15,100 +15,13 @@ to 1 + |value| (the CNN oracle's measure). Exit 0 on agreement, 1 on any
 mismatch, 77 (skip) with the reason when torch is not importable, except in
 CI (the CI variable set), where a missing package is a failure.
 """
-import ctypes as C
 import math
-import os
-import sys
 
-try:
-    import numpy as np
-    import torch
-except ImportError as e:  # Debian: apt install python3-torch
-    if os.environ.get("CI"):
-        print(f"FAIL: PyTorch is not importable ({e}) and CI is set: scripts/install-deps.sh "
-              "installs python3-torch, so the oracle must run")
-        sys.exit(1)
-    print(f"skip: PyTorch is not importable ({e}); install python3-torch to run the oracle")
-    sys.exit(77)
+from torch_oracle_lib import *
 
-TOL = 1e-5
-failures = 0
-
-
-def check(name, got, want, tol=TOL):
-    global failures
-    want = want.detach().numpy().astype(np.float64)
-    got = np.asarray(got, dtype=np.float64).reshape(want.shape)
-    err = np.max(np.abs(got - want) / (1.0 + np.abs(want))) if want.size else 0.0
-    ok = err <= tol
-    if not ok:
-        failures += 1
-    print(f"{'ok  ' if ok else 'FAIL'} {name}: worst error {err:.2e} (tolerance {tol:.0e})")
-
-
-lib = C.CDLL(sys.argv[1])
-P = C.c_void_p
-
-
-def sig(name, res, *args):
-    f = getattr(lib, name)
-    f.restype = res
-    f.argtypes = list(args)
-    return f
-
-
-pt_default_device = sig("pt_default_device", P)
-pt_device_name = sig("pt_device_name", C.c_char_p, P)
-pt_from_data = sig("pt_from_data", P, P, C.c_int, C.c_int, C.POINTER(C.c_int64), P)
-pt_to_host = sig("pt_to_host", C.c_int, P, P, C.c_size_t)
-pt_tensor_ndim = sig("pt_tensor_ndim", C.c_int, P)
-pt_tensor_shape = sig("pt_tensor_shape", C.POINTER(C.c_int64), P)
-pt_release = sig("pt_release", None, P)
-pt_last_error = sig("pt_last_error", C.c_char_p)
-pt_set_requires_grad = sig("pt_set_requires_grad", C.c_int, P, C.c_bool)
-pt_backward = sig("pt_backward", C.c_int, P)
-pt_grad = sig("pt_grad", P, P)
-pt_mul = sig("pt_mul", P, P, P)
-pt_sum = sig("pt_sum", P, P, C.c_int, C.c_bool)
 pt_sdpa = sig("pt_scaled_dot_product_attention", P, P, P, P, P, C.c_bool, C.c_double)
-
-dev = pt_default_device()
-if not dev:
-    print(f"skip: no device: {pt_last_error().decode()}")
-    sys.exit(77)
 print(f"attention oracle on {pt_device_name(dev).decode()}")
-F32, U8 = 0, 4
-
-
-def need(p, what):
-    if not p:
-        raise RuntimeError(f"{what}: {pt_last_error().decode()}")
-    return p
-
-
-def upload(t, dtype=F32):
-    a = np.ascontiguousarray(t.detach().numpy(), dtype=np.uint8 if dtype == U8 else np.float32)
-    shape = (C.c_int64 * max(a.ndim, 1))(*a.shape)
-    return need(pt_from_data(dev, dtype, a.ndim, shape, a.ctypes.data_as(P)), "pt_from_data")
-
-
-def download(p):
-    nd = pt_tensor_ndim(p)
-    shape = tuple(pt_tensor_shape(p)[i] for i in range(nd))
-    a = np.empty(shape, dtype=np.float32)
-    if pt_to_host(p, a.ctypes.data_as(P), a.nbytes) != 0:
-        raise RuntimeError(f"pt_to_host: {pt_last_error().decode()}")
-    return a
-
-
-def grad_of(p):
-    g = need(pt_grad(p), "pt_grad")
-    a = download(g)
-    pt_release(g)
-    return a
-
-
-rng = np.random.default_rng(int(sys.argv[2]) if len(sys.argv) > 2 else 30)
+rng = seed_rng(30)
 
 
 def rand(*shape, lo=-1.0, hi=1.0, grad=True):
@@ -163,9 +76,8 @@ for lead, tq, tk, d, dv, causal, mkind in cases:
     po = need(pt_sdpa(pq, pk, pv, pm, causal, 0.0), "pt_scaled_dot_product_attention")
     pg = upload(g)
     prod = need(pt_mul(po, pg), "pt_mul")
-    loss = need(pt_sum(prod, -2147483648, False), "pt_sum")  # PT_ALL
-    if pt_backward(loss) != 0:
-        raise RuntimeError(f"pt_backward: {pt_last_error().decode()}")
+    loss = need(pt_sum(prod, PT_ALL, False), "pt_sum")
+    ok_or_raise(pt_backward(loss), "pt_backward")
     name = f"attention q {list(q.shape)} k {list(k.shape)} v {list(v.shape)}" \
            f"{' causal' if causal else ''}{' ' + mkind + ' mask' if mkind else ''}"
     check(name + " o", download(po), o)
@@ -176,5 +88,4 @@ for lead, tq, tk, d, dv, causal, mkind in cases:
         if p:
             pt_release(p)
 
-print(f"{failures} failure(s)")
-sys.exit(1 if failures else 0)
+finish("attention oracle")

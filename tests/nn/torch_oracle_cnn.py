@@ -15,48 +15,18 @@ arguments:
     torch.nn.Sequential and gives the same eval-mode outputs, and a state dict
     written from torch loads into libportable (pt_load) with the same outputs.
 
-Safetensors files are read and written by hand (the format is a JSON header and
-raw data), so only torch and NumPy are needed. Exit 0 on agreement, 1 on any
+Safetensors files go through torch_oracle_lib.py (by hand when the safetensors
+package is missing), so only torch and NumPy are needed. Exit 0 on agreement, 1 on any
 mismatch, 77 (skip) with the reason when torch is not importable, except in CI
 (the CI variable set), where a missing package is a failure: CI installs it.
 """
-import ctypes as C
-import json
 import os
-import struct
-import sys
 import tempfile
 
-try:
-    import numpy as np
-    import torch
-    import torch.nn.functional as F
-except ImportError as e:  # Debian: apt install python3-torch
-    if os.environ.get("CI"):
-        print(f"FAIL: PyTorch is not importable ({e}) and CI is set: scripts/install-deps.sh "
-              "installs python3-torch, so the oracle must run")
-        sys.exit(1)
-    print(f"skip: PyTorch is not importable ({e}); install python3-torch to run the oracle")
-    sys.exit(77)
+import torch.nn.functional as F
 
-TOL = 1e-5
-failures = 0
+from torch_oracle_lib import *
 
-
-def check(name, got, want, tol=TOL):
-    global failures
-    want = want.detach().numpy().astype(np.float64)
-    got = np.asarray(got, dtype=np.float64).reshape(want.shape)
-    err = np.max(np.abs(got - want) / (1.0 + np.abs(want))) if want.size else 0.0
-    ok = err <= tol
-    if not ok:
-        failures += 1
-    print(f"{'ok  ' if ok else 'FAIL'} {name}: worst error {err:.2e} (tolerance {tol:.0e})")
-
-
-# ---- libportable through ctypes ----
-lib = C.CDLL(sys.argv[1])
-P = C.c_void_p
 I64_2 = C.c_int64 * 2
 
 
@@ -68,27 +38,6 @@ class PoolOpts(C.Structure):
     _fields_ = [("kernel", I64_2), ("stride", I64_2), ("padding", I64_2)]
 
 
-def sig(name, res, *args):
-    f = getattr(lib, name)
-    f.restype = res
-    f.argtypes = list(args)
-    return f
-
-
-pt_default_device = sig("pt_default_device", P)
-pt_cpu = sig("pt_cpu", P)
-pt_device_name = sig("pt_device_name", C.c_char_p, P)
-pt_from_data = sig("pt_from_data", P, P, C.c_int, C.c_int, C.POINTER(C.c_int64), P)
-pt_to_host = sig("pt_to_host", C.c_int, P, P, C.c_size_t)
-pt_tensor_ndim = sig("pt_tensor_ndim", C.c_int, P)
-pt_tensor_shape = sig("pt_tensor_shape", C.POINTER(C.c_int64), P)
-pt_release = sig("pt_release", None, P)
-pt_last_error = sig("pt_last_error", C.c_char_p)
-pt_set_requires_grad = sig("pt_set_requires_grad", C.c_int, P, C.c_bool)
-pt_backward = sig("pt_backward", C.c_int, P)
-pt_grad = sig("pt_grad", P, P)
-pt_mul = sig("pt_mul", P, P, P)
-pt_sum = sig("pt_sum", P, P, C.c_int, C.c_bool)
 pt_f_conv2d = sig("pt_f_conv2d", P, P, P, P, C.POINTER(ConvOpts))
 pt_f_max_pool2d = sig("pt_f_max_pool2d", P, P, C.POINTER(PoolOpts))
 pt_f_avg_pool2d = sig("pt_f_avg_pool2d", P, P, C.POINTER(PoolOpts))
@@ -104,66 +53,8 @@ pt_flatten = sig("pt_flatten", P)
 pt_gelu_module = sig("pt_gelu_module", P)
 pt_linear = sig("pt_linear", P, C.c_int64)
 pt_sequential = sig("pt_sequential", P, C.c_int, C.POINTER(P))
-pt_module_forward = sig("pt_module_forward", P, P, P)
-pt_module_train = sig("pt_module_train", C.c_int, P, C.c_bool)
-pt_module_free = sig("pt_module_free", None, P)
-pt_save = sig("pt_save", C.c_int, P, C.c_char_p)
-pt_load = sig("pt_load", C.c_int, P, C.c_char_p, P)
-pt_manual_seed = sig("pt_manual_seed", None, C.c_uint64)
 
-dev = pt_default_device()
-if not dev:
-    print(f"skip: no device: {pt_last_error().decode()}")
-    sys.exit(77)
-F32 = 0
-
-
-def need(p, what):
-    if not p:
-        raise RuntimeError(f"{what}: {pt_last_error().decode()}")
-    return p
-
-
-def upload(t, on=None):
-    a = np.ascontiguousarray(t.detach().numpy(), dtype=np.float32)
-    shape = (C.c_int64 * max(a.ndim, 1))(*a.shape)
-    return need(pt_from_data(on or dev, F32, a.ndim, shape, a.ctypes.data_as(P)), "pt_from_data")
-
-
-def download(p):
-    nd = pt_tensor_ndim(p)
-    shape = tuple(pt_tensor_shape(p)[i] for i in range(nd))
-    a = np.empty(shape, dtype=np.float32)
-    if pt_to_host(p, a.ctypes.data_as(P), a.nbytes) != 0:
-        raise RuntimeError(f"pt_to_host: {pt_last_error().decode()}")
-    return a
-
-
-def leaf(t):
-    p = upload(t)
-    pt_set_requires_grad(p, True)
-    return p
-
-
-def backward_weighted(y, g):
-    """pt_backward of sum(y * g) for an upstream gradient g (torch tensor)."""
-    gp = upload(g)
-    prod = need(pt_mul(y, gp), "pt_mul")
-    loss = need(pt_sum(prod, -2147483648, False), "pt_sum")  # PT_ALL
-    if pt_backward(loss) != 0:
-        raise RuntimeError(f"pt_backward: {pt_last_error().decode()}")
-    for p in (gp, prod, loss):
-        pt_release(p)
-
-
-def grad_of(p):
-    g = need(pt_grad(p), "pt_grad")
-    a = download(g)
-    pt_release(g)
-    return a
-
-
-rng = np.random.default_rng(int(sys.argv[2]) if len(sys.argv) > 2 else 10)
+rng = seed_rng(10)
 
 
 def rand(*shape):
@@ -276,39 +167,6 @@ pt_release(px)
 pt_release(py)
 
 # ---- A CNN moving both ways through safetensors ----
-ST_DTYPES = {"F32": np.float32, "I64": np.int64}
-
-
-def read_safetensors(path):
-    with open(path, "rb") as f:
-        raw = f.read()
-    (n,) = struct.unpack("<Q", raw[:8])
-    header = json.loads(raw[8:8 + n])
-    out = {}
-    for name, e in header.items():
-        if name == "__metadata__":
-            continue
-        a, b = e["data_offsets"]
-        arr = np.frombuffer(raw[8 + n + a:8 + n + b], dtype=ST_DTYPES[e["dtype"]]).reshape(e["shape"])
-        out[name] = torch.from_numpy(arr.copy())
-    return out
-
-
-def write_safetensors(path, state):
-    header, blobs, at = {"__metadata__": {"format": "pt"}}, [], 0
-    for name in sorted(state):
-        a = state[name].detach().numpy()
-        tag = {np.dtype(np.float32): "F32", np.dtype(np.int64): "I64"}[a.dtype]
-        blob = np.ascontiguousarray(a).tobytes()
-        header[name] = {"dtype": tag, "shape": list(a.shape), "data_offsets": [at, at + len(blob)]}
-        blobs.append(blob)
-        at += len(blob)
-    h = json.dumps(header).encode()
-    h += b" " * (-len(h) % 8)
-    with open(path, "wb") as f:
-        f.write(struct.pack("<Q", len(h)) + h + b"".join(blobs))
-
-
 def torch_cnn():
     return torch.nn.Sequential(
         torch.nn.Conv2d(1, 6, 3, padding=1), torch.nn.BatchNorm2d(6), torch.nn.ReLU(), torch.nn.MaxPool2d(2),
@@ -328,7 +186,7 @@ def pt_cnn():
 
 def pt_eval(net, x, on=None):
     pt_module_train(net, False)
-    px = upload(x, on)
+    px = upload(x, on=on)
     py = need(pt_module_forward(net, px), "pt_module_forward")
     out = download(py)
     pt_release(px)
@@ -346,8 +204,7 @@ with tempfile.TemporaryDirectory() as tmp:
         pt_release(need(pt_module_forward(net, px), "pt_module_forward"))
         pt_release(px)
     path = os.path.join(tmp, "from_portable.safetensors")
-    if pt_save(net, path.encode()) != 0:
-        raise RuntimeError(f"pt_save: {pt_last_error().decode()}")
+    ok_or_raise(pt_save(net, path.encode()), "pt_save")
     model = torch_cnn()
     model.load_state_dict(read_safetensors(path), strict=True)
     model.eval()
@@ -365,10 +222,8 @@ with tempfile.TemporaryDirectory() as tmp:
     path = os.path.join(tmp, "from_torch.safetensors")
     write_safetensors(path, model.state_dict())
     net = pt_cnn()
-    if pt_load(net, path.encode(), None) != 0:
-        raise RuntimeError(f"pt_load: {pt_last_error().decode()}")
+    ok_or_raise(pt_load(net, path.encode(), None), "pt_load")
     check("CNN saved by torch, libportable eval outputs (cpu)", pt_eval(net, x, pt_cpu()), model(x))
     pt_module_free(net)
 
-print(f"torch oracle on {pt_device_name(dev).decode()}: {'all agree' if not failures else f'{failures} FAILED'}")
-sys.exit(1 if failures else 0)
+finish("torch oracle")

@@ -17,66 +17,11 @@ gradients (of sum(y * g_t) for a new x_t and g_t at each step) over 8 steps:
 Within 1e-5 relative to 1 + |value|. Exit 0 on agreement, 1 on any mismatch,
 77 (skip) when torch is not importable, except in CI, where that fails.
 """
-import ctypes as C
 import math
-import os
-import sys
 
-try:
-    import numpy as np
-    import torch
-except ImportError as e:  # Debian: apt install python3-torch
-    if os.environ.get("CI"):
-        print(f"FAIL: PyTorch is not importable ({e}) and CI is set: scripts/install-deps.sh "
-              "installs python3-torch, so the oracle must run")
-        sys.exit(1)
-    print(f"skip: PyTorch is not importable ({e}); install python3-torch to run the oracle")
-    sys.exit(77)
+from torch_oracle_lib import *
 
-TOL = 1e-5
-failures = 0
-
-
-def check(name, got, want, tol=TOL):
-    global failures
-    want = np.asarray(want.detach().numpy() if hasattr(want, "detach") else want, dtype=np.float64)
-    got = np.asarray(got, dtype=np.float64).reshape(want.shape)
-    err = np.max(np.abs(got - want) / (1.0 + np.abs(want))) if want.size else 0.0
-    ok = err <= tol
-    if not ok:
-        failures += 1
-        print(f"FAIL {name}: worst error {err:.2e} (tolerance {tol:.0e})")
-    return ok
-
-
-lib = C.CDLL(sys.argv[1])
-P = C.c_void_p
-
-
-def sig(name, res, *args):
-    f = getattr(lib, name)
-    f.restype = res
-    f.argtypes = list(args)
-    return f
-
-
-pt_default_device = sig("pt_default_device", P)
-pt_device_name = sig("pt_device_name", C.c_char_p, P)
-pt_from_data = sig("pt_from_data", P, P, C.c_int, C.c_int, C.POINTER(C.c_int64), P)
-pt_to_host = sig("pt_to_host", C.c_int, P, P, C.c_size_t)
-pt_tensor_ndim = sig("pt_tensor_ndim", C.c_int, P)
-pt_tensor_shape = sig("pt_tensor_shape", C.POINTER(C.c_int64), P)
-pt_release = sig("pt_release", None, P)
-pt_last_error = sig("pt_last_error", C.c_char_p)
-pt_backward = sig("pt_backward", C.c_int, P)
-pt_mul = sig("pt_mul", P, P, P)
-pt_sum = sig("pt_sum", P, P, C.c_int, C.c_bool)
-pt_copy_ = sig("pt_copy_", C.c_int, P, P)
 pt_linear_sized = sig("pt_linear_sized", P, C.c_int64, C.c_int64)
-pt_module_to = sig("pt_module_to", C.c_int, P, P)
-pt_module_forward = sig("pt_module_forward", P, P, P)
-pt_module_parameters = sig("pt_module_parameters", C.c_int, P, C.POINTER(C.c_char_p), C.POINTER(P), C.c_int)
-pt_module_free = sig("pt_module_free", None, P)
 pt_adamw = sig("pt_adamw", P, P, C.c_double, C.c_double, C.c_double, C.c_double, C.c_double)
 pt_adam = sig("pt_adam", P, P, C.c_double, C.c_double, C.c_double, C.c_double, C.c_double)
 pt_sgd = sig("pt_sgd", P, P, C.c_double, C.c_double, C.c_double)
@@ -87,37 +32,8 @@ pt_optimizer_set_schedule = sig("pt_optimizer_set_schedule", C.c_int, P, C.c_int
 pt_lr_warmup_cosine = sig("pt_lr_warmup_cosine", C.c_double, C.c_double, C.c_double, C.c_int64, C.c_int64,
                           C.c_int64)
 pt_clip_grad_norm = sig("pt_clip_grad_norm", P, P, C.c_double)
-
-dev = pt_default_device()
-if not dev:
-    print(f"skip: no device: {pt_last_error().decode()}")
-    sys.exit(77)
 print(f"optimizer oracle on {pt_device_name(dev).decode()}")
-F32 = 0
-
-
-def need(p, what):
-    if not p:
-        raise RuntimeError(f"{what}: {pt_last_error().decode()}")
-    return p
-
-
-def upload(t):
-    a = np.ascontiguousarray(t.detach().numpy(), dtype=np.float32)
-    shape = (C.c_int64 * max(a.ndim, 1))(*a.shape)
-    return need(pt_from_data(dev, F32, a.ndim, shape, a.ctypes.data_as(P)), "pt_from_data")
-
-
-def download(p):
-    nd = pt_tensor_ndim(p)
-    shape = tuple(pt_tensor_shape(p)[i] for i in range(nd))
-    a = np.empty(shape, dtype=np.float32)
-    if pt_to_host(p, a.ctypes.data_as(P), a.nbytes) != 0:
-        raise RuntimeError(f"pt_to_host: {pt_last_error().decode()}")
-    return a
-
-
-rng = np.random.default_rng(int(sys.argv[2]) if len(sys.argv) > 2 else 31)
+rng = seed_rng(31)
 IN, OUT, BATCH, STEPS = 7, 5, 4, 8
 WARMUP, TOTAL = 2, 6
 
@@ -140,11 +56,8 @@ def scenario(name, make_pt, make_torch, clip=None, schedule=False):
         lin.weight.copy_(torch.tensor(rng.uniform(-1, 1, (OUT, IN)), dtype=torch.float32))
         lin.bias.copy_(torch.tensor(rng.uniform(-1, 1, (OUT,)), dtype=torch.float32))
     m = need(pt_linear_sized(IN, OUT), "pt_linear_sized")
-    if pt_module_to(m, dev) != 0:
-        raise RuntimeError(pt_last_error().decode())
-    names, tens = (C.c_char_p * 2)(), (P * 2)()
-    pt_module_parameters(m, names, tens, 2)
-    params = {names[i].decode(): tens[i] for i in range(2)}
+    ok_or_raise(pt_module_to(m, dev), "pt_module_to")
+    params = parameters(m)
     for pname, t in (("weight", lin.weight), ("bias", lin.bias)):
         src = upload(t)
         pt_copy_(params[pname], src)
@@ -153,8 +66,7 @@ def scenario(name, make_pt, make_torch, clip=None, schedule=False):
     topt = make_torch(lin.parameters(), lr)
     sched = None
     if schedule:
-        if pt_optimizer_set_schedule(opt, WARMUP, TOTAL, lr * 0.1) != 0:
-            raise RuntimeError(pt_last_error().decode())
+        ok_or_raise(pt_optimizer_set_schedule(opt, WARMUP, TOTAL, lr * 0.1), "pt_optimizer_set_schedule")
         sched = torch.optim.lr_scheduler.LambdaLR(topt, llm_c_lambda)
     ok = True
     for step in range(STEPS):
@@ -166,21 +78,19 @@ def scenario(name, make_pt, make_torch, clip=None, schedule=False):
         px, pg = upload(x), upload(g)
         y = need(pt_module_forward(m, px), "forward")
         prod = need(pt_mul(y, pg), "pt_mul")
-        loss = need(pt_sum(prod, -2147483648, False), "pt_sum")
-        if pt_backward(loss) != 0:
-            raise RuntimeError(pt_last_error().decode())
+        loss = need(pt_sum(prod, PT_ALL, False), "pt_sum")
+        ok_or_raise(pt_backward(loss), "pt_backward")
         if clip is not None:
             want = torch.nn.utils.clip_grad_norm_(lin.parameters(), clip)
             total = need(pt_clip_grad_norm(m, clip), "pt_clip_grad_norm")
-            ok &= check(f"{name} step {step + 1} norm", download(total), want)
+            ok &= check(f"{name} step {step + 1} norm", download(total), want, quiet=True)
             pt_release(total)
         topt.step()
         if sched:
             sched.step()
-        if pt_optimizer_step(opt) != 0:
-            raise RuntimeError(pt_last_error().decode())
+        ok_or_raise(pt_optimizer_step(opt), "pt_optimizer_step")
         for pname, t in (("weight", lin.weight), ("bias", lin.bias)):
-            ok &= check(f"{name} step {step + 1} {pname}", download(params[pname]), t)
+            ok &= check(f"{name} step {step + 1} {pname}", download(params[pname]), t, quiet=True)
         for p in (px, pg, y, prod, loss):
             pt_release(p)
     print(f"{'ok  ' if ok else 'FAIL'} {name}: {STEPS} steps")
@@ -192,8 +102,7 @@ def scenario(name, make_pt, make_torch, clip=None, schedule=False):
 for k in range(1, 10):
     got = pt_lr_warmup_cosine(1.0, 0.1, WARMUP, TOTAL, k)
     if abs(got - llm_c_lambda(k - 1)) > 1e-12:
-        failures += 1
-        print(f"FAIL pt_lr_warmup_cosine step {k}: {got} vs {llm_c_lambda(k - 1)}")
+        fail(f"pt_lr_warmup_cosine step {k}: {got} vs {llm_c_lambda(k - 1)}")
 
 scenario("adamw + clip 0.5", lambda m, lr: pt_adamw(m, lr, 0.9, 0.999, 1e-8, 0.1),
          lambda ps, lr: torch.optim.AdamW(ps, lr=lr, betas=(0.9, 0.999), eps=1e-8, weight_decay=0.1), clip=0.5)
@@ -206,5 +115,4 @@ scenario("adam + warm-up cosine", lambda m, lr: pt_adam(m, lr, 0.9, 0.999, 1e-8,
 scenario("sgd + warm-up cosine + clip 0.5", lambda m, lr: pt_sgd(m, lr, 0.9, 0.0),
          lambda ps, lr: torch.optim.SGD(ps, lr=lr, momentum=0.9), clip=0.5, schedule=True)
 
-print(f"{failures} failure(s)")
-sys.exit(1 if failures else 0)
+finish("optimizer oracle")
