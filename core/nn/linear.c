@@ -8,12 +8,14 @@
 typedef struct linear {
     pt_module base;
     int64_t out_features;
+    bool no_bias; /* torch.nn.Linear(bias=False): no bias parameter */
 } linear;
 
 /* The parameters, in state-dict order. */
 enum { WEIGHT, BIAS };
 
 static pt_tensor *weight_of(pt_module *m) { return m->params[WEIGHT].value; }
+static bool has_bias(const pt_module *m) { return !((const linear *)m)->no_bias; }
 
 /* Kaiming-uniform with a = sqrt(5), as torch.nn.Linear.reset_parameters:
  * both weight and bias ~ U(-1/sqrt(in), 1/sqrt(in)), weight drawn first. */
@@ -26,7 +28,7 @@ static pt_tensor *uniform_init(pt_device *d, pt_dtype t, int ndim, const int64_t
     return pt__own(scaled);
 }
 
-/* Creates the weight [out, in] and bias [out] on d. */
+/* Creates the weight [out, in] and bias [out] (unless the layer has none) on d. */
 static pt_status create_params(const char *fn, pt_module *m, pt_device *d, pt_dtype t, int64_t in) {
     if (in < 1)
         return pt__error(PT_ERR_SHAPE, fn, "a linear layer needs at least one input feature, got %lld",
@@ -37,16 +39,16 @@ static pt_status create_params(const char *fn, pt_module *m, pt_device *d, pt_dt
     pt_scope scope = pt_scope_begin();
     pt__grad_pause();
     pt_tensor *w = uniform_init(d, t, 2, wshape, bound);
-    pt_tensor *b = w ? uniform_init(d, t, 1, &out, bound) : NULL;
+    pt_tensor *b = w && has_bias(m) ? uniform_init(d, t, 1, &out, bound) : NULL;
     pt__grad_resume();
     pt_scope_end(scope);
-    if (!w || !b || pt_set_requires_grad(w, true) || pt_set_requires_grad(b, true)) {
+    if (!w || (has_bias(m) && !b) || pt_set_requires_grad(w, true) || (b && pt_set_requires_grad(b, true))) {
         pt__drop_owned(w);
         pt__drop_owned(b);
         return pt_last_status();
     }
     m->params[WEIGHT].value = w;
-    m->params[BIAS].value = b;
+    if (b) m->params[BIAS].value = b;
     return PT_OK;
 }
 
@@ -97,7 +99,7 @@ static pt_tensor *linear_forward(pt_module *m, pt_tensor *x) {
     pt_scope scope = pt_scope_begin();
     pt_tensor *wt = pt_transpose(pt__layer_compute(m, weight_of(m)), 0, 1);
     pt_tensor *xw = pt_matmul(pt__layer_compute(m, x), wt);
-    pt_tensor *y = pt_keep(pt_add(xw, pt__layer_compute(m, m->params[BIAS].value)));
+    pt_tensor *y = pt_keep(has_bias(m) ? pt_add(xw, pt__layer_compute(m, m->params[BIAS].value)) : xw);
     pt_scope_end(scope);
     return y;
 }
@@ -105,12 +107,13 @@ static pt_tensor *linear_forward(pt_module *m, pt_tensor *x) {
 static const pt__module_kind linear_kind = {.name = "linear", .forward = linear_forward};
 
 /* A linear layer with no parameters yet (in: -1 until known). */
-static pt_module *linear_new(const char *fn, int64_t out_features) {
+static pt_module *linear_new(const char *fn, int64_t out_features, bool bias) {
     pt_module *m = pt__module_new(fn, &linear_kind, sizeof(linear));
     if (!m) return NULL;
     ((linear *)m)->out_features = out_features;
+    ((linear *)m)->no_bias = !bias;
     pt__module_add_param(m, "weight", 2, (int64_t[]){out_features, -1});
-    pt__module_add_param(m, "bias", 1, &out_features);
+    if (bias) pt__module_add_param(m, "bias", 1, &out_features);
     return m;
 }
 
@@ -120,18 +123,21 @@ pt_module *pt_linear(int64_t out_features) {
                   (long long)out_features);
         return NULL;
     }
-    return linear_new("pt_linear", out_features);
+    return linear_new("pt_linear", out_features, true);
 }
 
 pt_module *pt_linear_sized(int64_t in_features, int64_t out_features) {
-    static const char fn[] = "pt_linear_sized";
+    return pt__linear_sized("pt_linear_sized", in_features, out_features, true);
+}
+
+pt_module *pt__linear_sized(const char *fn, int64_t in_features, int64_t out_features, bool bias) {
     if (in_features < 1 || out_features < 1) {
         pt__error(PT_ERR_INVALID_ARGUMENT, fn, "in_features %lld and out_features %lld must be >= 1",
                   (long long)in_features, (long long)out_features);
         return NULL;
     }
     pt_device *cpu = pt_cpu();
-    pt_module *m = cpu ? linear_new(fn, out_features) : NULL;
+    pt_module *m = cpu ? linear_new(fn, out_features, bias) : NULL;
     if (m && create_params(fn, m, cpu, PT_F32, in_features)) {
         pt__error_as(fn); /* pt_rand's or pt_zeros's failure is the constructor's */
         pt__module_destroy(m);

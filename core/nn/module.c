@@ -54,11 +54,64 @@ bool pt__module_set_prefix(pt_module *m, const char *prefix) {
         snprintf(p->name, sizeof p->name, "%s%s", prefix, p->local_name);
     }
     for (int i = 0; i < m->n_children; ++i) {
-        char child[PT__NAME_CAP + 16];
-        snprintf(child, sizeof child, "%s%d.", prefix, i);
+        char child[PT__NAME_CAP + PT__CHILD_NAME_CAP + 16];
+        const char *name = m->children[i]->child_name;
+        if (name[0])
+            snprintf(child, sizeof child, "%s%s.", prefix, name);
+        else
+            snprintf(child, sizeof child, "%s%d.", prefix, i);
         if (!pt__module_set_prefix(m->children[i], child)) return false;
     }
     return true;
+}
+
+pt_status pt__module_add_child(const char *fn, pt_module *parent, pt_module *child, const char *name) {
+    if (name && strlen(name) >= sizeof child->child_name) {
+        pt__module_destroy(child);
+        return pt__error(PT_ERR_INTERNAL, fn, "child name \"%s\" is longer than %d characters", name,
+                         PT__CHILD_NAME_CAP - 1);
+    }
+    pt_module **grown = realloc(parent->children, (size_t)(parent->n_children + 1) * sizeof *grown);
+    if (!grown) {
+        pt__module_destroy(child);
+        return pt__error(PT_ERR_OUT_OF_MEMORY, fn, "out of host memory for a child module");
+    }
+    parent->children = grown;
+    parent->children[parent->n_children++] = child;
+    child->parent = parent;
+    snprintf(child->child_name, sizeof child->child_name, "%s", name ? name : "");
+    char prefix[PT__NAME_CAP];
+    memcpy(prefix, parent->prefix, sizeof prefix); /* set_prefix writes parent->prefix */
+    if (!pt__module_set_prefix(parent, prefix))
+        return pt__error(PT_ERR_INVALID_ARGUMENT, fn, "modules are nested too deeply for parameter names");
+    return PT_OK;
+}
+
+pt_status pt__module_init_param(const char *fn, pt_module *m, int i, pt__init how, double a) {
+    pt__module_param *p = &m->params[i];
+    pt_device *d = p->value ? pt_tensor_device(p->value) : pt_cpu();
+    const pt_dtype t = p->value ? pt_tensor_dtype(p->value) : PT_F32;
+    const int nd = p->value ? p->value->ndim : p->ndim; /* a sized linear declared [out, -1] */
+    const int64_t *shape = p->value ? p->value->shape : p->shape;
+    pt_scope scope = pt_scope_begin();
+    pt__grad_pause();
+    pt_tensor *fresh = NULL;
+    if (how == PT__INIT_NORMAL)
+        fresh = pt_mul_scalar(pt_randn(d, t, nd, shape), a);
+    else if (how == PT__INIT_UNIFORM) /* (u - 1/2) 2a */
+        fresh = pt_mul_scalar(pt_add_scalar(pt_rand(d, t, nd, shape), -0.5), 2 * a);
+    else
+        fresh = pt_full(d, t, nd, shape, a);
+    fresh = pt__own(fresh);
+    pt__grad_resume();
+    pt_scope_end(scope);
+    if (!fresh || (!p->buffer && pt_set_requires_grad(fresh, true))) {
+        pt__drop_owned(fresh);
+        return pt__error_as(fn);
+    }
+    pt__drop_owned(p->value);
+    p->value = fresh;
+    return PT_OK;
 }
 
 void pt__module_destroy(pt_module *m) {

@@ -14,6 +14,7 @@
 
 #define PT__NAME_CAP 192
 #define PT__MODULE_MAX_PARAMS 8
+#define PT__CHILD_NAME_CAP 32
 
 /* One parameter a module declares. */
 typedef struct pt__module_param {
@@ -41,6 +42,8 @@ struct pt_module {
     const pt__module_kind *kind;
     pt_module *parent;             /* the container that owns this module, or NULL */
     char prefix[PT__NAME_CAP];     /* "1.0." inside nested sequentials */
+    char child_name[PT__CHILD_NAME_CAP]; /* what its parent calls it ("self_attn", "h.0");
+                                      empty: its index, as a sequential names children */
     pt_device *device;             /* set by pt_module_to: where lazy parameters are created
                                       (NULL: on the input's device) */
     int n_params;
@@ -64,6 +67,12 @@ pt__module_param *pt__module_add_param(pt_module *m, const char *local_name, int
 /* The same for a buffer (see pt__module_param.buffer); count: i64. */
 pt__module_param *pt__module_add_buffer(pt_module *m, const char *local_name, int ndim, const int64_t *shape,
                                         bool count);
+/* Appends child to parent's children under name (copied; NULL: its index),
+ * so its parameters are called "<parent prefix><name>.weight", as a named
+ * attribute of a torch.nn.Module. parent owns child from then on, whatever
+ * happens: on failure (PT_ERR_OUT_OF_MEMORY naming fn, a name too long) the
+ * child is destroyed. Composite layers build their tree with it. */
+pt_status pt__module_add_child(const char *fn, pt_module *parent, pt_module *child, const char *name);
 /* Sets m's name prefix and its descendants' ("" at the root). False when a
  * name would not fit (absurdly deep nesting). */
 bool pt__module_set_prefix(pt_module *m, const char *prefix);
@@ -76,6 +85,21 @@ bool pt__layer_input_ok(const char *fn, const pt_module *m, const pt_tensor *x, 
                         const char *what, const char *form);
 /* Where a lazy layer makes its parameters: its pt_module_to device, else x's. */
 pt_device *pt__layer_device(const pt_module *m, const pt_tensor *x);
+
+/* ---- Layers that composite layers are built from ---- */
+/* A linear layer with in_features known (linear.c): parameters made now, f32
+ * on the cpu, initialised as torch.nn.Linear; no bias parameter at all when
+ * bias is false (torch.nn.Linear(bias=False)). Errors name fn. */
+pt_module *pt__linear_sized(const char *fn, int64_t in_features, int64_t out_features, bool bias);
+/* How pt__module_init_param fills a parameter. */
+typedef enum pt__init { PT__INIT_NORMAL, PT__INIT_UNIFORM, PT__INIT_CONSTANT } pt__init;
+/* Gives m's own parameter number i (declared with a known shape) a new
+ * value: N(0, a^2), U(-a, a) or the constant a, drawn with pt_randn /
+ * pt_rand so every backend gets the same numbers for the same seed. The
+ * tensor is made where the old value lives, in its dtype (f32 on the cpu
+ * when there is none yet), with grad mode paused, and requires grad unless
+ * the slot is a buffer; the old value is released. Errors name fn. */
+pt_status pt__module_init_param(const char *fn, pt_module *m, int i, pt__init how, double a);
 
 /* ---- Mixed precision (autocast.c) ---- */
 /* The dtype a lazy layer makes its parameters in from input x: x's, except

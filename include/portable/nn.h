@@ -141,6 +141,80 @@ PT_API bool pt_module_is_training(const pt_module *m);
 PT_API pt_status pt_module_set_compute_dtype(pt_module *m, pt_dtype dtype);
 
 /** @} */
+/** @name Transformer layers
+ * Parameter names, shapes and initialisation are PyTorch's, so a
+ * safetensors file moves between these and the torch.nn modules named in
+ * each comment (docs/nets.md, "Transformers"). Parameters are made at
+ * construction, f32 on the cpu (move them with pt_module_to). */
+/** @{ */
+
+/** torch.nn.Embedding(num_embeddings, embedding_dim): parameter weight
+ * [num_embeddings, embedding_dim] ~ N(0, 1) (pt_randn). Its forward takes
+ * an i32 or i64 index tensor of any shape and returns its shape +
+ * [embedding_dim] (pt_f_embedding; PT_ERR_DTYPE for other index dtypes,
+ * an index outside the table is an error on the cpu, a row of 0 on
+ * accelerators, as pt_gather). NULL + PT_ERR_INVALID_ARGUMENT when either
+ * size is < 1. */
+PT_API pt_module *pt_embedding(int64_t num_embeddings, int64_t embedding_dim);
+/** Self-attention as torch.nn.MultiheadAttention(embed_dim, num_heads,
+ * dropout, bias, batch_first=True) called with query = key = value:
+ * parameters in_proj_weight [3E, E] (Xavier-uniform), in_proj_bias [3E]
+ * (0), out_proj.weight [E, E] (as torch.nn.Linear), out_proj.bias [E] (0);
+ * no bias parameters when bias is false. The forward takes x [B, T, E] (or
+ * [T, E]) and returns the same shape: q, k, v from the one packed
+ * projection, num_heads heads of E / num_heads channels each through
+ * pt_scaled_dot_product_attention (fused on the cpu), then out_proj.
+ * causal: position t attends to positions <= t (torch's is_causal).
+ * dropout: on the attention weights in training mode (then composed from
+ * matmul and softmax rather than fused). Errors (NULL): PT_ERR_INVALID_ARGUMENT
+ * naming both when num_heads does not divide embed_dim or either is < 1,
+ * or dropout outside [0, 1]. */
+PT_API pt_module *pt_multihead_attention(int64_t embed_dim, int64_t num_heads, bool bias, double dropout,
+                                         bool causal);
+/** A pre-norm transformer block, torch.nn.TransformerEncoderLayer(d_model,
+ * nhead, dim_feedforward, dropout, activation="gelu", batch_first=True,
+ * norm_first=True): h = x + dropout(self_attn(norm1(x))), then
+ * h + dropout(linear2(dropout(gelu(linear1(norm2(h)))))), with children
+ * self_attn (pt_multihead_attention with biases), linear1 [dim_feedforward,
+ * d_model], linear2 [d_model, dim_feedforward], norm1 and norm2 (layer
+ * norms, eps 1e-5), so its parameters are called as PyTorch's
+ * ("self_attn.in_proj_weight", "linear1.bias", "norm2.weight", ...).
+ * causal: each position attends to itself and earlier ones (PyTorch: a
+ * causal src_mask). Dropouts follow pt_module_train. Errors as
+ * pt_multihead_attention's, and PT_ERR_INVALID_ARGUMENT for
+ * dim_feedforward < 1. */
+PT_API pt_module *pt_transformer_block(int64_t d_model, int64_t nhead, int64_t dim_feedforward, double dropout,
+                                       bool causal);
+
+/** The shape of a GPT (pt_gpt). Options structs only ever grow at their end. */
+typedef struct pt_gpt_config {
+    int64_t vocab_size; /**< tokens in the vocabulary (rows of wte) */
+    int64_t context;    /**< the longest sequence, T (rows of wpe; block_size in nanoGPT) */
+    int64_t n_layer;    /**< transformer blocks */
+    int64_t n_head;     /**< attention heads per block; must divide n_embd */
+    int64_t n_embd;     /**< the width (d_model) */
+    double dropout;     /**< on the embeddings, the attention weights and each residual branch
+                             in training mode; in [0, 1) (0 to switch it off) */
+} pt_gpt_config;
+
+/** A GPT-2-style decoder: token embedding "wte" [vocab_size, n_embd] plus
+ * position embedding "wpe" [context, n_embd], dropout, n_layer causal
+ * blocks "h.0" .. "h.{n_layer-1}" (pt_transformer_block with
+ * dim_feedforward 4 n_embd), a final layer norm "ln_f", and an output head
+ * tied to wte.weight (weight tying: logits = x wte^T, one parameter, listed,
+ * updated and saved once, as safetensors' save_model stores a tied
+ * model). Initialised as GPT-2: matrices N(0, 0.02), the residual
+ * projections (self_attn.out_proj.weight, linear2.weight)
+ * N(0, 0.02 / sqrt(2 n_layer)), biases 0, layer norms 1 and 0. The forward
+ * takes token indices [B, T] (i32 or i64, T <= context) and returns logits
+ * [B, T, vocab_size] in the parameters' dtype. The config is copied. Errors:
+ * NULL + PT_ERR_INVALID_ARGUMENT for a NULL config, a size < 1, n_head not
+ * dividing n_embd, dropout outside [0, 1); at the forward, PT_ERR_DTYPE for
+ * indices that are not i32/i64 and PT_ERR_SHAPE for indices that are not
+ * [B, T] or have T > context (naming both). */
+PT_API pt_module *pt_gpt(const pt_gpt_config *config);
+
+/** @} */
 /** @name Normalisation and dropout as functions (torch.nn.functional) */
 /** @{ */
 

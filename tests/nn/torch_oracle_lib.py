@@ -11,6 +11,7 @@ is not importable or there is no device, except that a missing torch under CI
 """
 import ctypes as C
 import json
+import math
 import os
 import struct
 import sys
@@ -133,6 +134,17 @@ def download(p):
     a = np.empty(shape, dtype=np.float32)
     ok_or_raise(pt_to_host(p, a.ctypes.data_as(P), a.nbytes), "pt_to_host")
     return a
+
+
+def warmup_cosine_factor(epoch, warmup, total, min_ratio=0.1):
+    """llm.c's warm-up + cosine schedule (pt_lr_warmup_cosine over max_lr) as a
+    torch LambdaLR factor of epoch, the number of updates made so far."""
+    if epoch < warmup:
+        return (epoch + 1) / warmup
+    if epoch >= total:
+        return min_ratio
+    ratio = (epoch - warmup) / (total - warmup)
+    return min_ratio + 0.5 * (1 + math.cos(math.pi * ratio)) * (1 - min_ratio)
 
 
 def leaf(t):

@@ -17,8 +17,6 @@ gradients (of sum(y * g_t) for a new x_t and g_t at each step) over 8 steps:
 Within 1e-5 relative to 1 + |value|. Exit 0 on agreement, 1 on any mismatch,
 77 (skip) when torch is not importable, except in CI, where that fails.
 """
-import math
-
 from torch_oracle_lib import *
 
 pt_linear_sized = sig("pt_linear_sized", P, C.c_int64, C.c_int64)
@@ -38,15 +36,8 @@ IN, OUT, BATCH, STEPS = 7, 5, 4, 8
 WARMUP, TOTAL = 2, 6
 
 
-def llm_c_lambda(epoch, min_ratio=0.1):
-    """The schedule as a LambdaLR factor of epoch (updates made so far)."""
-    it = epoch
-    if it < WARMUP:
-        return (it + 1) / WARMUP
-    if it >= TOTAL:
-        return min_ratio
-    ratio = (it - WARMUP) / (TOTAL - WARMUP)
-    return min_ratio + 0.5 * (1 + math.cos(math.pi * ratio)) * (1 - min_ratio)
+def llm_c_lambda(epoch):
+    return warmup_cosine_factor(epoch, WARMUP, TOTAL)
 
 
 def scenario(name, make_pt, make_torch, clip=None, schedule=False):
