@@ -9,18 +9,22 @@
 
 #include "nn/module_kind.h"
 
-typedef struct mha {
-    pt_module base;
+typedef struct mha_shape {
     int64_t embed_dim, num_heads;
     double dropout; /* on the attention weights, in training mode */
     bool causal;
+} mha_shape;
+
+typedef struct mha {
+    pt_module base;
+    mha_shape s;
 } mha;
 
 enum { IN_PROJ_WEIGHT, IN_PROJ_BIAS };
 
 /* Head i (0: q, 1: k, 2: v) of the packed projection [B, T, 3E] as
  * [B, H, T, E / H]. */
-static pt_tensor *split_heads(pt_tensor *qkv, int i, const mha *a) {
+static pt_tensor *split_heads(pt_tensor *qkv, int i, const mha_shape *a) {
     const int64_t b = pt_tensor_shape(qkv)[0], t = pt_tensor_shape(qkv)[1];
     const int64_t e = a->embed_dim, h = a->num_heads;
     pt_tensor *part = pt_narrow(qkv, 2, i * e, e);
@@ -29,7 +33,7 @@ static pt_tensor *split_heads(pt_tensor *qkv, int i, const mha *a) {
 
 /* Attention with dropout on its weights, which the fused kernel does not
  * draw: composed from its parts, as torch does when dropout_p > 0. */
-static pt_tensor *attend_with_dropout(pt_tensor *q, pt_tensor *k, pt_tensor *v, const mha *a) {
+static pt_tensor *attend_with_dropout(pt_tensor *q, pt_tensor *k, pt_tensor *v, const mha_shape *a) {
     const int64_t t = pt_tensor_shape(q)[2], d = pt_tensor_shape(q)[3];
     pt_tensor *s = pt_mul_scalar(pt_matmul(q, pt_transpose(k, -2, -1)), 1.0 / sqrt((double)d));
     if (a->causal) {
@@ -43,7 +47,7 @@ static pt_tensor *attend_with_dropout(pt_tensor *q, pt_tensor *k, pt_tensor *v, 
 /* x: [B, T, E] or [T, E], checked against the layer; complaints name it. */
 static bool accepts(pt_module *m, pt_tensor *x) {
     static const char fn[] = "pt_module_forward";
-    const mha *a = (const mha *)m;
+    const mha_shape *a = &((const mha *)m)->s;
     if (!pt__layer_input_ok(fn, m, x, 2, 3, "multi-head attention", "[B, T, E] or [T, E]")) return false;
     pt_tensor *w = m->params[IN_PROJ_WEIGHT].value;
     char s1[200], s2[200];
@@ -73,7 +77,7 @@ static bool accepts(pt_module *m, pt_tensor *x) {
 
 static pt_tensor *mha_forward(pt_module *m, pt_tensor *x) {
     if (!accepts(m, x)) return NULL;
-    const mha *a = (const mha *)m;
+    const mha_shape *a = &((const mha *)m)->s;
     const bool unbatched = pt_tensor_ndim(x) == 2;
     const int64_t b = unbatched ? 1 : pt_tensor_shape(x)[0], t = pt_tensor_shape(x)[unbatched ? 0 : 1];
     const int64_t e = a->embed_dim;
@@ -110,11 +114,7 @@ pt_module *pt_multihead_attention(int64_t embed_dim, int64_t num_heads, bool bia
     }
     pt_module *m = pt__module_new(fn, &mha_kind, sizeof(mha));
     if (!m) return NULL;
-    mha *a = (mha *)m;
-    a->embed_dim = embed_dim;
-    a->num_heads = num_heads;
-    a->dropout = dropout;
-    a->causal = causal;
+    ((mha *)m)->s = (mha_shape){embed_dim, num_heads, dropout, causal};
     const int64_t e3 = 3 * embed_dim;
     pt__module_add_param(m, "in_proj_weight", 2, (int64_t[]){e3, embed_dim});
     if (bias) pt__module_add_param(m, "in_proj_bias", 1, &e3);
