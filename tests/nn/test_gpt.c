@@ -177,6 +177,29 @@ static void test_dropout_modes(void) {
     pt_module_free(m);
 }
 
+/* bf16 compute (pt_module_set_compute_dtype) with f32 masters: bf16 logits
+ * near the f32 ones, and f32 gradients in every parameter, the tied one too. */
+static void test_mixed_precision(void) {
+    pt_manual_seed(12);
+    pt_module *m = small_gpt(0);
+    pt_scope s = pt_scope_begin();
+    pt_tensor *x = tokens(2, 8, PT_I64, 5);
+    double f32[176], bf16[176];
+    nn_to_doubles(pt_module_forward(m, x), f32, 176);
+    NN_CHECK(pt_module_set_compute_dtype(m, PT_BF16) == PT_OK, "bf16 compute");
+    pt_tensor *y = pt_module_forward(m, x);
+    NN_CHECK(y && pt_tensor_dtype(y) == PT_BF16 && nn_to_doubles(y, bf16, 176) == 0, "bf16 logits");
+    double worst = 0;
+    for (int i = 0; i < 176; ++i) worst = fmax(worst, fabs(bf16[i] - f32[i]));
+    NN_CHECK(worst < 0.05, "bf16 logits within 0.05 of f32: %g", worst);
+    NN_CHECK(pt_backward(pt_sum(pt_cast(y, PT_F32), PT_ALL, false)) == PT_OK, "backward");
+    pt_tensor *g = pt_grad(pt_module_parameter(m, "wte.weight"));
+    NN_CHECK(g && pt_tensor_dtype(g) == PT_F32 && pt_tensor_dtype(pt_module_parameter(m, "wte.weight")) == PT_F32,
+             "the tied weight stays f32 with an f32 gradient");
+    pt_scope_end(s);
+    pt_module_free(m);
+}
+
 /* 30 AdamW steps on one batch of a repeating sequence: the loss falls. */
 static void test_learns(void) {
     pt_manual_seed(10);
@@ -218,6 +241,7 @@ int main(void) {
     test_forward();
     test_save_load();
     test_dropout_modes();
+    test_mixed_precision();
     test_learns();
     return nn_finish();
 }
