@@ -9,6 +9,9 @@ TransformerEncoderLayer(d, heads, 4 d, dropout 0, activation "gelu",
 batch_first, norm_first) blocks in a ModuleList h, LayerNorm ln_f and a Linear
 head whose weight is wte.weight (tied), with a causal src_mask.
 
+  * pt_multihead_attention against nn.MultiheadAttention(batch_first) with
+    the same weights, with and without biases, causal or not, [B, T, E] and
+    [T, E]: the output and the gradients in x and every parameter, within 1e-5.
   * A GPT made by libportable (its GPT-2 initialisation), written by pt_save,
     loads into the PyTorch model with load_state_dict(strict=True) once the
     tied head's alias lm_head.weight is added (the file stores the tied weight
@@ -38,6 +41,7 @@ class GptConfig(C.Structure):
 
 
 pt_gpt = sig("pt_gpt", P, C.POINTER(GptConfig))
+pt_multihead_attention = sig("pt_multihead_attention", P, C.c_int64, C.c_int64, C.c_bool, C.c_double, C.c_bool)
 pt_reshape = sig("pt_reshape", P, P, C.c_int, C.POINTER(C.c_int64))
 pt_cross_entropy = sig("pt_cross_entropy", P, P, P)
 pt_item = sig("pt_item", C.c_double, P)
@@ -105,6 +109,44 @@ def batch():
     y = np.stack([DATA[s + 1:s + T + 1] for s in starts])
     return x, y
 
+
+def check_attention(bias, causal, batched):
+    """pt_multihead_attention against torch.nn.MultiheadAttention with the
+    same weights (copied by name): output, and the gradients of sum(y * g) in
+    x and every parameter."""
+    e, h, t, b = 12, 3, 7, 2
+    tm = torch.nn.MultiheadAttention(e, h, bias=bias, batch_first=True)
+    m = need(pt_multihead_attention(e, h, bias, 0.0, causal), "pt_multihead_attention")
+    ok_or_raise(pt_module_to(m, dev), "pt_module_to")
+    mine, theirs = parameters(m), dict(tm.named_parameters())
+    what = f"attention bias {bias} causal {causal} {'[B, T, E]' if batched else '[T, E]'}"
+    if set(mine) != set(theirs):
+        fail(f"{what}: names {sorted(mine)} but torch has {sorted(theirs)}")
+        return
+    for name, p in mine.items():
+        src = upload(theirs[name])
+        ok_or_raise(pt_copy_(p, src), "pt_copy_")
+        pt_release(src)
+    shape = (b, t, e) if batched else (t, e)
+    x = torch.tensor(rng.uniform(-1, 1, size=shape), dtype=torch.float32, requires_grad=True)
+    mask = torch.triu(torch.full((t, t), float("-inf")), diagonal=1) if causal else None
+    y, _ = tm(x, x, x, attn_mask=mask, need_weights=False)
+    g = torch.tensor(rng.uniform(-1, 1, size=y.shape), dtype=torch.float32)
+    (y * g).sum().backward()
+    px = leaf(x)
+    py = need(pt_module_forward(m, px), "pt_module_forward")
+    backward_weighted(py, g)
+    check(f"{what} y", download(py), y)
+    check(f"{what} dx", grad_of(px), x.grad)
+    for name, p in mine.items():
+        check(f"{what} d {name}", grad_of(p), theirs[name].grad)
+    pt_release(px)
+    pt_release(py)
+    pt_module_free(m)
+
+
+for bias, causal, batched in ((True, True, True), (True, False, False), (False, True, False), (False, False, True)):
+    check_attention(bias, causal, batched)
 
 with tempfile.TemporaryDirectory() as tmp:
     # ---- libportable writes, PyTorch reads ----
