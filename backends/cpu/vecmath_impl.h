@@ -184,4 +184,25 @@ static void vm_from_f16(int64_t n, float *o, const uint16_t *a) {
 #define vm_from_f16 pt_cpu_vm_from_f16_scalar
 #endif
 
+/* f32 -> i32: the truncating conversion gives INT_MIN for NaN and for
+ * everything out of range; the rules want INT_MAX at or above 2^31 and 0
+ * for NaN, put back with two masks. */
+#if defined(__AVX2__)
+static void vm_f32_to_i32(int64_t n, int32_t *o, const float *a) {
+    int64_t i = 0;
+    const __m256 two31 = _mm256_set1_ps(2147483648.0f);
+    const __m256i max = _mm256_set1_epi32(2147483647);
+    for (; i + 8 <= n; i += 8) {
+        const __m256 x = _mm256_loadu_ps(a + i);
+        __m256i r = _mm256_cvttps_epi32(x);
+        r = _mm256_blendv_epi8(r, max, _mm256_castps_si256(_mm256_cmp_ps(x, two31, _CMP_GE_OQ)));
+        r = _mm256_andnot_si256(_mm256_castps_si256(_mm256_cmp_ps(x, x, _CMP_UNORD_Q)), r);
+        _mm256_storeu_si256((__m256i *)(o + i), r);
+    }
+    if (i < n) pt_cpu_vm_f32_to_i32_scalar(n - i, o + i, a + i);
+}
+#else
+#define vm_f32_to_i32 pt_cpu_vm_f32_to_i32_scalar
+#endif
+
 void PT_VM_LEVEL(pt_cpu_vecmath *vm) { *vm = (pt_cpu_vecmath)PT_CPU_VM_TABLE(PT_VM_NAME); }
