@@ -40,6 +40,7 @@ static void note_paths(pt_log_level level, const char *message, void *user) {
     const char *why = strstr(message, "replays op by op");
     if (strstr(message, "replays as one CUDA graph")) snprintf(replay_path, sizeof replay_path, "CUDA graph");
     else if (strstr(message, "replays as one command buffer")) snprintf(replay_path, sizeof replay_path, "command buffer");
+    else if (strstr(message, "replays as one kernel list")) snprintf(replay_path, sizeof replay_path, "pre-bound kernels");
     else if (why) snprintf(replay_path, sizeof replay_path, "op by op%s", why + strlen("replays op by op"));
     else if (level >= PT_LOG_WARN) fprintf(stderr, "portable [warn]: %s\n", message);
 }
@@ -183,9 +184,11 @@ int main(int argc, char **argv) {
     int rc = bench(pt_cpu(), rounds, n, trace);
     static const char *const accelerators[] = {"opencl", "cuda"};
     for (int k = 0; k < 2; ++k) {
+        pt_clear_error(); /* what is printed below is this lookup's reason, not an earlier one */
         pt_device *d = pt_device_count(accelerators[k]) > 0 ? pt_device_get(accelerators[k]) : NULL;
         if (d) rc |= bench(d, rounds, n, trace);
-        else printf("| %s | (no device: %s) | | | | | | |\n", accelerators[k], pt_last_error());
+        else printf("| %s | (no device%s%s) | | | | | | |\n", accelerators[k], pt_last_error()[0] ? ": " : "",
+                    pt_last_error());
     }
     return rc;
 }

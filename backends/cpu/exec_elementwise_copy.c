@@ -8,6 +8,7 @@
 
 #include "internal.h"
 #include "portable/half.h"
+#include "vecmath.h"
 
 /* ---- Conversions: cv_<from>_<to>(x) ---- */
 
@@ -138,6 +139,22 @@ static const pt_cpu_row_fn convert_rows[PT_DTYPE_COUNT][PT_DTYPE_COUNT] = {
     [PT_BF16] = PT_CPU_TO_ALL(bf16),
 };
 
+/* f32 <-> f16 and f32 -> i32 through the vecmath level's conversions (F16C
+ * and AVX2 where the CPU has them) when both sides are contiguous: the same
+ * bits as the scalar rows. */
+static void copy_f32_f16_row_vm(int64_t n, char *const *p, const int64_t *st, const pt_cpu_scalar *scp) {
+    if (st[0] == 1 && st[1] == 1) pt_cpu_vm.to_f16(n, (uint16_t *)p[0], (const float *)p[1]);
+    else copy_f32_f16_row(n, p, st, scp);
+}
+static void copy_f16_f32_row_vm(int64_t n, char *const *p, const int64_t *st, const pt_cpu_scalar *scp) {
+    if (st[0] == 1 && st[1] == 1) pt_cpu_vm.from_f16(n, (float *)p[0], (const uint16_t *)p[1]);
+    else copy_f16_f32_row(n, p, st, scp);
+}
+static void copy_f32_i32_row_vm(int64_t n, char *const *p, const int64_t *st, const pt_cpu_scalar *scp) {
+    if (st[0] == 1 && st[1] == 1) pt_cpu_vm.f32_to_i32(n, (int32_t *)p[0], (const float *)p[1]);
+    else copy_f32_i32_row(n, p, st, scp);
+}
+
 pt_status pt_cpu_copy_row(const pt_op *op, pt_cpu_row_fn *row) {
     if (op->n_inputs != 1) return pt_cpu_bad_op(op, "copy takes one input");
     const pt_operand *in = &op->in[0];
@@ -149,6 +166,9 @@ pt_status pt_cpu_copy_row(const pt_op *op, pt_cpu_row_fn *row) {
     if ((unsigned)from >= PT_DTYPE_COUNT) return pt_cpu_unsupported(op, from);
     if ((unsigned)to >= PT_DTYPE_COUNT) return pt_cpu_unsupported(op, to);
     pt_cpu_row_fn fn = convert_rows[from][to];
+    if (from == PT_F32 && to == PT_F16) fn = copy_f32_f16_row_vm;
+    if (from == PT_F16 && to == PT_F32) fn = copy_f16_f32_row_vm;
+    if (from == PT_F32 && to == PT_I32) fn = copy_f32_i32_row_vm;
     if (from == to) {
         size_t es = pt_dtype_table_size(from);
         fn = es == 1 ? copy_bits1_row : es == 2 ? copy_bits2_row : es == 4 ? copy_bits4_row : copy_bits8_row;

@@ -12,7 +12,13 @@
 #include <stdlib.h>
 #include <string.h>
 
+#if defined(PT_CPU_VECMATH_X86)
+#include <cpuid.h>
+#endif
+
 #include "internal.h" /* pt_cpu_host: PORTABLE_CPU_VECMATH through the host API */
+#include "portable/half.h"
+#include "portable/numeric_rules.h"
 #include "vecmath.h"
 
 #define PT_VM_SCALAR(NAME, T, EXPR)                                                            \
@@ -47,6 +53,19 @@ static void pow_f64(int64_t n, double *o, const double *a, int64_t sa, const dou
     for (int64_t i = 0; i < n; ++i) o[i] = pow(a[i * sa], b[i * sb]);
 }
 
+void pt_cpu_vm_to_f16_scalar(int64_t n, uint16_t *o, const float *a) {
+    for (int64_t i = 0; i < n; ++i) o[i] = pt_f32_to_f16_bits(a[i]);
+}
+void pt_cpu_vm_from_f16_scalar(int64_t n, float *o, const uint16_t *a) {
+    for (int64_t i = 0; i < n; ++i) o[i] = pt_f16_bits_to_f32(a[i]);
+}
+void pt_cpu_vm_f32_to_i32_scalar(int64_t n, int32_t *o, const float *a) {
+    for (int64_t i = 0; i < n; ++i) o[i] = pt_sat_i32_f32(a[i]);
+}
+#define vm_f32_to_i32 pt_cpu_vm_f32_to_i32_scalar
+#define vm_to_f16 pt_cpu_vm_to_f16_scalar
+#define vm_from_f16 pt_cpu_vm_from_f16_scalar
+
 void pt_cpu_vecmath_scalar(pt_cpu_vecmath *vm) { *vm = (pt_cpu_vecmath)PT_CPU_VM_TABLE("scalar"); }
 
 pt_cpu_vecmath pt_cpu_vm = PT_CPU_VM_TABLE("scalar");
@@ -66,6 +85,13 @@ static void vecmath_init_once(void) {
     else if (max >= 2 && __builtin_cpu_supports("avx2") && __builtin_cpu_supports("fma"))
         pt_cpu_vecmath_avx2(&vm);
     else if (max >= 1) pt_cpu_vecmath_sse2(&vm);
+    /* The wide levels convert with F16C, which AVX2 and AVX-512 CPUs have;
+     * CPUID says so for certain (a hypervisor may hide it). */
+    unsigned a, b, c, d;
+    if (!__get_cpuid(1, &a, &b, &c, &d) || !(c & bit_F16C)) {
+        vm.to_f16 = pt_cpu_vm_to_f16_scalar;
+        vm.from_f16 = pt_cpu_vm_from_f16_scalar;
+    }
 #endif
     pt_cpu_vm = vm;
 }

@@ -51,16 +51,28 @@ typedef void (*pt_cpu_vm_pow_f32_fn)(int64_t n, float *o, const float *a, int64_
 typedef void (*pt_cpu_vm_pow_f64_fn)(int64_t n, double *o, const double *a, int64_t sa,
                                      const double *b, int64_t sb);
 
+/* Contiguous conversions between f32 and f16 bits, rounded to nearest even
+ * with portable/half.h's NaN rule (quiet, top payload bits kept): the same
+ * bits at every level, F16C's conversions where the level has them. */
+typedef void (*pt_cpu_vm_to_f16_fn)(int64_t n, uint16_t *o, const float *a);
+typedef void (*pt_cpu_vm_from_f16_fn)(int64_t n, float *o, const uint16_t *a);
+/* Contiguous f32 -> i32 by portable/numeric_rules.h (truncation, NaN 0,
+ * saturation at the ends). */
+typedef void (*pt_cpu_vm_to_i32_fn)(int64_t n, int32_t *o, const float *a);
+
 typedef struct pt_cpu_vecmath {
     const char *isa; /* "avx512f", "avx2", "sse2" or "scalar" */
     pt_cpu_vm_f32_fn f32[PT_CPU_VM__COUNT];
     pt_cpu_vm_f64_fn f64[PT_CPU_VM__COUNT];
     pt_cpu_vm_pow_f32_fn pow_f32;
     pt_cpu_vm_pow_f64_fn pow_f64;
+    pt_cpu_vm_to_f16_fn to_f16;
+    pt_cpu_vm_from_f16_fn from_f16;
+    pt_cpu_vm_to_i32_fn f32_to_i32;
 } pt_cpu_vecmath;
 
 /* The table of a level whose file defines <name>_f32 and <name>_f64 for
- * every row of PT_CPU_VM_FUNCS, pow_f32 and pow_f64. */
+ * every row of PT_CPU_VM_FUNCS, pow_f32, pow_f64, vm_to_f16, vm_from_f16 and vm_f32_to_i32. */
 #define PT_CPU_VM_SLOT_F32(name, KIND, ...) [PT_CPU_VM_##KIND] = name##_f32,
 #define PT_CPU_VM_SLOT_F64(name, KIND, ...) [PT_CPU_VM_##KIND] = name##_f64,
 #define PT_CPU_VM_TABLE(ISA)                                                                   \
@@ -68,8 +80,14 @@ typedef struct pt_cpu_vecmath {
         .isa = (ISA),                                                                          \
         .f32 = {PT_CPU_VM_FUNCS(PT_CPU_VM_SLOT_F32)},                                          \
         .f64 = {PT_CPU_VM_FUNCS(PT_CPU_VM_SLOT_F64)},                                          \
-        .pow_f32 = pow_f32, .pow_f64 = pow_f64,                                                \
+        .pow_f32 = pow_f32, .pow_f64 = pow_f64, .to_f16 = vm_to_f16, .from_f16 = vm_from_f16,    \
+        .f32_to_i32 = vm_f32_to_i32,                                                           \
     }
+
+/* The scalar conversions (every level without F16C uses them). */
+void pt_cpu_vm_to_f16_scalar(int64_t n, uint16_t *o, const float *a);
+void pt_cpu_vm_from_f16_scalar(int64_t n, float *o, const uint16_t *a);
+void pt_cpu_vm_f32_to_i32_scalar(int64_t n, int32_t *o, const float *a);
 
 /* The level in use: the scalar one until pt_cpu_vecmath_init has run. */
 extern pt_cpu_vecmath pt_cpu_vm;

@@ -152,4 +152,57 @@ PT_CPU_VM_FUNCS(PT_VM_UNARIES)
 PT_VM_POW(pow_f32, float, vf, WF, ldf, stf, splatf, PT_VM_SF(pow))
 PT_VM_POW(pow_f64, double, vd, WD, ldd, std_, splatd, PT_VM_SD(pow))
 
+/* f32 <-> f16 bits: F16C's conversions (rounding to nearest even, given in
+ * the instruction, not taken from MXCSR) give portable/half.h's bits, NaNs
+ * included: quiet, the top payload bits kept. */
+#if defined(__F16C__) && defined(__AVX2__)
+static void vm_to_f16(int64_t n, uint16_t *o, const float *a) {
+    int64_t i = 0;
+    for (; i + 8 <= n; i += 8)
+        _mm_storeu_si128((__m128i *)(o + i), _mm256_cvtps_ph(_mm256_loadu_ps(a + i), _MM_FROUND_TO_NEAREST_INT));
+    if (i < n) pt_cpu_vm_to_f16_scalar(n - i, o + i, a + i);
+}
+/* F16C quiets a signalling NaN; portable/half.h widens every f16 exactly, so
+ * the quiet bit it set is cleared again where the input was signalling. */
+static void vm_from_f16(int64_t n, float *o, const uint16_t *a) {
+    int64_t i = 0;
+    const __m256i exp_quiet = _mm256_set1_epi32(0x7e00), exp_only = _mm256_set1_epi32(0x7c00);
+    const __m256i payload = _mm256_set1_epi32(0x1ff), quiet32 = _mm256_set1_epi32(0x00400000);
+    for (; i + 8 <= n; i += 8) {
+        const __m128i h = _mm_loadu_si128((const __m128i *)(a + i));
+        const __m256i w = _mm256_cvtepu16_epi32(h);
+        const __m256i signalling =
+            _mm256_andnot_si256(_mm256_cmpeq_epi32(_mm256_and_si256(w, payload), _mm256_setzero_si256()),
+                                _mm256_cmpeq_epi32(_mm256_and_si256(w, exp_quiet), exp_only));
+        const __m256i f = _mm256_castps_si256(_mm256_cvtph_ps(h));
+        _mm256_storeu_si256((__m256i *)(o + i), _mm256_xor_si256(f, _mm256_and_si256(signalling, quiet32)));
+    }
+    if (i < n) pt_cpu_vm_from_f16_scalar(n - i, o + i, a + i);
+}
+#else
+#define vm_to_f16 pt_cpu_vm_to_f16_scalar
+#define vm_from_f16 pt_cpu_vm_from_f16_scalar
+#endif
+
+/* f32 -> i32: the truncating conversion gives INT_MIN for NaN and for
+ * everything out of range; the rules want INT_MAX at or above 2^31 and 0
+ * for NaN, put back with two masks. */
+#if defined(__AVX2__)
+static void vm_f32_to_i32(int64_t n, int32_t *o, const float *a) {
+    int64_t i = 0;
+    const __m256 two31 = _mm256_set1_ps(2147483648.0f);
+    const __m256i max = _mm256_set1_epi32(2147483647);
+    for (; i + 8 <= n; i += 8) {
+        const __m256 x = _mm256_loadu_ps(a + i);
+        __m256i r = _mm256_cvttps_epi32(x);
+        r = _mm256_blendv_epi8(r, max, _mm256_castps_si256(_mm256_cmp_ps(x, two31, _CMP_GE_OQ)));
+        r = _mm256_andnot_si256(_mm256_castps_si256(_mm256_cmp_ps(x, x, _CMP_UNORD_Q)), r);
+        _mm256_storeu_si256((__m256i *)(o + i), r);
+    }
+    if (i < n) pt_cpu_vm_f32_to_i32_scalar(n - i, o + i, a + i);
+}
+#else
+#define vm_f32_to_i32 pt_cpu_vm_f32_to_i32_scalar
+#endif
+
 void PT_VM_LEVEL(pt_cpu_vecmath *vm) { *vm = (pt_cpu_vecmath)PT_CPU_VM_TABLE(PT_VM_NAME); }

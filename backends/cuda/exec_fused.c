@@ -103,15 +103,29 @@ pt_status ptcu_fused_supports(const pt_op *op) {
     return plan_of(op, &plan);
 }
 
+static void key_of(const pt_fused_chain *c, const ptcu_fused_plan *plan, ptcu_fused_key *key) {
+    memset(key, 0, sizeof *key);
+    key->plan = *plan;
+    key->n_steps = c->n_steps;
+    for (int k = 0; k < c->n_steps; ++k) {
+        const pt_op *sop = &c->steps[k].op;
+        key->step[k].kind = (int32_t)sop->kind;
+        key->step[k].dtype = (int8_t)sop->dtype;
+        key->step[k].out = (int8_t)sop->out.dtype;
+        for (int j = 0; j < sop->n_inputs && j < PT_OP_MAX_INPUTS; ++j) {
+            key->step[k].in[j] = (int8_t)sop->in[j].dtype;
+            key->step[k].src[j] = (int8_t)c->steps[k].src[j];
+        }
+    }
+}
+
 /* The plan and the kernel of op on d (d selected). */
 static pt_status kernel_of(ptcu_device *d, const pt_op *op, ptcu_fused_plan *plan, cudaKernel_t *k) {
     pt_status s = plan_of(op, plan);
     if (s != PT_OK) return s;
-    char *source = ptcu_fused_source(op->fused, plan);
-    if (!source) return ptcu_fail(PT_ERR_OUT_OF_MEMORY, "fused: out of host memory for a kernel's source");
-    s = ptcu_fused_kernel(d, source, k);
-    free(source);
-    return s;
+    ptcu_fused_key key;
+    key_of(op->fused, plan, &key);
+    return ptcu_fused_kernel(d, &key, op->fused, k);
 }
 
 pt_status ptcu_fused_prepare(int dev, const pt_op *op) {

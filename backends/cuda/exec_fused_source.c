@@ -15,46 +15,13 @@
  * the eager kernel wrote it, and ptcu_fused_rounded keeps the compiler
  * from contracting one step's multiply into the next step's add (which
  * eager kernels, storing every value, never see). */
-#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
+#include "../shared/text_builder.h"
 #include "fused.h"
 #include "portable/ew_math.h"
-
-typedef struct text {
-    char *s;
-    size_t len, cap;
-    bool failed;
-} text;
-
-static void add(text *t, const char *fmt, ...) PT_PRINTF(2, 3);
-static void add(text *t, const char *fmt, ...) {
-    if (t->failed) return;
-    for (;;) {
-        va_list ap;
-        va_start(ap, fmt);
-        const int n = vsnprintf(t->s ? t->s + t->len : NULL, t->s ? t->cap - t->len : 0, fmt, ap);
-        va_end(ap);
-        if (n < 0) {
-            t->failed = true;
-            return;
-        }
-        if (t->s && t->len + (size_t)n < t->cap) {
-            t->len += (size_t)n;
-            return;
-        }
-        const size_t cap = (t->cap ? t->cap * 2 : 4096) + (size_t)n;
-        char *grown = realloc(t->s, cap);
-        if (!grown) {
-            t->failed = true;
-            return;
-        }
-        t->s = grown;
-        t->cap = cap;
-    }
-}
 
 /* The C++ type a dtype is stored as (k_values.cuh). */
 static const char *stored(pt_dtype t) {
@@ -74,53 +41,53 @@ static const char *stored(pt_dtype t) {
 static const char *computed(pt_dtype t) { return pt_dtype_is_half(t) ? "float" : stored(t); }
 
 /* Input j of step k: an earlier value or a loaded one. */
-static void operand(text *t, const ptcu_fused_plan *plan, const pt_fused_step *s, int k, int j) {
-    if (s->src[j] >= 0) add(t, "v%d", (int)s->src[j]);
-    else add(t, "l%d", (int)plan->load_of[k][j]);
+static void operand(pt_text *t, const ptcu_fused_plan *plan, const pt_fused_step *s, int k, int j) {
+    if (s->src[j] >= 0) pt_text_put(t, "v%d", (int)s->src[j]);
+    else pt_text_put(t, "l%d", (int)plan->load_of[k][j]);
 }
 
-static void step(text *t, const ptcu_fused_plan *plan, const pt_fused_step *s, int k) {
+static void step(pt_text *t, const ptcu_fused_plan *plan, const pt_fused_step *s, int k) {
     const pt_op *op = &s->op;
     const pt_ew_row *row = pt_ew_row_of(op->kind);
     const char *out = stored(op->out.dtype);
-    add(t, "        %s v%d; /* %s */\n        {\n", out, k, pt_op_name(op->kind));
+    pt_text_put(t, "        %s v%d; /* %s */\n        {\n", out, k, pt_op_name(op->kind));
     if (!row) { /* COPY: any dtype pair */
-        add(t, "            v%d = convert<%s, %s>(", k, out, stored(op->in[0].dtype));
+        pt_text_put(t, "            v%d = convert<%s, %s>(", k, out, stored(op->in[0].dtype));
         operand(t, plan, s, k, 0);
-        add(t, ");\n");
+        pt_text_put(t, ");\n");
     } else if (!strcmp(row->form, "WHERE")) { /* stored values, selected as they are */
-        add(t, "            typedef %s T;\n            const u8 c = ", out);
+        pt_text_put(t, "            typedef %s T;\n            const u8 c = ", out);
         operand(t, plan, s, k, 0);
-        add(t, ";\n            const T x = ");
+        pt_text_put(t, ";\n            const T x = ");
         operand(t, plan, s, k, 1);
-        add(t, ";\n            const T y = ");
+        pt_text_put(t, ";\n            const T y = ");
         operand(t, plan, s, k, 2);
-        add(t, ";\n            v%d = %s;\n", k, row->expr);
+        pt_text_put(t, ";\n            v%d = %s;\n", k, row->expr);
     } else {
         const bool compare = !strcmp(row->form, "COMPARE");
         const bool binary = compare || !strcmp(row->form, "BINARY");
-        add(t, "            typedef %s T;\n            const T x = widen(", computed(compare ? op->in[0].dtype : op->dtype));
+        pt_text_put(t, "            typedef %s T;\n            const T x = widen(", computed(compare ? op->in[0].dtype : op->dtype));
         operand(t, plan, s, k, 0);
-        add(t, ");\n");
+        pt_text_put(t, ");\n");
         if (binary) {
-            add(t, "            const T y = widen(");
+            pt_text_put(t, "            const T y = widen(");
             operand(t, plan, s, k, 1);
-            add(t, ");\n");
+            pt_text_put(t, ");\n");
         }
         if (compare) {
-            add(t, "            v%d = (%s) ? 1 : 0;\n", k, row->expr);
+            pt_text_put(t, "            v%d = (%s) ? 1 : 0;\n", k, row->expr);
         } else {
-            add(t, "            const T s = from_double<T>(p.scalar[%d][0]), s2 = from_double<T>(p.scalar[%d][1]);\n"
+            pt_text_put(t, "            const T s = from_double<T>(p.scalar[%d][0]), s2 = from_double<T>(p.scalar[%d][1]);\n"
                    "            (void)s;\n            (void)s2;\n", k, k);
-            add(t, "            v%d = narrow<%s>((T)(%s));\n", k, out, row->expr);
+            pt_text_put(t, "            v%d = narrow<%s>((T)(%s));\n", k, out, row->expr);
         }
     }
-    add(t, "        }\n        ptcu_fused_rounded(v%d);\n", k);
+    pt_text_put(t, "        }\n        ptcu_fused_rounded(v%d);\n", k);
 }
 
 char *ptcu_fused_source(const pt_fused_chain *c, const ptcu_fused_plan *plan) {
-    text t = {0};
-    add(&t, "/* generated by libportable's cuda plugin (exec_fused_source.c): %d steps */\n"
+    pt_text t = {0};
+    pt_text_put(&t, "/* generated by libportable's cuda plugin (exec_fused_source.c): %d steps */\n"
             "#define PTCU_FUSED_KERNEL 1\n#include \"k_values.cuh\"\n#include \"portable/ew_math.h\"\n#include \"fused_abi.h\"\n\n"
             "using namespace ptcu;\n\n"
             "extern \"C\" __global__ void __launch_bounds__(PTCU_FUSED_THREADS)\n"
@@ -134,17 +101,17 @@ char *ptcu_fused_source(const pt_fused_chain *c, const ptcu_fused_plan *plan) {
     for (int n = 0; n < plan->n_loads; ++n) {
         const ptcu_fused_load *l = &plan->load[n];
         const char *ty = stored(c->steps[l->step].op.in[l->input].dtype);
-        add(&t, "        const %s l%d = ((const %s *)p.load[%d])[", ty, n, ty, n);
-        if (l->kind == PTCU_LOAD_CONTIGUOUS) add(&t, "i");
-        else if (l->kind == PTCU_LOAD_ONE) add(&t, "0");
-        else add(&t, "ptcu_fused_offset<%d>(i, p.strided[%d])", (int)l->ndim, (int)l->slot);
-        add(&t, "];\n");
+        pt_text_put(&t, "        const %s l%d = ((const %s *)p.load[%d])[", ty, n, ty, n);
+        if (l->kind == PTCU_LOAD_CONTIGUOUS) pt_text_put(&t, "i");
+        else if (l->kind == PTCU_LOAD_ONE) pt_text_put(&t, "0");
+        else pt_text_put(&t, "ptcu_fused_offset<%d>(i, p.strided[%d])", (int)l->ndim, (int)l->slot);
+        pt_text_put(&t, "];\n");
     }
     for (int k = 0; k < c->n_steps; ++k) step(&t, plan, &c->steps[k], k);
     for (int k = 0; k < c->n_steps; ++k)
         if (plan->store_of[k] >= 0)
-            add(&t, "        ((%s *)p.store[%d])[i] = v%d;\n", stored(c->steps[k].op.out.dtype), (int)plan->store_of[k], k);
-    add(&t, "    }\n}\n");
+            pt_text_put(&t, "        ((%s *)p.store[%d])[i] = v%d;\n", stored(c->steps[k].op.out.dtype), (int)plan->store_of[k], k);
+    pt_text_put(&t, "    }\n}\n");
     if (t.failed) {
         free(t.s);
         return NULL;

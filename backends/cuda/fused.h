@@ -5,7 +5,7 @@
  *   exec_fused_source.c  the kernel's CUDA C++ text, built from the rows of
  *                        portable/ew_math.h and the conversions of k_values.cuh
  *   launch_fused.c       compiled kernels cached per (architecture, source)
- *                        in memory and on disk, loaded with cudaLibraryLoadData
+ *                        in memory, loaded with cudaLibraryLoadData
  *   launch_nvrtc.c       the compiler: NVRTC, loaded with dlopen (the
  *                        simulator links sim/sim_compile.cpp instead, which
  *                        runs the host C++ compiler on the same text)
@@ -40,6 +40,18 @@ typedef struct ptcu_fused_plan {
     ptcu_fused_load load[PTCU_FUSED_MAX_LOADS];
 } ptcu_fused_plan;
 
+/* Everything a chain's generated source depends on (each step's kind, its
+ * dtypes and links, and the plan), zeroed padding included, so compiled
+ * kernels are found by comparing bytes, not by writing the text again. */
+typedef struct ptcu_fused_key {
+    ptcu_fused_plan plan;
+    int32_t n_steps;
+    struct {
+        int32_t kind;
+        int8_t dtype, out, in[PT_OP_MAX_INPUTS], src[PT_OP_MAX_INPUTS];
+    } step[PTCU_FUSED_MAX_STEPS];
+} ptcu_fused_key;
+
 /* ---- exec_fused.c ---- */
 
 /* Whether FUSED op's chain can be generated (reason recorded if not);
@@ -59,9 +71,10 @@ char *ptcu_fused_source(const pt_fused_chain *c, const ptcu_fused_plan *plan);
 
 /* ---- launch_fused.c ---- */
 
-/* The kernel for source on d (compiled and loaded on first use, d's
- * architecture), reason recorded on failure. */
-pt_status ptcu_fused_kernel(ptcu_device *d, const char *source, cudaKernel_t *out);
+/* The kernel of chain c (planned as key says) on d: found by key, else
+ * its source written, compiled for d's architecture and loaded; the reason
+ * recorded on failure. */
+pt_status ptcu_fused_kernel(ptcu_device *d, const ptcu_fused_key *key, const pt_fused_chain *c, cudaKernel_t *out);
 /* At shutdown: unloads every library. */
 void ptcu_fused_forget(void);
 

@@ -1,6 +1,6 @@
 /* libportable CUDA backend — the generated kernels of fused chains
- * (fused.h), compiled once per (compute capability, source) and kept for
- * the process in memory. Loaded with cudaLibraryLoadData: context-independent,
+ * (fused.h), compiled once per (compute capability, chain structure) and
+ * kept for the process in memory, found by the structure's bytes. Loaded with cudaLibraryLoadData: context-independent,
  * so one load serves every device of the architecture. */
 #include <pthread.h>
 #include <stdlib.h>
@@ -11,7 +11,7 @@
 typedef struct entry {
     struct entry *next;
     int major, minor;
-    char *source;
+    ptcu_fused_key key;
     cudaLibrary_t lib;
     cudaKernel_t kernel;
 } entry;
@@ -19,9 +19,9 @@ typedef struct entry {
 static pthread_mutex_t lock = PTHREAD_MUTEX_INITIALIZER;
 static entry *entries;
 
-static entry *find(int major, int minor, const char *source) {
+static entry *find(int major, int minor, const ptcu_fused_key *key) {
     for (entry *e = entries; e; e = e->next)
-        if (e->major == major && e->minor == minor && !strcmp(e->source, source)) return e;
+        if (e->major == major && e->minor == minor && !memcmp(&e->key, key, sizeof *key)) return e;
     return NULL;
 }
 
@@ -44,16 +44,17 @@ static pt_status build(int major, int minor, const char *source, entry *e) {
     return PT_OK;
 }
 
-pt_status ptcu_fused_kernel(ptcu_device *d, const char *source, cudaKernel_t *out) {
+pt_status ptcu_fused_kernel(ptcu_device *d, const ptcu_fused_key *key, const pt_fused_chain *c, cudaKernel_t *out) {
     pthread_mutex_lock(&lock);
-    entry *e = find(d->cc_major, d->cc_minor, source);
+    entry *e = find(d->cc_major, d->cc_minor, key);
     pt_status s = PT_OK;
     if (!e) {
-        e = calloc(1, sizeof *e);
-        if (e) e->source = strdup(source);
-        if (!e || !e->source) {
-            s = ptcu_fail(PT_ERR_OUT_OF_MEMORY, "fused: out of host memory for the kernel cache");
+        char *source = ptcu_fused_source(c, &key->plan);
+        e = source ? calloc(1, sizeof *e) : NULL;
+        if (!e) {
+            s = ptcu_fail(PT_ERR_OUT_OF_MEMORY, "fused: out of host memory for a kernel's source and cache entry");
         } else {
+            e->key = *key;
             e->major = d->cc_major;
             e->minor = d->cc_minor;
             s = build(e->major, e->minor, source, e);
@@ -63,11 +64,11 @@ pt_status ptcu_fused_kernel(ptcu_device *d, const char *source, cudaKernel_t *ou
             entries = e;
             ptcu_host->log(PT_LOG_DEBUG, "cuda: compiled a fused kernel (%zu bytes of source) for sm_%d%d with %s",
                            strlen(source), d->cc_major, d->cc_minor, ptcu_compiler_identity());
-        } else if (e) {
-            free(e->source);
+        } else {
             free(e);
             e = NULL;
         }
+        free(source);
     }
     if (e) *out = e->kernel;
     pthread_mutex_unlock(&lock);
@@ -80,7 +81,6 @@ void ptcu_fused_forget(void) {
         entry *e = entries;
         entries = e->next;
         (void)cudaLibraryUnload(e->lib);
-        free(e->source);
         free(e);
     }
     pthread_mutex_unlock(&lock);

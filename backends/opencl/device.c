@@ -83,16 +83,34 @@ void ocl_device_props_extra(const ocl_device *d, pt_device_props *out) {
     free(list);
 }
 
-/* Fills d->cb where graphs can replay as command buffers (internal.h),
- * else says why not in d->no_graphs. */
+/* Fills d->cb where graphs replay as command buffers (internal.h), else
+ * sets d->graph_kernels where they replay as lists of pre-bound kernels,
+ * else says why they replay op by op in d->no_graphs. */
 static void ocl_command_buffers_probe(ocl_device *d) {
-    /* off/on, or 0/1 as the plugin's other switches take */
-    static const char *const off_on[] = {"off", "on", "0", "1", NULL};
+    /* off/on, or 0/1 as the plugin's other switches take; kernels: lists
+     * even where command buffers exist; command-buffers: them wherever they
+     * exist, PoCL included */
+    static const char *const modes[] = {"off", "on", "0", "1", "kernels", "command-buffers", NULL};
     memset(&d->cb, 0, sizeof d->cb);
+    d->graph_kernels = false;
+    d->no_graphs[0] = '\0';
     cl_bitfield caps = 0;
-    if (PT_HOST_HAS(ocl_host, env_choice) &&
-        ocl_host->env_choice("PORTABLE_OPENCL_GRAPHS", off_on, 1) % 2 == 0) {
+    const int mode = PT_HOST_HAS(ocl_host, env_choice) ? ocl_host->env_choice("PORTABLE_OPENCL_GRAPHS", modes, 1) : 1;
+    if (mode == 0 || mode == 2) {
         snprintf(d->no_graphs, sizeof d->no_graphs, "PORTABLE_OPENCL_GRAPHS=off");
+        return;
+    }
+    /* Every return below without command buffers lists kernels instead. */
+    d->graph_kernels = true;
+    if (mode == 4) return;
+    /* PoCL 3.1 re-creates every recorded command at each
+     * clEnqueueCommandBufferKHR: its buffers cost the host more per kernel
+     * than queuing pre-bound kernels (bench/opencl's "tiny" part measures
+     * both), so lists are its default. */
+    if (mode != 5 && strstr(d->platform_name, "Portable Computing Language")) {
+        snprintf(d->no_graphs, sizeof d->no_graphs,
+                 "PoCL's command buffers cost more per kernel than queuing them (PORTABLE_OPENCL_GRAPHS="
+                 "command-buffers uses them)");
         return;
     }
     if (!ocl_has_extension(d->id, OCL_CB_EXTENSION)) {
@@ -130,6 +148,7 @@ static void ocl_command_buffers_probe(ocl_device *d) {
         return;
     }
     d->cb = a;
+    d->graph_kernels = false;
 }
 
 static void ocl_describe(ocl_device *d) {

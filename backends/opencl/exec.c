@@ -253,7 +253,7 @@ pt_status ocl_graph_instantiate(int dev, const pt_op *ops, int32_t n_ops, void *
     char why[256] = "", unrecorded[256] = "";
     ocl_plan *p = calloc(1, sizeof *p);
     if (!p) snprintf(why, sizeof why, "out of host memory");
-    if (p && !d->cb.create) snprintf(why, sizeof why, "%s", d->no_graphs);
+    if (p && !d->cb.create && !d->graph_kernels) snprintf(why, sizeof why, "%s", d->no_graphs);
     if (!why[0]) {
         pthread_mutex_lock(&d->lock);
         (void)ocl_plan_record(d, dev, ops, n_ops, p, why, sizeof why, unrecorded, sizeof unrecorded);
@@ -266,14 +266,19 @@ pt_status ocl_graph_instantiate(int dev, const pt_op *ops, int32_t n_ops, void *
         ocl_log(PT_LOG_INFO, "opencl:%d: a graph of %d ops replays op by op: %s", dev, (int)n_ops, why);
         return ocl_fail(PT_ERR_UNSUPPORTED, "%s", why);
     }
+    /* What a recorded run is: a command buffer, or a list of pre-bound
+     * kernels (and why not a command buffer). */
+    char how[200];
+    if (d->cb.create) snprintf(how, sizeof how, "%s", OCL_CB_EXTENSION);
+    else snprintf(how, sizeof how, "pre-bound kernels: %s", d->no_graphs[0] ? d->no_graphs : "PORTABLE_OPENCL_GRAPHS=kernels");
+    const char *what = d->cb.create ? "command buffer" : "kernel list";
     if (p->n_seg == 1)
-        ocl_log(PT_LOG_INFO, "opencl:%d: a graph of %d ops replays as one command buffer (%s)", dev,
-                (int)n_ops, OCL_CB_EXTENSION);
+        ocl_log(PT_LOG_INFO, "opencl:%d: a graph of %d ops replays as one %s (%s)", dev, (int)n_ops, what, how);
     else
         ocl_log(PT_LOG_INFO,
-                "opencl:%d: a graph of %d ops replays as %d command buffers (%s) holding %d of its ops, "
+                "opencl:%d: a graph of %d ops replays as %d %ss (%s) holding %d of its ops, "
                 "the other %d queued one at a time between them (the first: %s)",
-                dev, (int)n_ops, p->n_cb, OCL_CB_EXTENSION, (int)p->n_recorded, (int)(n_ops - p->n_recorded),
+                dev, (int)n_ops, p->n_cb, what, how, (int)p->n_recorded, (int)(n_ops - p->n_recorded),
                 unrecorded);
     *graph = p;
     return PT_OK;

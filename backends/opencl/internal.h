@@ -102,8 +102,10 @@ typedef struct ocl_held {
     cl_kernel kernel;
 } ocl_held;
 
-/* A run of a graph's ops recorded into a command buffer (launch_graph.c; a
- * graph holds one per run of ops it can record, exec.c): the buffer, the
+/* A run of a graph's ops recorded into a command buffer, or listed as
+ * pre-bound kernels that a replay queues back to back with no argument
+ * setting (launch_graph.c; a graph holds one per run of ops it can record,
+ * exec.c): the buffer, the
  * last command's sync point (each command waits for the one before, so the
  * buffer keeps the queue's order on any implementation), a kernel object of
  * its own per command (PoCL 3.1 reads a recorded kernel's arguments when
@@ -111,8 +113,16 @@ typedef struct ocl_held {
  * share one whose arguments change), and the scratch buffers its
  * reductions use (a later, larger scratch replaces the device's own); all
  * held until the graph is released. */
+/* One launch of a graph replayed as pre-bound kernels. */
+typedef struct ocl_listed {
+    cl_kernel k; /* the graph's own, its arguments set once */
+    size_t offset, global, local;
+} ocl_listed;
+
 typedef struct ocl_graph {
-    ocl_command_buffer cb;
+    ocl_command_buffer cb; /* NULL: the launches are listed instead */
+    ocl_listed *listed;
+    int n_listed, cap_listed;
     ocl_sync_point last;
     bool has_last;
     cl_int err;            /* the first recording failure, CL_SUCCESS if none */
@@ -171,6 +181,10 @@ typedef struct ocl_device {
      * off; otherwise cb.create is NULL and no_graphs says why. */
     ocl_cb_api cb;
     char no_graphs[160];
+    /* Graphs replay as lists of pre-bound kernels (cb.create NULL, no_graphs
+     * empty): where the device has no command buffers, or
+     * PORTABLE_OPENCL_GRAPHS=kernels asks for them. */
+    bool graph_kernels;
 
     /* Created at first use under lock (ocl_device_ready). lock also
      * serialises kernel argument setting and launches: cl_kernel objects
@@ -385,10 +399,11 @@ pt_status ocl_synchronize(int dev);
 
 /* ---- Graphs as command buffers (launch_graph.c); the caller holds d->lock ---- */
 
-/* Starts recording into a new command buffer on d's queue: from now on,
- * until ocl_record_end, ocl_enqueue_at records kernels into *out instead of
- * queueing them. PT_ERR_UNSUPPORTED, with the reason in why, when d has no
- * command buffers or its queue lacks what they require. */
+/* Starts recording into a new command buffer on d's queue, or a new list
+ * of pre-bound kernels (d->graph_kernels): from now on, until
+ * ocl_record_end, ocl_enqueue_at records kernels into *out instead of
+ * queueing them. PT_ERR_UNSUPPORTED, with the reason in why, when d
+ * replays graphs op by op or its queue lacks what command buffers require. */
 pt_status ocl_record_begin(ocl_device *d, ocl_graph **out, char *why, size_t cap);
 /* Keeps the n arguments just set on k for its next recorded launch. */
 pt_status ocl_record_args(ocl_graph *g, cl_kernel k, const char *name, int n, const ocl_arg *args);

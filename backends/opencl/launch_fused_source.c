@@ -16,48 +16,13 @@
  * parts apart). Values are rounded to each step's dtype exactly as the
  * eager kernels round them: 16-bit floats are carried as their bits and
  * converted with vload_half / vstore_half_rte like copy_to_<dst>. */
-#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
+#include "../shared/text_builder.h"
 #include "internal.h"
 #include "portable/ew_math.h"
-
-/* A growing text; with p NULL nothing is written (supports' check run). */
-typedef struct ocl_text {
-    char *p;
-    size_t len, cap;
-    bool on, oom;
-} ocl_text;
-
-static void ocl_put(ocl_text *t, const char *fmt, ...) PT_PRINTF(2, 3);
-static void ocl_put(ocl_text *t, const char *fmt, ...) {
-    if (!t->on || t->oom) return;
-    for (;;) {
-        va_list ap;
-        va_start(ap, fmt);
-        int n = vsnprintf(t->p ? t->p + t->len : NULL, t->p ? t->cap - t->len : 0, fmt, ap);
-        va_end(ap);
-        if (n < 0) {
-            t->oom = true;
-            return;
-        }
-        if (t->p && t->len + (size_t)n < t->cap) {
-            t->len += (size_t)n;
-            return;
-        }
-        size_t cap = t->cap ? 2 * t->cap : 4096;
-        while (cap < t->len + (size_t)n + 1) cap *= 2;
-        char *p = realloc(t->p, cap);
-        if (!p) {
-            t->oom = true;
-            return;
-        }
-        t->p = p;
-        t->cap = cap;
-    }
-}
 
 /* The OpenCL C type a value of t is held in: 16-bit floats as their bits. */
 static const char *ocl_ctype(pt_dtype t) {
@@ -214,13 +179,13 @@ pt_status ocl_fused_generate(const ocl_device *d, const pt_fused_chain *c, char 
 #define OCL_REFUSE(...)                                                                          \
     do {                                                                                         \
         snprintf(why, cap, __VA_ARGS__);                                                         \
-        free(fn.p);                                                                              \
-        free(params.p);                                                                          \
-        free(body.p);                                                                            \
+        free(fn.s);                                                                              \
+        free(params.s);                                                                          \
+        free(body.s);                                                                            \
         return PT_ERR_UNSUPPORTED;                                                               \
     } while (0)
     const bool on = text != NULL;
-    ocl_text fn = {.on = on}, params = {.on = on}, body = {.on = on};
+    pt_text fn = {.off = !on}, params = {.off = !on}, body = {.off = !on};
     if (c->reduce)
         OCL_REFUSE("a reduction after the chain is not fused by this plugin (its summation order "
                    "is the reduce kernel's)");
@@ -281,7 +246,7 @@ pt_status ocl_fused_generate(const ocl_device *d, const pt_fused_chain *c, char 
     /* The text and the arguments, step by step. */
     ocl_plan plan = {.args = args};
     if (on) {
-        ocl_put(&fn, "/* A fused chain of %d steps (launch_fused_source.c). */\n"
+        pt_text_put(&fn, "/* A fused chain of %d steps (launch_fused_source.c). */\n"
                      "static inline float pt_fused_from_f16(ushort b) {\n"
                      "    return vload_half(0, (const __private half *)&b);\n}\n"
                      "static inline ushort pt_fused_to_f16(float f) {\n"
@@ -305,19 +270,19 @@ pt_status ocl_fused_generate(const ocl_device *d, const pt_fused_chain *c, char 
             snprintf(x[j], sizeof x[j], "x%d_%d", (int)k, j);
             ocl_plan_add(&plan, OCL_FA_IN_BUF, k, j, sizeof(cl_mem));
             ocl_plan_add(&plan, OCL_FA_IN_OFF, k, j, sizeof(cl_long));
-            ocl_put(&params, ", __global const %s *a%d_%d, long a%d_%do", its, (int)k, j, (int)k, j);
+            pt_text_put(&params, ", __global const %s *a%d_%d, long a%d_%do", its, (int)k, j, (int)k, j);
             if (ocl_is_contiguous(&st->op.in[j])) {
-                ocl_put(&body, "        const %s x%d_%d = a%d_%d[a%d_%do + i];\n", its, (int)k, j,
+                pt_text_put(&body, "        const %s x%d_%d = a%d_%d[a%d_%do + i];\n", its, (int)k, j,
                         (int)k, j, (int)k, j);
                 continue;
             }
             ocl_plan_add(&plan, OCL_FA_IN_ND, k, j, sizeof(cl_int));
             ocl_plan_add(&plan, OCL_FA_IN_SHAPE, k, j, sizeof(cl_long8));
             ocl_plan_add(&plan, OCL_FA_IN_STRIDES, k, j, sizeof(cl_long8));
-            ocl_put(&params, ", int a%d_%dnd, long8 a%d_%dsh, long8 a%d_%dst", (int)k, j, (int)k, j,
+            pt_text_put(&params, ", int a%d_%dnd, long8 a%d_%dsh, long8 a%d_%dst", (int)k, j, (int)k, j,
                     (int)k, j);
             /* common.cl's walk, all four strides the same (computed once) */
-            ocl_put(&body,
+            pt_text_put(&body,
                     "        const %s x%d_%d = a%d_%d[a%d_%do + pt_locate(i, a%d_%dnd, a%d_%dsh, "
                     "a%d_%dst, a%d_%dst, a%d_%dst, a%d_%dst).o];\n",
                     its, (int)k, j, (int)k, j, (int)k, j, (int)k, j, (int)k, j, (int)k, j, (int)k, j,
@@ -329,7 +294,7 @@ pt_status ocl_fused_generate(const ocl_device *d, const pt_fused_chain *c, char 
                 if (ocl_names(row->expr, q ? "s2" : "s")) {
                     snprintf(s[q], sizeof s[q], "s%d%s", (int)k, q ? "b" : "");
                     ocl_plan_add(&plan, q ? OCL_FA_SCALAR2 : OCL_FA_SCALAR, k, 0, pt_dtype_table_size(ct));
-                    ocl_put(&params, ", %s %s", cts, s[q]);
+                    pt_text_put(&params, ", %s %s", cts, s[q]);
                 } else {
                     snprintf(s[q], sizeof s[q], "(%s)0", cts);
                 }
@@ -338,7 +303,7 @@ pt_status ocl_fused_generate(const ocl_device *d, const pt_fused_chain *c, char 
         if (form == OCL_CAST) {
             char conv[512];
             (void)ocl_cast_text(st->op.in[0].dtype, st->op.out.dtype, x[0], conv, sizeof conv);
-            ocl_put(&body, "        const %s v%d = %s;\n", vts, (int)k, conv);
+            pt_text_put(&body, "        const %s v%d = %s;\n", vts, (int)k, conv);
         } else {
             /* the step's function: its form's operands, the row's expression */
             char params_k[160], call[200];
@@ -353,19 +318,19 @@ pt_status ocl_fused_generate(const ocl_device *d, const pt_fused_chain *c, char 
                          cts, cts, cts);
                 snprintf(call, sizeof call, form == OCL_BINARY ? "%s, %s, %s" : "%s, %s", x[0], x[1], s[0]);
             }
-            ocl_put(&fn, "static inline %s pt_fused_step%d(%s) { return (%s)%s; }\n", vts, (int)k, params_k,
+            pt_text_put(&fn, "static inline %s pt_fused_step%d(%s) { return (%s)%s; }\n", vts, (int)k, params_k,
                     row->expr, form == OCL_COMPARE ? " ? (uchar)1 : (uchar)0" : "");
-            ocl_put(&body, "        const %s v%d = pt_fused_step%d(%s);\n", vts, (int)k, (int)k, call);
+            pt_text_put(&body, "        const %s v%d = pt_fused_step%d(%s);\n", vts, (int)k, (int)k, call);
         }
         if (st->store) {
             ocl_plan_add(&plan, OCL_FA_OUT_BUF, k, 0, sizeof(cl_mem));
             ocl_plan_add(&plan, OCL_FA_OUT_OFF, k, 0, sizeof(cl_long));
-            ocl_put(&params, ", __global %s *o%d, long o%do", vts, (int)k, (int)k);
-            ocl_put(&body, "        o%d[o%do + i] = v%d;\n", (int)k, (int)k, (int)k);
+            pt_text_put(&params, ", __global %s *o%d, long o%do", vts, (int)k, (int)k);
+            pt_text_put(&body, "        o%d[o%do + i] = v%d;\n", (int)k, (int)k, (int)k);
         }
     }
     ocl_plan_add(&plan, OCL_FA_N, 0, 0, sizeof(cl_long));
-    ocl_put(&params, ", long n");
+    pt_text_put(&params, ", long n");
     if (plan.over || plan.bytes > OCL_FUSED_MAX_PARAM_BYTES)
         OCL_REFUSE("the chain's kernel would take %s%d arguments of %zu bytes (at most %d, of %d bytes: "
                    "what a recorded graph keeps and every device takes)",
@@ -373,21 +338,21 @@ pt_status ocl_fused_generate(const ocl_device *d, const pt_fused_chain *c, char 
     if (!on) return PT_OK;
     /* params starts with ", " */
     for (int w = 0; w < 2; ++w)
-        ocl_put(&fn,
+        pt_text_put(&fn,
                 "__kernel void fused_%s(%s) {\n"
                 "    const long i = (long)get_global_id(0);\n"
                 "    %s{\n%s    }\n}\n",
-                w ? "tail" : "whole", params.p ? params.p + 2 : "long n", w ? "if (i < n) " : "",
-                body.p ? body.p : "");
-    const bool oom = fn.oom || params.oom || body.oom;
-    free(params.p);
-    free(body.p);
+                w ? "tail" : "whole", params.s ? params.s + 2 : "long n", w ? "if (i < n) " : "",
+                body.s ? body.s : "");
+    const bool oom = fn.failed || params.failed || body.failed;
+    free(params.s);
+    free(body.s);
     if (oom) {
-        free(fn.p);
+        free(fn.s);
         snprintf(why, cap, "out of host memory for a chain's source");
         return PT_ERR_OUT_OF_MEMORY;
     }
-    *text = fn.p;
+    *text = fn.s;
     *t = arith;
     *n_args = plan.n;
     return PT_OK;

@@ -1,11 +1,14 @@
 /* libportable OpenCL backend — graphs recorded into command buffers
- * (cl_khr_command_buffer): while a graph's ops are dispatched (exec.c),
- * every kernel launch (ocl_enqueue_at, launch.c) is recorded here instead
- * of queued, each with a kernel object of its own that carries the
- * arguments ocl_set_args set for it; a replay is then one
- * clEnqueueCommandBufferKHR on the device's queue instead of a
- * clSetKernelArg and clEnqueueNDRangeKernel per kernel. The entry points
- * come from the platform (device.c). */
+ * (cl_khr_command_buffer) or listed as pre-bound kernels: while a graph's
+ * ops are dispatched (exec.c), every kernel launch (ocl_enqueue_at,
+ * launch.c) is recorded here instead of queued, each with a kernel object
+ * of its own that carries the arguments ocl_set_args set for it. A replay
+ * is then one clEnqueueCommandBufferKHR on the device's queue, or one
+ * clEnqueueNDRangeKernel per listed kernel, instead of a clSetKernelArg
+ * and clEnqueueNDRangeKernel per kernel. Lists serve devices without
+ * command buffers, and those whose command buffers cost more per command
+ * than queuing the kernels (device.c chooses). The command buffers' entry
+ * points come from the platform (device.c). */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -16,23 +19,24 @@ pt_status ocl_record_begin(ocl_device *d, ocl_graph **out, char *why, size_t cap
     *out = NULL;
     const cl_command_queue_properties have = d->profiling ? CL_QUEUE_PROFILING_ENABLE : 0;
     ocl_graph *g = NULL;
-    if (!d->cb.create)
+    if (!d->cb.create && !d->graph_kernels)
         snprintf(why, cap, "%s", d->no_graphs);
-    else if (d->cb.queue_props & ~have)
+    else if (d->cb.create && (d->cb.queue_props & ~have))
         snprintf(why, cap, "%s's command buffers need queue properties 0x%llx, its queue has 0x%llx",
                  d->name, (unsigned long long)d->cb.queue_props, (unsigned long long)have);
     else if (!(g = calloc(1, sizeof *g)))
         snprintf(why, cap, "out of host memory");
     if (!g) return PT_ERR_UNSUPPORTED;
-    /* Simultaneous use: a replay may be queued while the last one runs. */
-    const ocl_cb_properties props[] = {OCL_COMMAND_BUFFER_FLAGS, OCL_COMMAND_BUFFER_SIMULTANEOUS_USE,
-                                       0};
-    cl_int err = CL_SUCCESS;
-    g->cb = d->cb.create(1, &d->queue, props, &err);
-    if (!g->cb) {
-        free(g);
-        snprintf(why, cap, "clCreateCommandBufferKHR failed: %s", ocl_error_name(err));
-        return PT_ERR_UNSUPPORTED;
+    if (d->cb.create) {
+        /* Simultaneous use: a replay may be queued while the last one runs. */
+        const ocl_cb_properties props[] = {OCL_COMMAND_BUFFER_FLAGS, OCL_COMMAND_BUFFER_SIMULTANEOUS_USE, 0};
+        cl_int err = CL_SUCCESS;
+        g->cb = d->cb.create(1, &d->queue, props, &err);
+        if (!g->cb) {
+            free(g);
+            snprintf(why, cap, "clCreateCommandBufferKHR failed: %s", ocl_error_name(err));
+            return PT_ERR_UNSUPPORTED;
+        }
     }
     d->recording = g;
     *out = g;
@@ -124,6 +128,17 @@ pt_status ocl_record_kernel(ocl_device *d, cl_kernel k, const char *name, size_t
     pt_status s = ocl_hold_scratch(d, g);
     if (s == PT_OK) s = ocl_own_kernel(d, g, k, name, &own);
     if (s != PT_OK) return s;
+    if (!g->cb) {
+        if (g->n_listed == g->cap_listed) {
+            const int grown = g->cap_listed ? 2 * g->cap_listed : 16;
+            ocl_listed *l = realloc(g->listed, (size_t)grown * sizeof *l);
+            if (!l) return ocl_fail(PT_ERR_OUT_OF_MEMORY, "out of host memory for a graph");
+            g->listed = l;
+            g->cap_listed = grown;
+        }
+        g->listed[g->n_listed++] = (ocl_listed){own, offset, global, local};
+        return PT_OK;
+    }
     ocl_sync_point point = 0;
     const size_t off[1] = {offset};
     cl_int err = d->cb.ndrange(g->cb, NULL, NULL, own, 1, offset ? off : NULL, &global, &local,
@@ -139,6 +154,7 @@ pt_status ocl_record_end(ocl_device *d, ocl_graph *g, const char *failed, char *
     cl_int err = g->err;
     const char *what = g->err_what;
     if (!failed && err == CL_SUCCESS) {
+        if (!g->cb) return PT_OK;
         err = d->cb.finalize(g->cb);
         what = "clFinalizeCommandBufferKHR";
         if (err == CL_SUCCESS) return PT_OK;
@@ -152,6 +168,16 @@ pt_status ocl_record_end(ocl_device *d, ocl_graph *g, const char *failed, char *
 }
 
 pt_status ocl_graph_enqueue(ocl_device *d, ocl_graph *g) {
+    for (int i = 0; !g->cb && i < g->n_listed; ++i) {
+        const ocl_listed *l = &g->listed[i];
+        const size_t off[1] = {l->offset};
+        cl_int err = clEnqueueNDRangeKernel(d->queue, l->k, 1, l->offset ? off : NULL, &l->global, &l->local, 0,
+                                            NULL, NULL);
+        if (err != CL_SUCCESS)
+            return ocl_cl_fail(err, "clEnqueueNDRangeKernel of a graph's kernel %d of %d on %s", i, g->n_listed,
+                               d->name);
+    }
+    if (!g->cb) return PT_OK;
     cl_int err = d->cb.enqueue(1, &d->queue, g->cb, 0, NULL, NULL);
     if (err != CL_SUCCESS)
         return ocl_cl_fail(err, "clEnqueueCommandBufferKHR on %s", d->name);
@@ -160,12 +186,13 @@ pt_status ocl_graph_enqueue(ocl_device *d, ocl_graph *g) {
 
 void ocl_record_release(const ocl_device *d, ocl_graph *g) {
     if (!d->no_calls_at_exit) {
-        d->cb.release(g->cb);
+        if (g->cb) d->cb.release(g->cb);
         for (int i = 0; i < g->n_held; ++i) {
             if (g->held[i].mem) clReleaseMemObject(g->held[i].mem);
             if (g->held[i].kernel) clReleaseKernel(g->held[i].kernel);
         }
     }
     free(g->held);
+    free(g->listed);
     free(g);
 }

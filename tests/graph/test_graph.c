@@ -477,45 +477,53 @@ static void test_released_inputs(void) {
 
 /* ---- Whether replays took the backend's own path ----
  * The OpenCL and CUDA plugins say at PORTABLE_LOG=info whether a graph
- * replays as one command buffer (one CUDA graph), as command buffers around
- * the ops OpenCL queues one at a time (products), or op by op (and why).
- * PT_TEST_GRAPH_PATHS=pocl fails the run when the device is PoCL's with
- * cl_khr_command_buffer and no graph took the first path (and the graph of
- * products below the second); =cuda fails it when no graph replayed as a
- * CUDA graph or any replayed op by op by the plugin's choice (every graph
- * here can be captured); =none fails it when any graph took the backend's
- * own path (PORTABLE_OPENCL_GRAPHS=off, PORTABLE_CUDA_GRAPHS=off). */
+ * replays as one command buffer, one list of pre-bound kernels or one CUDA
+ * graph, as command buffers (kernel lists) around the ops OpenCL queues one
+ * at a time (products), or op by op (and why). PT_TEST_GRAPH_PATHS=pocl
+ * fails the run when the device is PoCL's and no graph took the first path
+ * (and the graph of products below the second); =pocl-command-buffers
+ * also when those were not command buffers (PORTABLE_OPENCL_GRAPHS=
+ * command-buffers, where PoCL has cl_khr_command_buffer); =cuda fails it
+ * when no graph replayed as a CUDA graph or any replayed op by op by the
+ * plugin's choice (every graph here can be captured); =none fails it when
+ * any graph took the backend's own path (PORTABLE_OPENCL_GRAPHS=off,
+ * PORTABLE_CUDA_GRAPHS=off). */
 
-static atomic_int n_command_buffer_graphs, n_segmented_graphs, n_op_by_op_graphs;
+static atomic_int n_whole_graphs, n_segmented_graphs, n_op_by_op_graphs, n_command_buffer_graphs;
 
 static void count_graph_paths(pt_log_level level, const char *message, void *user) {
     (void)user;
-    if (strstr(message, "replays as one command buffer") || strstr(message, "replays as one CUDA graph"))
+    if (strstr(message, "replays as one command buffer") || strstr(message, " command buffers ("))
         atomic_fetch_add(&n_command_buffer_graphs, 1);
-    else if (strstr(message, " command buffers (")) atomic_fetch_add(&n_segmented_graphs, 1);
+    if (strstr(message, "replays as one command buffer") || strstr(message, "replays as one kernel list") ||
+        strstr(message, "replays as one CUDA graph"))
+        atomic_fetch_add(&n_whole_graphs, 1);
+    else if (strstr(message, " command buffers (") || strstr(message, " kernel lists ("))
+        atomic_fetch_add(&n_segmented_graphs, 1);
     else if (strstr(message, "replays op by op")) atomic_fetch_add(&n_op_by_op_graphs, 1);
     else if (level >= PT_LOG_WARN) fprintf(stderr, "portable: %s\n", message);
 }
 
-/* Whether PT_TEST_GRAPH_PATHS=pocl and the device is PoCL's with
- * cl_khr_command_buffer: graphs must then take the command-buffer paths. */
-static bool command_buffers_expected(void) {
+/* Whether PT_TEST_GRAPH_PATHS asks for PoCL's own paths and the device is
+ * PoCL's (with cl_khr_command_buffer where command buffers are asked for). */
+static bool pocl_paths_expected(void) {
     const char *want = getenv("PT_TEST_GRAPH_PATHS");
-    if (!want || strcmp(want, "pocl") != 0) return false;
+    if (!want || strncmp(want, "pocl", 4) != 0) return false;
     pt_device_props p;
-    if (pt_device_info(dev, &p) != PT_OK) return false;
-    return strstr(p.platform, "Portable Computing Language") && strstr(p.extensions, "cl_khr_command_buffer");
+    if (pt_device_info(dev, &p) != PT_OK || !strstr(p.platform, "Portable Computing Language")) return false;
+    return strcmp(want, "pocl-command-buffers") != 0 || strstr(p.extensions, "cl_khr_command_buffer");
 }
 
 static void check_graph_paths(const char *want) {
-    int own = atomic_load(&n_command_buffer_graphs), seg = atomic_load(&n_segmented_graphs),
-        per_op = atomic_load(&n_op_by_op_graphs);
-    printf("graphs replayed as one command buffer or CUDA graph: %d, as command buffers around ops queued one "
-           "at a time: %d, op by op by the plugin's choice: %d\n",
-           own, seg, per_op);
+    int own = atomic_load(&n_whole_graphs), seg = atomic_load(&n_segmented_graphs),
+        per_op = atomic_load(&n_op_by_op_graphs), cb = atomic_load(&n_command_buffer_graphs);
+    printf("graphs replayed as one command buffer, kernel list or CUDA graph: %d, as command buffers or kernel "
+           "lists around ops queued one at a time: %d, op by op by the plugin's choice: %d (as command buffers: "
+           "%d)\n",
+           own, seg, per_op, cb);
     if (!want) return;
     if (!strcmp(want, "none")) {
-        check_report(own + seg == 0, __FILE__, __LINE__, "no graph replays as command buffers or a CUDA graph");
+        check_report(own + seg == 0, __FILE__, __LINE__, "no graph replays by the plugin's own path");
         return;
     }
     if (!strcmp(want, "cuda")) {
@@ -524,12 +532,15 @@ static void check_graph_paths(const char *want) {
         check_report(per_op == 0, __FILE__, __LINE__, "no graph replays op by op on cuda");
         return;
     }
-    if (command_buffers_expected())
-        check_report(own > 0, __FILE__, __LINE__,
-                     "PoCL with cl_khr_command_buffer: graphs replay as command buffers "
-                     "(run at PORTABLE_LOG=info so the plugin says which)");
-    else
-        printf("no command buffers expected on %s\n", pt_device_name(dev));
+    if (!pocl_paths_expected()) {
+        printf("no own graph path expected on %s\n", pt_device_name(dev));
+        return;
+    }
+    check_report(own > 0, __FILE__, __LINE__,
+                 "PoCL: graphs replay by the plugin's own path (run at PORTABLE_LOG=info so the plugin says which)");
+    if (!strcmp(want, "pocl-command-buffers"))
+        check_report(cb == own + seg, __FILE__, __LINE__,
+                     "PORTABLE_OPENCL_GRAPHS=command-buffers: every graph the plugin replays is command buffers");
 }
 
 /* ---- Replays equal eager runs, bit for bit, beyond training ----
@@ -675,9 +686,9 @@ static void test_products_replay(void) {
             pt_release(eager[i]);
         }
     }
-    if (command_buffers_expected())
+    if (pocl_paths_expected())
         check_report(atomic_load(&n_segmented_graphs) == segmented_before + 1, __FILE__, __LINE__,
-                     "PoCL: the graph with products replays as command buffers around the products");
+                     "PoCL: the graph with products replays as command buffers or kernel lists around the products");
     pt_graph_free(g);
     for (int i = 0; i < PROD_OUTS; ++i) pt_release(replayed[i]);
     pt_scope_end(scope);
