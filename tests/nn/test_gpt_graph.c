@@ -1,7 +1,11 @@
 /* A GPT training step (forward, cross-entropy, backward, clipping, AdamW
  * with the warm-up + cosine schedule) captured once as a graph and replayed
  * gives the eager run's losses and weights: two GPTs made from the same
- * seed, one stepped eagerly and one by replays, on the same batches. */
+ * seed, one stepped eagerly and one by replays, on the same batches. Bit
+ * for bit on the cpu, which keeps the eager order inside fused chains;
+ * elsewhere a fused chain with a reduction may sum in its own order
+ * (docs/graphs.md), so 1e-5 relative there (0 measured on PoCL and the
+ * CUDA simulator). */
 #include <string.h>
 
 #include "nn_test.h"
@@ -98,7 +102,9 @@ int main(void) {
     const double worst_w = max_param_diff(eager.m, graphed.m);
     printf("%d steps: loss %.5f -> %.5f; replay against eager: worst loss difference %g, weights %g\n", STEPS, first,
            last, worst_loss, worst_w);
-    NN_CHECK(worst_loss == 0 && worst_w == 0, "replays give the eager losses and weights exactly");
+    const double tol = strncmp(pt_device_name(dev), "cpu", 3) == 0 ? 0 : 1e-5;
+    NN_CHECK(worst_loss <= tol * fabs(first) && worst_w <= tol, "replays give the eager losses and weights (tolerance %g)",
+             tol);
     NN_CHECK(last < first, "the run learns");
     pt_graph_free(g);
     pt_scope_end(outer);
