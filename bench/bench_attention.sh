@@ -11,6 +11,10 @@
 # Each contender's BLAS: libportable's plugin runs OpenBLAS single-threaded
 # under its own OpenMP team; PyTorch gets OPENBLAS_NUM_THREADS = its thread
 # count, since its batched products thread inside BLAS.
+# Both sides' OpenMP runtime is libgomp, whose idle threads spin before they
+# sleep: on a machine whose cores other work holds, two threads lose whole
+# time slices waiting for each other. OMP_WAIT_POLICY=passive in the caller's
+# environment (both sides read it) shows the runs without that spinning.
 # PT_PYTHON names the python3 with PyTorch (default /usr/bin/python3).
 set -euo pipefail
 build=${1:-build}
@@ -50,7 +54,8 @@ flags=$(grep -m1 -ow -E 'avx512f|avx2' /proc/cpuinfo | sort -u | tr '\n' ' ')
 
 echo "# Causal attention forward + backward on the cpu: libportable vs PyTorch"
 echo
-echo "Host: $model, $(nproc) cores (${flags% }); load average before: $(cut -d' ' -f1-3 /proc/loadavg)."
+echo "Host: $model, $(nproc) cores (${flags% }); load average before: $(cut -d' ' -f1-3 /proc/loadavg);" \
+     "OpenMP wait policy ${OMP_WAIT_POLICY:-as the runtime sets it (libgomp: spin, then sleep)}."
 echo
 echo "ISA: libportable ${blas:-OpenBLAS unknown} kernels${gemm:+ ($gemm)}, ${vm:-vecmath unknown}; PyTorch ${theirs} (OpenBLAS core ${core})."
 for threads in 1 2; do

@@ -1,10 +1,11 @@
 /* libportable cpu backend — ATTENTION and ATTENTION_BACKWARD (backend.h
  * ATTENTION): softmax(q k^T scale + mask) v without the [Tq, Tk] scores.
  *
- * Every step is a matrix product of blocks (gemm.c: OpenBLAS, or oneDNN's
- * sgemm where the plugin chose it), ATTN_ROWS query rows by ATTN_KEYS keys,
- * so the multiply-adds run in BLAS's register-blocked kernels and only the
- * softmax's element-wise work is ours (its exp vectorised by vecmath.h).
+ * Every step is a matrix product of blocks (exec_matmul_gemm.c: OpenBLAS,
+ * or oneDNN's sgemm where the plugin chose it), ATTN_ROWS query rows by
+ * ATTN_KEYS keys, so the multiply-adds run in BLAS's register-blocked
+ * kernels and only the softmax's element-wise work is ours (its exp
+ * vectorised by vecmath.h).
  *
  * Forward: each task is one block of query rows of one (b, h); it walks
  * the key blocks with the online softmax of flash attention: S = Q K^T
@@ -38,10 +39,11 @@
 #include "internal.h"
 #include "vecmath.h"
 
-/* Blocks: 64 x 64 products are large enough for BLAS's kernels to run near
- * their peak, and a block of scores (16 KiB in f32) with the operand blocks
- * stays in L2. Causal attention computes the diagonal blocks whole, so
- * larger blocks would waste more at short T. */
+/* Blocks: a block of scores (16 KiB in f32) with its operand blocks stays
+ * in L2. Blocks of 32 to 128 rows and keys ran within 5% of each other at
+ * T = 1024 on a Zen core (bench/bench_attention.sh, one thread); causal
+ * attention computes the diagonal blocks whole, so larger ones waste more
+ * at short T (128 was 10% slower at T = 256). */
 #define ATTN_ROWS 64 /* query rows per block */
 #define ATTN_KEYS 64 /* keys per block */
 /* Backward: a head has ceil(ATTN_TASKS / heads) tasks (at most one per key

@@ -1,6 +1,6 @@
 /* libportable cpu backend — MATMUL: [B, M, K] x [B, K, N] -> [B, M, N].
  *
- * Each batch is one row-major GEMM call (gemm.c): an input whose strides make
+ * Each batch is one row-major GEMM call (exec_matmul_gemm.c): an input whose strides make
  * it column-major is passed transposed, a batch stride of 0 reuses the same
  * matrix. An input BLAS cannot address (a broadcast row, a leading dimension
  * smaller than a row) is first packed into a contiguous scratch copy. Tiny

@@ -213,9 +213,10 @@ const char *pt_cpu_gemm_note(void);
  * thread; false when oneDNN refused. */
 bool pt_cpu_onednn_sgemm(bool ta, bool tb, int64_t M, int64_t N, int64_t K, float alpha, const float *A,
                          int64_t lda, const float *B, int64_t ldb, float beta, float *C, int64_t ldc);
-/* gemm.c: C = alpha op(A) op(B) + beta C, row-major, on the calling thread
- * (oneDNN or OpenBLAS as chosen above for f32, OpenBLAS for f64, a loop
- * without BLAS); ld* are leading dimensions in elements. M or N 0: nothing. */
+/* exec_matmul_gemm.c: C = alpha op(A) op(B) + beta C, row-major, on the
+ * calling thread (oneDNN or OpenBLAS as chosen above for f32, OpenBLAS for
+ * f64, a loop without BLAS); ld* are leading dimensions in elements. M or N
+ * 0: nothing. */
 void pt_cpu_gemm_f32(bool ta, bool tb, int64_t M, int64_t N, int64_t K, float alpha, const float *A, int64_t lda,
                      const float *B, int64_t ldb, float beta, float *C, int64_t ldc);
 void pt_cpu_gemm_f64(bool ta, bool tb, int64_t M, int64_t N, int64_t K, double alpha, const double *A, int64_t lda,
