@@ -25,6 +25,11 @@ if [[ -x "$build"/bench/bench_cnn ]]; then
   echo
   bash "$(dirname "$0")"/bench_cnn.sh "$build" 3 2>&1 || echo "(bench_cnn.sh failed)"
 fi
+# Causal attention forward + backward vs PyTorch (1 and 2 threads, alternating): its own driver.
+if [[ -x "$build"/bench/bench_attention ]]; then
+  echo
+  bash "$(dirname "$0")"/bench_attention.sh "$build" 3 2>&1 | sed 's/^# /## /' || echo "(bench_attention.sh failed)"
+fi
 # Per-op overhead from Python, the package against PyTorch (needs python3-cffi and torch).
 if [[ -f "$build"/python/_cdef.h ]] && /usr/bin/python3 -c "import cffi, torch" 2>/dev/null; then
   echo

@@ -1,6 +1,6 @@
 /* libportable cpu backend — MATMUL: [B, M, K] x [B, K, N] -> [B, M, N].
  *
- * Each batch is one row-major cblas_?gemm call: an input whose strides make
+ * Each batch is one row-major GEMM call (exec_matmul_gemm.c): an input whose strides make
  * it column-major is passed transposed, a batch stride of 0 reuses the same
  * matrix. An input BLAS cannot address (a broadcast row, a leading dimension
  * smaller than a row) is first packed into a contiguous scratch copy. Tiny
@@ -176,21 +176,13 @@ static void mm_blas_block(const mm_job *j, const mm_side *a, const mm_side *b, c
     pa += m0 * (a->trans ? 1 : a->ld) * es;
     pb += n0 * (b->trans ? b->ld : 1) * es;
     pc += (m0 * j->N + n0) * es;
-    const int M = (int)(m1 - m0), N = (int)(n1 - n0), K = (int)j->K;
-    const enum CBLAS_TRANSPOSE ta = a->trans ? CblasTrans : CblasNoTrans;
-    const enum CBLAS_TRANSPOSE tb = b->trans ? CblasTrans : CblasNoTrans;
-#ifdef PT_CPU_HAVE_ONEDNN
-    if (j->t == PT_F32 && pt_cpu_gemm_onednn &&
-        pt_cpu_onednn_sgemm(a->trans, b->trans, M, N, K, (const float *)pa, a->ld, (const float *)pb, b->ld,
-                            (float *)pc, j->N))
-        return;
-#endif
+    const int64_t M = m1 - m0, N = n1 - n0;
     if (j->t == PT_F32)
-        cblas_sgemm(CblasRowMajor, ta, tb, M, N, K, 1.0f, (const float *)pa, (int)a->ld,
-                    (const float *)pb, (int)b->ld, 0.0f, (float *)pc, (int)j->N);
+        pt_cpu_gemm_f32(a->trans, b->trans, M, N, j->K, 1.0f, (const float *)pa, a->ld, (const float *)pb, b->ld,
+                        0.0f, (float *)pc, j->N);
     else
-        cblas_dgemm(CblasRowMajor, ta, tb, M, N, K, 1.0, (const double *)pa, (int)a->ld,
-                    (const double *)pb, (int)b->ld, 0.0, (double *)pc, (int)j->N);
+        pt_cpu_gemm_f64(a->trans, b->trans, M, N, j->K, 1.0, (const double *)pa, a->ld, (const double *)pb, b->ld,
+                        0.0, (double *)pc, j->N);
 }
 
 /* Threads: OpenBLAS runs single-threaded (pt_cpu_blas_init) and the OpenMP

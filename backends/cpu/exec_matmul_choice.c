@@ -94,8 +94,8 @@ void pt_cpu_gemm_choose(void) {
 const char *pt_cpu_gemm_note(void) { return g_note; }
 
 #ifdef PT_CPU_HAVE_ONEDNN
-bool pt_cpu_onednn_sgemm(bool ta, bool tb, int64_t M, int64_t N, int64_t K, const float *A, int64_t lda,
-                         const float *B, int64_t ldb, float *C, int64_t ldc) {
+bool pt_cpu_onednn_sgemm(bool ta, bool tb, int64_t M, int64_t N, int64_t K, float alpha, const float *A,
+                         int64_t lda, const float *B, int64_t ldb, float beta, float *C, int64_t ldc) {
 #ifdef _OPENMP
     /* Each call runs on the calling thread: exec_matmul.c already splits a
      * product across the plugin's team (as it does for OpenBLAS, which runs
@@ -107,7 +107,7 @@ bool pt_cpu_onednn_sgemm(bool ta, bool tb, int64_t M, int64_t N, int64_t K, cons
     omp_set_num_threads(1);
 #endif
     const bool ok =
-        dnnl_sgemm(ta ? 'T' : 'N', tb ? 'T' : 'N', M, N, K, 1.0f, A, lda, B, ldb, 0.0f, C, ldc) == dnnl_success;
+        dnnl_sgemm(ta ? 'T' : 'N', tb ? 'T' : 'N', M, N, K, alpha, A, lda, B, ldb, beta, C, ldc) == dnnl_success;
 #ifdef _OPENMP
     omp_set_num_threads(before);
 #endif

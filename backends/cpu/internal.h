@@ -209,9 +209,18 @@ void pt_cpu_blas_init(void);
 extern bool pt_cpu_gemm_onednn;
 void pt_cpu_gemm_choose(void);
 const char *pt_cpu_gemm_note(void);
-/* C = op(A) op(B), row-major, through oneDNN; false when oneDNN refused. */
-bool pt_cpu_onednn_sgemm(bool ta, bool tb, int64_t M, int64_t N, int64_t K, const float *A, int64_t lda,
-                         const float *B, int64_t ldb, float *C, int64_t ldc);
+/* C = alpha op(A) op(B) + beta C, row-major, through oneDNN on the calling
+ * thread; false when oneDNN refused. */
+bool pt_cpu_onednn_sgemm(bool ta, bool tb, int64_t M, int64_t N, int64_t K, float alpha, const float *A,
+                         int64_t lda, const float *B, int64_t ldb, float beta, float *C, int64_t ldc);
+/* exec_matmul_gemm.c: C = alpha op(A) op(B) + beta C, row-major, on the
+ * calling thread (oneDNN or OpenBLAS as chosen above for f32, OpenBLAS for
+ * f64, a loop without BLAS); ld* are leading dimensions in elements. M or N
+ * 0: nothing. */
+void pt_cpu_gemm_f32(bool ta, bool tb, int64_t M, int64_t N, int64_t K, float alpha, const float *A, int64_t lda,
+                     const float *B, int64_t ldb, float beta, float *C, int64_t ldc);
+void pt_cpu_gemm_f64(bool ta, bool tb, int64_t M, int64_t N, int64_t K, double alpha, const double *A, int64_t lda,
+                     const double *B, int64_t ldb, double beta, double *C, int64_t ldc);
 pt_status pt_cpu_index_op(const pt_op *op, bool run);    /* exec_index.c: GATHER, ONE_HOT */
 pt_status pt_cpu_window(const pt_op *op, bool run);      /* exec_window.c: IM2COL, COL2IM */
 pt_status pt_cpu_max_pool(const pt_op *op, bool run);    /* exec_window_pool.c: MAX_POOL2D, _INDEX, MAX_UNPOOL2D */

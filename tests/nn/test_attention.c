@@ -8,8 +8,12 @@
  *     and rebound like any other);
  *   - AdamW with the warm-up + cosine schedule, captured: each replay takes
  *     its own step's learning rate and equals the eager steps bit for bit.
+ * `test_attention bits` prints one hash of a forward + backward's output
+ * and gradients instead; check_attention_threads.sh compares it across
+ * thread counts (the kernels promise the same bits at any).
  * Exit 77 when PORTABLE_BACKEND's device is absent. */
 #include <math.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -170,12 +174,54 @@ static void adamw_schedule_graph(pt_device *d) {
     }
 }
 
-int main(void) {
+/* FNV-1a over the bytes of x, continuing from h. */
+static uint64_t hash_of(pt_tensor *x, uint64_t h) {
+    const size_t n = sizeof(float) * (size_t)pt_tensor_numel(x);
+    unsigned char *b = malloc(n);
+    if (!b || pt_to_host(x, b, n) != PT_OK) {
+        free(b);
+        return 0;
+    }
+    for (size_t i = 0; i < n; ++i) h = (h ^ b[i]) * 1099511628211ull;
+    free(b);
+    return h;
+}
+
+/* Causal attention with a keep-mask over 6 heads of 200 rows: several
+ * blocks of rows and keys, and several backward tasks per head (whose dq
+ * copies are summed). Prints the hash of out, dq, dk and dv. */
+static int print_bits(pt_device *d) {
+    const int64_t s[4] = {2, 3, 200, 32}, ms[2] = {200, 200};
+    pt_scope scope = pt_scope_begin(); /* releases every tensor made here */
+    pt_manual_seed(3);
+    pt_tensor *q = pt_randn(d, PT_F32, 4, s), *k = pt_randn(d, PT_F32, 4, s), *v = pt_randn(d, PT_F32, 4, s);
+    pt_tensor *g = pt_randn(d, PT_F32, 4, s), *u = pt_rand(d, PT_F32, 2, ms);
+    pt_tensor *keep = pt_gt(u, pt_full(d, PT_F32, 0, NULL, 0.2));
+    CHECK(q && k && v && g && keep && !pt_set_requires_grad(q, true) && !pt_set_requires_grad(k, true) &&
+              !pt_set_requires_grad(v, true),
+          "inputs");
+    pt_tensor *out = pt_scaled_dot_product_attention(q, k, v, keep, true, 0);
+    pt_tensor *loss = pt_sum(pt_mul(out, g), PT_ALL, false);
+    CHECK(loss && pt_backward(loss) == PT_OK, "forward + backward");
+    pt_tensor *gq = pt_grad(q), *gk = pt_grad(k), *gv = pt_grad(v);
+    uint64_t h = 14695981039346656037ull;
+    h = gq && gk && gv ? hash_of(gv, hash_of(gk, hash_of(gq, hash_of(out, h)))) : 0;
+    CHECK(h != 0, "reading the results back");
+    printf("attention bits %016llx\n", (unsigned long long)h);
+    pt_release(gq);
+    pt_release(gk);
+    pt_release(gv);
+    pt_scope_end(scope);
+    return failures ? 1 : 0;
+}
+
+int main(int argc, char **argv) {
     pt_device *d = pt_default_device();
     if (!d) {
         printf("skip: %s\n", pt_last_error());
         return 77;
     }
+    if (argc > 1 && strcmp(argv[1], "bits") == 0) return print_bits(d);
     memory_at_4096(d);
     graph_replay(d);
     adamw_schedule_graph(d);
