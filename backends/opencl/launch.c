@@ -144,7 +144,7 @@ static pt_status ocl_pointwise_contig(ocl_device *d, pt_dtype prog, ocl_kernel_i
 }
 
 /* Runs one of the element-wise kernels, whose arguments are
- *   out, out_off, (in_k, in_k_off) for each input, n, extras..., layout
+ *   out, in_k for each input, pos (the offsets and n), extras..., layout
  * in the general form, and the same without the layout in the _contig and
  * _tail forms, which run when every operand is contiguous. */
 pt_status ocl_pointwise(ocl_device *d, pt_dtype prog, ocl_kernel_id kid,
@@ -161,13 +161,15 @@ pt_status ocl_pointwise(ocl_device *d, pt_dtype prog, ocl_kernel_id kid,
     cl_mem bufs[4] = {(cl_mem)out->buf};
     for (int i = 0; i < n_in; ++i) bufs[1 + i] = (cl_mem)in[i]->buf;
 
+    /* The element offsets and the count in one long8 (elementwise.cl's pos). */
+    cl_long8 pos;
+    memset(&pos, 0, sizeof pos);
+    for (int i = 0; i <= n_in; ++i) pos.s[i] = offs[i];
+    pos.s[4] = n;
     ocl_arg args[24];
     int na = 0;
-    for (int i = 0; i <= n_in; ++i) {
-        args[na++] = (ocl_arg)OCL_ARG(bufs[i]);
-        args[na++] = (ocl_arg)OCL_ARG(offs[i]);
-    }
-    args[na++] = (ocl_arg)OCL_ARG(n);
+    for (int i = 0; i <= n_in; ++i) args[na++] = (ocl_arg)OCL_ARG(bufs[i]);
+    args[na++] = (ocl_arg)OCL_ARG(pos);
     for (int i = 0; i < n_extra; ++i) args[na++] = extra[i];
     cl_kernel k = NULL;
     size_t wg = 0;

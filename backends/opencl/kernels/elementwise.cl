@@ -26,9 +26,10 @@
 /* Defines kernel `name` (general: PARAMS then the layout), `name`_contig
  * and `name`_tail (PARAMS only). AT(EXPR, po, pa, pb, pc) is the work of one element given
  * the element offsets of out and of the inputs a, b, c (before their base
- * offsets oo, ao, bo, co). */
+ * offsets, pos.s0 to pos.s3). */
 #define PT_DEFINE_POINTWISE(name, PARAMS, AT, EXPR)                                             \
     __kernel void name(PARAMS, PT_LAYOUT_PARAMS) {                                               \
+        const long n = pos.s4;                                                                   \
         PT_FOR_EACH(i, n) {                                                                      \
             PT_LOCATE(p, i)                                                                      \
             AT(EXPR, p.o, p.a, p.b, p.c)                                                         \
@@ -38,34 +39,34 @@
         PT_FOR_EACH_EXACT(i) { AT(EXPR, i, i, i, i) }                                            \
     }                                                                                            \
     __kernel void name##_tail(PARAMS) {                                                          \
+        const long n = pos.s4;                                                                   \
         PT_FOR_EACH(i, n) { AT(EXPR, i, i, i, i) }                                               \
     }
 
-#define PT_UNARY_PARAMS __global T *out, long oo, __global const T *a, long ao, long n, T s, T s2
-#define PT_BINARY_PARAMS                                                                         \
-    __global T *out, long oo, __global const T *a, long ao, __global const T *b, long bo, long n, \
-        T s, T s2
-#define PT_COMPARE_PARAMS                                                                        \
-    __global uchar *out, long oo, __global const T *a, long ao, __global const T *b, long bo,    \
-        long n
+/* pos: the element offsets of out and of the inputs in order (s0, s1, s2,
+ * s3) and the item count (s4), one argument rather than five: PoCL copies
+ * every argument at each launch (twice where it is set anew). */
+#define PT_UNARY_PARAMS __global T *out, __global const T *a, long8 pos, T s, T s2
+#define PT_BINARY_PARAMS __global T *out, __global const T *a, __global const T *b, long8 pos, T s, T s2
+#define PT_COMPARE_PARAMS __global uchar *out, __global const T *a, __global const T *b, long8 pos
 
 /* out = EXPR(x) with x = a[...]; s, s2 are the op's scalars (or unused). */
 #define PT_UNARY_AT(EXPR, po, pa, pb, pc)                                                        \
-    const T x = a[ao + (pa)];                                                                    \
-    out[oo + (po)] = (EXPR);
+    const T x = a[pos.s1 + (pa)];                                                                \
+    out[pos.s0 + (po)] = (EXPR);
 #define PT_DEFINE_UNARY(name, EXPR) PT_DEFINE_POINTWISE(name, PT_UNARY_PARAMS, PT_UNARY_AT, EXPR)
 
 /* out = EXPR(x, y) with x = a[...], y = b[...]; s, s2 are the op's scalars. */
 #define PT_BINARY_AT(EXPR, po, pa, pb, pc)                                                       \
-    const T x = a[ao + (pa)], y = b[bo + (pb)];                                                  \
-    out[oo + (po)] = (EXPR);
+    const T x = a[pos.s1 + (pa)], y = b[pos.s2 + (pb)];                                          \
+    out[pos.s0 + (po)] = (EXPR);
 #define PT_DEFINE_BINARY(name, EXPR)                                                             \
     PT_DEFINE_POINTWISE(name, PT_BINARY_PARAMS, PT_BINARY_AT, EXPR)
 
 /* out (u8) = x <op> y */
 #define PT_COMPARE_AT(EXPR, po, pa, pb, pc)                                                      \
-    const T x = a[ao + (pa)], y = b[bo + (pb)];                                                  \
-    out[oo + (po)] = (EXPR) ? (uchar)1 : (uchar)0;
+    const T x = a[pos.s1 + (pa)], y = b[pos.s2 + (pb)];                                          \
+    out[pos.s0 + (po)] = (EXPR) ? (uchar)1 : (uchar)0;
 #define PT_DEFINE_COMPARE(name, EXPR)                                                            \
     PT_DEFINE_POINTWISE(name, PT_COMPARE_PARAMS, PT_COMPARE_AT, EXPR)
 
@@ -84,14 +85,13 @@ PT_EW_MATH(PT_EW_KERNEL)
 
 /* out = cond != 0 ? a : b; cond is u8 (slot a), a and b of the program's
  * type (slots b and c). */
-#define PT_WHERE_PARAMS                                                                          \
-    __global T *out, long oo, __global const uchar *cond, long co, __global const T *a, long ao, \
-        __global const T *b, long bo, long n
-#define PT_WHERE_AT(EXPR, po, pa, pb, pc) out[oo + (po)] = cond[co + (pa)] ? a[ao + (pb)] : b[bo + (pc)];
+#define PT_WHERE_PARAMS __global T *out, __global const uchar *cond, __global const T *a, __global const T *b, long8 pos
+#define PT_WHERE_AT(EXPR, po, pa, pb, pc)                                                        \
+    out[pos.s0 + (po)] = cond[pos.s1 + (pa)] ? a[pos.s2 + (pb)] : b[pos.s3 + (pc)];
 PT_DEFINE_POINTWISE(ew_where, PT_WHERE_PARAMS, PT_WHERE_AT, /* no EXPR */)
 
-#define PT_FILL_PARAMS __global T *out, long oo, long n, T value
-#define PT_FILL_AT(EXPR, po, pa, pb, pc) out[oo + (po)] = value;
+#define PT_FILL_PARAMS __global T *out, long8 pos, T value
+#define PT_FILL_AT(EXPR, po, pa, pb, pc) out[pos.s0 + (po)] = value;
 PT_DEFINE_POINTWISE(fill, PT_FILL_PARAMS, PT_FILL_AT, /* no EXPR */)
 
 /* ---- Casts: copy_to_<dst> converts this program's type to dst ----
@@ -126,8 +126,8 @@ PT_DEFINE_POINTWISE(fill, PT_FILL_PARAMS, PT_FILL_AT, /* no EXPR */)
 #define PT_LOAD(p, k) (p)[k]
 #endif
 
-#define PT_COPY_AT(CONVERT, po, pa, pb, pc) out[oo + (po)] = CONVERT(PT_LOAD(a, ao + (pa)));
-#define PT_COPY_PARAMS(U) __global U *out, long oo, __global const T *a, long ao, long n
+#define PT_COPY_AT(CONVERT, po, pa, pb, pc) out[pos.s0 + (po)] = CONVERT(PT_LOAD(a, pos.s1 + (pa)));
+#define PT_COPY_PARAMS(U) __global U *out, __global const T *a, long8 pos
 #define PT_DEFINE_COPY(name, U, CONVERT)                                                         \
     PT_DEFINE_POINTWISE(name, PT_COPY_PARAMS(U), PT_COPY_AT, CONVERT)
 
@@ -156,18 +156,18 @@ static inline float pt_int_to_f32_odd(long v) {
 #endif
 
 #if PT_DTYPE == PT_K_F16
-#define PT_TO_F16_AT(EXPR, po, pa, pb, pc) out[oo + (po)] = a[ao + (pa)];
+#define PT_TO_F16_AT(EXPR, po, pa, pb, pc) out[pos.s0 + (po)] = a[pos.s1 + (pa)];
 #else
 #define PT_TO_F16_AT(EXPR, po, pa, pb, pc)                                                      \
-    vstore_half_rte(PT_AS_F32_ODD(PT_LOAD(a, ao + (pa))), (size_t)(oo + (po)), (__global half *)out);
+    vstore_half_rte(PT_AS_F32_ODD(PT_LOAD(a, pos.s1 + (pa))), (size_t)(pos.s0 + (po)), (__global half *)out);
 #endif
 PT_DEFINE_POINTWISE(copy_to_f16, PT_COPY_PARAMS(ushort), PT_TO_F16_AT, /* no EXPR */)
 
 #if PT_DTYPE == PT_K_BF16
-#define PT_TO_BF16_AT(EXPR, po, pa, pb, pc) out[oo + (po)] = a[ao + (pa)];
+#define PT_TO_BF16_AT(EXPR, po, pa, pb, pc) out[pos.s0 + (po)] = a[pos.s1 + (pa)];
 #else
 #define PT_TO_BF16_AT(EXPR, po, pa, pb, pc)                                                     \
-    out[oo + (po)] = pt_f32_to_bf16_bits(PT_AS_F32_ODD(PT_LOAD(a, ao + (pa))));
+    out[pos.s0 + (po)] = pt_f32_to_bf16_bits(PT_AS_F32_ODD(PT_LOAD(a, pos.s1 + (pa))));
 #endif
 PT_DEFINE_POINTWISE(copy_to_bf16, PT_COPY_PARAMS(ushort), PT_TO_BF16_AT, /* no EXPR */)
 
