@@ -12,27 +12,38 @@
 
 #include "internal.h"
 
-static bool composed_forced;
+/* PORTABLE_CUDA_ATTENTION: 0 fused (the default), 1 composed; read once. */
+static int path;
 
-static void read_switch(void) {
-    static const char *const paths[] = {"fused", "composed", NULL};
-    composed_forced = PT_HOST_HAS(ptcu_host, env_choice) &&
-                      ptcu_host->env_choice("PORTABLE_CUDA_ATTENTION", paths, 0) == 1;
-}
-
-static bool shape4(const pt_operand *x, int64_t b, int64_t h, int64_t t, int64_t d) {
-    return x->ndim == 4 && x->shape[0] == b && x->shape[1] == h && x->shape[2] == t && x->shape[3] == d &&
-           (x->shape[3] == 1 || x->strides[3] == 1);
+static void read_path(void) {
+    static const char *const names[] = {"fused", "composed", NULL};
+    if (PT_HOST_HAS(ptcu_host, env_choice)) path = ptcu_host->env_choice("PORTABLE_CUDA_ATTENTION", names, 0);
 }
 
 static void strides3(const pt_operand *x, int64_t s[3]) {
     for (int i = 0; i < 3; ++i) s[i] = x->shape[i] == 1 ? 0 : x->strides[i];
 }
 
+/* An operand the layout wants: [b, h, t, last] with the last stride 1. */
+typedef struct want4 {
+    const pt_operand *x;
+    int64_t t, last;
+} want4;
+
+static bool all_fit(const want4 *w, int n, int64_t b, int64_t h) {
+    for (int i = 0; i < n; ++i) {
+        const pt_operand *x = w[i].x;
+        const int64_t want[4] = {b, h, w[i].t, w[i].last};
+        if (x->ndim != 4 || memcmp(x->shape, want, sizeof want) != 0) return false;
+        if (x->shape[3] > 1 && x->strides[3] != 1) return false;
+    }
+    return true;
+}
+
 pt_status ptcu_attention_supports(const pt_op *op) {
     static pthread_once_t once = PTHREAD_ONCE_INIT;
-    pthread_once(&once, read_switch);
-    if (composed_forced)
+    pthread_once(&once, read_path);
+    if (path == 1)
         return ptcu_fail(PT_ERR_UNSUPPORTED, "%s: PORTABLE_CUDA_ATTENTION=composed sends it to matmul and softmax",
                          pt_op_name(op->kind));
     if (op->dtype != PT_F32 && op->dtype != PT_F64) return ptcu_unsupported(op);
@@ -67,17 +78,18 @@ static bool read_operands(const pt_op *op, ptcu_attention_launch *l) {
     l->dv = v->shape[3];
     l->flags = op->flags;
     l->scale = op->scalar;
-    bool ok = shape4(q, l->b, l->h, l->tq, l->d) && shape4(k, l->b, l->h, l->tk, l->d) &&
-              shape4(v, l->b, l->h, l->tk, l->dv) &&
-              shape4(&op->out, l->b, l->h, l->tq, l->backward ? l->d : l->dv) && lse->ndim == 3 && lse->buf;
+    const want4 w[] = {{q, l->tq, l->d},
+                       {k, l->tk, l->d},
+                       {v, l->tk, l->dv},
+                       {&op->out, l->tq, l->backward ? l->d : l->dv},
+                       {&op->extra[PT_ATTN_X_OUT], l->tq, l->dv},
+                       {&op->extra[PT_ATTN_X_GRAD_OUT], l->tq, l->dv},
+                       {&op->extra[PT_ATTN_X_GRAD_K], l->tk, l->d},
+                       {&op->extra[PT_ATTN_X_GRAD_V], l->tk, l->dv}};
+    bool ok = all_fit(w, l->backward ? 8 : 4, l->b, l->h) && lse->ndim == 3 && lse->buf;
     const bool masked = (l->flags & (PT_ATTN_MASK_KEEP | PT_ATTN_MASK_ADD)) != 0;
     if (masked)
         ok = ok && mask->buf && mask->ndim == 4 && mask->dtype == (l->flags & PT_ATTN_MASK_KEEP ? PT_U8 : l->dtype);
-    if (l->backward)
-        ok = ok && shape4(&op->extra[PT_ATTN_X_OUT], l->b, l->h, l->tq, l->dv) &&
-             shape4(&op->extra[PT_ATTN_X_GRAD_OUT], l->b, l->h, l->tq, l->dv) &&
-             shape4(&op->extra[PT_ATTN_X_GRAD_K], l->b, l->h, l->tk, l->d) &&
-             shape4(&op->extra[PT_ATTN_X_GRAD_V], l->b, l->h, l->tk, l->dv);
     if (!ok) return false;
     l->q = ptcu_operand_ptr(q);
     l->k = ptcu_operand_ptr(k);

@@ -44,6 +44,25 @@ __device__ void load_rows(T *tile, const T *base, int64_t s_row, int64_t r0, int
     }
 }
 
+/* acc[a][c] += sum over m < n of w[a * wa + m * wm] * x[m][c], for a < na
+ * and c < width (acc and x of pitch width + 1), a thread per element of
+ * acc: the products of the tiles. */
+template <class T>
+__device__ void accumulate(T *acc, int na, int width, const T *w, int wa, int wm, int n, const T *x) {
+    const int pitch = width + 1;
+    for (int e = threadIdx.x; e < na * width; e += blockDim.x) {
+        const int a = e / width, c = e % width;
+        T sum = acc[a * pitch + c];
+        for (int m = 0; m < n; ++m) sum += w[a * wa + m * wm] * x[m * pitch + c];
+        acc[a * pitch + c] = sum;
+    }
+}
+
+/* n rows of tile (pitch width + 1) times mul into contiguous dst. */
+template <class T> __device__ void store_rows(T *dst, const T *tile, int n, int width, T mul) {
+    for (int e = threadIdx.x; e < n * width; e += blockDim.x) dst[e] = tile[(e / width) * (width + 1) + e % width] * mul;
+}
+
 template <class T> __device__ void fill(T *p, int n, T value) {
     for (int e = threadIdx.x; e < n; e += blockDim.x) p[e] = value;
 }
@@ -74,17 +93,45 @@ __device__ __forceinline__ int64_t key_end(const ptcu_attention_launch &l, int64
     return (l.flags & PT_ATTN_CAUSAL) && r0 + rows < l.tk ? r0 + rows : l.tk;
 }
 
-/* (b, h) of block index blk over `per` tiles each, and the tile's first row. */
+/* Tile blk of every (b, h)'s n rows cut in tiles of size: its (b, h), its
+ * first row and how many rows it has. */
 struct TileOf {
     int64_t bh, bb, hh, first;
+    int count;
 };
-__device__ __forceinline__ TileOf tile_of(const ptcu_attention_launch &l, int64_t blk, int64_t per, int size) {
+__device__ __forceinline__ TileOf tile_of(const ptcu_attention_launch &l, int64_t blk, int64_t n, int size) {
+    const int64_t per = (n + size - 1) / size;
     TileOf t;
     t.bh = blk / per;
     t.bb = t.bh / l.h;
     t.hh = t.bh % l.h;
     t.first = (blk % per) * size;
+    t.count = (int)(n - t.first < size ? n - t.first : size);
     return t;
+}
+/* How many tiles of size n rows of every (b, h) make. */
+__device__ __forceinline__ int64_t tiles(const ptcu_attention_launch &l, int64_t n, int size) {
+    return l.b * l.h * ((n + size - 1) / size);
+}
+
+/* Keys [j0, j0 + keys) of tile t's (b, h): k into ks, v into vs. */
+template <class T>
+__device__ void load_keys(const ptcu_attention_launch &l, const TileOf &t, int64_t j0, int keys, T *ks, T *vs) {
+    load_rows(ks, (const T *)l.k + t.bb * l.sk[0] + t.hh * l.sk[1], l.sk[2], j0, keys, (int)l.d);
+    load_rows(vs, (const T *)l.v + t.bb * l.sv[0] + t.hh * l.sv[1], l.sv[2], j0, keys, (int)l.dv);
+}
+
+/* Query rows [r0, r0 + rows) of tile t's (b, h) for the backward pass: q
+ * into qs, do into dos, their lse and delta into lses, dels. */
+template <class T>
+__device__ void load_queries(const ptcu_attention_launch &l, const TileOf &t, int64_t r0, int rows, T *qs, T *dos,
+                             T *lses, T *dels) {
+    load_rows(qs, (const T *)l.q + t.bb * l.sq[0] + t.hh * l.sq[1], l.sq[2], r0, rows, (int)l.d);
+    load_rows(dos, (const T *)l.dout + t.bb * l.sdo[0] + t.hh * l.sdo[1], l.sdo[2], r0, rows, (int)l.dv);
+    for (int r = threadIdx.x; r < rows; r += blockDim.x) {
+        lses[r] = ((const T *)l.lse)[t.bh * l.tq + r0 + r];
+        dels[r] = ((const T *)l.delta)[t.bh * l.tq + r0 + r];
+    }
 }
 
 template <class T> __global__ void __launch_bounds__(kThreads) attn_forward_kernel(const ptcu_attention_launch l,
@@ -92,17 +139,13 @@ template <class T> __global__ void __launch_bounds__(kThreads) attn_forward_kern
     PTCU_DYNAMIC_SHARED(T, smem);
     const int D = (int)l.d, DV = (int)l.dv, pd = D + 1, pv = DV + 1, ps = bk + 1;
     T *qs = smem, *ks = qs + bq * pd, *vs = ks + bk * pd, *ss = vs + bk * pv, *os = ss + bq * ps;
-    T *mrow = os + bq * pv, *lrow = mrow + bq, *arow = lrow + bq;
-    const int64_t per = (l.tq + bq - 1) / bq;
-    for (int64_t blk = blockIdx.x; blk < l.b * l.h * per; blk += gridDim.x) {
-        const TileOf t = tile_of(l, blk, per, bq);
+    T *mrow = os + bq * pv, *lrow = mrow + bq;
+    for (int64_t blk = blockIdx.x; blk < tiles(l, l.tq, bq); blk += gridDim.x) {
+        const TileOf t = tile_of(l, blk, l.tq, bq);
         const int64_t r0 = t.first;
-        const int rows = (int)(l.tq - r0 < bq ? l.tq - r0 : bq);
-        const T *q = (const T *)l.q + t.bb * l.sq[0] + t.hh * l.sq[1];
-        const T *k = (const T *)l.k + t.bb * l.sk[0] + t.hh * l.sk[1];
-        const T *v = (const T *)l.v + t.bb * l.sv[0] + t.hh * l.sv[1];
+        const int rows = t.count;
         __syncthreads(); /* the previous tile's readers are done */
-        load_rows(qs, q, l.sq[2], r0, rows, D);
+        load_rows(qs, (const T *)l.q + t.bb * l.sq[0] + t.hh * l.sq[1], l.sq[2], r0, rows, D);
         fill(os, bq * pv, (T)0);
         fill(mrow, bq, neg_inf<T>());
         fill(lrow, bq, (T)0);
@@ -110,8 +153,7 @@ template <class T> __global__ void __launch_bounds__(kThreads) attn_forward_kern
         for (int64_t j0 = 0; j0 < end; j0 += bk) {
             const int keys = (int)(end - j0 < bk ? end - j0 : bk);
             __syncthreads(); /* the previous key tile's readers are done */
-            load_rows(ks, k, l.sk[2], j0, keys, D);
-            load_rows(vs, v, l.sv[2], j0, keys, DV);
+            load_keys(l, t, j0, keys, ks, vs);
             __syncthreads();
             for (int e = threadIdx.x; e < rows * keys; e += blockDim.x) {
                 const int r = e / keys, c = e % keys;
@@ -124,10 +166,10 @@ template <class T> __global__ void __launch_bounds__(kThreads) attn_forward_kern
                 for (int c = 0; c < keys; ++c) mb = srow[c] > mb ? srow[c] : mb;
                 if (mb == neg_inf<T>()) { /* every key so far removed */
                     for (int c = 0; c < keys; ++c) srow[c] = 0;
-                    arow[r] = 1;
                     continue;
                 }
                 const T alpha = exp_t<T>(mrow[r] - mb);
+                for (int c = 0; c < DV; ++c) os[r * pv + c] *= alpha;
                 T sum = 0;
                 for (int c = 0; c < keys; ++c) {
                     const T p = exp_t<T>(srow[c] - mb);
@@ -136,16 +178,9 @@ template <class T> __global__ void __launch_bounds__(kThreads) attn_forward_kern
                 }
                 lrow[r] = lrow[r] * alpha + sum;
                 mrow[r] = mb;
-                arow[r] = alpha;
             }
             __syncthreads();
-            for (int e = threadIdx.x; e < rows * DV; e += blockDim.x) {
-                const int r = e / DV, c = e % DV;
-                const T *prow = ss + r * ps;
-                T acc = os[r * pv + c] * arow[r];
-                for (int j = 0; j < keys; ++j) acc += prow[j] * vs[j * pv + c];
-                os[r * pv + c] = acc;
-            }
+            accumulate(os, rows, DV, ss, ps, 1, keys, vs);
         }
         __syncthreads();
         T *out = (T *)l.out + (t.bh * l.tq + r0) * DV;
@@ -199,18 +234,12 @@ template <class T> __global__ void __launch_bounds__(kThreads) attn_kv_kernel(co
     T *ks = smem, *vs = ks + bk * pd, *dks = vs + bk * pv, *dvs = dks + bk * pd;
     T *qs = dvs + bk * pv, *dos = qs + bq * pd, *p = dos + bq * pv, *ds = p + bq * ps;
     T *lses = ds + bq * ps, *dels = lses + bq;
-    const int64_t per = (l.tk + bk - 1) / bk;
-    for (int64_t blk = blockIdx.x; blk < l.b * l.h * per; blk += gridDim.x) {
-        const TileOf t = tile_of(l, blk, per, bk);
+    for (int64_t blk = blockIdx.x; blk < tiles(l, l.tk, bk); blk += gridDim.x) {
+        const TileOf t = tile_of(l, blk, l.tk, bk);
         const int64_t j0 = t.first;
-        const int keys = (int)(l.tk - j0 < bk ? l.tk - j0 : bk);
-        const T *q = (const T *)l.q + t.bb * l.sq[0] + t.hh * l.sq[1];
-        const T *k = (const T *)l.k + t.bb * l.sk[0] + t.hh * l.sk[1];
-        const T *v = (const T *)l.v + t.bb * l.sv[0] + t.hh * l.sv[1];
-        const T *g = (const T *)l.dout + t.bb * l.sdo[0] + t.hh * l.sdo[1];
+        const int keys = t.count;
         __syncthreads();
-        load_rows(ks, k, l.sk[2], j0, keys, D);
-        load_rows(vs, v, l.sv[2], j0, keys, DV);
+        load_keys(l, t, j0, keys, ks, vs);
         fill(dks, bk * pd, (T)0);
         fill(dvs, bk * pv, (T)0);
         /* causal: rows before j0 see none of these keys */
@@ -218,33 +247,16 @@ template <class T> __global__ void __launch_bounds__(kThreads) attn_kv_kernel(co
         for (int64_t r0 = first; r0 < l.tq; r0 += bq) {
             const int rows = (int)(l.tq - r0 < bq ? l.tq - r0 : bq);
             __syncthreads();
-            load_rows(qs, q, l.sq[2], r0, rows, D);
-            load_rows(dos, g, l.sdo[2], r0, rows, DV);
-            for (int r = threadIdx.x; r < rows; r += blockDim.x) {
-                lses[r] = ((const T *)l.lse)[t.bh * l.tq + r0 + r];
-                dels[r] = ((const T *)l.delta)[t.bh * l.tq + r0 + r];
-            }
+            load_queries(l, t, r0, rows, qs, dos, lses, dels);
             __syncthreads();
             tile_probs(l, t, r0, rows, j0, keys, bk, qs, dos, ks, vs, lses, dels, p, ds);
             __syncthreads();
-            for (int e = threadIdx.x; e < keys * DV; e += blockDim.x) {
-                const int j = e / DV, c = e % DV;
-                T acc = dvs[j * pv + c];
-                for (int r = 0; r < rows; ++r) acc += p[r * ps + j] * dos[r * pv + c];
-                dvs[j * pv + c] = acc;
-            }
-            for (int e = threadIdx.x; e < keys * D; e += blockDim.x) {
-                const int j = e / D, c = e % D;
-                T acc = dks[j * pd + c];
-                for (int r = 0; r < rows; ++r) acc += ds[r * ps + j] * qs[r * pd + c];
-                dks[j * pd + c] = acc;
-            }
+            accumulate(dvs, keys, DV, p, 1, ps, rows, dos);
+            accumulate(dks, keys, D, ds, 1, ps, rows, qs);
         }
         __syncthreads();
-        T *dk = (T *)l.dk + (t.bh * l.tk + j0) * D, *dv = (T *)l.dv_out + (t.bh * l.tk + j0) * DV;
-        const T scale = (T)l.scale;
-        for (int e = threadIdx.x; e < keys * D; e += blockDim.x) dk[e] = dks[(e / D) * pd + e % D] * scale;
-        for (int e = threadIdx.x; e < keys * DV; e += blockDim.x) dv[e] = dvs[(e / DV) * pv + e % DV];
+        store_rows((T *)l.dk + (t.bh * l.tk + j0) * D, dks, keys, D, (T)l.scale);
+        store_rows((T *)l.dv_out + (t.bh * l.tk + j0) * DV, dvs, keys, DV, (T)1);
     }
 }
 
@@ -255,43 +267,25 @@ template <class T> __global__ void __launch_bounds__(kThreads) attn_q_kernel(con
     const int D = (int)l.d, DV = (int)l.dv, pd = D + 1, pv = DV + 1, ps = bk + 1;
     T *qs = smem, *dos = qs + bq * pd, *dqs = dos + bq * pv, *ks = dqs + bq * pd, *vs = ks + bk * pd;
     T *ds = vs + bk * pv, *lses = ds + bq * ps, *dels = lses + bq;
-    const int64_t per = (l.tq + bq - 1) / bq;
-    for (int64_t blk = blockIdx.x; blk < l.b * l.h * per; blk += gridDim.x) {
-        const TileOf t = tile_of(l, blk, per, bq);
+    for (int64_t blk = blockIdx.x; blk < tiles(l, l.tq, bq); blk += gridDim.x) {
+        const TileOf t = tile_of(l, blk, l.tq, bq);
         const int64_t r0 = t.first;
-        const int rows = (int)(l.tq - r0 < bq ? l.tq - r0 : bq);
-        const T *q = (const T *)l.q + t.bb * l.sq[0] + t.hh * l.sq[1];
-        const T *k = (const T *)l.k + t.bb * l.sk[0] + t.hh * l.sk[1];
-        const T *v = (const T *)l.v + t.bb * l.sv[0] + t.hh * l.sv[1];
-        const T *g = (const T *)l.dout + t.bb * l.sdo[0] + t.hh * l.sdo[1];
+        const int rows = t.count;
         __syncthreads();
-        load_rows(qs, q, l.sq[2], r0, rows, D);
-        load_rows(dos, g, l.sdo[2], r0, rows, DV);
+        load_queries(l, t, r0, rows, qs, dos, lses, dels);
         fill(dqs, bq * pd, (T)0);
-        for (int r = threadIdx.x; r < rows; r += blockDim.x) {
-            lses[r] = ((const T *)l.lse)[t.bh * l.tq + r0 + r];
-            dels[r] = ((const T *)l.delta)[t.bh * l.tq + r0 + r];
-        }
         const int64_t end = key_end(l, r0, rows);
         for (int64_t j0 = 0; j0 < end; j0 += bk) {
             const int keys = (int)(end - j0 < bk ? end - j0 : bk);
             __syncthreads();
-            load_rows(ks, k, l.sk[2], j0, keys, D);
-            load_rows(vs, v, l.sv[2], j0, keys, DV);
+            load_keys(l, t, j0, keys, ks, vs);
             __syncthreads();
             tile_probs<T>(l, t, r0, rows, j0, keys, bk, qs, dos, ks, vs, lses, dels, nullptr, ds);
             __syncthreads();
-            for (int e = threadIdx.x; e < rows * D; e += blockDim.x) {
-                const int r = e / D, c = e % D;
-                T acc = dqs[r * pd + c];
-                for (int j = 0; j < keys; ++j) acc += ds[r * ps + j] * ks[j * pd + c];
-                dqs[r * pd + c] = acc;
-            }
+            accumulate(dqs, rows, D, ds, ps, 1, keys, ks);
         }
         __syncthreads();
-        T *dq = (T *)l.out + (t.bh * l.tq + r0) * D;
-        const T scale = (T)l.scale;
-        for (int e = threadIdx.x; e < rows * D; e += blockDim.x) dq[e] = dqs[(e / D) * pd + e % D] * scale;
+        store_rows((T *)l.out + (t.bh * l.tq + r0) * D, dqs, rows, D, (T)l.scale);
     }
 }
 
@@ -305,7 +299,7 @@ template <class T> static int64_t shared_bytes(AttnKernel which, const ptcu_atte
     const int64_t pd = l->d + 1, pv = l->dv + 1, ps = bk + 1;
     int64_t n = 0;
     switch (which) {
-    case kForward: n = bq * pd + bk * pd + bk * pv + bq * ps + bq * pv + 3 * bq; break;
+    case kForward: n = bq * pd + bk * pd + bk * pv + bq * ps + bq * pv + 2 * bq; break;
     case kKeys: n = 2 * bk * pd + 2 * bk * pv + bq * pd + bq * pv + 2 * bq * ps + 2 * bq; break;
     case kQueries: n = 2 * bq * pd + bq * pv + bk * pd + bk * pv + bq * ps + 2 * bq; break;
     }
