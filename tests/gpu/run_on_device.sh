@@ -16,8 +16,9 @@
 #   6 bench     pt_matmul (FP32, TF32, bf16), pt_add, pt_sum, per-op
 #               overhead and copies against cuBLAS and cudart (bench_cuda),
 #               and the same in PyTorch on the same GPU (bench_torch.py);
-#               attention forward + backward (T 1024, B 1, H 12, D 64) fused,
-#               composed (PORTABLE_CUDA_ATTENTION=composed) and in PyTorch
+#               then (step `attention`) attention forward + backward (T 1024,
+#               B 1, H 12, D 64) fused, composed (PORTABLE_CUDA_ATTENTION=
+#               composed) and PyTorch's softmax(q k^T) v (bench_attention)
 #   7 sanitize  compute-sanitizer memcheck over the conformance suite, and
 #               racecheck and synccheck over the reduction, softmax, window
 #               and attention kernels (Firecracker only: gVisor refuses the device)
@@ -465,7 +466,7 @@ fi
 # Attention forward + backward: the plugin's fused kernels, the core's
 # composition (products, softmax, reductions: [T, T] stored) and PyTorch's
 # softmax(q k^T) v, one row each (bench_attention, bench_attention_torch.py).
-if begin "attention bench" 20; then
+if begin "attention" 20; then
   section "Attention, fused and composed (bench_attention)"
   attn_args=(1024 1 12 64 5)
   [ "$REHEARSAL" = sim ] && { attn_args=(128 1 2 64 1); say "Rehearsal: T = 128, H = 2 on the simulator."; }
