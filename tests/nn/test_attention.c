@@ -9,7 +9,9 @@
  *     with new inputs copied in (the fused kinds' extra operands are planned
  *     and rebound like any other);
  *   - AdamW with the warm-up + cosine schedule, captured: each replay takes
- *     its own step's learning rate and equals the eager steps bit for bit.
+ *     its own step's learning rate and equals the eager steps bit for bit;
+ *   - a head of D = 260 (wider than the cuda kernels take, so composed
+ *     there) gives the cpu's values.
  * `test_attention T` takes another length for the memory check (the CUDA
  * simulator runs a shorter one). PT_TEST_GRAPH_PATHS=cuda fails the run
  * unless the plugin replayed the graphs as CUDA graphs (it says so at
@@ -154,6 +156,21 @@ static void graph_replay(pt_device *d) {
     pt_scope_end(scope);
 }
 
+/* A head wider than a backend's kernels take (the cuda plugin's 256) is
+ * refused by the plugin and composed by the core: the cpu's values. */
+static void wide_head(pt_device *d) {
+    const int64_t s[3] = {2, 7, 260};
+    pt_scope scope = pt_scope_begin();
+    pt_manual_seed(5);
+    pt_tensor *q = pt_randn(pt_cpu(), PT_F32, 3, s), *k = pt_randn(pt_cpu(), PT_F32, 3, s),
+              *v = pt_randn(pt_cpu(), PT_F32, 3, s);
+    pt_tensor *want = pt_scaled_dot_product_attention(q, k, v, NULL, true, 0);
+    pt_tensor *got = pt_scaled_dot_product_attention(pt_to(q, d), pt_to(k, d), pt_to(v, d), NULL, true, 0);
+    CHECK(want && got, "attention with D = 260 on %s", pt_device_name(d));
+    if (want && got) CHECK(max_diff(got, want) <= 1e-5, "D = 260: differs from the cpu by %g", max_diff(got, want));
+    pt_scope_end(scope);
+}
+
 /* Two identical linears: one stepped eagerly, one through a captured step. */
 static void adamw_schedule_graph(pt_device *d) {
     pt_module *m[2];
@@ -229,6 +246,7 @@ int main(int argc, char **argv) {
     const bool want_cuda_graphs = paths && strcmp(paths, "cuda") == 0;
     if (want_cuda_graphs) pt_set_log_handler(count_graph_paths, NULL);
     memory_linear(d, t);
+    wide_head(d);
     graph_replay(d);
     if (want_cuda_graphs) {
         const unsigned reached = pt_op_dtypes_reached(PT_OP_ATTENTION_BACKWARD);
