@@ -173,6 +173,15 @@ static bool admit_device(int ordinal, ptcu_device *d, char *why, size_t cap) {
              "GPU-%02x%02x%02x%02x-%02x%02x-%02x%02x-%02x%02x-%02x%02x%02x%02x%02x%02x", u[0], u[1],
              u[2], u[3], u[4], u[5], u[6], u[7], u[8], u[9], u[10], u[11], u[12], u[13], u[14], u[15]);
     d->shared_per_block = (int64_t)prop.sharedMemPerBlock;
+    /* What a kernel may opt in to beyond that (cudaFuncSetAttribute): the
+     * attention kernels size their tiles to it. */
+    int optin = 0;
+    if (cudaDeviceGetAttribute(&optin, cudaDevAttrMaxSharedMemoryPerBlockOptin, ordinal) != cudaSuccess ||
+        optin < d->shared_per_block) {
+        (void)cudaGetLastError();
+        optin = (int)d->shared_per_block;
+    }
+    d->shared_optin = optin;
     d->max_threads_per_block = prop.maxThreadsPerBlock;
     d->sm_count = prop.multiProcessorCount;
     d->cc_major = prop.major;

@@ -45,9 +45,9 @@ static pt_status fused_supported(const pt_op *op) {
 pt_status ptcu_supports(const pt_op *op) {
     const pt_op_info *info = pt_op_info_of(op->kind);
     if (!info || !dtypes_ok(op)) return ptcu_unsupported(op);
-    /* the core composes NORM and ATTENTION */
-    if (info->family == PT_OP_FAMILY_NORM || info->family == PT_OP_FAMILY_ATTENTION)
-        return ptcu_unsupported(op);
+    /* the core composes NORM */
+    if (info->family == PT_OP_FAMILY_NORM) return ptcu_unsupported(op);
+    if (info->family == PT_OP_FAMILY_ATTENTION) return ptcu_attention_supports(op);
     if (info->family == PT_OP_FAMILY_FUSED) return fused_supported(op);
     return info->family == PT_OP_FAMILY_CONV ? ptcu_conv_supports(op) : PT_OK;
 }
@@ -74,7 +74,8 @@ pt_status ptcu_execute(ptcu_device *d, const pt_op *op) {
     case PT_OP_FAMILY_WINDOW: return ptcu_window(d, op);
     case PT_OP_FAMILY_CONV: return ptcu_conv(d, op);
     case PT_OP_FAMILY_FUSED: return ptcu_fused(d, op);
-    case PT_OP_FAMILY_NORM: case PT_OP_FAMILY_ATTENTION: break;
+    case PT_OP_FAMILY_ATTENTION: return ptcu_attention(d, op);
+    case PT_OP_FAMILY_NORM: break;
     }
     return ptcu_unsupported(op);
 }

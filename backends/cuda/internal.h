@@ -15,6 +15,7 @@
  *   exec_matmul.c     cuBLAS calls (FP32 by default, TF32 on request)
  *   exec_matmul_plan.c MATMUL operands -> cuBLAS column-major arguments (pure C)
  *   exec_conv.c       the CONV kinds: im2col / col2im + cuBLAS, chunked
+ *   exec_attention.c  the ATTENTION kinds: tiled kernels, the backward's delta buffer
  *   kernels_*.cu      the kernels and their C launchers (kernels.h)
  *   launch.c          the stream: synchronize, markers, cuBLAS handle, shutdown
  *   launch_graph.c    graphs captured per op into one CUDA graph, launched per replay
@@ -58,6 +59,7 @@ typedef struct ptcu_device {
     char pci[32];                 /* "0000:65:00.0" */
     char uuid[48];                /* "GPU-xxxxxxxx-xxxx-xxxx-xxxx-xxxxxxxxxxxx" */
     int64_t shared_per_block;     /* cudaDeviceProp.sharedMemPerBlock */
+    int64_t shared_optin;         /* cudaDevAttrMaxSharedMemoryPerBlockOptin (>= shared_per_block) */
     int max_threads_per_block;
     int64_t total_memory;
     /* Guards the lazily created cuBLAS handle, the scratch buffer and the
@@ -311,6 +313,11 @@ pt_status ptcu_matmul(ptcu_device *d, const pt_op *op);
 pt_status ptcu_gemm(ptcu_device *d, const ptcu_gemm_call *c, const pt_op *op);
 /* A supported WINDOW op, d selected. */
 pt_status ptcu_window(ptcu_device *d, const pt_op *op);
+/* An ATTENTION-family descriptor's reason for refusal (ptcu_fail
+ * recorded), or PT_OK (exec_attention.c). */
+pt_status ptcu_attention_supports(const pt_op *op);
+/* A supported ATTENTION or ATTENTION_BACKWARD op, d selected. */
+pt_status ptcu_attention(ptcu_device *d, const pt_op *op);
 /* A CONV descriptor's reason for refusal (ptcu_fail recorded), or PT_OK:
  * the shapes backend.h allows, in cuBLAS's 32-bit sizes. */
 pt_status ptcu_conv_supports(const pt_op *op);

@@ -20,12 +20,21 @@
  * the <<<>>> launch under nvcc; with PTCU_EMULATE (tests/kernel_emulation.h)
  * a CPU emulation that runs every thread of every block, so the kernels'
  * indexing and reductions are tested on machines without a GPU. */
+/* PTCU_LAUNCH_SHARED adds bytes of dynamic shared memory per block, which
+ * the kernel reaches through PTCU_DYNAMIC_SHARED(T, name) (a T * named
+ * name, 16-byte aligned). */
 #ifdef PTCU_EMULATE
 #include "tests/kernel_emulation.h"
 #define PTCU_LAUNCH(kernel, grid, block, stream) ::ptcu_emu::launch(kernel, grid, block, stream)
+#define PTCU_LAUNCH_SHARED(kernel, grid, block, bytes, stream) ::ptcu_emu::launch(kernel, grid, block, stream, bytes)
+#define PTCU_DYNAMIC_SHARED(T, name) T *name = (T *)::ptcu_emu::dynamic_shared()
 #else
 #include <cuda_runtime.h>
 #define PTCU_LAUNCH(kernel, grid, block, stream) kernel<<<grid, block, 0, stream>>>
+#define PTCU_LAUNCH_SHARED(kernel, grid, block, bytes, stream) kernel<<<grid, block, bytes, stream>>>
+#define PTCU_DYNAMIC_SHARED(T, name)                                \
+    extern __shared__ __align__(16) unsigned char ptcu_dynamic_shared[]; \
+    T *name = (T *)ptcu_dynamic_shared
 #endif
 
 namespace ptcu {

@@ -150,6 +150,40 @@ typedef struct ptcu_window_launch {
 
 cudaError_t ptcu_launch_window(const ptcu_window_launch *l, cudaStream_t stream);
 
+/* ---- ATTENTION and ATTENTION_BACKWARD (kernels_attention.cu) ---- */
+
+/* The operands of backend.h's ATTENTION family, 4-D [B, H, T, D] with the
+ * last stride 1; the strides of dims 0..2 in elements (0 on a broadcast
+ * dim). */
+typedef struct ptcu_attention_launch {
+    bool backward;
+    pt_dtype dtype;                       /* PT_F32 or PT_F64 */
+    int64_t b, h, tq, tk, d, dv;          /* d, dv: 1..PTCU_ATTENTION_MAX_D */
+    uint32_t flags;                       /* PT_ATTN_* */
+    double scale;
+    const void *q, *k, *v;
+    int64_t sq[3], sk[3], sv[3];
+    const void *mask;                     /* NULL without a MASK flag */
+    int64_t sm[4];                        /* the mask's strides, all four dims */
+    void *out;                            /* forward: o [B, H, Tq, Dv]; backward: dq; contiguous */
+    void *lse;                            /* [B, H, Tq] contiguous: written forward, read backward */
+    const void *o, *dout;                 /* backward: o and its gradient, strided as q */
+    int64_t so[3], sdo[3];
+    void *dk, *dv_out;                    /* backward: contiguous */
+    void *delta;                          /* backward: scratch of B * H * Tq elements */
+    int64_t shared_default;               /* shared memory a block takes without opting in */
+    int64_t shared_limit;                 /* the most a block may opt in to */
+    int sm_count;
+} ptcu_attention_launch;
+
+/* The widest D (and Dv) the kernels take; the core composes wider heads. */
+#define PTCU_ATTENTION_MAX_D 256
+
+/* The forward pass, or the backward's three kernels (delta, dk/dv by key
+ * block, dq by query block); cudaErrorNotSupported when no tile fits the
+ * shared memory limit. */
+cudaError_t ptcu_launch_attention(const ptcu_attention_launch *l, cudaStream_t stream);
+
 /* ---- Device admission (k_probe.cu) ---- */
 
 /* Whether the current device can run this plugin's kernels: cudaSuccess, or

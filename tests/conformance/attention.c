@@ -211,6 +211,28 @@ static void one_shape(pt_dtype t, const attn_shape *sh, int mask, bool causal, l
     ht_free(m);
 }
 
+/* PT_TEST_ATTENTION_PATH=fused: the cases above must have run on the
+ * device's ATTENTION kinds in f32 and f64, not on the composed path. The
+ * core sends ATTENTION_BACKWARD only for the gradient of an ATTENTION the
+ * device ran (the composed path differentiates products and softmax), so
+ * its having been sent in a dtype proves both kinds ran there. */
+static void check_attention_path(void) {
+    const char *want = getenv("PT_TEST_ATTENTION_PATH");
+    if (!want || strcmp(want, "fused") != 0) return;
+    const pt_dtype dts[2] = {PT_F32, PT_F64};
+    for (int i = 0; i < 2; ++i) {
+        char name[96];
+        snprintf(name, sizeof name, "attention ran fused in %s", pt_dtype_name(dts[i]));
+        if (pt_device_supports(g_dev, PT_OP_ATTENTION, dts[i]) != PT_OK)
+            report_fail(name, "the device refuses ATTENTION: %s", pt_last_error());
+        else if (!(pt_op_dtypes_reached(PT_OP_ATTENTION_BACKWARD) & PT_DTYPE_BIT(dts[i])))
+            report_fail(name, "no ATTENTION_BACKWARD reached the device: the gradients were composed");
+        else
+            report_pass(name);
+        pt_clear_error();
+    }
+}
+
 void run_attention_cases(void) {
     static const attn_shape shapes[] = {
         {2, {0, 0}, 1, 1, 1, 1},        /* T = 1 */
@@ -242,4 +264,5 @@ void run_attention_cases(void) {
         one_shape(PT_F32, &longs[s], s == 2 ? MASK_NONE : MASK_KEEP, false, LAY_C, true, &g);
         if (s < 2) one_shape(PT_F64, &longs[s], MASK_ADD, true, LAY_C, true, &g);
     }
+    check_attention_path();
 }

@@ -15,10 +15,13 @@
 #               is a failure here: on a GPU machine nothing may skip for cuda
 #   6 bench     pt_matmul (FP32, TF32, bf16), pt_add, pt_sum, per-op
 #               overhead and copies against cuBLAS and cudart (bench_cuda),
-#               and the same in PyTorch on the same GPU (bench_torch.py)
+#               and the same in PyTorch on the same GPU (bench_torch.py);
+#               then (step `attention`) attention forward + backward (T 1024,
+#               B 1, H 12, D 64) fused, composed (PORTABLE_CUDA_ATTENTION=
+#               composed) and PyTorch's softmax(q k^T) v (bench_attention_device)
 #   7 sanitize  compute-sanitizer memcheck over the conformance suite, and
-#               racecheck and synccheck over the reduction, softmax and window
-#               kernels (Firecracker only: gVisor refuses the device)
+#               racecheck and synccheck over the reduction, softmax, window
+#               and attention kernels (Firecracker only: gVisor refuses the device)
 #   8 opencl    NVIDIA's OpenCL through an .icd file of our own, when the
 #               driver ships libnvidia-opencl.so.1: conformance, digits MLP,
 #               pt_matmul and CLBlast (bench_opencl)
@@ -259,7 +262,8 @@ fi
 targets=(portable portable-cpu portable-opencl portable-cuda portable-tool conformance test_cuda_plugin
          test_cuda_runtime test_gradcheck cross_backend test_cnn_layers test_mixed_precision mlp_digits
          cnn_digits gpu_tour test_lazy_load test_large_tensors test_trace bench_cuda bench_opencl
-         bench_cnn bench_math bench_mlp test_graph bench_graph test_transformer test_gpt test_gpt_graph)
+         bench_cnn bench_math bench_mlp test_graph bench_graph test_transformer test_gpt test_gpt_graph
+         test_attention bench_attention_device)
 sim_args=(-DPT_BUILD_CUDA_SIM=OFF)
 [ "$REHEARSAL" = sim ] && { sim_args=(-DPT_BUILD_CUDA_SIM=ON); targets+=(portable-cuda-sim); }
 build_ok=0
@@ -354,7 +358,8 @@ say "|---|---|---|"
 for s in conformance_cuda cuda_plugin cuda_runtime gradcheck_cuda cross_backend_cuda nn_cnn_layers_cuda \
          nn_mixed_precision_cuda nn_torch_oracle_cnn_cuda example_mlp_digits_cuda example_cnn_digits_cuda \
          gpu_tour_cuda unit_lazy_load trace_cuda graph_cuda graph_cuda_graphs_off graph_mlp_digits_cuda \
-         graph_cnn_digits_cuda transformer_layers_cuda gpt_modules_cuda gpt_torch_oracle_cuda gpt_graph_cuda; do
+         graph_cnn_digits_cuda transformer_layers_cuda gpt_modules_cuda gpt_torch_oracle_cuda gpt_graph_cuda \
+         attention_conformance_cuda attention_torch_oracle_cuda attention_memory_graph_cuda; do
   run_suite "$s" 240
 done
 # What the runs printed that the tables below do not repeat.
@@ -365,6 +370,12 @@ done
   grep -hE "accuracy|reloaded" "$LOGS"/suite_example_*_cuda.log 2>/dev/null | tail -6
   # graph_cuda fails unless every graph replayed as one CUDA graph (PT_TEST_GRAPH_PATHS=cuda).
   grep -ho "graphs replayed as one.*" "$LOGS"/suite_graph_cuda.log 2>/dev/null | sed 's/^/graph_cuda: /'
+  # The fused kernels ran (PT_TEST_ATTENTION_PATH=fused), and the memory they took at a long T.
+  grep -ho "PASS attention ran fused in f[0-9]*" "$LOGS"/suite_attention_conformance_cuda.log 2>/dev/null |
+    sed 's/^PASS /attention_conformance_cuda: /'
+  grep -ho "attention ran on the device.*" "$LOGS"/suite_attention_torch_oracle_cuda.log 2>/dev/null |
+    sed 's/^/attention_torch_oracle_cuda: /'
+  grep -ho "attention T = .*" "$LOGS"/suite_attention_memory_graph_cuda.log 2>/dev/null | head -1
 } | fenced
 # Fused chains (docs/graphs.md, "Fusion"): the conformance group 'fused' on
 # cuda:0 with the plugin's debug log, where each chain cuda:0 takes is a
@@ -454,6 +465,29 @@ if begin "bench" 60; then
     fail "bench_graph: cuda:0 did not replay as a CUDA graph (its row says why)"
   pack_logs
 fi
+# Attention forward + backward: the plugin's fused kernels, the core's
+# composition (products, softmax, reductions: [T, T] stored) and PyTorch's
+# softmax(q k^T) v, one row each (bench_attention_device, bench_attention_torch.py).
+if begin "attention" 20; then
+  section "Attention, fused and composed (bench_attention_device)"
+  attn_args=(1024 1 12 64 5)
+  [ "$REHEARSAL" = sim ] && { attn_args=(128 1 2 64 1); say "Rehearsal: T = 128, H = 2 on the simulator."; }
+  : >"$LOGS/bench_attention.md"
+  timeout "$(limit 60)" env PORTABLE_BACKEND=cuda "$BUILD_DIR/bench/bench_attention_device" --header "${attn_args[@]}" \
+    >>"$LOGS/bench_attention.md" 2>>"$LOGS/bench.log" || fail "bench_attention fused (exit $?)"
+  timeout "$(limit 60)" env PORTABLE_BACKEND=cuda PORTABLE_CUDA_ATTENTION=composed "$BUILD_DIR/bench/bench_attention_device" \
+    "${attn_args[@]}" >>"$LOGS/bench_attention.md" 2>>"$LOGS/bench.log" || fail "bench_attention composed (exit $?)"
+  if [ $torch_cuda = 1 ]; then
+    timeout "$(limit 60)" "$PY" bench/cuda/bench_attention_torch.py "${attn_args[@]}" >>"$LOGS/bench_attention.md" \
+      2>>"$LOGS/bench.log" || fail "bench_attention_torch.py"
+  else
+    echo "PyTorch cannot use a CUDA device here ($PY): no PyTorch row." >>"$LOGS/bench_attention.md"
+  fi
+  cat "$LOGS/bench_attention.md" >>"$RESULTS"
+  grep -Eq "^\| cuda:0 \| fused \|" "$LOGS/bench_attention.md" ||
+    fail "bench_attention: cuda:0 did not run attention fused"
+  pack_logs
+fi
 
 # ---- 7. compute-sanitizer ----
 if begin "sanitize" 40; then
@@ -485,7 +519,8 @@ if begin "sanitize" 40; then
     }
     cs_run memcheck "" 150
     for f in sum softmax max_pool; do cs_run racecheck "$f" 40; done
-    for f in sum softmax; do cs_run synccheck "$f" 30; done
+    cs_run racecheck attention 60
+    for f in sum softmax attention; do cs_run synccheck "$f" 30; done
   fi
 fi
 

@@ -1,18 +1,27 @@
 /* pt_scaled_dot_product_attention beyond the values conformance checks:
  *   - memory: forward and backward at T = 4096 (B 1, H 2, D 64) must not
  *     hold a [T, T] score matrix (64 MiB per head in f32) where the device
- *     runs the fused kinds; the peak of pt_memory_stats is printed either
- *     way (the composed path's is quadratic, by design, and only reported);
+ *     runs the fused kinds: the peak at most about doubles from T / 2 to T
+ *     and stays under a quarter of one head's scores; the peaks of
+ *     pt_memory_stats are printed either way (the composed path's are
+ *     quadratic, by design, and only reported);
  *   - graphs: a captured forward + backward replays to the eager values
  *     with new inputs copied in (the fused kinds' extra operands are planned
  *     and rebound like any other);
  *   - AdamW with the warm-up + cosine schedule, captured: each replay takes
- *     its own step's learning rate and equals the eager steps bit for bit.
+ *     its own step's learning rate and equals the eager steps bit for bit;
+ *   - a head of D = 260 (wider than the cuda kernels take, so composed
+ *     there) gives the cpu's values.
+ * `test_attention T` takes another length for the memory check (the CUDA
+ * simulator runs a shorter one). PT_TEST_GRAPH_PATHS=cuda fails the run
+ * unless the plugin replayed the graphs as CUDA graphs (it says so at
+ * PORTABLE_LOG=info) with the ATTENTION kinds in them.
  * `test_attention bits` prints one hash of a forward + backward's output
  * and gradients instead; check_attention_threads.sh compares it across
  * thread counts (the kernels promise the same bits at any).
  * Exit 77 when PORTABLE_BACKEND's device is absent. */
 #include <math.h>
+#include <stdatomic.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -49,13 +58,24 @@ static double max_diff(pt_tensor *a, pt_tensor *b) {
     return worst;
 }
 
+/* The devices with the ATTENTION kinds: the cpu and cuda backends, unless
+ * their switch sends attention to the composed path. */
 static bool fused_here(pt_device *d) {
-    const char *composed = getenv("PORTABLE_CPU_ATTENTION");
-    return strncmp(pt_device_name(d), "cpu", 3) == 0 && !(composed && strcmp(composed, "composed") == 0);
+    static const struct {
+        const char *prefix, *variable;
+    } fused[] = {{"cpu", "PORTABLE_CPU_ATTENTION"}, {"cuda", "PORTABLE_CUDA_ATTENTION"}};
+    for (size_t i = 0; i < sizeof fused / sizeof fused[0]; ++i) {
+        if (strncmp(pt_device_name(d), fused[i].prefix, strlen(fused[i].prefix)) != 0) continue;
+        const char *composed = getenv(fused[i].variable);
+        return !(composed && strcmp(composed, "composed") == 0);
+    }
+    return false;
 }
 
-static void memory_at_4096(pt_device *d) {
-    const int64_t t = 4096, s[4] = {1, 2, t, 64};
+/* Peak bytes above the inputs over one causal forward + backward at T = t
+ * (B 1, H 2, D 64, f32), printed. */
+static double memory_at(pt_device *d, int64_t t) {
+    const int64_t s[4] = {1, 2, t, 64};
     pt_scope scope = pt_scope_begin();
     pt_manual_seed(1);
     pt_tensor *q = pt_randn(d, PT_F32, 4, s), *k = pt_randn(d, PT_F32, 4, s), *v = pt_randn(d, PT_F32, 4, s);
@@ -68,17 +88,33 @@ static void memory_at_4096(pt_device *d) {
     pt_reset_peak_memory(d);
     pt_tensor *o = pt_scaled_dot_product_attention(q, k, v, NULL, true, 0);
     pt_tensor *loss = pt_sum(o, PT_ALL, false);
-    CHECK(loss && pt_backward(loss) == PT_OK, "attention forward + backward at T = 4096");
+    CHECK(loss && pt_backward(loss) == PT_OK, "attention forward + backward at T = %lld", (long long)t);
     pt_device_synchronize(d);
     pt_memory_stats(d, &after);
     const double scores = (double)(t * t) * 4; /* one head's [T, T] in f32 */
     const double grown = (double)(after.peak - before.in_use);
-    printf("attention T = 4096, B 1, H 2, D 64, causal, forward + backward on %s (%s): peak %.1f MiB above the "
+    printf("attention T = %lld, B 1, H 2, D 64, causal, forward + backward on %s (%s): peak %.1f MiB above the "
            "inputs (%.1f MiB in use before); one head's [T, T] scores would be %.0f MiB\n",
-           pt_device_name(d), fused_here(d) ? "fused" : "composed", grown / 1048576.0, before.in_use / 1048576.0,
-           scores / 1048576.0);
-    if (fused_here(d)) CHECK(grown < scores / 4, "peak %.0f bytes: the fused path stored something quadratic", grown);
+           (long long)t, pt_device_name(d), fused_here(d) ? "fused" : "composed", grown / 1048576.0,
+           before.in_use / 1048576.0, scores / 1048576.0);
     pt_scope_end(scope);
+    return grown;
+}
+
+/* The fused path's peak grows linearly with T: doubling T at most about
+ * doubles it (the composed path's quadruples, its scores dominating). A
+ * run at T / 4 first makes what a device keeps once (a reduction's
+ * scratch, a BLAS workspace) part of "in use before". At T = 4096 the peak
+ * must also stay under a quarter of one head's scores. */
+static void memory_linear(pt_device *d, int64_t t) {
+    memory_at(d, t / 4 > 0 ? t / 4 : 1);
+    const double half = memory_at(d, t / 2 > 0 ? t / 2 : 1), full = memory_at(d, t);
+    if (!fused_here(d)) return;
+    CHECK(full < 3 * half, "peak %.0f bytes at T = %lld, %.0f at T / 2: the fused path stored something quadratic",
+          full, (long long)t, half);
+    if (t >= 4096)
+        CHECK(full < (double)(t * t), "peak %.0f bytes at T = %lld: the fused path stored something quadratic", full,
+              (long long)t);
 }
 
 static void graph_replay(pt_device *d) {
@@ -121,6 +157,21 @@ static void graph_replay(pt_device *d) {
         pt_graph_free(g);
     }
     (void)egk;
+    pt_scope_end(scope);
+}
+
+/* A head wider than a backend's kernels take (the cuda plugin's 256) is
+ * refused by the plugin and composed by the core: the cpu's values. */
+static void wide_head(pt_device *d) {
+    const int64_t s[3] = {2, 7, 260};
+    pt_scope scope = pt_scope_begin();
+    pt_manual_seed(5);
+    pt_tensor *q = pt_randn(pt_cpu(), PT_F32, 3, s), *k = pt_randn(pt_cpu(), PT_F32, 3, s),
+              *v = pt_randn(pt_cpu(), PT_F32, 3, s);
+    pt_tensor *want = pt_scaled_dot_product_attention(q, k, v, NULL, true, 0);
+    pt_tensor *got = pt_scaled_dot_product_attention(pt_to(q, d), pt_to(k, d), pt_to(v, d), NULL, true, 0);
+    CHECK(want && got, "attention with D = 260 on %s", pt_device_name(d));
+    if (want && got) CHECK(max_diff(got, want) <= 1e-5, "D = 260: differs from the cpu by %g", max_diff(got, want));
     pt_scope_end(scope);
 }
 
@@ -215,6 +266,16 @@ static int print_bits(pt_device *d) {
     return failures ? 1 : 0;
 }
 
+/* What the plugin said about its graphs (PORTABLE_LOG=info). */
+static atomic_int cuda_graphs, op_by_op_graphs;
+
+static void count_graph_paths(pt_log_level level, const char *message, void *user) {
+    (void)user;
+    if (strstr(message, "replays as one CUDA graph")) atomic_fetch_add(&cuda_graphs, 1);
+    else if (strstr(message, "replays op by op")) atomic_fetch_add(&op_by_op_graphs, 1);
+    else if (level >= PT_LOG_WARN) fprintf(stderr, "portable: %s\n", message);
+}
+
 int main(int argc, char **argv) {
     pt_device *d = pt_default_device();
     if (!d) {
@@ -222,8 +283,25 @@ int main(int argc, char **argv) {
         return 77;
     }
     if (argc > 1 && strcmp(argv[1], "bits") == 0) return print_bits(d);
-    memory_at_4096(d);
+    const int64_t t = argc > 1 ? atoll(argv[1]) : 4096;
+    if (t < 1) {
+        printf("usage: test_attention [T >= 1]\n");
+        return 2;
+    }
+    const char *paths = getenv("PT_TEST_GRAPH_PATHS");
+    const bool want_cuda_graphs = paths && strcmp(paths, "cuda") == 0;
+    if (want_cuda_graphs) pt_set_log_handler(count_graph_paths, NULL);
+    memory_linear(d, t);
+    wide_head(d);
     graph_replay(d);
+    if (want_cuda_graphs) {
+        const unsigned reached = pt_op_dtypes_reached(PT_OP_ATTENTION_BACKWARD);
+        CHECK(atomic_load(&cuda_graphs) > 0 && atomic_load(&op_by_op_graphs) == 0,
+              "graphs: %d replayed as CUDA graphs, %d op by op (run at PORTABLE_LOG=info)", atomic_load(&cuda_graphs),
+              atomic_load(&op_by_op_graphs));
+        CHECK(!fused_here(d) || (reached & PT_DTYPE_BIT(PT_F32)),
+              "attention ran composed: no ATTENTION_BACKWARD reached the device");
+    }
     adamw_schedule_graph(d);
     printf("%s: %d failure(s)\n", pt_device_name(d), failures);
     return failures ? 1 : 0;

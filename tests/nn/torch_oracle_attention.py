@@ -16,6 +16,7 @@ mismatch, 77 (skip) with the reason when torch is not importable, except in
 CI (the CI variable set), where a missing package is a failure.
 """
 import math
+import os
 
 from torch_oracle_lib import *
 
@@ -87,5 +88,23 @@ for lead, tq, tk, d, dv, causal, mkind in cases:
     for p in (pq, pk, pv, pm, po, pg, prod, loss):
         if p:
             pt_release(p)
+
+def op_kind(name):
+    """The pt_op_kind of a row of include/portable/op_table.h (rows in enum order)."""
+    table = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "..", "include", "portable", "op_table.h")
+    rows = [line.split("(", 1)[1].split(",", 1)[0].strip() for line in open(table) if line.lstrip().startswith("X(")]
+    return rows.index(name)
+
+
+# PT_TEST_ATTENTION_PATH=fused: the device's ATTENTION kinds ran, not the
+# composed path. The core sends ATTENTION_BACKWARD only for the gradient of
+# an ATTENTION the device ran, so its having reached a backend in f32 says so.
+if os.environ.get("PT_TEST_ATTENTION_PATH") == "fused":
+    reached = sig("pt_op_dtypes_reached", C.c_uint, C.c_int)(op_kind("ATTENTION_BACKWARD"))
+    fused = bool(reached & (1 << F32))
+    if not fused:
+        fail("attention ran composed: ATTENTION_BACKWARD never reached the device in f32")
+    else:
+        print("ok   attention ran on the device's fused kinds (ATTENTION_BACKWARD reached in f32)")
 
 finish("attention oracle")

@@ -21,7 +21,11 @@
  *     loadable, as the real runtime checks), PTCU_SIM_DEVICES=N (0: no
  *     device), PTCU_SIM_FAIL_CONTEXT=i,j (cudaSetDevice fails on those),
  *     PTCU_SIM_COMPUTE_CAPABILITY=90,75 (per device; below 8.0 there is no
- *     kernel image for it), PTCU_SIM_MEMORY_MB, PTCU_SIM_SMS;
+ *     kernel image for it), PTCU_SIM_MEMORY_MB, PTCU_SIM_SMS,
+ *     PTCU_SIM_SHARED_OPTIN_KB (the shared memory a block may opt in to
+ *     with cudaFuncSetAttribute: 227 as on sm_90; 48, the default without
+ *     opting in, makes the kernels that size their tiles to it use small
+ *     ones);
  *   - stream capture and graphs (the part the plugin's launch_graph.c
  *     uses): while a stream captures, what would be queued on it (kernel
  *     launches, cuBLAS calls, device copies) becomes a node of the capture's
@@ -133,6 +137,7 @@ struct Sim {
     bool have_driver = false;
     int delay_us = 0;
     int sms = 2;
+    int shared_optin = 227 * 1024;
     SimDevice dev[kMaxSimDevices];
     std::map<uintptr_t, Allocation> allocations; /* start -> extent */
     CUstream_st legacy_stream;
@@ -151,6 +156,7 @@ Sim &sim() {
         n->delay_us = (v = getenv("PTCU_SIM_DELAY_US")) ? atoi(v) : 0;
         n->sms = (v = getenv("PTCU_SIM_SMS")) ? atoi(v) : 2;
         if (n->sms < 1) n->sms = 1;
+        if ((v = getenv("PTCU_SIM_SHARED_OPTIN_KB")) && atoi(v) >= 48) n->shared_optin = atoi(v) * 1024;
         const int64_t mb = (v = getenv("PTCU_SIM_MEMORY_MB")) ? atoll(v) : 4096;
         std::string ccs = (v = getenv("PTCU_SIM_COMPUTE_CAPABILITY")) ? v : "90";
         std::string fails = (v = getenv("PTCU_SIM_FAIL_CONTEXT")) ? v : "";
@@ -367,6 +373,27 @@ cudaError_t cudaGetDeviceProperties(struct cudaDeviceProp *prop, int device) {
     prop->pciBusID = 0x10 + device;
     /* a fixed UUID per simulated device, so tests can check its form */
     for (int i = 0; i < 16; ++i) prop->uuid.bytes[i] = (char)(0x5a + 16 * device + i);
+    return cudaSuccess;
+}
+
+/* The attributes the plugin asks for: shared memory per block, by default
+ * and opted in to. */
+cudaError_t cudaDeviceGetAttribute(int *value, enum cudaDeviceAttr attr, int device) {
+    if (!value) return fail(cudaErrorInvalidValue);
+    if (!valid_device(device)) return fail(cudaErrorInvalidDevice);
+    switch (attr) {
+    case cudaDevAttrMaxSharedMemoryPerBlock: *value = 48 * 1024; return cudaSuccess;
+    case cudaDevAttrMaxSharedMemoryPerBlockOptin: *value = sim().shared_optin; return cudaSuccess;
+    default: return fail(cudaErrorInvalidValue); /* not simulated */
+    }
+}
+
+/* A kernel's dynamic shared memory limit, as CUDA checks it: at most the
+ * device's opt-in figure. */
+cudaError_t cudaFuncSetAttribute(const void *func, enum cudaFuncAttribute attr, int value) {
+    if (!func) return fail(cudaErrorInvalidDeviceFunction);
+    if (attr != cudaFuncAttributeMaxDynamicSharedMemorySize) return fail(cudaErrorInvalidValue);
+    if (value < 0 || value > sim().shared_optin) return fail(cudaErrorInvalidValue);
     return cudaSuccess;
 }
 

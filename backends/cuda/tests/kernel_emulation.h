@@ -21,9 +21,11 @@
 
 #include <cuda_runtime_api.h> /* types only: dim3, cudaError_t, cudaStream_t */
 
+#include <cstddef>
 #include <cstring>
 #include <functional>
 #include <tuple>
+#include <vector>
 
 /* The toolkit's host_defines.h gave these GPU meanings; here they are plain C++. */
 #undef __global__
@@ -59,16 +61,26 @@ void sync_block();
 /* One 8-byte slot per thread of the running block, for shuffles. */
 unsigned long long *shuffle_slots();
 
+/* The dynamic shared memory of the block being run (a launch's third
+ * <<<>>> argument): one buffer per OS thread, which runs one block at a
+ * time, sized by each launch before its first block. */
+inline thread_local std::vector<std::max_align_t> tl_dynamic_shared;
+inline unsigned char *dynamic_shared() { return (unsigned char *)tl_dynamic_shared.data(); }
+
 template <class... P> struct Launch {
     void (*kernel)(P...);
     dim3 grid, block;
     cudaStream_t stream;
+    size_t shared_bytes;
     template <class... A> void operator()(A &&...args) const {
         /* Parameters are copied now, as a launch copies its arguments. */
         auto params = std::make_tuple(P(args)...);
         auto k = kernel;
         const dim3 g = grid, b = block;
-        submit(stream, [k, g, b, params]() {
+        const size_t smem = shared_bytes;
+        submit(stream, [k, g, b, smem, params]() {
+            const size_t words = (smem + sizeof(std::max_align_t) - 1) / sizeof(std::max_align_t);
+            if (tl_dynamic_shared.size() < words) tl_dynamic_shared.resize(words);
             const std::function<void()> body = [&]() { std::apply(k, params); };
             for (unsigned bz = 0; bz < g.z; ++bz)
                 for (unsigned by = 0; by < g.y; ++by)
@@ -77,8 +89,9 @@ template <class... P> struct Launch {
     }
 };
 
-template <class... P> Launch<P...> launch(void (*kernel)(P...), dim3 grid, dim3 block, cudaStream_t stream) {
-    return Launch<P...>{kernel, grid, block, stream};
+template <class... P>
+Launch<P...> launch(void (*kernel)(P...), dim3 grid, dim3 block, cudaStream_t stream, size_t shared_bytes = 0) {
+    return Launch<P...>{kernel, grid, block, stream, shared_bytes};
 }
 
 template <class T> T exchange(T v, unsigned src_lane_of_self) {
@@ -119,6 +132,10 @@ template <class T> T __shfl_xor_sync(unsigned, T v, int mask) {
 /* cuda_runtime.h's typed overload, which the emulation does not include. */
 template <class T> cudaError_t cudaFuncGetAttributes(cudaFuncAttributes *attr, T *entry) {
     return ::cudaFuncGetAttributes(attr, (const void *)entry);
+}
+
+template <class T> cudaError_t cudaFuncSetAttribute(T *entry, cudaFuncAttribute attr, int value) {
+    return ::cudaFuncSetAttribute((const void *)entry, attr, value);
 }
 
 template <class T>

@@ -108,6 +108,54 @@ static void check_supports(const pt_backend_vtable *vt) {
     }
 }
 
+/* An ATTENTION descriptor of [1, 2, 8, d] operands (no buffers: supports()
+ * reads shapes only), q of q_ndim dims. */
+static pt_op attention_op(pt_dtype t, int64_t d, int q_ndim) {
+    pt_op op;
+    memset(&op, 0, sizeof op);
+    op.kind = PT_OP_ATTENTION;
+    op.dtype = t;
+    op.n_inputs = 3;
+    op.n_extra = PT_OP_MAX_EXTRA;
+    op.scalar = 1.0;
+    pt_operand *four[] = {&op.in[0], &op.in[1], &op.in[2], &op.out};
+    for (int i = 0; i < 4; ++i) {
+        const int64_t shape[4] = {1, 2, 8, d};
+        four[i]->dtype = t;
+        four[i]->ndim = 4;
+        for (int j = 0; j < 4; ++j) four[i]->shape[j] = shape[j];
+        four[i]->strides[3] = 1;
+        four[i]->strides[2] = d;
+        four[i]->strides[1] = 8 * d;
+        four[i]->strides[0] = 16 * d;
+    }
+    op.in[0].ndim = q_ndim;
+    op.extra[PT_ATTN_X_LSE] = vec(NULL, t, 16);
+    return op;
+}
+
+/* The ATTENTION kinds: f32 and f64 heads up to 256 wide; wider ones and
+ * 16-bit dtypes are refused (the core composes them) with the op and the
+ * reason named; a descriptor off backend.h's layout is an invalid argument. */
+static void check_attention_supports(const pt_backend_vtable *vt) {
+    pt_op op = attention_op(PT_F32, 256, 4);
+    CHECK(vt->supports(0, &op) == PT_OK);
+    op = attention_op(PT_F64, 64, 4);
+    CHECK(vt->supports(0, &op) == PT_OK);
+    g_error[0] = '\0';
+    op = attention_op(PT_F32, 300, 4);
+    CHECK(vt->supports(0, &op) == PT_ERR_UNSUPPORTED);
+    CHECK(strstr(g_error, "attention") && strstr(g_error, "D = 300") && strstr(g_error, "256"));
+    g_error[0] = '\0';
+    op = attention_op(PT_F16, 64, 4);
+    CHECK(vt->supports(0, &op) == PT_ERR_UNSUPPORTED);
+    CHECK(strstr(g_error, "attention") && strstr(g_error, "f16"));
+    g_error[0] = '\0';
+    op = attention_op(PT_F32, 64, 3);
+    CHECK(vt->supports(0, &op) == PT_ERR_INVALID_ARGUMENT);
+    CHECK(strstr(g_error, "attention") && strstr(g_error, "3, 4 and 4 dims"));
+}
+
 /* Contexts come up per device on first use, every entry puts the thread's
  * current device back (where that device has a context), and queue markers
  * pass once the queue has. The simulator exports hooks to look at contexts
@@ -320,6 +368,7 @@ int main(int argc, char **argv) {
         check_device(vt);
     }
     check_supports(vt);
+    check_attention_supports(vt);
     vt->shutdown();
     dlclose(h);
     printf("%d passed, %d failed\n", g_pass, g_fail);
