@@ -155,6 +155,9 @@ static void ocl_describe(ocl_device *d) {
                         &d->max_work_group, NULL) != CL_SUCCESS ||
         d->max_work_group == 0)
         d->max_work_group = 1;
+    if (clGetDeviceInfo(d->id, CL_DEVICE_LOCAL_MEM_SIZE, sizeof d->local_mem, &d->local_mem, NULL) !=
+        CL_SUCCESS)
+        d->local_mem = 0;
     d->fp64 = ocl_has_extension(d->id, "cl_khr_fp64");
     /* PORTABLE_OPENCL_FP64=0 treats every device as lacking fp64, as many
      * consumer and mobile GPUs do: how CI tests that path on PoCL. */
@@ -182,6 +185,9 @@ static void ocl_describe(ocl_device *d) {
     int major = 0, minor = 0;
     d->opencl_c_12 = sscanf(cver, "OpenCL C %d.%d", &major, &minor) == 2 &&
                      (major > 1 || (major == 1 && minor >= 2));
+    static const char *const attention[] = {"fused", "composed", NULL};
+    d->attention_composed = PT_HOST_HAS(ocl_host, env_choice) &&
+                            ocl_host->env_choice("PORTABLE_OPENCL_ATTENTION", attention, 0) == 1;
     ocl_command_buffers_probe(d);
     pthread_mutex_init(&d->lock, NULL);
     pthread_mutex_init(&d->host_lock, NULL);
@@ -286,6 +292,7 @@ void ocl_devices_release(void) {
             }
             clFinish(d->queue);
             ocl_programs_release(d);
+            ocl_attn_release(d);
             ocl_fused_release(d, true);
             if (d->scratch) clReleaseMemObject(d->scratch);
             clReleaseCommandQueue(d->queue);
