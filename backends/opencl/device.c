@@ -158,6 +158,7 @@ static void ocl_describe(ocl_device *d) {
     if (clGetDeviceInfo(d->id, CL_DEVICE_LOCAL_MEM_SIZE, sizeof d->local_mem, &d->local_mem, NULL) !=
         CL_SUCCESS)
         d->local_mem = 0;
+    d->loop_budget = strstr(d->name, "llvmpipe") ? 65535 : 0;
     d->fp64 = ocl_has_extension(d->id, "cl_khr_fp64");
     /* PORTABLE_OPENCL_FP64=0 treats every device as lacking fp64, as many
      * consumer and mobile GPUs do: how CI tests that path on PoCL. */

@@ -77,6 +77,16 @@ pt_status ocl_attention_supports(const ocl_device *d, const pt_op *op) {
         return ocl_fail(PT_ERR_UNSUPPORTED, "%s with D = %lld, Dv = %lld: the OpenCL kernels take heads up to "
                         "%d wide (the core composes wider ones)", kind, (long long)dq, (long long)dv,
                         OCL_ATTN_MAX_WIDTH);
+    /* Each work-item walks every row of the other side, doing about
+     * 2 (D + Dv) steps per row in the backward kernels (one load step more
+     * per element where groups are small): an upper bound, for devices
+     * that end long loops (llvmpipe). */
+    const int64_t longest = (tq > tk ? tq : tk) * (3 * (dq + dv) + 8);
+    if (d->loop_budget && longest > d->loop_budget)
+        return ocl_fail(PT_ERR_UNSUPPORTED, "%s with Tq = %lld, Tk = %lld, D = %lld, Dv = %lld: its work-items would "
+                        "loop up to %lld times and %s ends a work-item's loops after %lld (the core composes it)",
+                        kind, (long long)tq, (long long)tk, (long long)dq, (long long)dv, (long long)longest,
+                        d->name, (long long)d->loop_budget);
     /* The largest tile row: a query row, its do row, lse and delta. */
     const cl_ulong row = (cl_ulong)(dq + dv + 2) * pt_dtype_table_size(t);
     if (d->local_mem < row)

@@ -181,6 +181,12 @@ typedef struct ocl_device {
     cl_ulong max_alloc;         /* CL_DEVICE_MAX_MEM_ALLOC_SIZE, 0 if not reported */
     size_t max_work_group;
     cl_ulong local_mem;         /* CL_DEVICE_LOCAL_MEM_SIZE, 0 if not reported */
+    /* Loop iterations a work-item may make in all, 0: no limit. Mesa's
+     * llvmpipe (rusticl's CPU device) ends every loop of a work-item once
+     * 65535 iterations have run in the whole invocation (gallivm's loop
+     * limiter, there against endless shaders), silently, so kernels whose
+     * work-items loop longer compute wrong results there. */
+    int64_t loop_budget;
     bool fp64;
     bool fp16;                  /* cl_khr_fp16 and PORTABLE_OPENCL_HGEMM=1: f16 MATMUL through CLBlastHgemm */
     /* No OpenCL call may be made from exit handlers: Oclgrind keeps its API

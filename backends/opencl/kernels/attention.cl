@@ -49,14 +49,13 @@ static inline T pt_attn_masked(T dot, T scale, int flags, __global const uchar *
 }
 
 /* Rows [t0, t0 + n) of x (row stride st, base at element base) into the
- * local tile dst, w elements each, by the whole group. */
+ * local tile dst, w elements each, by the whole group: neighbouring
+ * work-items read neighbouring elements of a row. */
 static inline void pt_attn_load(__local T *dst, __global const T *x, long base, long st, long t0,
                                 int n, long w) {
-    const int L = (int)get_local_size(0);
-    for (long e = get_local_id(0); e < n * w; e += L) {
-        const long r = e / w;
-        dst[e] = x[base + (t0 + r) * st + (e - r * w)];
-    }
+    const long L = (long)get_local_size(0);
+    for (int r = 0; r < n; ++r)
+        for (long c = (long)get_local_id(0); c < w; c += L) dst[r * w + c] = x[base + (t0 + r) * st + c];
 }
 
 /* The block of rows a group owns: its (b, h) and first row. */
@@ -66,8 +65,8 @@ typedef struct pt_attn_block {
 
 static inline pt_attn_block pt_attn_block_of(long8 dims) {
     const long g = (long)get_group_id(0), blocks = dims.s5;
-    const long bh = g / blocks;
-    pt_attn_block k = {bh / dims.s0, bh % dims.s0, (g % blocks) * (long)get_local_size(0)};
+    const long bh = g / blocks, b = bh / dims.s0;
+    pt_attn_block k = {b, bh - b * dims.s0, (g - bh * blocks) * (long)get_local_size(0)};
     return k;
 }
 
@@ -168,11 +167,10 @@ __kernel void attn_backward_kv(__global const T *q, __global const T *k, __globa
         barrier(CLK_LOCAL_MEM_FENCE);
         pt_attn_load(qt, q, qb, sq.s2, i0, n, D);
         pt_attn_load(dot_t, dout, db, sdo.s2, i0, n, dv);
-        for (int r = lid; r < n; r += L) rt[r] = lse[off.s4 + bh * tq + i0 + r];
-        barrier(CLK_LOCAL_MEM_FENCE);
-        for (int r = lid; r < n; r += L) { /* delta of each row of the tile */
+        for (int r = lid; r < n; r += L) { /* lse and delta of each row of the tile */
             T sum = 0;
-            for (long c = 0; c < dv; ++c) sum += o[ob + (i0 + r) * so.s2 + c] * dot_t[r * dv + c];
+            for (long c = 0; c < dv; ++c) sum += o[ob + (i0 + r) * so.s2 + c] * dout[db + (i0 + r) * sdo.s2 + c];
+            rt[r] = lse[off.s4 + bh * tq + i0 + r];
             rt[tile + r] = sum;
         }
         barrier(CLK_LOCAL_MEM_FENCE);
