@@ -186,9 +186,6 @@ static void ocl_describe(ocl_device *d) {
     int major = 0, minor = 0;
     d->opencl_c_12 = sscanf(cver, "OpenCL C %d.%d", &major, &minor) == 2 &&
                      (major > 1 || (major == 1 && minor >= 2));
-    static const char *const attention[] = {"fused", "composed", NULL};
-    d->attention_composed = PT_HOST_HAS(ocl_host, env_choice) &&
-                            ocl_host->env_choice("PORTABLE_OPENCL_ATTENTION", attention, 0) == 1;
     ocl_command_buffers_probe(d);
     pthread_mutex_init(&d->lock, NULL);
     pthread_mutex_init(&d->host_lock, NULL);

@@ -11,9 +11,10 @@
  * PT_K_ATTN_TILE_MAX). Heads wider than OCL_ATTN_MAX_WIDTH, or a device
  * whose local memory does not hold one row of each, are refused with
  * PT_ERR_UNSUPPORTED, and the core composes them.
- * PORTABLE_OPENCL_ATTENTION=composed refuses every attention op the same
- * way (device.c reads it), so both paths can be measured and tested on
- * one device. */
+ * PORTABLE_OPENCL_ATTENTION=composed refuses the forward kind the same
+ * way (and so never gets the backward one), so both paths can be measured and tested on one device; it is read
+ * at every op (a getenv beside a kernel over [T, D] rows), so one program
+ * can alternate them (bench/bench_attention_opencl.c). */
 #include "internal.h"
 
 _Static_assert(PT_K_ATTN_CAUSAL == PT_ATTN_CAUSAL && PT_K_ATTN_MASK_KEEP == PT_ATTN_MASK_KEEP &&
@@ -42,9 +43,17 @@ static bool ocl_attn_dense(const pt_operand *x, int n) {
     return true;
 }
 
+/* Whether PORTABLE_OPENCL_ATTENTION asks for the core's composed path. */
+static bool ocl_attention_composed(void) {
+    static const char *const paths[] = {"fused", "composed", NULL};
+    return PT_HOST_HAS(ocl_host, env_choice) && ocl_host->env_choice("PORTABLE_OPENCL_ATTENTION", paths, 0) == 1;
+}
+
 pt_status ocl_attention_supports(const ocl_device *d, const pt_op *op) {
     const char *kind = pt_op_name(op->kind);
-    if (d->attention_composed)
+    /* The forward kind decides: the backward of a forward this plugin ran
+     * has no composed form to fall back on, whatever the switch says now. */
+    if (op->kind == PT_OP_ATTENTION && ocl_attention_composed())
         return ocl_fail(PT_ERR_UNSUPPORTED, "%s: PORTABLE_OPENCL_ATTENTION=composed sends it to products "
                         "and a softmax", kind);
     const pt_dtype t = op->dtype;

@@ -197,9 +197,6 @@ typedef struct ocl_device {
     bool no_calls_at_exit;
     bool fp32_correct_div_sqrt; /* -cl-fp32-correctly-rounded-divide-sqrt is allowed */
     bool opencl_c_12;           /* device compiles OpenCL C 1.2 (-cl-std=CL1.2) */
-    /* PORTABLE_OPENCL_ATTENTION=composed: the ATTENTION kinds are refused,
-     * so the core composes attention from products and a softmax. */
-    bool attention_composed;
     /* Graph replays as command buffers: the entry points, where the device
      * has cl_khr_command_buffer with simultaneous use (a replay may be
      * queued while the last one runs) and PORTABLE_OPENCL_GRAPHS is not
