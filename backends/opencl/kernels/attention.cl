@@ -76,18 +76,39 @@ static inline long pt_attn_key_end(int flags, long r1, long tk) {
     return (flags & PT_K_ATTN_CAUSAL) ? min(r1, tk) : tk;
 }
 
+/* What a query-row work-item of attn_forward and attn_backward_q knows:
+ * its row i, whether it is one (the last block has spare work-items), the
+ * keys its group walks and the keys it sees itself, and where its (b, h)'s
+ * keys, values and mask row start. */
+typedef struct pt_attn_qrow {
+    pt_attn_block blk;
+    long i, end, mine, kb, vb, mb;
+    bool live;
+} pt_attn_qrow;
+
+static inline pt_attn_qrow pt_attn_qrow_of(long8 dims, long8 off, long4 sk, long4 sv, long4 sm, int flags) {
+    pt_attn_qrow r;
+    const long tq = dims.s1, tk = dims.s2;
+    r.blk = pt_attn_block_of(dims);
+    r.i = r.blk.r0 + (long)get_local_id(0);
+    r.live = r.i < tq;
+    r.end = pt_attn_key_end(flags, min(r.blk.r0 + (long)get_local_size(0), tq), tk);
+    r.mine = r.live ? pt_attn_key_end(flags, r.i + 1, tk) : 0;
+    r.kb = off.s1 + r.blk.b * sk.s0 + r.blk.h * sk.s1;
+    r.vb = off.s2 + r.blk.b * sv.s0 + r.blk.h * sv.s1;
+    r.mb = off.s3 + r.blk.b * sm.s0 + r.blk.h * sm.s1 + r.i * sm.s2;
+    return r;
+}
+
 __kernel void attn_forward(__global const T *q, __global const T *k, __global const T *v,
                            __global const uchar *mask, __global T *out, __global T *lse, long8 off, long2 oo,
                            long4 sq, long4 sk, long4 sv, long4 sm, long8 dims, T scale, int flags,
                            int tile, __local T *kt, __local T *vt) {
-    const long tq = dims.s1, tk = dims.s2, D = dims.s3, dv = dims.s4;
-    const pt_attn_block blk = pt_attn_block_of(dims);
-    const long i = blk.r0 + (long)get_local_id(0);
-    const bool live = i < tq;
-    const long end = pt_attn_key_end(flags, min(blk.r0 + (long)get_local_size(0), tq), tk);
-    const long mine = live ? pt_attn_key_end(flags, i + 1, tk) : 0;
-    const long kb = off.s1 + blk.b * sk.s0 + blk.h * sk.s1, vb = off.s2 + blk.b * sv.s0 + blk.h * sv.s1;
-    const long mb = off.s3 + blk.b * sm.s0 + blk.h * sm.s1 + i * sm.s2;
+    const long tq = dims.s1, D = dims.s3, dv = dims.s4;
+    const pt_attn_qrow me = pt_attn_qrow_of(dims, off, sk, sv, sm, flags);
+    const pt_attn_block blk = me.blk;
+    const long i = me.i, end = me.end, mine = me.mine, kb = me.kb, vb = me.vb, mb = me.mb;
+    const bool live = me.live;
     T qi[PT_ATTN_DMAX], acc[PT_ATTN_DMAX], s[PT_K_ATTN_TILE_MAX];
     for (long c = 0; c < D; ++c) qi[c] = live ? q[off.s0 + blk.b * sq.s0 + blk.h * sq.s1 + i * sq.s2 + c] : 0;
     for (long c = 0; c < dv; ++c) acc[c] = 0;
@@ -202,14 +223,12 @@ __kernel void attn_backward_q(__global const T *q, __global const T *k, __global
                               long8 off, long2 oo, long4 sq, long4 sk, long4 sv, long4 sm, long4 so,
                               long4 sdo, long8 dims, T scale, int flags, int tile, __local T *kt,
                               __local T *vt) {
-    const long tq = dims.s1, tk = dims.s2, D = dims.s3, dv = dims.s4;
-    const pt_attn_block blk = pt_attn_block_of(dims);
-    const long i = blk.r0 + (long)get_local_id(0), bh = blk.b * dims.s0 + blk.h;
-    const bool live = i < tq;
-    const long end = pt_attn_key_end(flags, min(blk.r0 + (long)get_local_size(0), tq), tk);
-    const long mine = live ? pt_attn_key_end(flags, i + 1, tk) : 0;
-    const long kb = off.s1 + blk.b * sk.s0 + blk.h * sk.s1, vb = off.s2 + blk.b * sv.s0 + blk.h * sv.s1;
-    const long mb = off.s3 + blk.b * sm.s0 + blk.h * sm.s1 + i * sm.s2;
+    const long tq = dims.s1, D = dims.s3, dv = dims.s4;
+    const pt_attn_qrow me = pt_attn_qrow_of(dims, off, sk, sv, sm, flags);
+    const pt_attn_block blk = me.blk;
+    const long i = me.i, end = me.end, mine = me.mine, kb = me.kb, vb = me.vb, mb = me.mb;
+    const long bh = blk.b * dims.s0 + blk.h;
+    const bool live = me.live;
     T qi[PT_ATTN_DMAX], doi[PT_ATTN_DMAX], dq[PT_ATTN_DMAX];
     const long qrow = off.s0 + blk.b * sq.s0 + blk.h * sq.s1 + i * sq.s2;
     const long drow = off.s6 + blk.b * sdo.s0 + blk.h * sdo.s1 + i * sdo.s2;
