@@ -36,6 +36,24 @@
  * s3 D, s4 Dv, s5 blocks per (b, h)). Outputs are contiguous. */
 #ifdef PT_ATTN_DMAX
 
+/* a . b over n elements, a private row and b a row of a local tile, in
+ * four running sums: the prelude's FP_CONTRACT OFF and OpenCL's strict
+ * float rules forbid the compiler to reorder one sum, which left the
+ * products scalar (PoCL); four of them vectorise. */
+#if PT_DTYPE == PT_K_F64
+typedef double4 pt_attn_t4;
+#else
+typedef float4 pt_attn_t4;
+#endif
+static inline T pt_attn_dot(const T *a, __local const T *b, long n) {
+    pt_attn_t4 s4 = 0;
+    long c = 0;
+    for (; c + 4 <= n; c += 4) s4 += vload4(0, a + c) * vload4(0, b + c);
+    T s = (s4.x + s4.y) + (s4.z + s4.w);
+    for (; c < n; ++c) s += a[c] * b[c];
+    return s;
+}
+
 /* The score of (b, h, i, j) from the dot product of its query and key rows:
  * scaled, with the mask at mpos applied; -inf for a removed key. */
 static inline T pt_attn_masked(T dot, T scale, int flags, __global const uchar *mask, long mpos) {
@@ -122,8 +140,7 @@ __kernel void attn_forward(__global const T *q, __global const T *k, __global co
         const int seen = (int)clamp(mine - j0, 0L, (long)n);
         T top = m;
         for (int jj = 0; jj < seen; ++jj) {
-            T dot = 0;
-            for (long c = 0; c < D; ++c) dot += qi[c] * kt[jj * D + c];
+            const T dot = pt_attn_dot(qi, kt + jj * D, D);
             s[jj] = pt_attn_masked(dot, scale, flags, mask, mb + (j0 + jj) * sm.s3);
             top = s[jj] > top ? s[jj] : top;
         }
@@ -198,12 +215,10 @@ __kernel void attn_backward_kv(__global const T *q, __global const T *k, __globa
         if (!live) continue;
         const int r_first = (flags & PT_K_ATTN_CAUSAL) ? (int)clamp(j - i0, 0L, (long)n) : 0;
         for (int r = r_first; r < n; ++r) {
-            T dot = 0;
-            for (long c = 0; c < D; ++c) dot += qt[r * D + c] * kj[c];
+            const T dot = pt_attn_dot(kj, qt + r * D, D);
             const T x = pt_attn_masked(dot, scale, flags, mask, mb + (i0 + r) * sm.s2);
             if (x == -INFINITY) continue;
-            T dp = 0;
-            for (long c = 0; c < dv; ++c) dp += dot_t[r * dv + c] * vj[c];
+            const T dp = pt_attn_dot(vj, dot_t + r * dv, dv);
             T p, ds;
             if (!pt_attn_grads(x, rt[r], rt[tile + r], dp, scale, &p, &ds)) continue;
             for (long c = 0; c < dv; ++c) dvj[c] += p * dot_t[r * dv + c];
@@ -251,12 +266,10 @@ __kernel void attn_backward_q(__global const T *q, __global const T *k, __global
         barrier(CLK_LOCAL_MEM_FENCE);
         const int seen = (int)clamp(mine - j0, 0L, (long)n);
         for (int jj = 0; jj < seen; ++jj) {
-            T dot = 0;
-            for (long c = 0; c < D; ++c) dot += qi[c] * kt[jj * D + c];
+            const T dot = pt_attn_dot(qi, kt + jj * D, D);
             const T x = pt_attn_masked(dot, scale, flags, mask, mb + (j0 + jj) * sm.s3);
             if (x == -INFINITY) continue;
-            T dp = 0;
-            for (long c = 0; c < dv; ++c) dp += doi[c] * vt[jj * dv + c];
+            const T dp = pt_attn_dot(doi, vt + jj * dv, dv);
             T p, ds;
             if (!pt_attn_grads(x, lse_i, delta, dp, scale, &p, &ds)) continue;
             for (long c = 0; c < D; ++c) dq[c] += ds * kt[jj * D + c];
