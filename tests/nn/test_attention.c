@@ -7,6 +7,8 @@
  *   - graphs: a captured forward + backward replays to the eager values
  *     with new inputs copied in (the fused kinds' extra operands are planned
  *     and rebound like any other);
+ *   - OpenCL: the plugin takes the kinds, and PORTABLE_OPENCL_ATTENTION=composed
+ *     makes it refuse the forward one with a message naming the switch;
  *   - AdamW with the warm-up + cosine schedule, captured: each replay takes
  *     its own step's learning rate and equals the eager steps bit for bit.
  * Exit 77 when PORTABLE_BACKEND's device is absent. */
@@ -100,6 +102,31 @@ static void memory_at_4096(pt_device *d) {
         CHECK(half > 0 && grown < 3 * half, "the peak grew x%.2f from T = 2048 to 4096: faster than linear (x2; "
               "quadratic is x4)", half > 0 ? grown / half : 0.0);
     }
+}
+
+/* On OpenCL the plugin takes the forward kind itself unless
+ * PORTABLE_OPENCL_ATTENTION=composed, which it reads at every op: then it
+ * refuses, naming the switch, and the core composes. */
+static void opencl_switch(pt_device *d) {
+    if (strncmp(pt_device_name(d), "opencl", 6) != 0) return;
+    const char *was = getenv("PORTABLE_OPENCL_ATTENTION");
+    char saved[32] = "";
+    if (was) snprintf(saved, sizeof saved, "%s", was);
+    setenv("PORTABLE_OPENCL_ATTENTION", "fused", 1);
+    CHECK(pt_device_supports(d, PT_OP_ATTENTION, PT_F32) == PT_OK, "the OpenCL plugin refuses ATTENTION in f32");
+    CHECK(pt_device_supports(d, PT_OP_ATTENTION_BACKWARD, PT_F32) == PT_OK,
+          "the OpenCL plugin refuses ATTENTION_BACKWARD in f32");
+    setenv("PORTABLE_OPENCL_ATTENTION", "composed", 1);
+    const pt_status s = pt_device_supports(d, PT_OP_ATTENTION, PT_F32);
+    CHECK(s == PT_ERR_UNSUPPORTED && strstr(pt_last_error(), "pt_device_supports") &&
+              strstr(pt_last_error(), "PORTABLE_OPENCL_ATTENTION=composed"),
+          "with the switch at composed the plugin answered %s", pt_status_name(s));
+    /* a forward it ran keeps its backward, whatever the switch says now */
+    CHECK(pt_device_supports(d, PT_OP_ATTENTION_BACKWARD, PT_F32) == PT_OK,
+          "the switch refused the backward kind");
+    pt_clear_error();
+    if (was) setenv("PORTABLE_OPENCL_ATTENTION", saved, 1);
+    else unsetenv("PORTABLE_OPENCL_ATTENTION");
 }
 
 static void graph_replay(pt_device *d) {
@@ -201,6 +228,7 @@ int main(void) {
         printf("skip: %s\n", pt_last_error());
         return 77;
     }
+    opencl_switch(d);
     memory_at_4096(d);
     graph_replay(d);
     adamw_schedule_graph(d);
