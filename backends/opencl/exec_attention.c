@@ -67,8 +67,8 @@ pt_status ocl_attention_supports(const ocl_device *d, const pt_op *op) {
         return ocl_fail(PT_ERR_INVALID_ARGUMENT, "%s takes 4-D q, k, v and its extra operands (backend.h)", kind);
     const int64_t b = q->shape[0], h = q->shape[1], tq = q->shape[2], tk = k->shape[2], dq = q->shape[3],
                   dv = v->shape[3];
-    bool ok = b >= 1 && h >= 1 && tq >= 1 && tk >= 1 && dq >= 1 && dv >= 1 && ocl_attn_shape(q, b, h, tq, dq) && ocl_attn_shape(k, b, h, tk, dq) &&
-              ocl_attn_shape(v, b, h, tk, dv) && ocl_attn_shape(&op->out, b, h, tq, backward ? dq : dv) &&
+    bool ok = b >= 1 && h >= 1 && tq >= 1 && tk >= 1 && dq >= 1 && dv >= 1 && ocl_attn_shape(q, b, h, tq, dq) &&
+              ocl_attn_shape(k, b, h, tk, dq) && ocl_attn_shape(v, b, h, tk, dv) && ocl_attn_shape(&op->out, b, h, tq, backward ? dq : dv) &&
               ocl_attn_dense(&op->out, 4) && lse->ndim == 3 && lse->dtype == t && ocl_attn_dense(lse, 3);
     const pt_operand *mask = &op->extra[PT_ATTN_X_MASK];
     if (op->flags & (PT_ATTN_MASK_KEEP | PT_ATTN_MASK_ADD))

@@ -31,9 +31,10 @@
  *
  * Operands (host: exec_attention.c): buffers, then `off` the inputs'
  * element offsets (s0 q, s1 k, s2 v, s3 mask, s4 lse, which the forward
- * kernel writes, s5 o, s6 do), `oo` the outputs' (o, dq or dk; dv), strides of dims b, h, t in s0..s2 of a long4 per operand (the
- * mask's key stride in s3; 0 on broadcast dims), `dims` (s0 H, s1 Tq, s2 Tk,
- * s3 D, s4 Dv, s5 blocks per (b, h)). Outputs are contiguous. */
+ * kernel writes, s5 o, s6 do), `oo` the outputs' (o, dq or dk; dv), the
+ * strides of dims b, h, t in s0..s2 of a long4 per operand (the mask's key
+ * stride in s3; 0 on broadcast dims), `dims` (s0 H, s1 Tq, s2 Tk, s3 D,
+ * s4 Dv, s5 blocks per (b, h)). Outputs are contiguous. */
 #ifdef PT_ATTN_DMAX
 
 /* a . b over n elements, a private row and b a row of a local tile, in
