@@ -174,6 +174,10 @@ static void ocl_describe(ocl_device *d) {
                         &d->max_work_group, NULL) != CL_SUCCESS ||
         d->max_work_group == 0)
         d->max_work_group = 1;
+    if (clGetDeviceInfo(d->id, CL_DEVICE_LOCAL_MEM_SIZE, sizeof d->local_mem, &d->local_mem, NULL) !=
+        CL_SUCCESS)
+        d->local_mem = 0;
+    d->loop_budget = strstr(d->name, "llvmpipe") ? 65535 : 0;
     d->fp64 = ocl_has_extension(d->id, "cl_khr_fp64");
     /* PORTABLE_OPENCL_FP64=0 treats every device as lacking fp64, as many
      * consumer and mobile GPUs do: how CI tests that path on PoCL. */
@@ -305,6 +309,7 @@ void ocl_devices_release(void) {
             }
             clFinish(d->queue);
             ocl_programs_release(d);
+            ocl_attn_release(d);
             ocl_fused_release(d, true);
             if (d->scratch) clReleaseMemObject(d->scratch);
             clReleaseCommandQueue(d->queue);

@@ -93,9 +93,7 @@ pt_status ocl_supports(int dev, const pt_op *op) {
     if (info->family == PT_OP_FAMILY_NORM)
         return ocl_fail(PT_ERR_UNSUPPORTED, "%s has no OpenCL kernel: the core composes it from reductions",
                         pt_op_name(op->kind));
-    if (info->family == PT_OP_FAMILY_ATTENTION)
-        return ocl_fail(PT_ERR_UNSUPPORTED, "%s has no OpenCL kernel yet: the core composes it from matmul and softmax",
-                        pt_op_name(op->kind));
+    if (info->family == PT_OP_FAMILY_ATTENTION) return ocl_attention_supports(d, op);
     return PT_OK;
 }
 
@@ -112,8 +110,8 @@ static pt_status ocl_dispatch(ocl_device *d, int dev, const pt_op *op) {
     case PT_OP_FAMILY_WINDOW: return ocl_window_run(d, op);
     case PT_OP_FAMILY_CONV: return ocl_conv(d, dev, op);
     case PT_OP_FAMILY_FUSED: return ocl_fused(d, op);
-    case PT_OP_FAMILY_NORM:
-    case PT_OP_FAMILY_ATTENTION: break;
+    case PT_OP_FAMILY_ATTENTION: return ocl_attention(d, op);
+    case PT_OP_FAMILY_NORM: break;
     }
     return ocl_fail(PT_ERR_UNSUPPORTED, "unknown op kind %d", (int)op->kind);
 }

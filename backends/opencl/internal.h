@@ -139,6 +139,31 @@ typedef struct ocl_graph {
     unsigned char arg_value[OCL_REC_MAX_ARGS][OCL_REC_MAX_ARG_BYTES];
 } ocl_graph;
 
+/* ---- Attention programs (launch_attention_program.c builds them,
+ * exec_attention.c runs them) ---- */
+
+/* The kernels of kernels/attention.cl. */
+typedef enum ocl_attn_kernel {
+    OCL_ATTN_FORWARD,
+    OCL_ATTN_BACKWARD_KV,
+    OCL_ATTN_BACKWARD_Q,
+    OCL_ATTN__COUNT
+} ocl_attn_kernel;
+
+/* Width buckets: program b takes D and Dv up to 32 << b. */
+#define OCL_ATTN_BUCKETS 4
+#define OCL_ATTN_MAX_WIDTH (32 << (OCL_ATTN_BUCKETS - 1))
+
+/* One attention program (an element type and a width bucket) and its
+ * kernels, each with its work-group limit and the local memory it takes
+ * before any __local argument (CL_KERNEL_LOCAL_MEM_SIZE when created). */
+typedef struct ocl_attn_program {
+    cl_program program;
+    cl_kernel kernel[OCL_ATTN__COUNT];
+    size_t wg[OCL_ATTN__COUNT];
+    cl_ulong local_used[OCL_ATTN__COUNT];
+} ocl_attn_program;
+
 /* ---- One OpenCL device (device.c) ---- */
 
 /* The arguments last set on a kernel object (launch_args.c). */
@@ -165,6 +190,13 @@ typedef struct ocl_device {
     cl_ulong global_mem;
     cl_ulong max_alloc;         /* CL_DEVICE_MAX_MEM_ALLOC_SIZE, 0 if not reported */
     size_t max_work_group;
+    cl_ulong local_mem;         /* CL_DEVICE_LOCAL_MEM_SIZE, 0 if not reported */
+    /* Loop iterations a work-item may make in all, 0: no limit. Mesa's
+     * llvmpipe (rusticl's CPU device) ends every loop of a work-item once
+     * 65535 iterations have run in the whole invocation (gallivm's loop
+     * limiter, there against endless shaders), silently, so kernels whose
+     * work-items loop longer compute wrong results there. */
+    int64_t loop_budget;
     bool fp64;
     bool fp16;                  /* cl_khr_fp16 and PORTABLE_OPENCL_HGEMM=1: f16 MATMUL through CLBlastHgemm */
     /* No OpenCL call may be made from exit handlers: Oclgrind keeps its API
@@ -206,6 +238,7 @@ typedef struct ocl_device {
      * memos above are forgotten when this changes. */
     _Atomic uint64_t buffers_made;
     struct ocl_fused_kernel *fused; /* generated chain kernels, one per chain structure */
+    ocl_attn_program attn[2][OCL_ATTN_BUCKETS]; /* [f64?][width bucket], built at first use */
     bool new_kernels; /* a kernel object was created since the last launch */
     /* Bytes of device buffers (alloc and scratch) this process holds: what
      * memory.c checks a new buffer against before asking the driver. */
@@ -295,6 +328,14 @@ void ocl_programs_release(ocl_device *d);
  * names it in messages ("f32 kernels"). Caller holds d->lock. */
 pt_status ocl_program_build(ocl_device *d, const char *what, pt_dtype t, int n,
                             const char *const *texts, cl_program *out);
+/* Kernel `name` of program p (what names the program in messages), with
+ * its work-group limit (CL_KERNEL_WORK_GROUP_SIZE, at most the device's).
+ * Caller holds d->lock. */
+pt_status ocl_kernel_create(ocl_device *d, cl_program p, const char *name, const char *what,
+                            cl_kernel *out, size_t *wg);
+/* The texts of the embedded sources names[0..n-1] (file names), in that
+ * order, into texts; returns how many were found. */
+int ocl_embedded_texts(int n, const char *const *names, const char **texts);
 
 /* A program's identity: the SHA-256 of everything its binary depends on
  * (launch_program.c: format, sources, build options, device, driver,
@@ -479,6 +520,18 @@ pt_status ocl_fused_kernels(ocl_device *d, const pt_fused_chain *c, ocl_fused_ke
 /* Frees d's chain kernels; releases their OpenCL objects when cl_calls. */
 void ocl_fused_release(ocl_device *d, bool cl_calls);
 
+/* ---- Attention programs (launch_attention_program.c) ---- */
+
+/* The width bucket of programs taking rows of `width` elements, or -1
+ * beyond OCL_ATTN_MAX_WIDTH. */
+int ocl_attn_bucket(int64_t width);
+/* The attention program of element type t (f32, f64) and bucket on d,
+ * built (or loaded from the disk cache) at first use, then kept. Caller
+ * holds d->lock. */
+pt_status ocl_attn_program_get(ocl_device *d, pt_dtype t, int bucket, const ocl_attn_program **out);
+/* Releases d's attention programs and kernels. */
+void ocl_attn_release(ocl_device *d);
+
 /* ---- Execution (exec.c: supports, execute) ---- */
 
 pt_status ocl_supports(int dev, const pt_op *op);
@@ -510,6 +563,10 @@ pt_status ocl_creation(ocl_device *d, const pt_op *op);
 pt_status ocl_reduce(ocl_device *d, const pt_op *op);
 /* exec_softmax.c: SOFTMAX, LOG_SOFTMAX. */
 pt_status ocl_softmax(ocl_device *d, const pt_op *op);
+/* exec_attention.c: ATTENTION, ATTENTION_BACKWARD; supports says what
+ * the kernels take (the core composes the rest). */
+pt_status ocl_attention_supports(const ocl_device *d, const pt_op *op);
+pt_status ocl_attention(ocl_device *d, const pt_op *op);
 /* exec_index.c: GATHER, ONE_HOT. */
 pt_status ocl_index(ocl_device *d, const pt_op *op);
 /* exec_matmul.c: CLBlast GEMM for PT_OP_MATMUL. Caller holds d->lock. */

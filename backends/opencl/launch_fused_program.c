@@ -17,18 +17,13 @@ static const char *const ocl_fused_prefix[] = {"prelude.cl", "kernel_abi.h", "nu
                                                "half.h", "common.cl", "ew_math.h"};
 #define OCL_FUSED_N_PREFIX ((int)(sizeof ocl_fused_prefix / sizeof ocl_fused_prefix[0]))
 
+/* Creates kernel name of p and lowers *wg to its work-group limit. */
 static pt_status ocl_fused_kernel_of(ocl_device *d, cl_program p, const char *name, cl_kernel *k,
                                      size_t *wg) {
-    cl_int err = CL_SUCCESS;
-    *k = clCreateKernel(p, name, &err);
-    if (!*k) return ocl_cl_fail(err, "clCreateKernel(\"%s\") in a fused chain's program", name);
     size_t kwg = 0;
-    if (clGetKernelWorkGroupInfo(*k, d->id, CL_KERNEL_WORK_GROUP_SIZE, sizeof kwg, &kwg, NULL) !=
-            CL_SUCCESS ||
-        kwg == 0 || kwg > d->max_work_group)
-        kwg = d->max_work_group;
-    if (kwg < *wg) *wg = kwg;
-    return PT_OK;
+    pt_status s = ocl_kernel_create(d, p, name, "a fused chain's program", k, &kwg);
+    if (s == PT_OK && kwg < *wg) *wg = kwg;
+    return s;
 }
 
 static pt_status ocl_fused_build(ocl_device *d, const pt_fused_chain *c, ocl_fused_kernel *fk) {
@@ -38,10 +33,7 @@ static pt_status ocl_fused_build(ocl_device *d, const pt_fused_chain *c, ocl_fus
     pt_status s = ocl_fused_generate(d, c, &text, &t, fk->args, &fk->n_args, why, sizeof why);
     if (s != PT_OK) return ocl_fail(s, "fused chain: %s", why);
     const char *texts[OCL_FUSED_N_PREFIX + 1];
-    int n = 0;
-    for (int k = 0; k < OCL_FUSED_N_PREFIX; ++k)
-        for (int i = 0; i < ocl_n_sources; ++i)
-            if (!strcmp(ocl_sources[i].name, ocl_fused_prefix[k])) texts[n++] = ocl_sources[i].text;
+    int n = ocl_embedded_texts(OCL_FUSED_N_PREFIX, ocl_fused_prefix, texts);
     if (n != OCL_FUSED_N_PREFIX) {
         free(text);
         return ocl_fail(PT_ERR_INTERNAL, "fused chain: %d of the %d sources it needs are embedded "
@@ -53,7 +45,6 @@ static pt_status ocl_fused_build(ocl_device *d, const pt_fused_chain *c, ocl_fus
     fk->wg = d->max_work_group;
     if (s == PT_OK) s = ocl_fused_kernel_of(d, fk->program, "fused_whole", &fk->whole, &fk->wg);
     if (s == PT_OK) s = ocl_fused_kernel_of(d, fk->program, "fused_tail", &fk->tail, &fk->wg);
-    d->new_kernels = true; /* see ocl_after_new_kernels */
     return s;
 }
 

@@ -202,24 +202,41 @@ pt_status ocl_kernel_variant(ocl_device *d, pt_dtype t, ocl_kernel_id k, ocl_var
     static const char *const suffix[OCL_VARIANT__COUNT] = {[OCL_GENERAL] = "", [OCL_CONTIG] = "_contig",
                                                            [OCL_TAIL] = "_tail"};
     snprintf(name, sizeof name, "%s%s", ocl_kernel_names[k], suffix[v]);
-    cl_int err = CL_SUCCESS;
-    cl_kernel kern = clCreateKernel(p, name, &err);
-    if (!kern)
-        return ocl_cl_fail(err, "clCreateKernel(\"%s\") in the %s program", name,
-                           pt_dtype_table_name(t));
+    char what[32];
+    snprintf(what, sizeof what, "the %s program", pt_dtype_table_name(t));
+    cl_kernel kern = NULL;
     size_t kwg = 0;
-    if (clGetKernelWorkGroupInfo(kern, d->id, CL_KERNEL_WORK_GROUP_SIZE, sizeof kwg, &kwg, NULL) !=
-            CL_SUCCESS ||
-        kwg == 0)
-        kwg = d->max_work_group;
-    if (kwg > d->max_work_group) kwg = d->max_work_group;
+    if ((s = ocl_kernel_create(d, p, name, what, &kern, &kwg)) != PT_OK) return s;
     d->kernels[t][k][v] = kern;
-    ocl_args_forget(d, kern); /* a released kernel object's arguments are not this one's */
-    d->new_kernels = true; /* see ocl_after_new_kernels */
     d->kernel_wg[t][k][v] = kwg;
     *out = kern;
     *wg = kwg;
     return PT_OK;
+}
+
+pt_status ocl_kernel_create(ocl_device *d, cl_program p, const char *name, const char *what,
+                            cl_kernel *out, size_t *wg) {
+    cl_int err = CL_SUCCESS;
+    cl_kernel kern = clCreateKernel(p, name, &err);
+    if (!kern) return ocl_cl_fail(err, "clCreateKernel(\"%s\") in %s", name, what);
+    size_t kwg = 0;
+    if (clGetKernelWorkGroupInfo(kern, d->id, CL_KERNEL_WORK_GROUP_SIZE, sizeof kwg, &kwg, NULL) !=
+            CL_SUCCESS ||
+        kwg == 0 || kwg > d->max_work_group)
+        kwg = d->max_work_group;
+    ocl_args_forget(d, kern); /* a released kernel object's arguments are not this one's */
+    d->new_kernels = true; /* see ocl_after_new_kernels */
+    *out = kern;
+    *wg = kwg;
+    return PT_OK;
+}
+
+int ocl_embedded_texts(int n, const char *const *names, const char **texts) {
+    int found = 0;
+    for (int k = 0; k < n; ++k)
+        for (int i = 0; i < ocl_n_sources; ++i)
+            if (!strcmp(ocl_sources[i].name, names[k])) texts[found++] = ocl_sources[i].text;
+    return found;
 }
 
 pt_status ocl_kernel(ocl_device *d, pt_dtype t, ocl_kernel_id k, cl_kernel *out, size_t *wg) {

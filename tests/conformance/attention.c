@@ -3,10 +3,12 @@
  * [B, H, T, D], Tq != Tk, Dv != D, odd lengths on both sides of the cpu
  * kernel's blocks (32 rows, 64 keys), causal, a u8 mask (with rows that
  * keep no key: 0 out, no gradient), an additive mask with -inf entries, a
- * transposed q (a view whose last stride is not 1) and every float dtype.
+ * transposed q (a view whose last stride is not 1), masks broadcast along
+ * any dims, and every float dtype.
  * Devices with the ATTENTION kinds run them fused; elsewhere the composed
  * path must give the same numbers. The "attention long" cases (T up to
- * 1024) run only in the filtered `attention_*` tests, not in the full suite. */
+ * 1024, heads up to 300 wide) run only in the filtered `attention_*` tests,
+ * not in the full suite. */
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -23,9 +25,24 @@ typedef struct attn_case {
     int grad;    /* -1: the output; 0, 1, 2: the gradient of q, k, v */
 } attn_case;
 
-/* Element (b, h, i, j) of the mask broadcast from [Tq, Tk] (every case's
- * mask has that shape). */
-static double mask_at(const ht *m, int64_t i, int64_t j) { return m->v[i * m->shape[1] + j]; }
+/* Element (bh, i, j) of the mask m broadcast to q's scores [..., Tq, Tk]
+ * (bh: the leading dims of q flattened). */
+static double mask_at(const ht *m, const ht *q, int64_t bh, int64_t i, int64_t j) {
+    const int nd = q->ndim;
+    int64_t idx[4] = {0, 0, 0, 0};
+    for (int d = nd - 3; d >= 0; --d) { /* the leading dims, innermost first */
+        idx[d] = bh % q->shape[d];
+        bh /= q->shape[d];
+    }
+    idx[nd - 2] = i;
+    idx[nd - 1] = j;
+    int64_t at = 0;
+    for (int k = 0; k < m->ndim; ++k) {
+        const int64_t x = m->shape[k] == 1 ? 0 : idx[nd - m->ndim + k];
+        at = at * m->shape[k] + x;
+    }
+    return m->v[at];
+}
 
 /* Probabilities of row i (p[Tk]) and its accumulated magnitude of scores
  * (sacc[Tk]); false when no key takes part (the row is 0). */
@@ -44,10 +61,11 @@ static bool row_probs(const ht *q, const ht *k, const ht *m, const attn_case *c,
         s *= c->scale;
         a *= fabs(c->scale);
         if (c->mask == MASK_ADD) {
-            s += mask_at(m, i, j);
-            a += isinf(mask_at(m, i, j)) ? 0 : fabs(mask_at(m, i, j));
+            const double x = mask_at(m, q, bh, i, j);
+            s += x;
+            a += isinf(x) ? 0 : fabs(x);
         }
-        if ((c->mask == MASK_KEEP && mask_at(m, i, j) == 0) || (c->causal && j > i)) s = -INFINITY;
+        if ((c->mask == MASK_KEEP && mask_at(m, q, bh, i, j) == 0) || (c->causal && j > i)) s = -INFINITY;
         p[j] = s;
         sacc[j] = a;
         if (s > mx) mx = s;
@@ -155,6 +173,8 @@ typedef struct attn_shape {
     int ndim;
     int64_t lead[2]; /* the leading dims (ndim - 2 of them) */
     int64_t tq, tk, d, dv;
+    int mask_ndim;      /* 0: the mask is [Tq, Tk] */
+    int64_t mask[4];    /* else its shape, broadcast to the scores' */
 } attn_shape;
 
 static void shape_of(const attn_shape *s, int64_t t, int64_t last, int64_t out[4]) {
@@ -179,16 +199,18 @@ static void one_shape(pt_dtype t, const attn_shape *sh, int mask, bool causal, l
     ht *m = NULL;
     if (mask != MASK_NONE) {
         const int64_t ms[2] = {sh->tq, sh->tk};
-        m = ht_new(mask == MASK_KEEP ? PT_U8 : t, 2, ms);
+        m = sh->mask_ndim ? ht_new(mask == MASK_KEEP ? PT_U8 : t, sh->mask_ndim, sh->mask)
+                          : ht_new(mask == MASK_KEEP ? PT_U8 : t, 2, ms);
         for (int64_t i = 0; i < m->numel; ++i) {
             const double r = lcg_unit(g);
             m->v[i] = mask == MASK_KEEP ? (r < 0.7 ? 1 : 0) : (r < 0.2 ? -INFINITY : quantize(t, 4 * r - 2));
         }
-        if (mask == MASK_KEEP && sh->tq > 2) /* a row that keeps no key: 0, no gradient */
+        if (mask == MASK_KEEP && sh->tq > 2 && !sh->mask_ndim) /* a row that keeps no key: 0, no gradient */
             for (int64_t j = 0; j < sh->tk; ++j) m->v[1 * sh->tk + j] = 0;
     }
-    char qn[64], name[200];
+    char qn[64], mn[64] = "", name[260];
     operand_str(q, qlay, qn, sizeof qn);
+    if (m && sh->mask_ndim) shape_str(m->ndim, m->shape, mn, sizeof mn);
     static const char *const mask_names[] = {"", " keep-mask", " add-mask"};
     static const char *const what[] = {"", " dq", " dk", " dv"};
     for (int grad = -1; grad < 3; ++grad) {
@@ -197,9 +219,9 @@ static void one_shape(pt_dtype t, const attn_shape *sh, int mask, bool causal, l
         ref_attention(q, k, v, m, w, &c, &e);
         ht *in[5] = {q, k, v, m ? m : w, w};
         const layout lays[5] = {qlay, LAY_C, LAY_C, LAY_C, LAY_C};
-        snprintf(name, sizeof name, "attention%s %s q=%s k=[..%lld, %lld] v=[..%lld]%s%s%s", long_case ? " long" : "",
+        snprintf(name, sizeof name, "attention%s %s q=%s k=[..%lld, %lld] v=[..%lld]%s%s%s%s", long_case ? " long" : "",
                  pt_dtype_name(t), qn, (long long)sh->tk, (long long)sh->d, (long long)sh->dv, causal ? " causal" : "",
-                 mask_names[mask], what[grad + 1]);
+                 mask_names[mask], mn, what[grad + 1]);
         const int nin = (m ? 4 : 3) + (grad >= 0 ? 1 : 0);
         if (!long_case || g_filter) run_case(name, nin, in, lays, call_attention, &c, &e, TOL_ATTENTION, 0);
         expect_free(&e);
@@ -235,12 +257,12 @@ static void check_attention_path(void) {
 
 void run_attention_cases(void) {
     static const attn_shape shapes[] = {
-        {2, {0, 0}, 1, 1, 1, 1},        /* T = 1 */
-        {4, {2, 3}, 5, 5, 4, 4},        /* [B, H, T, D] */
-        {4, {1, 2}, 7, 13, 8, 3},       /* Tq != Tk, Dv != D */
-        {3, {2, 0}, 33, 33, 6, 5},      /* past one block of 32 rows */
-        {3, {1, 0}, 65, 70, 5, 7},      /* past one block of 64 keys */
-        {2, {0, 0}, 17, 9, 3, 2},       /* Tq > Tk, causal rows past the keys */
+        {2, {0, 0}, 1, 1, 1, 1, 0, {0}},        /* T = 1 */
+        {4, {2, 3}, 5, 5, 4, 4, 0, {0}},        /* [B, H, T, D] */
+        {4, {1, 2}, 7, 13, 8, 3, 0, {0}},       /* Tq != Tk, Dv != D */
+        {3, {2, 0}, 33, 33, 6, 5, 0, {0}},      /* past one block of 32 rows */
+        {3, {1, 0}, 65, 70, 5, 7, 0, {0}},      /* past one block of 64 keys */
+        {2, {0, 0}, 17, 9, 3, 2, 0, {0}},       /* Tq > Tk, causal rows past the keys */
     };
     lcg g;
     lcg_seed(&g, 2024);
@@ -255,14 +277,38 @@ void run_attention_cases(void) {
     }
     /* Long sequences (the filtered runs only): T from 129 to 1024. */
     static const attn_shape longs[] = {
-        {4, {1, 2}, 129, 129, 16, 16},
-        {3, {1, 0}, 257, 300, 8, 8},
-        {2, {0, 0}, 1024, 1024, 16, 16},
+        {4, {1, 2}, 129, 129, 16, 16, 0, {0}},
+        {3, {1, 0}, 257, 300, 8, 8, 0, {0}},
+        {2, {0, 0}, 1024, 1024, 16, 16, 0, {0}},
     };
     for (size_t s = 0; s < sizeof longs / sizeof longs[0]; ++s) {
         one_shape(PT_F32, &longs[s], MASK_NONE, true, LAY_C, true, &g);
         one_shape(PT_F32, &longs[s], s == 2 ? MASK_NONE : MASK_KEEP, false, LAY_C, true, &g);
         if (s < 2) one_shape(PT_F64, &longs[s], MASK_ADD, true, LAY_C, true, &g);
+    }
+    /* Masks broadcast along other dims than B and H: one per batch row of
+     * keys (padding), per head, per query row (rows of zeros in a keep mask
+     * and of -inf in an additive one keep no key). */
+    static const attn_shape masked[] = {
+        {4, {2, 3}, 5, 6, 4, 4, 4, {2, 1, 1, 6}},
+        {4, {2, 3}, 5, 6, 4, 4, 3, {3, 5, 6}},
+        {4, {2, 3}, 5, 6, 4, 4, 2, {5, 1}},
+        {3, {2, 0}, 9, 7, 3, 3, 1, {7}},
+    };
+    for (size_t s = 0; s < sizeof masked / sizeof masked[0]; ++s)
+        for (int mask = MASK_KEEP; mask <= MASK_ADD; ++mask) {
+            one_shape(PT_F32, &masked[s], mask, s % 2 == 0, LAY_C, false, &g);
+            one_shape(PT_F64, &masked[s], mask, s % 2 == 1, LAY_C, false, &g);
+        }
+    /* Wide heads (the filtered runs only): D and Dv up to 256, and past it
+     * (devices that refuse such heads compose them). */
+    static const attn_shape wide[] = {
+        {3, {2, 0}, 70, 45, 256, 200, 0, {0}},
+        {2, {0, 0}, 20, 33, 300, 16, 0, {0}},
+    };
+    for (size_t s = 0; s < sizeof wide / sizeof wide[0]; ++s) {
+        one_shape(PT_F32, &wide[s], MASK_KEEP, true, LAY_C, true, &g);
+        one_shape(PT_F64, &wide[s], MASK_ADD, false, LAY_C, true, &g);
     }
     check_attention_path();
 }

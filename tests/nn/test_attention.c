@@ -1,13 +1,15 @@
 /* pt_scaled_dot_product_attention beyond the values conformance checks:
  *   - memory: forward and backward at T = 4096 (B 1, H 2, D 64) must not
  *     hold a [T, T] score matrix (64 MiB per head in f32) where the device
- *     runs the fused kinds: the peak at most about doubles from T / 2 to T
+ *     runs the fused kinds (cpu, OpenCL, cuda): the peak at most about doubles from T / 2 to T
  *     and stays under a quarter of one head's scores; the peaks of
  *     pt_memory_stats are printed either way (the composed path's are
  *     quadratic, by design, and only reported);
  *   - graphs: a captured forward + backward replays to the eager values
  *     with new inputs copied in (the fused kinds' extra operands are planned
  *     and rebound like any other);
+ *   - OpenCL: the plugin takes the kinds, and PORTABLE_OPENCL_ATTENTION=composed
+ *     makes it refuse the forward one with a message naming the switch;
  *   - AdamW with the warm-up + cosine schedule, captured: each replay takes
  *     its own step's learning rate and equals the eager steps bit for bit;
  *   - a head of D = 260 (wider than the cuda kernels take, so composed
@@ -58,12 +60,13 @@ static double max_diff(pt_tensor *a, pt_tensor *b) {
     return worst;
 }
 
-/* The devices with the ATTENTION kinds: the cpu and cuda backends, unless
- * their switch sends attention to the composed path. */
+/* The devices with the ATTENTION kinds: the cpu, OpenCL and cuda backends,
+ * unless their switch sends attention to the composed path. */
 static bool fused_here(pt_device *d) {
     static const struct {
         const char *prefix, *variable;
-    } fused[] = {{"cpu", "PORTABLE_CPU_ATTENTION"}, {"cuda", "PORTABLE_CUDA_ATTENTION"}};
+    } fused[] = {{"cpu", "PORTABLE_CPU_ATTENTION"}, {"cuda", "PORTABLE_CUDA_ATTENTION"},
+                 {"opencl", "PORTABLE_OPENCL_ATTENTION"}};
     for (size_t i = 0; i < sizeof fused / sizeof fused[0]; ++i) {
         if (strncmp(pt_device_name(d), fused[i].prefix, strlen(fused[i].prefix)) != 0) continue;
         const char *composed = getenv(fused[i].variable);
@@ -115,6 +118,31 @@ static void memory_linear(pt_device *d, int64_t t) {
     if (t >= 4096)
         CHECK(full < (double)(t * t), "peak %.0f bytes at T = %lld: the fused path stored something quadratic", full,
               (long long)t);
+}
+
+/* On OpenCL the plugin takes the forward kind itself unless
+ * PORTABLE_OPENCL_ATTENTION=composed, which it reads at every op: then it
+ * refuses, naming the switch, and the core composes. */
+static void opencl_switch(pt_device *d) {
+    if (strncmp(pt_device_name(d), "opencl", 6) != 0) return;
+    const char *was = getenv("PORTABLE_OPENCL_ATTENTION");
+    char saved[32] = "";
+    if (was) snprintf(saved, sizeof saved, "%s", was);
+    setenv("PORTABLE_OPENCL_ATTENTION", "fused", 1);
+    CHECK(pt_device_supports(d, PT_OP_ATTENTION, PT_F32) == PT_OK, "the OpenCL plugin refuses ATTENTION in f32");
+    CHECK(pt_device_supports(d, PT_OP_ATTENTION_BACKWARD, PT_F32) == PT_OK,
+          "the OpenCL plugin refuses ATTENTION_BACKWARD in f32");
+    setenv("PORTABLE_OPENCL_ATTENTION", "composed", 1);
+    const pt_status s = pt_device_supports(d, PT_OP_ATTENTION, PT_F32);
+    CHECK(s == PT_ERR_UNSUPPORTED && strstr(pt_last_error(), "pt_device_supports") &&
+              strstr(pt_last_error(), "PORTABLE_OPENCL_ATTENTION=composed"),
+          "with the switch at composed the plugin answered %s", pt_status_name(s));
+    /* a forward it ran keeps its backward, whatever the switch says now */
+    CHECK(pt_device_supports(d, PT_OP_ATTENTION_BACKWARD, PT_F32) == PT_OK,
+          "the switch refused the backward kind");
+    pt_clear_error();
+    if (was) setenv("PORTABLE_OPENCL_ATTENTION", saved, 1);
+    else unsetenv("PORTABLE_OPENCL_ATTENTION");
 }
 
 static void graph_replay(pt_device *d) {
@@ -291,6 +319,7 @@ int main(int argc, char **argv) {
     const char *paths = getenv("PT_TEST_GRAPH_PATHS");
     const bool want_cuda_graphs = paths && strcmp(paths, "cuda") == 0;
     if (want_cuda_graphs) pt_set_log_handler(count_graph_paths, NULL);
+    opencl_switch(d);
     memory_linear(d, t);
     wide_head(d);
     graph_replay(d);

@@ -33,6 +33,14 @@
 #define PT_K_ARANGE_INT 0
 #define PT_K_ARANGE_FLOAT 1
 
+/* attention's flags, equal to backend.h's PT_ATTN_* (exec_attention.c
+ * checks), and the longest tile of rows its kernels stream through local
+ * memory (the forward kernel keeps a tile's scores in a private row). */
+#define PT_K_ATTN_CAUSAL 1
+#define PT_K_ATTN_MASK_KEEP 2
+#define PT_K_ATTN_MASK_ADD 4
+#define PT_K_ATTN_TILE_MAX 64
+
 /* Largest number of dimensions of an element-wise launch (PT_MAX_DIMS). */
 #define PT_K_MAX_DIMS 8
 

@@ -86,7 +86,7 @@ __kernel void reduce(__global const uchar *in, long io, int in_acc, __global con
                      long count, __local ACC *lv, __local long *li) {
     const int lid = (int)get_local_id(0);
     const int ty_n = (int)get_local_size(0) / tx_n;
-    const int tx = lid % tx_n, ty = lid / tx_n;
+    const int ty = lid / tx_n, tx = lid - ty * tx_n;
     const long nq = outer * inner;
     const long nqb = (nq + tx_n - 1) / tx_n;
     const long g = (long)get_group_id(0);
@@ -183,7 +183,7 @@ __kernel void softmax(__global const T *in, long io, long s_o, long s_r, long s_
                       int log_mode, __local T *lv) {
     const int lid = (int)get_local_id(0);
     const int ty_n = (int)get_local_size(0) / tx_n;
-    const int tx = lid % tx_n, ty = lid / tx_n;
+    const int ty = lid / tx_n, tx = lid - ty * tx_n;
     const long q = (long)get_group_id(0) * tx_n + tx;
     const bool live = q < outer * inner;
     const long o = live ? q / inner : 0;
