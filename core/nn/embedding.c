@@ -6,11 +6,8 @@
 
 pt_tensor *pt_f_embedding(pt_tensor *indices, pt_tensor *weight) {
     static const char fn[] = "pt_f_embedding";
-    if (!indices || !weight) {
-        pt__error(PT_ERR_INVALID_ARGUMENT, fn, "indices is %p and weight %p; both must be tensors", (void *)indices,
-                  (void *)weight);
-        return NULL;
-    }
+    if (!indices) return pt__null_input(fn, "indices");
+    if (!weight) return pt__null_input(fn, "weight");
     if (indices->dtype != PT_I32 && indices->dtype != PT_I64) {
         pt__error(PT_ERR_DTYPE, fn, "indices are %s; they must be i32 or i64 (use pt_cast)",
                   pt_dtype_name(indices->dtype));
