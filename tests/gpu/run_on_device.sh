@@ -259,7 +259,7 @@ fi
 targets=(portable portable-cpu portable-opencl portable-cuda portable-tool conformance test_cuda_plugin
          test_cuda_runtime test_gradcheck cross_backend test_cnn_layers test_mixed_precision mlp_digits
          cnn_digits gpu_tour test_lazy_load test_large_tensors test_trace bench_cuda bench_opencl
-         bench_cnn bench_math bench_mlp test_graph bench_graph)
+         bench_cnn bench_math bench_mlp test_graph bench_graph test_optim_resume)
 sim_args=(-DPT_BUILD_CUDA_SIM=OFF)
 [ "$REHEARSAL" = sim ] && { sim_args=(-DPT_BUILD_CUDA_SIM=ON); targets+=(portable-cuda-sim); }
 build_ok=0
@@ -354,7 +354,7 @@ say "|---|---|---|"
 for s in conformance_cuda cuda_plugin cuda_runtime gradcheck_cuda cross_backend_cuda nn_cnn_layers_cuda \
          nn_mixed_precision_cuda nn_torch_oracle_cnn_cuda example_mlp_digits_cuda example_cnn_digits_cuda \
          gpu_tour_cuda unit_lazy_load trace_cuda graph_cuda graph_cuda_graphs_off graph_mlp_digits_cuda \
-         graph_cnn_digits_cuda; do
+         graph_cnn_digits_cuda nn_optim_resume_cuda; do
   run_suite "$s" 240
 done
 # What the runs printed that the tables below do not repeat.
