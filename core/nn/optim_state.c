@@ -65,29 +65,39 @@ static int state_names(pt__optim_kind kind, const pt__optim_hypers *h, const cha
     return h->momentum > 0 ? 1 : 0;
 }
 
-/* The position in the state dict of each of the n parameters that are not
- * buffers (malloc'd; *count of them). */
-static int *trainable_positions(const pt__param *ps, int n, int *count, const char *fn) {
-    int *pos = malloc((n > 0 ? (size_t)n : 1) * sizeof *pos);
-    if (!pos) {
-        pt__error(PT_ERR_OUT_OF_MEMORY, fn, "out of host memory");
-        return NULL;
-    }
-    *count = 0;
-    for (int i = 0; i < n; ++i)
-        if (!ps[i].buffer) pos[(*count)++] = i;
-    return pos;
+/* The module's parameters as both calls see them: the state dict (ps, n)
+ * and the positions in it of the n_train that are not buffers. */
+typedef struct params_view {
+    pt__param *ps;
+    int n, n_train;
+    int *pos;
+} params_view;
+
+/* The checks both calls start with (inside a graph capture the transfers
+ * would be recorded into the graph, and refused there: refused here, with
+ * the fix), then o's parameters. */
+static pt_status view_params(const char *fn, pt_optimizer *o, const char *path, params_view *v) {
+    *v = (params_view){0};
+    if (!o) return pt__error(PT_ERR_INVALID_ARGUMENT, fn, "optimizer is NULL");
+    if (!path) return pt__error(PT_ERR_INVALID_ARGUMENT, fn, "path is NULL");
+    pt_device *d = pt__capture_device();
+    if (d)
+        return pt__error(PT_ERR_INVALID_ARGUMENT, fn,
+                         "a graph capture on %s is in progress on this thread; call %s before "
+                         "pt_graph_capture_begin or after pt_graph_capture_end",
+                         pt_device_name(d), fn);
+    v->n = pt__module_params_alloc(o->module, &v->ps, fn);
+    if (v->n < 0) return pt_last_status();
+    v->pos = malloc((v->n > 0 ? (size_t)v->n : 1) * sizeof *v->pos);
+    if (!v->pos) return pt__error(PT_ERR_OUT_OF_MEMORY, fn, "out of host memory");
+    for (int i = 0; i < v->n; ++i)
+        if (!v->ps[i].buffer) v->pos[v->n_train++] = i;
+    return PT_OK;
 }
 
-/* Inside a graph capture the transfers would be recorded into the graph
- * (and refused there): refused here, with the fix. */
-static pt_status refuse_capture(const char *fn) {
-    pt_device *d = pt__capture_device();
-    if (!d) return PT_OK;
-    return pt__error(PT_ERR_INVALID_ARGUMENT, fn,
-                     "a graph capture on %s is in progress on this thread; call %s before "
-                     "pt_graph_capture_begin or after pt_graph_capture_end",
-                     pt_device_name(d), fn);
+static void view_free(params_view *v) {
+    free(v->pos);
+    free(v->ps);
 }
 
 /* ==== Save ================================================================ */
@@ -163,32 +173,26 @@ static pt_status list_state(const pt_optimizer *o, const pt__param *ps, const in
 
 pt_status pt_optimizer_save(pt_optimizer *o, const char *path) {
     static const char fn[] = "pt_optimizer_save";
-    if (!o) return pt__error(PT_ERR_INVALID_ARGUMENT, fn, "optimizer is NULL");
-    if (!path) return pt__error(PT_ERR_INVALID_ARGUMENT, fn, "path is NULL");
-    pt_status s = refuse_capture(fn);
-    if (s) return s;
-    pt__param *ps;
-    int n = pt__module_params_alloc(o->module, &ps, fn);
-    if (n < 0) return pt_last_status();
-    int n_train = 0;
-    int *pos = trainable_positions(ps, n, &n_train, fn);
-    const size_t cap = 3 * (size_t)(n_train > 0 ? n_train : 1);
-    save_list l = {.text = malloc(cap * sizeof *l.text),
-                   .names = malloc(cap * sizeof *l.names),
-                   .tensors = malloc(cap * sizeof *l.tensors)};
-    if (!pos) s = pt_last_status();
-    else if (!l.text || !l.names || !l.tensors) s = pt__error(PT_ERR_OUT_OF_MEMORY, fn, "out of host memory");
+    params_view v;
+    pt_status s = view_params(fn, o, path, &v);
+    const size_t cap = 3 * (size_t)(v.n_train > 0 ? v.n_train : 1);
+    save_list l = {0};
+    if (!s) {
+        l.text = malloc(cap * sizeof *l.text);
+        l.names = malloc(cap * sizeof *l.names);
+        l.tensors = malloc(cap * sizeof *l.tensors);
+        if (!l.text || !l.names || !l.tensors) s = pt__error(PT_ERR_OUT_OF_MEMORY, fn, "out of host memory");
+    }
     pt_scope scope = pt_scope_begin();
-    if (!s) s = list_state(o, ps, pos, n_train, &l);
+    if (!s) s = list_state(o, v.ps, v.pos, v.n_train, &l);
     meta_list meta = {0};
-    metadata(o, n_train, &meta);
+    if (!s) metadata(o, v.n_train, &meta);
     if (!s) s = pt__st_save(fn, path, l.n, l.names, l.tensors, meta.n, (const char *const(*)[2])meta.pairs);
     pt_scope_end(scope);
     free(l.text);
     free(l.names);
     free(l.tensors);
-    free(pos);
-    free(ps);
+    view_free(&v);
     return s;
 }
 
@@ -426,25 +430,19 @@ static pt_status commit(load_ctx *c, pt_optimizer *o, int n, const char *fn) {
 
 pt_status pt_optimizer_load(pt_optimizer *o, const char *path, pt_device *map_location) {
     static const char fn[] = "pt_optimizer_load";
-    if (!o) return pt__error(PT_ERR_INVALID_ARGUMENT, fn, "optimizer is NULL");
-    if (!path) return pt__error(PT_ERR_INVALID_ARGUMENT, fn, "path is NULL");
-    pt_status s = refuse_capture(fn);
-    if (s) return s;
-    pt__param *ps;
-    int n = pt__module_params_alloc(o->module, &ps, fn);
-    if (n < 0) return pt_last_status();
-    load_ctx c = {.ps = ps};
-    int *pos = trainable_positions(ps, n, &c.n_train, fn);
-    c.pos = pos;
-    c.state = pos ? calloc(c.n_train > 0 ? (size_t)c.n_train : 1, sizeof *c.state) : NULL;
-    if (!pos) s = pt_last_status();
-    else if (!c.state) s = pt__error(PT_ERR_OUT_OF_MEMORY, fn, "out of host memory");
+    params_view v;
+    pt_status s = view_params(fn, o, path, &v);
+    load_ctx c = {.ps = v.ps, .pos = v.pos, .n_train = v.n_train};
+    if (!s) {
+        c.state = calloc(v.n_train > 0 ? (size_t)v.n_train : 1, sizeof *c.state);
+        if (!c.state) s = pt__error(PT_ERR_OUT_OF_MEMORY, fn, "out of host memory");
+    }
     if (!s) s = pt__st_open(&c.file, fn, path);
     if (!s) s = read_header_facts(&c, o);
     if (!s) s = match_all(&c);
     pt__grad_pause();
     if (!s) s = materialise(&c, map_location);
-    if (!s) s = commit(&c, o, n, fn);
+    if (!s) s = commit(&c, o, v.n, fn);
     pt__grad_resume();
     for (int j = 0; c.state && j < c.n_train; ++j) {
         pt__drop_owned(c.state[j].t[0]);
@@ -452,7 +450,6 @@ pt_status pt_optimizer_load(pt_optimizer *o, const char *path, pt_device *map_lo
     }
     pt__st_close(&c.file);
     free(c.state);
-    free(pos);
-    free(ps);
+    view_free(&v);
     return s;
 }

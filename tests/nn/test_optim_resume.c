@@ -424,18 +424,21 @@ static void check_errors(void) {
             "made by pt_sgd");
     refused(sgd, good, PT_ERR_IO, "an AdamW optimizer but this optimizer is SGD", "made by pt_adamw");
     refused(adamw, weights, PT_ERR_IO, "no \"optimizer\"", "pt_optimizer_save wrote");
-    NN_CHECK(patched_copy(good, bad, "\"lr\":\"0.02", "\"lr\":\"x.02"), "patching lr");
-    refused(adamw, bad, PT_ERR_IO, "\"lr\" is \"x.02", "not a number");
-    NN_CHECK(patched_copy(good, bad, "\"lr\":\"0.02", "\"lr\":\"-.02"), "patching lr");
-    refused(adamw, bad, PT_ERR_IO, "lr -0.02 is out of range", "finite and > 0");
-    NN_CHECK(patched_copy(good, bad, "\"optimizer\":\"AdamW\"", "\"optimizer\":\"Lion_\""), "patching the kind");
-    refused(adamw, bad, PT_ERR_IO, "\"Lion_\"", "not SGD, Adam or AdamW");
-    NN_CHECK(patched_copy(good, bad, "state.1.exp_avg_sq", "state.1.exp_avg_sX"), "renaming a tensor");
-    refused(adamw, bad, PT_ERR_IO, "tensor \"state.1.exp_avg_sq\": missing", "state.1.step");
-    NN_CHECK(patched_copy(good, bad, "state.3.step", "state.9.step"), "renaming a step");
-    refused(adamw, bad, PT_ERR_IO, "tensor \"state.9.step\"", "unexpected tensor");
-    NN_CHECK(patched_copy(good, bad, "\"params\":\"4\"", "\"params\":\"x\""), "patching the count");
-    refused(adamw, bad, PT_ERR_IO, "\"params\" is \"x\"", "a whole number");
+    /* The good file with one piece of its header changed (same length). */
+    static const struct {
+        const char *from, *to, *want, *fix;
+    } patches[] = {
+        {"\"lr\":\"0.02", "\"lr\":\"x.02", "\"lr\" is \"x.02", "not a number"},
+        {"\"lr\":\"0.02", "\"lr\":\"-.02", "lr -0.02 is out of range", "finite and > 0"},
+        {"\"optimizer\":\"AdamW\"", "\"optimizer\":\"Lion_\"", "\"Lion_\"", "not SGD, Adam or AdamW"},
+        {"state.1.exp_avg_sq", "state.1.exp_avg_sX", "tensor \"state.1.exp_avg_sq\": missing", "state.1.step"},
+        {"state.3.step", "state.9.step", "tensor \"state.9.step\"", "unexpected tensor"},
+        {"\"params\":\"4\"", "\"params\":\"x\"", "\"params\" is \"x\"", "a whole number"},
+    };
+    for (size_t i = 0; i < sizeof patches / sizeof patches[0]; ++i) {
+        NN_CHECK(patched_copy(good, bad, patches[i].from, patches[i].to), "patching %s", patches[i].from);
+        refused(adamw, bad, PT_ERR_IO, patches[i].want, patches[i].fix);
+    }
 
     /* Another model: more layers, or other sizes. */
     pt_module *deep = make_net(7, HIDDEN, 3, dev), *wide = make_net(7, HIDDEN + 1, 2, dev);
