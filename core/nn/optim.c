@@ -35,10 +35,10 @@ static pt_status check_hyper(const char *fn, const char *name, double v, const h
 
 /* The schedule's own ranges, against the rate lr it starts from. */
 static pt_status check_schedule(const char *fn, int64_t warmup, int64_t total, double min_lr, double lr) {
-    if (warmup < 0 || total < 1 || warmup > total)
+    if (warmup < 0 || total < 1 || warmup > total || total > PT__MAX_COUNT)
         return pt__error(PT_ERR_INVALID_ARGUMENT, fn,
                          "warmup_steps %lld and total_steps %lld: they need 0 <= warmup_steps <= total_steps "
-                         "and total_steps >= 1",
+                         "and 1 <= total_steps <= 2^53",
                          (long long)warmup, (long long)total);
     if (!isfinite(min_lr) || min_lr < 0 || min_lr > lr)
         return pt__error(PT_ERR_INVALID_ARGUMENT, fn,

@@ -5,6 +5,11 @@
 
 #include "nn/nn_internal.h"
 
+/* The most updates and schedule steps an optimizer counts: the step-
+ * dependent scalars of a captured step carry them as doubles, exact up to
+ * 2^53. */
+#define PT__MAX_COUNT (INT64_C(1) << 53)
+
 typedef enum pt__optim_kind { PT__OPTIM_SGD, PT__OPTIM_ADAM, PT__OPTIM_ADAMW } pt__optim_kind;
 
 /* The hyper-parameters (those a kind does not use stay 0) and the

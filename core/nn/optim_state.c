@@ -219,23 +219,26 @@ static pt_status meta_text(const load_ctx *c, const char *key, const char **out)
     *out = pt__st_meta(&c->file, key);
     if (*out) return PT_OK;
     return pt__st_bad(&c->file, NULL,
-                      "\"__metadata__\" has no \"%s\", which a %s state needs: load a file that "
+                      "\"__metadata__\" has no \"%s\", which an %s state needs: load a file that "
                       "pt_optimizer_save wrote",
                       key, pt__optim_kind_name(c->kind));
 }
 
-/* The metadata number of key: all of the text must be the number. */
-static pt_status meta_number(const load_ctx *c, const char *key, bool whole, double *out) {
+/* The metadata number of key, all of its text: a double, or (count
+ * non-NULL) a whole number in [0, 2^53], which a double holds exactly. */
+static pt_status meta_number(const load_ctx *c, const char *key, double *out, int64_t *count) {
     const char *text;
     pt_status s = meta_text(c, key, &text);
     if (s) return s;
     char *end = NULL;
     errno = 0;
-    const double v = whole ? (double)strtoll(text, &end, 10) : strtod(text, &end);
-    if (end == text || *end != '\0' || errno == ERANGE)
+    const long long whole = count ? strtoll(text, &end, 10) : 0;
+    const double v = count ? (double)whole : strtod(text, &end);
+    if (end == text || *end != '\0' || errno == ERANGE || (count && (whole < 0 || whole > PT__MAX_COUNT)))
         return pt__st_bad(&c->file, NULL, "\"__metadata__\" \"%s\" is \"%.40s\", not %s", key, text,
-                          whole ? "a whole number" : "a number");
-    *out = v;
+                          count ? "a whole number in [0, 2^53]" : "a number");
+    if (out) *out = v;
+    if (count) *count = whole;
     return PT_OK;
 }
 
@@ -259,29 +262,26 @@ static pt_status read_header_facts(load_ctx *c, const pt_optimizer *o) {
                                   kind, pt__optim_kind_name(o->kind), makers[k][1], pt__optim_kind_name(o->kind));
         return pt__st_bad(f, NULL, "\"__metadata__\" \"optimizer\" is \"%.40s\", not SGD, Adam or AdamW", kind);
     }
-    double count;
-    pt_status s = meta_number(c, "params", true, &count);
+    int64_t count;
+    pt_status s = meta_number(c, "params", NULL, &count);
     if (s) return s;
     if (count != c->n_train)
         return pt__st_bad(f, NULL,
-                          "holds the state of %.0f parameters but the optimizer's module has %d: load it into "
+                          "holds the state of %lld parameters but the optimizer's module has %d: load it into "
                           "an optimizer of the same model it was saved from",
-                          count, c->n_train);
+                          (long long)count, c->n_train);
     c->h = (pt__optim_hypers){.total = -1};
     for (int k = 0; k < N_HYPERS && !s; ++k)
-        if (uses(c->kind, k)) s = meta_number(c, HYPERS[k].key, false, hyper(&c->h, k));
+        if (uses(c->kind, k)) s = meta_number(c, HYPERS[k].key, hyper(&c->h, k), NULL);
     const char *schedule = NULL;
     if (!s) s = meta_text(c, "schedule", &schedule);
     if (!s && strcmp(schedule, "none") != 0) {
         if (strcmp(schedule, "warmup_cosine") != 0)
             return pt__st_bad(f, NULL, "\"__metadata__\" \"schedule\" is \"%.40s\", not \"none\" or \"warmup_cosine\"",
                               schedule);
-        double warmup = 0, total = 0;
-        s = meta_number(c, "warmup_steps", true, &warmup);
-        if (!s) s = meta_number(c, "total_steps", true, &total);
-        if (!s) s = meta_number(c, "min_lr", false, &c->h.min_lr);
-        c->h.warmup = (int64_t)warmup;
-        c->h.total = (int64_t)total;
+        s = meta_number(c, "warmup_steps", NULL, &c->h.warmup);
+        if (!s) s = meta_number(c, "total_steps", NULL, &c->h.total);
+        if (!s) s = meta_number(c, "min_lr", &c->h.min_lr, NULL);
     }
     if (s) return s;
     /* Values out of range mean a damaged or hand-edited file: named as the
@@ -324,8 +324,8 @@ static pt_status match_param(load_ctx *c, int j) {
     if (s) return s;
     memcpy(&c->state[j].steps, host, sizeof c->state[j].steps);
     free(host);
-    if (c->state[j].steps < 1)
-        return pt__st_bad(&c->file, name, "holds %lld, but a saved state has made at least 1 update",
+    if (c->state[j].steps < 1 || c->state[j].steps > PT__MAX_COUNT)
+        return pt__st_bad(&c->file, name, "holds %lld, but a saved state has made from 1 to 2^53 updates",
                           (long long)c->state[j].steps);
     const pt__param *param = &c->ps[c->pos[j]];
     if (!*param->slot)
@@ -339,7 +339,7 @@ static pt_status match_param(load_ctx *c, int j) {
         snprintf(name, sizeof name, "state.%d.%s", j, what[k]);
         pt__st_entry *e = pt__st_find(&c->file, name);
         if (!e)
-            return pt__st_bad(&c->file, name, "missing from the file (a %s state with \"state.%d.step\" has it)",
+            return pt__st_bad(&c->file, name, "missing from the file (an %s state with \"state.%d.step\" has it)",
                               pt__optim_kind_name(c->kind), j);
         e->claimed = j;
         s = entry_fits(c, e, j, *param->slot);

@@ -233,7 +233,8 @@ PT_API double pt_lr_warmup_cosine(double max_lr, double min_lr, int64_t warmup_s
  * no step reads a device value, and a step captured in a graph takes the
  * rate of its own step number at each replay (as Adam's bias correction
  * does). PT_ERR_INVALID_ARGUMENT for warmup_steps < 0, total_steps < 1,
- * warmup_steps > total_steps, or min_lr outside [0, lr]. */
+ * warmup_steps > total_steps, total_steps > 2^53 (a captured step carries
+ * step numbers as doubles), or min_lr outside [0, lr]. */
 PT_API pt_status pt_optimizer_set_schedule(pt_optimizer *o, int64_t warmup_steps, int64_t total_steps,
                                            double min_lr);
 /** Gradient clipping by global norm, as torch.nn.utils.clip_grad_norm_:

@@ -459,6 +459,10 @@ static void check_errors(void) {
              "state for a lazy module not run yet: %s", pt_last_error());
     NN_CHECK(olazy && pt_load(lazy, weights, dev) == PT_OK && pt_optimizer_load(olazy, good, NULL) == PT_OK,
              "the same after pt_load of the weights");
+    /* Step numbers travel as doubles in a captured step: the schedule stops at 2^53. */
+    NN_CHECK(pt_optimizer_set_schedule(sgd, 0, (INT64_C(1) << 53) + 1, 0.0) == PT_ERR_INVALID_ARGUMENT &&
+                 strstr(pt_last_error(), "1 <= total_steps <= 2^53"),
+             "a schedule over 2^53 steps: %s", pt_last_error());
     NN_CHECK(pt_optimizer_load(adamw, NULL, NULL) == PT_ERR_INVALID_ARGUMENT &&
                  strstr(pt_last_error(), "pt_optimizer_load: path is NULL"),
              "NULL path");
