@@ -9,27 +9,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "nn/nn_internal.h"
-
-typedef enum optim_kind { OPTIM_SGD, OPTIM_ADAM, OPTIM_ADAMW } optim_kind;
-
-typedef struct param_state {
-    pt_tensor *a, *b;   /* SGD: momentum buffer; Adam: first and second moments (owned) */
-    /* Updates applied to this parameter: shared with the graphs that
-     * captured a step, whose replays count theirs (NULL until needed). */
-    pt__step_cell *steps;
-} param_state;
-
-struct pt_optimizer {
-    optim_kind kind;
-    pt_module *module;
-    double lr, momentum, weight_decay, beta1, beta2, eps;
-    /* The schedule (pt_optimizer_set_schedule): total < 0 for none. */
-    double min_lr;
-    int64_t warmup, total;
-    int n;
-    param_state *state;
-};
+#include "nn/optim_internal.h"
 
 /* A hyper-parameter's valid values: finite, >= lo (> lo when lo_open) and,
  * when hi_open, < hi. */
@@ -53,7 +33,43 @@ static pt_status check_hyper(const char *fn, const char *name, double v, const h
                      name, v, r->text, usual);
 }
 
-static pt_optimizer *optimizer_new(const char *fn, optim_kind kind, pt_module *m, double lr) {
+/* The schedule's own ranges, against the rate lr it starts from. */
+static pt_status check_schedule(const char *fn, int64_t warmup, int64_t total, double min_lr, double lr) {
+    if (warmup < 0 || total < 1 || warmup > total || total > PT__MAX_COUNT)
+        return pt__error(PT_ERR_INVALID_ARGUMENT, fn,
+                         "warmup_steps %lld and total_steps %lld: they need 0 <= warmup_steps <= total_steps "
+                         "and 1 <= total_steps <= 2^53",
+                         (long long)warmup, (long long)total);
+    if (!isfinite(min_lr) || min_lr < 0 || min_lr > lr)
+        return pt__error(PT_ERR_INVALID_ARGUMENT, fn,
+                         "min_lr %g is out of range: it must be in [0, lr] with lr %g (usual: lr / 10)", min_lr, lr);
+    return PT_OK;
+}
+
+pt_status pt__optim_check(const char *fn, pt__optim_kind kind, const pt__optim_hypers *h) {
+    bool refused; /* check_hyper's status is non-zero when it refuses */
+    if (kind == PT__OPTIM_SGD)
+        refused = check_hyper(fn, "lr", h->lr, &LR_RANGE, "0.01 to 0.1") ||
+                  check_hyper(fn, "momentum", h->momentum, &UNIT_RANGE, "0 or 0.9") ||
+                  check_hyper(fn, "weight_decay", h->weight_decay, &NONNEG_RANGE, "0 or 1e-4");
+    else
+        refused = check_hyper(fn, "lr", h->lr, &LR_RANGE, "1e-3") ||
+                  check_hyper(fn, "beta1", h->beta1, &UNIT_RANGE, "0.9") ||
+                  check_hyper(fn, "beta2", h->beta2, &UNIT_RANGE, "0.999") ||
+                  check_hyper(fn, "eps", h->eps, &NONNEG_RANGE, "1e-8") ||
+                  check_hyper(fn, "weight_decay", h->weight_decay, &NONNEG_RANGE,
+                              kind == PT__OPTIM_ADAMW ? "0.01 or 0.1" : "0");
+    if (refused) return pt_last_status();
+    return h->total >= 0 ? check_schedule(fn, h->warmup, h->total, h->min_lr, h->lr) : PT_OK;
+}
+
+const char *pt__optim_kind_name(pt__optim_kind kind) {
+    return kind == PT__OPTIM_SGD ? "SGD" : kind == PT__OPTIM_ADAM ? "Adam" : "AdamW";
+}
+
+/* An optimizer of kind with hyper-parameters h (checked first) for m. */
+static pt_optimizer *optimizer_new(const char *fn, pt__optim_kind kind, pt_module *m, const pt__optim_hypers *h) {
+    if (pt__optim_check(fn, kind, h)) return NULL;
     if (!m) {
         if (pt_last_status() == PT_OK) pt__error(PT_ERR_INVALID_ARGUMENT, fn, "module is NULL");
         return NULL;
@@ -65,49 +81,28 @@ static pt_optimizer *optimizer_new(const char *fn, optim_kind kind, pt_module *m
     }
     o->kind = kind;
     o->module = m;
-    o->lr = lr;
-    o->total = -1;
+    o->h = *h;
     return o;
 }
 
 pt_optimizer *pt_sgd(pt_module *m, double lr, double momentum, double weight_decay) {
-    static const char fn[] = "pt_sgd";
-    if (check_hyper(fn, "lr", lr, &LR_RANGE, "0.01 to 0.1") ||
-        check_hyper(fn, "momentum", momentum, &UNIT_RANGE, "0 or 0.9") ||
-        check_hyper(fn, "weight_decay", weight_decay, &NONNEG_RANGE, "0 or 1e-4"))
-        return NULL;
-    pt_optimizer *o = optimizer_new(fn, OPTIM_SGD, m, lr);
-    if (o) {
-        o->momentum = momentum;
-        o->weight_decay = weight_decay;
-    }
-    return o;
+    const pt__optim_hypers h = {.lr = lr, .momentum = momentum, .weight_decay = weight_decay, .total = -1};
+    return optimizer_new("pt_sgd", PT__OPTIM_SGD, m, &h);
 }
 
-static pt_optimizer *adam_new(const char *fn, optim_kind kind, pt_module *m, double lr, double beta1, double beta2,
+static pt_optimizer *adam_new(const char *fn, pt__optim_kind kind, pt_module *m, double lr, double beta1, double beta2,
                               double eps, double weight_decay) {
-    if (check_hyper(fn, "lr", lr, &LR_RANGE, "1e-3") ||
-        check_hyper(fn, "beta1", beta1, &UNIT_RANGE, "0.9") ||
-        check_hyper(fn, "beta2", beta2, &UNIT_RANGE, "0.999") ||
-        check_hyper(fn, "eps", eps, &NONNEG_RANGE, "1e-8") ||
-        check_hyper(fn, "weight_decay", weight_decay, &NONNEG_RANGE, kind == OPTIM_ADAMW ? "0.01 or 0.1" : "0"))
-        return NULL;
-    pt_optimizer *o = optimizer_new(fn, kind, m, lr);
-    if (o) {
-        o->beta1 = beta1;
-        o->beta2 = beta2;
-        o->eps = eps;
-        o->weight_decay = weight_decay;
-    }
-    return o;
+    const pt__optim_hypers h = {
+        .lr = lr, .beta1 = beta1, .beta2 = beta2, .eps = eps, .weight_decay = weight_decay, .total = -1};
+    return optimizer_new(fn, kind, m, &h);
 }
 
 pt_optimizer *pt_adam(pt_module *m, double lr, double beta1, double beta2, double eps, double weight_decay) {
-    return adam_new("pt_adam", OPTIM_ADAM, m, lr, beta1, beta2, eps, weight_decay);
+    return adam_new("pt_adam", PT__OPTIM_ADAM, m, lr, beta1, beta2, eps, weight_decay);
 }
 
 pt_optimizer *pt_adamw(pt_module *m, double lr, double beta1, double beta2, double eps, double weight_decay) {
-    return adam_new("pt_adamw", OPTIM_ADAMW, m, lr, beta1, beta2, eps, weight_decay);
+    return adam_new("pt_adamw", PT__OPTIM_ADAMW, m, lr, beta1, beta2, eps, weight_decay);
 }
 
 double pt_lr_warmup_cosine(double max_lr, double min_lr, int64_t warmup_steps, int64_t total_steps, int64_t step) {
@@ -122,18 +117,11 @@ double pt_lr_warmup_cosine(double max_lr, double min_lr, int64_t warmup_steps, i
 pt_status pt_optimizer_set_schedule(pt_optimizer *o, int64_t warmup_steps, int64_t total_steps, double min_lr) {
     static const char fn[] = "pt_optimizer_set_schedule";
     if (!o) return pt__error(PT_ERR_INVALID_ARGUMENT, fn, "optimizer is NULL");
-    if (warmup_steps < 0 || total_steps < 1 || warmup_steps > total_steps)
-        return pt__error(PT_ERR_INVALID_ARGUMENT, fn,
-                         "warmup_steps %lld and total_steps %lld: they need 0 <= warmup_steps <= total_steps "
-                         "and total_steps >= 1",
-                         (long long)warmup_steps, (long long)total_steps);
-    if (!isfinite(min_lr) || min_lr < 0 || min_lr > o->lr)
-        return pt__error(PT_ERR_INVALID_ARGUMENT, fn,
-                         "min_lr %g is out of range: it must be in [0, lr] with lr %g (usual: lr / 10)", min_lr,
-                         o->lr);
-    o->warmup = warmup_steps;
-    o->total = total_steps;
-    o->min_lr = min_lr;
+    pt_status s = check_schedule(fn, warmup_steps, total_steps, min_lr, o->h.lr);
+    if (s) return s;
+    o->h.warmup = warmup_steps;
+    o->h.total = total_steps;
+    o->h.min_lr = min_lr;
     return PT_OK;
 }
 
@@ -152,8 +140,8 @@ pt_status pt_optimizer_set_lr(pt_optimizer *o, double lr) {
     if (!o) return pt__error(PT_ERR_INVALID_ARGUMENT, "pt_optimizer_set_lr", "optimizer is NULL");
     pt_status s = check_hyper("pt_optimizer_set_lr", "lr", lr, &LR_RANGE, "the value the optimizer was made with");
     if (s) return s;
-    o->lr = lr;
-    if (o->total >= 0 && o->min_lr > lr) o->min_lr = lr; /* the schedule never climbs past lr */
+    o->h.lr = lr;
+    if (o->h.total >= 0 && o->h.min_lr > lr) o->h.min_lr = lr; /* the schedule never climbs past lr */
     return PT_OK;
 }
 
@@ -164,27 +152,36 @@ pt_status pt_optimizer_zero_grad(pt_optimizer *o) {
 
 /* ---- State ---- */
 
-static void state_reset(param_state *st) {
+void pt__optim_state_reset(pt__optim_state *st) {
     pt__drop_owned(st->a);
     pt__drop_owned(st->b);
     st->a = st->b = NULL;
     if (st->steps) st->steps->steps = 0;
 }
 
+bool pt__optim_state_fits(const pt__optim_state *st, const pt_tensor *p) {
+    const pt_tensor *bufs[2] = {st->a, st->b};
+    for (int k = 0; k < 2; ++k) {
+        const pt_tensor *t = bufs[k];
+        if (!t) continue;
+        bool same = t->ndim == p->ndim && t->dtype == p->dtype;
+        for (int i = 0; same && i < p->ndim; ++i) same = t->shape[i] == p->shape[i];
+        if (!same) return false;
+    }
+    return true;
+}
+
 /* Makes st fit parameter p: moves it to p's device after pt_module_to,
  * restarts it when p's shape changed (pt_load into a lazy linear). */
-static pt_status state_follow(param_state *st, pt_tensor *p) {
+static pt_status state_follow(pt__optim_state *st, pt_tensor *p) {
+    if (!pt__optim_state_fits(st, p)) {
+        pt__optim_state_reset(st);
+        return PT_OK;
+    }
     pt_tensor **bufs[2] = {&st->a, &st->b};
     for (int k = 0; k < 2; ++k) {
         pt_tensor *t = *bufs[k];
-        if (!t) continue;
-        bool same_shape = t->ndim == p->ndim && t->dtype == p->dtype;
-        for (int i = 0; same_shape && i < p->ndim; ++i) same_shape = t->shape[i] == p->shape[i];
-        if (!same_shape) {
-            state_reset(st);
-            return PT_OK;
-        }
-        if (pt_tensor_device(t) != pt_tensor_device(p)) {
+        if (t && pt_tensor_device(t) != pt_tensor_device(p)) {
             pt_tensor *moved = pt__own(pt_to(t, pt_tensor_device(p)));
             if (!moved) return pt_last_status();
             pt__drop_owned(t);
@@ -232,10 +229,10 @@ static pt_status no_state_yet(const char *what) {
  * schedule's min_lr, warm-up and total steps (total < 0: no schedule). */
 static void lr_params(const pt_optimizer *o, double p[PT__STEP_PARAMS]) {
     for (int i = 0; i < PT__STEP_PARAMS; ++i) p[i] = 0;
-    p[0] = o->lr;
-    p[1] = o->min_lr;
-    p[2] = (double)o->warmup;
-    p[3] = (double)o->total;
+    p[0] = o->h.lr;
+    p[1] = o->h.min_lr;
+    p[2] = (double)o->h.warmup;
+    p[3] = (double)o->h.total;
 }
 
 static double lr_at(const double *p, int64_t k) {
@@ -256,12 +253,12 @@ static double adamw_decay(const double *p, int64_t k) { return -lr_at(p, k) * p[
 
 /* ---- Updates (inside a scope: temporaries are left to it) ---- */
 
-static pt_status sgd_update(pt_optimizer *o, param_state *st, pt_tensor *p, pt_tensor *g) {
+static pt_status sgd_update(pt_optimizer *o, pt__optim_state *st, pt_tensor *p, pt_tensor *g) {
     pt_tensor *d = g;
-    if (o->weight_decay > 0) d = pt_add(g, pt_mul_scalar(p, o->weight_decay));
-    if (o->momentum > 0) {
+    if (o->h.weight_decay > 0) d = pt_add(g, pt_mul_scalar(p, o->h.weight_decay));
+    if (o->h.momentum > 0) {
         if (!st->a && pt__capture_device()) return no_state_yet("a momentum buffer");
-        pt_tensor *buf = st->a ? pt_add(pt_mul_scalar(st->a, o->momentum), d) : clone(d);
+        pt_tensor *buf = st->a ? pt_add(pt_mul_scalar(st->a, o->h.momentum), d) : clone(d);
         if (!buf) return pt_last_status();
         pt_status s = replace(&st->a, buf);
         if (s) return s;
@@ -271,55 +268,54 @@ static pt_status sgd_update(pt_optimizer *o, param_state *st, pt_tensor *p, pt_t
     double lp[PT__STEP_PARAMS];
     lr_params(o, lp);
     const int64_t k = st->steps->steps + 1;
-    if (pt__capture_device() && o->total >= 0) pt__capture_step_scalar(st->steps, PT_OP_AXPY, sgd_alpha, lp);
+    if (pt__capture_device() && o->h.total >= 0) pt__capture_step_scalar(st->steps, PT_OP_AXPY, sgd_alpha, lp);
     return pt_axpy_(p, sgd_alpha(lp, k), d);
 }
 
-static pt_status adam_update(pt_optimizer *o, param_state *st, pt_tensor *p, pt_tensor *g) {
+static pt_status adam_update(pt_optimizer *o, pt__optim_state *st, pt_tensor *p, pt_tensor *g) {
     const bool capturing = pt__capture_device() != NULL;
     if (capturing && (!st->a || !st->b)) return no_state_yet("Adam's moments");
     pt_tensor *d = g;
     const int64_t k = st->steps->steps + 1;
     double lp[PT__STEP_PARAMS];
     lr_params(o, lp);
-    if (o->kind == OPTIM_ADAMW && o->weight_decay > 0) {
+    if (o->kind == PT__OPTIM_ADAMW && o->h.weight_decay > 0) {
         /* decoupled: p -= lr wd p before the update, as torch.optim.AdamW */
-        lp[4] = o->weight_decay;
+        lp[4] = o->h.weight_decay;
         if (capturing) pt__capture_step_scalar(st->steps, PT_OP_AXPY, adamw_decay, lp);
         pt_status s = pt_axpy_(p, adamw_decay(lp, k), p);
         if (s) return s;
-    } else if (o->weight_decay > 0) {
-        d = pt_add(g, pt_mul_scalar(p, o->weight_decay));
+    } else if (o->h.weight_decay > 0) {
+        d = pt_add(g, pt_mul_scalar(p, o->h.weight_decay));
     }
     /* m = b1 m + (1 - b1) d;  v = b2 v + (1 - b2) d^2  (both start at 0) */
-    pt_tensor *m = pt_mul_scalar(d, 1.0 - o->beta1);
-    pt_tensor *v = pt_mul_scalar(pt_mul(d, d), 1.0 - o->beta2);
-    if (st->a) m = pt_add(pt_mul_scalar(st->a, o->beta1), m);
-    if (st->b) v = pt_add(pt_mul_scalar(st->b, o->beta2), v);
+    pt_tensor *m = pt_mul_scalar(d, 1.0 - o->h.beta1);
+    pt_tensor *v = pt_mul_scalar(pt_mul(d, d), 1.0 - o->h.beta2);
+    if (st->a) m = pt_add(pt_mul_scalar(st->a, o->h.beta1), m);
+    if (st->b) v = pt_add(pt_mul_scalar(st->b, o->h.beta2), v);
     if (!m || !v) return pt_last_status();
     pt_status s = replace(&st->a, m);
     if (!s) s = replace(&st->b, v);
     if (s) return s;
     m = st->a;
     v = st->b;
-    const double scale_p[PT__STEP_PARAMS] = {o->beta2};
-    lp[4] = o->beta1;
+    const double scale_p[PT__STEP_PARAMS] = {o->h.beta2};
+    lp[4] = o->h.beta1;
     /* p -= lr / bc1 * m / (sqrt(v) / sqrt(bc2) + eps), as torch.optim.Adam;
      * a captured step takes both step-dependent scalars anew at each replay */
     pt_tensor *root = pt_sqrt(v);
     if (capturing) pt__capture_step_scalar(st->steps, PT_OP_MUL_SCALAR, adam_denom_scale, scale_p);
     pt_tensor *scaled = pt_mul_scalar(root, adam_denom_scale(scale_p, k));
-    pt_tensor *denom = pt_add_scalar(scaled, o->eps);
+    pt_tensor *denom = pt_add_scalar(scaled, o->h.eps);
     pt_tensor *update = pt_div(m, denom);
     if (!update) return pt_last_status();
     if (capturing) pt__capture_step_scalar(st->steps, PT_OP_AXPY, adam_alpha, lp);
     return pt_axpy_(p, adam_alpha(lp, k), update);
 }
 
-/* Grows o's state to n parameters (new ones start empty). */
-static pt_status state_grow(pt_optimizer *o, int n, const char *fn) {
+pt_status pt__optim_state_grow(pt_optimizer *o, int n, const char *fn) {
     if (n <= o->n) return PT_OK;
-    param_state *grown = realloc(o->state, (size_t)n * sizeof *grown);
+    pt__optim_state *grown = realloc(o->state, (size_t)n * sizeof *grown);
     if (!grown) return pt__error(PT_ERR_OUT_OF_MEMORY, fn, "out of host memory for optimizer state");
     memset(grown + o->n, 0, (size_t)(n - o->n) * sizeof *grown);
     o->state = grown;
@@ -334,12 +330,12 @@ static pt_status state_grow(pt_optimizer *o, int n, const char *fn) {
 static pt_status step_one(pt_optimizer *o, const pt__param *ps, int i) {
     pt_tensor *p = *ps[i].slot;
     if (!p || ps[i].buffer || !p->grad || !p->grad->grad) return PT_OK;
-    param_state *st = &o->state[i];
+    pt__optim_state *st = &o->state[i];
     if (!st->steps && !(st->steps = pt__step_cell_new()))
         return pt__error(PT_ERR_OUT_OF_MEMORY, "pt_optimizer_step", "out of host memory for optimizer state");
     pt_scope scope = pt_scope_begin();
     pt_status s = state_follow(st, p);
-    if (!s) s = o->kind == OPTIM_SGD ? sgd_update(o, st, p, p->grad->grad) : adam_update(o, st, p, p->grad->grad);
+    if (!s) s = o->kind == PT__OPTIM_SGD ? sgd_update(o, st, p, p->grad->grad) : adam_update(o, st, p, p->grad->grad);
     if (!s && !pt__capture_device()) ++st->steps->steps; /* a captured step counts at replay */
     pt_scope_end(scope);
     return s;
@@ -351,7 +347,7 @@ pt_status pt_optimizer_step(pt_optimizer *o) {
     pt__param *ps;
     int n = pt__module_params_alloc(o->module, &ps, fn);
     if (n < 0) return pt_last_status();
-    pt_status s = state_grow(o, n, fn);
+    pt_status s = pt__optim_state_grow(o, n, fn);
     pt__grad_pause();
     for (int i = 0; i < n && !s; ++i) s = step_one(o, ps, i);
     pt__grad_resume();
@@ -370,7 +366,7 @@ pt_status pt_optimizer_step_params(pt_optimizer *o, pt_tensor *const *params, in
     if (n < 0) return pt_last_status();
     /* Positions first, all of them, so a bad entry changes nothing. */
     int *at = malloc((size_t)(count ? count : 1) * sizeof *at);
-    pt_status s = at ? state_grow(o, n, fn) : pt__error(PT_ERR_OUT_OF_MEMORY, fn, "out of host memory");
+    pt_status s = at ? pt__optim_state_grow(o, n, fn) : pt__error(PT_ERR_OUT_OF_MEMORY, fn, "out of host memory");
     for (int k = 0; !s && k < count; ++k) {
         at[k] = -1;
         for (int i = 0; i < n && at[k] < 0; ++i)

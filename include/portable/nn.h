@@ -307,7 +307,8 @@ PT_API double pt_lr_warmup_cosine(double max_lr, double min_lr, int64_t warmup_s
  * no step reads a device value, and a step captured in a graph takes the
  * rate of its own step number at each replay (as Adam's bias correction
  * does). PT_ERR_INVALID_ARGUMENT for warmup_steps < 0, total_steps < 1,
- * warmup_steps > total_steps, or min_lr outside [0, lr]. */
+ * warmup_steps > total_steps, total_steps > 2^53 (a captured step carries
+ * step numbers as doubles), or min_lr outside [0, lr]. */
 PT_API pt_status pt_optimizer_set_schedule(pt_optimizer *o, int64_t warmup_steps, int64_t total_steps,
                                            double min_lr);
 /** Gradient clipping by global norm, as torch.nn.utils.clip_grad_norm_:
@@ -344,6 +345,41 @@ PT_API pt_status pt_optimizer_zero_grad(pt_optimizer *o);
 PT_API pt_status pt_optimizer_set_lr(pt_optimizer *o, double lr);
 /** Frees the optimizer and its state (not the module). NULL is fine. */
 PT_API void pt_optimizer_free(pt_optimizer *o);
+/** Writes the optimizer's whole state to path as safetensors, so that a
+ * run that stops resumes exactly (docs/nets.md, "Resuming training"):
+ * per parameter that has been updated, its update count and the tensors
+ * the next step reads, named as torch.optim's state_dict flattened
+ * ("state.<i>.step" I64 0-D; "state.<i>.exp_avg" and "state.<i>.exp_avg_sq"
+ * for Adam and AdamW, "state.<i>.momentum_buffer" for SGD with momentum; i
+ * counts the module's parameters without its buffers, as torch's
+ * model.parameters() does), and in "__metadata__" the kind ("SGD", "Adam",
+ * "AdamW"), the parameter count, the hyper-parameters and the schedule
+ * (pt_optimizer_set_schedule). The weights are not included: pt_save them.
+ * Copies the state to the host first (waits for its devices), then writes
+ * through a temporary file renamed into place, as pt_save does. Errors:
+ * PT_ERR_INVALID_ARGUMENT (NULL optimizer or path; called while this
+ * thread captures a graph), PT_ERR_IO with the path and the system's
+ * reason; the file at path is then as it was. */
+PT_API pt_status pt_optimizer_save(pt_optimizer *o, const char *path);
+/** Replaces the optimizer's state, hyper-parameters and schedule with
+ * those pt_optimizer_save wrote to path (as torch's load_state_dict
+ * restores param_groups: set a new lr after loading, not before). Load
+ * the module's weights (pt_load) first: the state is checked against its
+ * parameters. The tensors are made on map_location (NULL: each
+ * parameter's device). State tensors that exist with the same shape,
+ * dtype and device take the values in place, so a graph that captured a
+ * step replays from the loaded state (its step counts too); the
+ * hyper-parameters a graph captured stay those of the capture. Validates
+ * everything before changing anything: the file as pt_load does, that its
+ * kind is the optimizer's, that it holds the state of as many parameters
+ * as the module has, and that each tensor has its parameter's shape and
+ * dtype, with every tensor the kind needs present and none unexpected.
+ * Any mismatch is PT_ERR_IO with a message naming the file, the tensor or
+ * value and the fix, and leaves the optimizer untouched (only a device
+ * failing to copy while the state is installed can stop it half way).
+ * PT_ERR_INVALID_ARGUMENT for a NULL optimizer or path, or while this
+ * thread captures a graph. Waits for the copies to the device. */
+PT_API pt_status pt_optimizer_load(pt_optimizer *o, const char *path, pt_device *map_location);
 
 /** @} */
 /** @name Safetensors

@@ -10,6 +10,9 @@
   corpus/dlpack/       managed tensors for fuzz_dlpack.c's decoder: valid
                        imports of each dtype and layout, and one per
                        refusal (dtype, device, flags, version, layout)
+  corpus/optim_state/  optimizer states for fuzz_optim_state.c's net (the
+                       same 4 parameters): valid AdamW (with and without
+                       the schedule) and SGD files, and one per refusal
   corpus/calls-shapes/ the shape-overflow repros (int64 wrap-around) as
                        call sequences (reshape that wraps int64, expand to
                        2^64 elements, empty tensors with 2^40 extents, cat
@@ -377,9 +380,70 @@ def dlpack_corpus():
     write("dlpack", "negative_ndim", dl(extents=(2,), strides=(1,))[:6] + bytes([0xFA]))
 
 
+# ---- optim_state -----------------------------------------------------------
+
+def optim_file(kind="AdamW", params=4, tensors=None, meta=None, step=3, drop=(), extra=None):
+    """An optimizer state for the net: state.<i>.step and the kind's tensors."""
+    shapes = [[3, 4], [3], [2, 3], [2]]
+    names = ("exp_avg", "exp_avg_sq") if kind != "SGD" else ("momentum_buffer",)
+    h, data = {}, b""
+    for i, shape in enumerate(shapes):
+        parts = [("step", "I64", [], struct.pack("<q", step))]
+        n = 1
+        for d in shape:
+            n *= d
+        parts += [(what, "F32", shape, values(n, "<f")) for what in names]
+        for what, dtype, sh, raw in parts:
+            name = f"state.{i}.{what}"
+            if name in drop:
+                continue
+            h[name] = entry(dtype, sh, len(data), len(data) + len(raw))
+            data += raw
+    for name, (dtype, sh, raw) in (extra or {}).items():
+        h[name] = entry(dtype, sh, len(data), len(data) + len(raw))
+        data += raw
+    m = {"format": "pt", "optimizer": kind, "params": str(params), "lr": "0.01", "weight_decay": "0.1",
+         "schedule": "none"}
+    m.update({"momentum": "0.9"} if kind == "SGD" else {"beta1": "0.9", "beta2": "0.95", "eps": "1e-08"})
+    m.update(meta or {})
+    h["__metadata__"] = {k: v for k, v in m.items() if v is not None}
+    return st_file(json.dumps(h, separators=(",", ":")), data)
+
+
+def optim_state_corpus():
+    sched = {"schedule": "warmup_cosine", "warmup_steps": "2", "total_steps": "10", "min_lr": "0.001"}
+    write("optim_state", "valid_adamw", optim_file())
+    write("optim_state", "valid_adamw_schedule", optim_file(meta=sched))
+    write("optim_state", "valid_sgd", optim_file("SGD"))
+    write("optim_state", "valid_adam", optim_file("Adam"))
+    write("optim_state", "valid_partial", optim_file(drop={"state.3.step", "state.3.exp_avg", "state.3.exp_avg_sq"}))
+    write("optim_state", "step_huge", optim_file(step=(1 << 62)))
+    write("optim_state", "step_zero", optim_file(step=0))
+    write("optim_state", "missing_moment", optim_file(drop={"state.2.exp_avg_sq"}))
+    write("optim_state", "tensor_without_step", optim_file(drop={"state.1.step"}))
+    write("optim_state", "unexpected_tensor", optim_file(extra={"state.7.exp_avg": ("F32", [2], values(2, "<f"))}))
+    write("optim_state", "step_f32", optim_file(drop={"state.0.step"}, extra={"state.0.step": ("F32", [], values(1, "<f"))}))
+    write("optim_state", "step_out_of_range", optim_file(extra={"state.9.step": ("I64", [], struct.pack("<q", 1))}))
+    write("optim_state", "params_mismatch", optim_file(params=6))
+    write("optim_state", "params_huge", optim_file(meta={"params": "99999999999999999999"}))
+    write("optim_state", "lr_negative", optim_file(meta={"lr": "-0.01"}))
+    write("optim_state", "lr_nan", optim_file(meta={"lr": "nan"}))
+    write("optim_state", "lr_text", optim_file(meta={"lr": "0.01x"}))
+    write("optim_state", "beta_one", optim_file(meta={"beta2": "1"}))
+    write("optim_state", "no_lr", optim_file(meta={"lr": None}))
+    write("optim_state", "no_kind", optim_file(meta={"optimizer": None}))
+    write("optim_state", "kind_unknown", optim_file(meta={"optimizer": "Lion"}))
+    write("optim_state", "schedule_unknown", optim_file(meta={"schedule": "step"}))
+    write("optim_state", "schedule_total_huge", optim_file(meta=dict(sched, total_steps="9223372036854775807")))
+    write("optim_state", "schedule_min_lr_above", optim_file(meta=dict(sched, min_lr="1")))
+    write("optim_state", "schedule_warmup_missing", optim_file(meta=dict(sched, warmup_steps=None)))
+    write("optim_state", "weights_file", st_file(json.dumps(net_header()[0]), values(23, "<f")))
+
+
 if __name__ == "__main__":
-    for sub in ("safetensors", "calls", "calls-shapes", "dlpack"):
+    for sub in ("safetensors", "calls", "calls-shapes", "dlpack", "optim_state"):
         os.makedirs(os.path.join(HERE, "corpus", sub), exist_ok=True)
     safetensors_corpus()
     calls_corpus()
     dlpack_corpus()
+    optim_state_corpus()
