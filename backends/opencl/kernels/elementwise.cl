@@ -47,7 +47,7 @@
  * s3) and the item count (s4), one argument rather than five: PoCL copies
  * every argument at each launch (twice where it is set anew). */
 #define PT_UNARY_PARAMS __global T *out, __global const T *a, long8 pos, T s, T s2
-#define PT_BINARY_PARAMS __global T *out, __global const T *a, __global const T *b, long8 pos, T s, T s2
+#define PT_BINARY_PARAMS __global T *out, __global const T *a, __global const T *b, long8 pos, T s
 #define PT_COMPARE_PARAMS __global uchar *out, __global const T *a, __global const T *b, long8 pos
 
 /* out = EXPR(x) with x = a[...]; s, s2 are the op's scalars (or unused). */
@@ -56,7 +56,8 @@
     out[pos.s0 + (po)] = (EXPR);
 #define PT_DEFINE_UNARY(name, EXPR) PT_DEFINE_POINTWISE(name, PT_UNARY_PARAMS, PT_UNARY_AT, EXPR)
 
-/* out = EXPR(x, y) with x = a[...], y = b[...]; s, s2 are the op's scalars. */
+/* out = EXPR(x, y) with x = a[...], y = b[...]; s is the op's scalar (AXPY's
+ * factor; the other binary rows take none). */
 #define PT_BINARY_AT(EXPR, po, pa, pb, pc)                                                       \
     const T x = a[pos.s1 + (pa)], y = b[pos.s2 + (pb)];                                          \
     out[pos.s0 + (po)] = (EXPR);
