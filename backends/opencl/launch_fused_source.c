@@ -246,11 +246,12 @@ pt_status ocl_fused_generate(const ocl_device *d, const pt_fused_chain *c, char 
     /* The text and the arguments, step by step. */
     ocl_plan plan = {.args = args};
     if (on) {
+        /* f16 bits through half.h's integer conversions (the same bits as
+         * vload_half / vstore_half_rte): a store through a private half
+         * pointer kept PoCL from vectorising the chain's loop. */
         pt_text_put(&fn, "/* A fused chain of %d steps (launch_fused_source.c). */\n"
-                     "static inline float pt_fused_from_f16(ushort b) {\n"
-                     "    return vload_half(0, (const __private half *)&b);\n}\n"
-                     "static inline ushort pt_fused_to_f16(float f) {\n"
-                     "    ushort b;\n    vstore_half_rte(f, 0, (__private half *)&b);\n    return b;\n}\n",
+                     "static inline float pt_fused_from_f16(ushort b) { return pt_f16_bits_to_f32(b); }\n"
+                     "static inline ushort pt_fused_to_f16(float f) { return pt_f32_to_f16_bits(f); }\n",
                 (int)c->n_steps);
     }
     for (int32_t k = 0; k < c->n_steps; ++k) {
