@@ -1,5 +1,6 @@
-/* libportable CUDA backend — the index family: GATHER and ONE_HOT
- * (kernels_index.cu); indices outside the range give 0. */
+/* libportable CUDA backend — the index family: GATHER, ONE_HOT and the
+ * EMBEDDING kinds (kernels_index.cu); indices outside the range give 0
+ * (EMBEDDING_BACKWARD: they add nothing). */
 #include <string.h>
 
 #include "internal.h"
@@ -58,6 +59,50 @@ static pt_status run_one_hot(ptcu_device *d, const pt_op *op) {
     return ptcu_launch_error(ptcu_launch_one_hot(&l, ptcu_stream(d)), op);
 }
 
+/* EMBEDDING is a gather of whole rows: [1, V, D] x, [1, N, D] index with
+ * stride 0 along the row. */
+static pt_status run_embedding(ptcu_device *d, const pt_op *op) {
+    pt_op g = *op;
+    const pt_operand *w = &op->in[0], *ix = &op->in[1];
+    pt_operand *x = &g.in[0], *i = &g.in[1];
+    x->ndim = i->ndim = g.out.ndim = 3;
+    x->shape[0] = i->shape[0] = g.out.shape[0] = 1;
+    x->shape[1] = w->shape[0];
+    i->shape[1] = g.out.shape[1] = ix->shape[0];
+    x->shape[2] = i->shape[2] = g.out.shape[2] = w->shape[1];
+    x->strides[0] = i->strides[0] = 0;
+    x->strides[1] = w->strides[0];
+    x->strides[2] = w->strides[1];
+    i->strides[1] = ix->strides[0];
+    i->strides[2] = 0;
+    return run_gather(d, &g);
+}
+
+static pt_status run_embedding_backward(ptcu_device *d, const pt_op *op) {
+    const pt_operand *g = &op->in[0], *idx = &op->in[1];
+    ptcu_embedding_grad_launch l;
+    memset(&l, 0, sizeof l);
+    l.dtype = op->dtype;
+    l.index_dtype = idx->dtype;
+    l.g = ptcu_operand_ptr(g);
+    l.index = ptcu_operand_ptr(idx);
+    l.out = ptcu_operand_ptr(&op->out);
+    l.scratch = (int64_t *)ptcu_operand_ptr(&op->extra[PT_EMB_X_SCRATCH]);
+    l.n = idx->shape[0];
+    l.d = g->shape[1];
+    l.rows = op->out.shape[0];
+    l.gs[0] = g->strides[0];
+    l.gs[1] = g->strides[1];
+    l.index_stride = idx->strides[0];
+    l.sm_count = d->sm_count;
+    return ptcu_launch_error(ptcu_launch_embedding_grad(&l, ptcu_stream(d)), op);
+}
+
 pt_status ptcu_index(ptcu_device *d, const pt_op *op) {
-    return op->kind == PT_OP_GATHER ? run_gather(d, op) : run_one_hot(d, op);
+    switch (op->kind) {
+    case PT_OP_GATHER: return run_gather(d, op);
+    case PT_OP_EMBEDDING: return run_embedding(d, op);
+    case PT_OP_EMBEDDING_BACKWARD: return run_embedding_backward(d, op);
+    default: return run_one_hot(d, op);
+    }
 }

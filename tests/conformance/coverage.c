@@ -24,6 +24,7 @@ static pt_op_kind prerequisite(pt_op_kind k, pt_dtype t) {
     if (pt_op_info_of(k)->family == PT_OP_FAMILY_FUSED)
         return t == PT_U8 || pt_dtype_is_half(t) ? PT_OP_COPY : PT_OP_ADD;
     if (k == PT_OP_ATTENTION_BACKWARD) return PT_OP_ATTENTION;
+    if (k == PT_OP_EMBEDDING_BACKWARD) return PT_OP_EMBEDDING;
     return k;
 }
 
