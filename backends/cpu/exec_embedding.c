@@ -9,7 +9,11 @@
  * whatever the team size, and O(V + N D) work: at a GPT's vocabulary
  * (V = 50257, D = 768) the cost is writing the [V, D] result. 16-bit
  * tables are refused for the backward pass (the core sums them in f32 and
- * rounds once); the forward pass moves bits in every float dtype. */
+ * rounds once); the forward pass moves bits in every float dtype.
+ * PORTABLE_CPU_EMBEDDING=composed refuses both kinds and =lookup the
+ * backward one, so the cpu runs the core's fallbacks of devices without
+ * them (the gather composition, the one-hot product). */
+#include <pthread.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -128,8 +132,21 @@ static pt_status backward(const pt_op *op) {
     return PT_OK;
 }
 
+static int path_forced; /* 0 both kinds, 1 none, 2 the lookup only */
+
+static void read_switch(void) {
+    static const char *const paths[] = {"kernels", "composed", "lookup", NULL};
+    path_forced = PT_HOST_HAS(pt_cpu_host, env_choice) ? pt_cpu_host->env_choice("PORTABLE_CPU_EMBEDDING", paths, 0)
+                                                       : 0;
+}
+
 pt_status pt_cpu_embedding(const pt_op *op, bool run) {
+    static pthread_once_t once = PTHREAD_ONCE_INIT;
+    pthread_once(&once, read_switch);
     const bool bwd = op->kind == PT_OP_EMBEDDING_BACKWARD;
+    if (path_forced == 1 || (path_forced == 2 && bwd))
+        return pt_cpu_fail(PT_ERR_UNSUPPORTED, "%s: PORTABLE_CPU_EMBEDDING=%s sends it to the core's composition",
+                           pt_op_name(op->kind), path_forced == 1 ? "composed" : "lookup");
     pt_status s = check(op, bwd);
     if (s || !run) return s;
     if (bwd) return backward(op);

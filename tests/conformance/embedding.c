@@ -98,6 +98,15 @@ static void one_case(pt_dtype t, pt_dtype it, const emb_shape *sh, layout wlay, 
         const layout lays[3] = {ilay, wlay, LAY_C};
         snprintf(name, sizeof name, "embedding%s %s %s indices=%s weight=%s%s", tag, pt_dtype_name(t),
                  pt_dtype_name(it), in_s, w_s, grad ? " grad" : "");
+        /* Without the backward kind the gradient is a one-hot product of
+         * indices x rows x width: 49 GiB at the long case's shape. */
+        if (grad && *tag && case_selected(name) && pt_device_supports(g_dev, PT_OP_EMBEDDING_BACKWARD, t) != PT_OK) {
+            report_skip(name, "the device refuses embedding_backward, and its fallback's one-hot product does not "
+                              "fit at this shape");
+            pt_clear_error();
+            expect_free(&e);
+            continue;
+        }
         run_case(name, grad ? 3 : 2, in, lays, call_embedding, &c, &e, grad ? TOL_SUM : TOL_EXACT, 0);
         expect_free(&e);
     }
