@@ -107,7 +107,9 @@ if [ "$mode" = sim ]; then
   check "nothing failed" 'grep -q "^Nothing failed" "$res"'
   check "nothing cut for time" '! grep -q "Cut for time" "$res"'
   check "the gate saw cuda ok" 'grep -Eq "^ +cuda +ok, [1-9]" "$res"'
-  check "every suite passed" '[ "$(grep -c "| passed |" "$res")" -ge 17 ]'
+  check "every suite passed" '[ "$(grep -c "| passed |" "$res")" -ge 19 ]'
+  check "the embedding suites ran on cuda" \
+    'grep -q "^| embedding_conformance_cuda | passed" "$res" && grep -q "^| embedding_torch_oracle_cuda | passed" "$res"'
   check "the graph suites ran on cuda" 'grep -q "^| graph_cuda | passed" "$res" && grep -q "^| graph_cnn_digits_cuda | passed" "$res"'
   check "graph_cuda replayed its graphs as CUDA graphs, graph_cuda_graphs_off op by op" \
     'grep -Eq "^graph_cuda: graphs replayed as one command buffer or CUDA graph: [1-9][0-9]*, (as command buffers around ops queued one at a time: [0-9]+, )?op by op by the plugin.s choice: 0" "$res" && grep -q "^| graph_cuda_graphs_off | passed" "$res"'

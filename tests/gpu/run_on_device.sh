@@ -354,7 +354,7 @@ say "|---|---|---|"
 for s in conformance_cuda cuda_plugin cuda_runtime gradcheck_cuda cross_backend_cuda nn_cnn_layers_cuda \
          nn_mixed_precision_cuda nn_torch_oracle_cnn_cuda example_mlp_digits_cuda example_cnn_digits_cuda \
          gpu_tour_cuda unit_lazy_load trace_cuda graph_cuda graph_cuda_graphs_off graph_mlp_digits_cuda \
-         graph_cnn_digits_cuda; do
+         graph_cnn_digits_cuda embedding_conformance_cuda embedding_torch_oracle_cuda; do
   run_suite "$s" 240
 done
 # What the runs printed that the tables below do not repeat.
