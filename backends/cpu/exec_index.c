@@ -141,6 +141,5 @@ static pt_status one_hot(const pt_op *op, bool run) {
 }
 
 pt_status pt_cpu_index_op(const pt_op *op, bool run) {
-    if (op->kind == PT_OP_EMBEDDING || op->kind == PT_OP_EMBEDDING_BACKWARD) return pt_cpu_embedding(op, run);
     return op->kind == PT_OP_GATHER ? gather(op, run) : one_hot(op, run);
 }

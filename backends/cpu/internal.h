@@ -217,7 +217,7 @@ const char *pt_cpu_gemm_note(void);
 bool pt_cpu_onednn_sgemm(bool ta, bool tb, int64_t M, int64_t N, int64_t K, const float *A, int64_t lda,
                          const float *B, int64_t ldb, float *C, int64_t ldc);
 pt_status pt_cpu_index_op(const pt_op *op, bool run);    /* exec_index.c: GATHER, ONE_HOT */
-pt_status pt_cpu_embedding(const pt_op *op, bool run);   /* exec_embedding.c: EMBEDDING, EMBEDDING_BACKWARD */
+pt_status pt_cpu_embedding(const pt_op *op, bool run);   /* exec_index_embedding.c: EMBEDDING, EMBEDDING_BACKWARD */
 pt_status pt_cpu_window(const pt_op *op, bool run);      /* exec_window.c: IM2COL, COL2IM */
 pt_status pt_cpu_max_pool(const pt_op *op, bool run);    /* exec_window_pool.c: MAX_POOL2D, _INDEX, MAX_UNPOOL2D */
 /* exec_conv.c: CONV2D, CONV2D_BWD_DATA, CONV2D_BWD_WEIGHT (oneDNN; scratch from
