@@ -59,24 +59,6 @@ static pt_status run_one_hot(ptcu_device *d, const pt_op *op) {
     return ptcu_launch_error(ptcu_launch_one_hot(&l, ptcu_stream(d)), op);
 }
 
-/* EMBEDDING is a gather of whole rows: [1, V, D] x, [1, N, D] index with
- * stride 0 along the row. */
-static pt_status run_embedding(ptcu_device *d, const pt_op *op) {
-    pt_op g = *op;
-    const pt_operand *w = &op->in[0], *ix = &op->in[1];
-    pt_operand *x = &g.in[0], *i = &g.in[1];
-    x->ndim = i->ndim = g.out.ndim = 3;
-    x->shape[0] = i->shape[0] = g.out.shape[0] = 1;
-    x->shape[1] = w->shape[0];
-    i->shape[1] = g.out.shape[1] = ix->shape[0];
-    x->shape[2] = i->shape[2] = g.out.shape[2] = w->shape[1];
-    x->strides[0] = i->strides[0] = 0;
-    x->strides[1] = w->strides[0];
-    x->strides[2] = w->strides[1];
-    i->strides[1] = ix->strides[0];
-    i->strides[2] = 0;
-    return run_gather(d, &g);
-}
 
 static pt_status run_embedding_backward(ptcu_device *d, const pt_op *op) {
     const pt_operand *g = &op->in[0], *idx = &op->in[1];
@@ -101,7 +83,10 @@ static pt_status run_embedding_backward(ptcu_device *d, const pt_op *op) {
 pt_status ptcu_index(ptcu_device *d, const pt_op *op) {
     switch (op->kind) {
     case PT_OP_GATHER: return run_gather(d, op);
-    case PT_OP_EMBEDDING: return run_embedding(d, op);
+    case PT_OP_EMBEDDING: { /* a gather of whole rows */
+        const pt_op g = pt_embedding_as_gather(op);
+        return run_gather(d, &g);
+    }
     case PT_OP_EMBEDDING_BACKWARD: return run_embedding_backward(d, op);
     default: return run_one_hot(d, op);
     }

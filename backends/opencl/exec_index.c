@@ -47,24 +47,6 @@ static pt_status ocl_run_one_hot(ocl_device *d, const pt_op *op) {
     return ocl_launch_items(d, k, "one_hot", wg, n);
 }
 
-/* EMBEDDING is a gather of whole rows: [1, V, D] x, [1, N, D] index with
- * stride 0 along the row. */
-static pt_status ocl_run_embedding(ocl_device *d, const pt_op *op) {
-    pt_op g = *op;
-    const pt_operand *w = &op->in[0], *ix = &op->in[1];
-    pt_operand *x = &g.in[0], *i = &g.in[1];
-    x->ndim = i->ndim = g.out.ndim = 3;
-    x->shape[0] = i->shape[0] = g.out.shape[0] = 1;
-    x->shape[1] = w->shape[0];
-    i->shape[1] = g.out.shape[1] = ix->shape[0];
-    x->shape[2] = i->shape[2] = g.out.shape[2] = w->shape[1];
-    x->strides[0] = i->strides[0] = 0;
-    x->strides[1] = w->strides[0];
-    x->strides[2] = w->strides[1];
-    i->strides[1] = ix->strides[0];
-    i->strides[2] = 0;
-    return ocl_run_gather(d, &g);
-}
 
 /* Three launches (index.cl says why): zero the rows, link the positions,
  * sum each index's chain. */
@@ -104,7 +86,10 @@ static pt_status ocl_run_embedding_backward(ocl_device *d, const pt_op *op) {
 pt_status ocl_index(ocl_device *d, const pt_op *op) {
     switch (op->kind) {
     case PT_OP_GATHER: return ocl_run_gather(d, op);
-    case PT_OP_EMBEDDING: return ocl_run_embedding(d, op);
+    case PT_OP_EMBEDDING: { /* a gather of whole rows */
+        const pt_op g = pt_embedding_as_gather(op);
+        return ocl_run_gather(d, &g);
+    }
     case PT_OP_EMBEDDING_BACKWARD: return ocl_run_embedding_backward(d, op);
     default: return ocl_run_one_hot(d, op);
     }

@@ -257,6 +257,30 @@ typedef struct pt_op {
     pt_operand extra[PT_OP_MAX_EXTRA]; /**< ATTENTION, EMBEDDING_BACKWARD: operands past in[] (pt_attn_extra, pt_emb_extra) */
 } pt_op;
 
+/** EMBEDDING as the GATHER it is, for a backend that runs it with its gather
+ * kernel: in[0] the weight as [1, V, D], in[1] the indices as [1, N, D] with
+ * stride 0 along each row, out [1, N, D]; the same buffers. */
+static inline pt_op pt_embedding_as_gather(const pt_op *op) {
+    pt_op g = *op;
+    const pt_operand *w = &op->in[0], *ix = &op->in[1];
+    pt_operand *x = &g.in[0], *i = &g.in[1];
+    g.kind = PT_OP_GATHER;
+    x->ndim = i->ndim = g.out.ndim = 3;
+    x->shape[0] = i->shape[0] = g.out.shape[0] = 1;
+    x->shape[1] = w->shape[0];
+    i->shape[1] = g.out.shape[1] = ix->shape[0];
+    x->shape[2] = i->shape[2] = g.out.shape[2] = w->shape[1];
+    x->strides[0] = i->strides[0] = 0;
+    x->strides[1] = w->strides[0];
+    x->strides[2] = w->strides[1];
+    i->strides[1] = ix->strides[0];
+    i->strides[2] = 0;
+    g.out.strides[0] = 0;
+    g.out.strides[1] = op->out.strides[0];
+    g.out.strides[2] = op->out.strides[1];
+    return g;
+}
+
 /** One step of a FUSED chain: an element-wise op whose inputs may be the
  * values of earlier steps. */
 typedef struct pt_fused_step {
