@@ -71,11 +71,8 @@ static pt_status kind_forward(const char *fn, pt_tensor *indices, pt_tensor *wei
 }
 
 pt_tensor *pt__embedding(const char *fn, pt_tensor *indices, pt_tensor *weight) {
-    if (!indices || !weight) {
-        pt__error(PT_ERR_INVALID_ARGUMENT, fn, "indices is %p and weight %p; both must be tensors", (void *)indices,
-                  (void *)weight);
-        return NULL;
-    }
+    if (!indices) return pt__null_input(fn, "indices"); /* keeps the error that made it NULL */
+    if (!weight) return pt__null_input(fn, "weight");
     if (check(fn, indices, weight)) return NULL;
     const int64_t n = pt__tensor_numel(indices), width = weight->shape[1];
     if (n > 0 && pt__host_visible(pt__dev(weight)) && pt__capture_device() != pt__dev(weight)) {
