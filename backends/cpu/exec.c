@@ -23,7 +23,9 @@ static pt_status dispatch(int dev, const pt_op *op, bool run) {
     case PT_OP_FAMILY_REDUCE: return pt_cpu_reduce(op, run);
     case PT_OP_FAMILY_SOFTMAX: return pt_cpu_softmax(op, run);
     case PT_OP_FAMILY_MATMUL: return pt_cpu_matmul(op, run);
-    case PT_OP_FAMILY_INDEX: return pt_cpu_index_op(op, run);
+    case PT_OP_FAMILY_INDEX:
+        return op->kind == PT_OP_EMBEDDING || op->kind == PT_OP_EMBEDDING_BACKWARD ? pt_cpu_embedding(op, run)
+                                                                                   : pt_cpu_index_op(op, run);
     case PT_OP_FAMILY_WINDOW:
         return op->kind == PT_OP_IM2COL || op->kind == PT_OP_COL2IM ? pt_cpu_window(op, run)
                                                                       : pt_cpu_max_pool(op, run);

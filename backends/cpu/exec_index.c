@@ -28,9 +28,7 @@ static void gather_piece(void *ctx, int64_t r0, int64_t r1) {
     c->fn(c->g, r0, r1);
 }
 
-/* Rows [0, rows) of width elements each, split over the plugin's team; on
- * this thread while they hold fewer than a cheap op's grain of elements. */
-static void rows_over_team(int64_t rows, int64_t width, pt_cpu_piece_fn piece, void *ctx) {
+void pt_cpu_rows_over_team(int64_t rows, int64_t width, pt_cpu_piece_fn piece, void *ctx) {
     const int64_t grain = width > 0 ? (PT_CPU_GRAIN_CHEAP + width - 1) / width : rows + 1;
     pt_cpu_parallel_ranges(rows, grain < 2 ? 2 : grain, 1, piece, ctx);
 }
@@ -91,7 +89,7 @@ static pt_status gather(const pt_op *op, bool run) {
         .is0 = ix->strides[0], .is1 = ix->strides[1], .is2 = ix->strides[2],
     };
     gather_piece_ctx ctx = {&g, fn};
-    rows_over_team(out->shape[0] * out->shape[1], g.inner, gather_piece, &ctx);
+    pt_cpu_rows_over_team(out->shape[0] * out->shape[1], g.inner, gather_piece, &ctx);
     return PT_OK;
 }
 
@@ -138,7 +136,7 @@ static pt_status one_hot(const pt_op *op, bool run) {
         return pt_cpu_fail(PT_ERR_UNSUPPORTED, "one_hot not implemented for label dtype %s",
                            pt_dtype_table_name(lab->dtype));
     if (!run) return PT_OK;
-    rows_over_team(lab->shape[0], op->count, one_hot_piece, (void *)op);
+    pt_cpu_rows_over_team(lab->shape[0], op->count, one_hot_piece, (void *)op);
     return PT_OK;
 }
 

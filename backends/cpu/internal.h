@@ -109,6 +109,10 @@ bool pt_cpu_address_space_limited(void);
 typedef void (*pt_cpu_piece_fn)(void *ctx, int64_t begin, int64_t end);
 void pt_cpu_parallel_ranges(int64_t n, int64_t grain, int64_t align, pt_cpu_piece_fn piece,
                             void *ctx);
+/* Rows [0, rows) of width elements each, split over the team; on this
+ * thread while they hold fewer than a cheap op's grain of elements.
+ * exec_index.c */
+void pt_cpu_rows_over_team(int64_t rows, int64_t width, pt_cpu_piece_fn piece, void *ctx);
 /* Outputs at least this large are written with streaming stores: smaller
  * ones are likely to be read again while still in cache. */
 #define PT_CPU_STREAM_MIN_BYTES ((int64_t)16 << 20)
@@ -222,6 +226,7 @@ void pt_cpu_gemm_f32(bool ta, bool tb, int64_t M, int64_t N, int64_t K, float al
 void pt_cpu_gemm_f64(bool ta, bool tb, int64_t M, int64_t N, int64_t K, double alpha, const double *A, int64_t lda,
                      const double *B, int64_t ldb, double beta, double *C, int64_t ldc);
 pt_status pt_cpu_index_op(const pt_op *op, bool run);    /* exec_index.c: GATHER, ONE_HOT */
+pt_status pt_cpu_embedding(const pt_op *op, bool run);   /* exec_index_embedding.c: EMBEDDING, EMBEDDING_BACKWARD */
 pt_status pt_cpu_window(const pt_op *op, bool run);      /* exec_window.c: IM2COL, COL2IM */
 pt_status pt_cpu_max_pool(const pt_op *op, bool run);    /* exec_window_pool.c: MAX_POOL2D, _INDEX, MAX_UNPOOL2D */
 /* exec_conv.c: CONV2D, CONV2D_BWD_DATA, CONV2D_BWD_WEIGHT (oneDNN; scratch from

@@ -48,6 +48,8 @@ pt_status ptcu_supports(const pt_op *op) {
     /* the core composes NORM */
     if (info->family == PT_OP_FAMILY_NORM) return ptcu_unsupported(op);
     if (info->family == PT_OP_FAMILY_ATTENTION) return ptcu_attention_supports(op);
+    /* the deterministic scatter-add sums in f32/f64; the core widens 16-bit tables */
+    if (op->kind == PT_OP_EMBEDDING_BACKWARD && pt_dtype_is_half(op->dtype)) return ptcu_unsupported(op);
     if (info->family == PT_OP_FAMILY_FUSED) return fused_supported(op);
     return info->family == PT_OP_FAMILY_CONV ? ptcu_conv_supports(op) : PT_OK;
 }

@@ -1,5 +1,6 @@
-/* libportable CUDA backend — the index family: GATHER and ONE_HOT
- * (kernels_index.cu); indices outside the range give 0. */
+/* libportable CUDA backend — the index family: GATHER, ONE_HOT and the
+ * EMBEDDING kinds (kernels_index.cu); indices outside the range give 0
+ * (EMBEDDING_BACKWARD: they add nothing). */
 #include <string.h>
 
 #include "internal.h"
@@ -58,6 +59,35 @@ static pt_status run_one_hot(ptcu_device *d, const pt_op *op) {
     return ptcu_launch_error(ptcu_launch_one_hot(&l, ptcu_stream(d)), op);
 }
 
+
+static pt_status run_embedding_backward(ptcu_device *d, const pt_op *op) {
+    const pt_operand *g = &op->in[0], *idx = &op->in[1];
+    ptcu_embedding_grad_launch l;
+    memset(&l, 0, sizeof l);
+    l.dtype = op->dtype;
+    l.index_dtype = idx->dtype;
+    l.g = ptcu_operand_ptr(g);
+    l.index = ptcu_operand_ptr(idx);
+    l.out = ptcu_operand_ptr(&op->out);
+    l.scratch = (int64_t *)ptcu_operand_ptr(&op->extra[PT_EMB_X_SCRATCH]);
+    l.n = idx->shape[0];
+    l.d = g->shape[1];
+    l.rows = op->out.shape[0];
+    l.gs[0] = g->strides[0];
+    l.gs[1] = g->strides[1];
+    l.index_stride = idx->strides[0];
+    l.sm_count = d->sm_count;
+    return ptcu_launch_error(ptcu_launch_embedding_grad(&l, ptcu_stream(d)), op);
+}
+
 pt_status ptcu_index(ptcu_device *d, const pt_op *op) {
-    return op->kind == PT_OP_GATHER ? run_gather(d, op) : run_one_hot(d, op);
+    switch (op->kind) {
+    case PT_OP_GATHER: return run_gather(d, op);
+    case PT_OP_EMBEDDING: { /* a gather of whole rows */
+        const pt_op g = pt_embedding_as_gather(op);
+        return run_gather(d, &g);
+    }
+    case PT_OP_EMBEDDING_BACKWARD: return run_embedding_backward(d, op);
+    default: return run_one_hot(d, op);
+    }
 }

@@ -105,7 +105,7 @@ typedef struct ptcu_softmax_launch {
 
 cudaError_t ptcu_launch_softmax(const ptcu_softmax_launch *l, cudaStream_t stream);
 
-/* ---- GATHER and ONE_HOT (k_index.cu) ---- */
+/* ---- GATHER, ONE_HOT and EMBEDDING_BACKWARD (k_index.cu) ---- */
 
 typedef struct ptcu_gather_launch {
     size_t elem_size;                     /* 1, 4 or 8: values are copied bit for bit */
@@ -131,6 +131,25 @@ typedef struct ptcu_one_hot_launch {
 } ptcu_one_hot_launch;
 
 cudaError_t ptcu_launch_one_hot(const ptcu_one_hot_launch *l, cudaStream_t stream);
+
+/* EMBEDDING_BACKWARD (k_index.cu): out[v] = the sum of the rows g[p] whose
+ * index is v in increasing p, 0 where none is. Three launches on the
+ * stream: zero the output, link each position to the next one with its
+ * index (first[p] set for the first; scratch [2, n]: first, next), and
+ * from each first position walk its links, one thread per (position,
+ * column). */
+typedef struct ptcu_embedding_grad_launch {
+    pt_dtype dtype;                       /* PT_F32 or PT_F64 */
+    pt_dtype index_dtype;                 /* PT_I32 or PT_I64 */
+    const void *g, *index;
+    void *out;                            /* [rows, d] contiguous */
+    int64_t *scratch;                     /* [2, n] contiguous */
+    int64_t n, d, rows;
+    int64_t gs[2], index_stride;          /* elements */
+    int sm_count;
+} ptcu_embedding_grad_launch;
+
+cudaError_t ptcu_launch_embedding_grad(const ptcu_embedding_grad_launch *l, cudaStream_t stream);
 
 /* ---- IM2COL, COL2IM and the max pools (k_window.cu); the pools take kh,
  * kw from pt_op.kernel and oh, ow from their [n, c, oh, ow] windows ---- */

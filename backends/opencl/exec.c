@@ -15,7 +15,7 @@
  * i64 program) when every f64 operand stays f64. */
 static bool ocl_moves_bits_only(const pt_op *op) {
     switch (op->kind) {
-    case PT_OP_FILL: case PT_OP_WHERE: case PT_OP_GATHER: return true;
+    case PT_OP_FILL: case PT_OP_WHERE: case PT_OP_GATHER: case PT_OP_EMBEDDING: return true;
     case PT_OP_COPY: return op->in[0].dtype == op->out.dtype;
     default: return false;
     }
@@ -84,7 +84,9 @@ pt_status ocl_supports(int dev, const pt_op *op) {
     if (!pt_op_takes_dtype(op->kind, t))
         return ocl_fail(PT_ERR_UNSUPPORTED, "%s is not defined for %s (op_table.h)",
                         pt_op_name(op->kind), pt_dtype_table_name(t));
-    if ((op->kind == PT_OP_GATHER && op->in[1].dtype != PT_I32 && op->in[1].dtype != PT_I64) ||
+    const bool by_index = op->kind == PT_OP_GATHER || op->kind == PT_OP_EMBEDDING ||
+                          op->kind == PT_OP_EMBEDDING_BACKWARD;
+    if ((by_index && op->in[1].dtype != PT_I32 && op->in[1].dtype != PT_I64) ||
         (op->kind == PT_OP_ONE_HOT && op->in[0].dtype != PT_I32 && op->in[0].dtype != PT_I64))
         return ocl_fail(PT_ERR_UNSUPPORTED, "%s needs i32 or i64 indices", pt_op_name(op->kind));
     if (op->kind == PT_OP_MAX_UNPOOL2D && op->in[1].dtype != PT_I64)

@@ -1,5 +1,6 @@
-/* libportable OpenCL backend — the index family: GATHER and ONE_HOT
- * (kernels/index.cl); indices outside the range give 0. */
+/* libportable OpenCL backend — the index family: GATHER, ONE_HOT and the
+ * EMBEDDING kinds (kernels/index.cl); indices outside the range give 0
+ * (EMBEDDING_BACKWARD: they add nothing). */
 #include "internal.h"
 
 static pt_status ocl_run_gather(ocl_device *d, const pt_op *op) {
@@ -46,6 +47,50 @@ static pt_status ocl_run_one_hot(ocl_device *d, const pt_op *op) {
     return ocl_launch_items(d, k, "one_hot", wg, n);
 }
 
+
+/* Three launches (index.cl says why): zero the rows, link the positions,
+ * sum each index's chain. */
+static pt_status ocl_run_embedding_backward(ocl_device *d, const pt_op *op) {
+    const pt_operand *g = &op->in[0], *ix = &op->in[1], *sc = &op->extra[PT_EMB_X_SCRATCH];
+    cl_kernel kz, kl, ks;
+    size_t wgz, wgl, wgs;
+    pt_status s = ocl_kernel(d, op->dtype, OCL_K_EMBEDDING_ZERO, &kz, &wgz);
+    if (s == PT_OK) s = ocl_kernel(d, op->dtype, OCL_K_EMBEDDING_LINKS, &kl, &wgl);
+    if (s == PT_OK) s = ocl_kernel(d, op->dtype, OCL_K_EMBEDDING_SUM, &ks, &wgs);
+    cl_long oo = 0, go = 0, ixo = 0, so = 0;
+    if (s == PT_OK) s = ocl_elem_offset(&op->out, &oo);
+    if (s == PT_OK) s = ocl_elem_offset(g, &go);
+    if (s == PT_OK) s = ocl_elem_offset(ix, &ixo);
+    if (s == PT_OK) s = ocl_elem_offset(sc, &so);
+    if (s != PT_OK) return s;
+    cl_mem out = (cl_mem)op->out.buf, gb = (cl_mem)g->buf, ib = (cl_mem)ix->buf, sb = (cl_mem)sc->buf;
+    cl_long n = ix->shape[0], dd = g->shape[1], rows = op->out.shape[0], total = rows * dd;
+    cl_long gs0 = g->strides[0], gs1 = g->strides[1], is = ix->strides[0];
+    cl_int idx_i64 = ix->dtype == PT_I64;
+    ocl_arg zero[] = {OCL_ARG(out), OCL_ARG(oo), OCL_ARG(total)};
+    ocl_arg links[] = {OCL_ARG(sb), OCL_ARG(so), OCL_ARG(ib), OCL_ARG(ixo),
+                       OCL_ARG(idx_i64), OCL_ARG(is), OCL_ARG(n), OCL_ARG(rows)};
+    ocl_arg sum[] = {OCL_ARG(out), OCL_ARG(oo),  OCL_ARG(gb),      OCL_ARG(go), OCL_ARG(gs0),
+                     OCL_ARG(gs1), OCL_ARG(sb),  OCL_ARG(so),      OCL_ARG(ib), OCL_ARG(ixo),
+                     OCL_ARG(idx_i64), OCL_ARG(is), OCL_ARG(n), OCL_ARG(dd)};
+    if ((s = ocl_set_args(d, kz, "embedding_zero", 3, zero)) != PT_OK ||
+        (s = ocl_launch_items(d, kz, "embedding_zero", wgz, total)) != PT_OK)
+        return s;
+    if ((s = ocl_set_args(d, kl, "embedding_links", 8, links)) != PT_OK ||
+        (s = ocl_launch_items(d, kl, "embedding_links", wgl, n)) != PT_OK)
+        return s;
+    if ((s = ocl_set_args(d, ks, "embedding_sum", 14, sum)) != PT_OK) return s;
+    return ocl_launch_items(d, ks, "embedding_sum", wgs, n * dd);
+}
+
 pt_status ocl_index(ocl_device *d, const pt_op *op) {
-    return op->kind == PT_OP_GATHER ? ocl_run_gather(d, op) : ocl_run_one_hot(d, op);
+    switch (op->kind) {
+    case PT_OP_GATHER: return ocl_run_gather(d, op);
+    case PT_OP_EMBEDDING: { /* a gather of whole rows */
+        const pt_op g = pt_embedding_as_gather(op);
+        return ocl_run_gather(d, &g);
+    }
+    case PT_OP_EMBEDDING_BACKWARD: return ocl_run_embedding_backward(d, op);
+    default: return ocl_run_one_hot(d, op);
+    }
 }

@@ -39,7 +39,8 @@
     X(ARANGE, "arange") X(RAND_UNIFORM, "rand_uniform")              \
     X(RAND_NORMAL, "rand_normal") X(REDUCE, "reduce") X(SOFTMAX, "softmax")                      \
     X(GATHER, "gather") X(ONE_HOT, "one_hot") X(IM2COL, "im2col") X(COL2IM, "col2im")  \
-    X(MAX_POOL2D, "max_pool2d") X(MAX_POOL2D_INDEX, "max_pool2d_index") X(MAX_UNPOOL2D, "max_unpool2d")
+    X(MAX_POOL2D, "max_pool2d") X(MAX_POOL2D_INDEX, "max_pool2d_index") X(MAX_UNPOOL2D, "max_unpool2d") \
+    X(EMBEDDING_LINKS, "embedding_links") X(EMBEDDING_SUM, "embedding_sum") X(EMBEDDING_ZERO, "embedding_zero")
 
 typedef enum ocl_kernel_id {
 #define OCL_OP_KERNEL_ENUM(kind, ...) OCL_K_OP_##kind,
@@ -567,7 +568,7 @@ pt_status ocl_softmax(ocl_device *d, const pt_op *op);
  * the kernels take (the core composes the rest). */
 pt_status ocl_attention_supports(const ocl_device *d, const pt_op *op);
 pt_status ocl_attention(ocl_device *d, const pt_op *op);
-/* exec_index.c: GATHER, ONE_HOT. */
+/* exec_index.c: GATHER, ONE_HOT, EMBEDDING, EMBEDDING_BACKWARD. */
 pt_status ocl_index(ocl_device *d, const pt_op *op);
 /* exec_matmul.c: CLBlast GEMM for PT_OP_MATMUL. Caller holds d->lock. */
 pt_status ocl_matmul(ocl_device *d, const pt_op *op);

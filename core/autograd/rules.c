@@ -202,6 +202,16 @@ static void backward_gather(pt__grad_node *node, pt_tensor *g, pt_tensor **out) 
     out[0] = to_input(pt_permute(summed, perm), ex);
 }
 
+/* The weight's gradient: each row the sum of g's rows that looked it up, by
+ * EMBEDDING_BACKWARD's deterministic scatter-add (core/ops/embedding.c);
+ * the indices take none. */
+static void backward_embedding(pt__grad_node *node, pt_tensor *g, pt_tensor **out) {
+    pt__grad_edge *ew = &node->edges[0];
+    if (ew->needs_grad)
+        out[0] = to_input(pt__embedding_backward("pt_backward (embedding)", g, node->edges[1].saved, ew->shape[0]),
+                          ew);
+}
+
 /* ---- One backward function per op, or per group of ops sharing a rule ---- */
 
 /* add, add_scalar, contiguous, expand: g itself, summed back to each input's
@@ -492,6 +502,7 @@ static const pt__grad_rule rules[] = {
     [PT__G_CONV2D] = {"conv2d", backward_conv2d},
     [PT__G_CHANNEL_STATS] = {"channel_stats", backward_channel_stats},
     [PT__G_ATTENTION] = {"attention", backward_attention},
+    [PT__G_EMBEDDING] = {"embedding", backward_embedding},
 };
 
 /* An op added at the end of PT__GRAD_OPS without a row cannot build... */

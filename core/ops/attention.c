@@ -112,20 +112,6 @@ static void attn_op(pt_op *op, pt_op_kind kind, pt_tensor *q4, pt_tensor *k4, pt
     }
 }
 
-/* While this thread captures a graph, a refused op would end the capture:
- * the device is asked first (PT_ERR_UNSUPPORTED, no error set, when it
- * says no). Otherwise the kind is sent without asking, so the conformance
- * suite's coverage sees it reach every backend. */
-static pt_status run_kind(const char *fn, pt_device *d, pt_op *op) {
-    if (pt__capture_now && pt__supports_call(fn, d, op) != PT_OK) {
-        pt_clear_error();
-        return PT_ERR_UNSUPPORTED;
-    }
-    pt_status s = pt__execute(fn, d, op);
-    if (s == PT_ERR_UNSUPPORTED) pt_clear_error();
-    return s;
-}
-
 /* The forward kind into *o (the 4-D output) and *lse; PT_ERR_UNSUPPORTED
  * with no error set when the device refuses it. Called inside a scope;
  * *o and *lse are unregistered references. */
@@ -139,7 +125,7 @@ static pt_status fused_forward(const char *fn, pt_tensor *q4, pt_tensor *k4, pt_
     attn_op(&op, PT_OP_ATTENTION, q4, k4, v4, mask, flags, scale);
     pt__operand(*o, &op.out);
     pt__operand(*lse, &op.extra[PT_ATTN_X_LSE]);
-    pt_status s = run_kind(fn, pt__dev(q4), &op);
+    pt_status s = pt__run_kind(fn, pt__dev(q4), &op);
     if (s != PT_OK) {
         pt_release(*o);
         pt_release(*lse);

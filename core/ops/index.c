@@ -14,10 +14,9 @@
 
 static bool is_index_dtype(pt_dtype t) { return t == PT_I32 || t == PT_I64; }
 
-/* Checks every element of idx (i32/i64, any strides) against [0, limit).
- * Waits for idx's device first: the values may still be in flight. */
-static pt_status check_index_values(const char *fn, const char *what, const pt_tensor *idx,
-                                    int64_t limit, const char *range_what) {
+/* Waits for idx's device first: the values may still be in flight. */
+pt_status pt__check_index_values(const char *fn, const char *what, const pt_tensor *idx, int64_t limit,
+                                 const char *range_what) {
     pt_status s = pt__synchronize(fn, pt__dev(idx));
     if (s) return s;
     const int nd = idx->ndim;
@@ -49,6 +48,24 @@ static pt_status check_index_values(const char *fn, const char *what, const pt_t
             pos[k] = 0;
         }
     }
+    return PT_OK;
+}
+
+pt_status pt__index_run(const char *fn, pt_tensor *idx, pt_operand *o, pt_tensor **copy) {
+    const int64_t n = pt__tensor_numel(idx);
+    pt_tensor *src = idx;
+    int64_t stride;
+    *copy = NULL;
+    if (!pt__merge_dims(idx->ndim, idx->shape, idx->strides, &stride)) {
+        *copy = pt__copy_new(fn, idx, idx->dtype, idx->ndim, idx->shape);
+        if (!*copy) return pt_last_status();
+        src = *copy;
+        stride = 1;
+    }
+    pt__operand(src, o);
+    o->ndim = 1;
+    o->shape[0] = n;
+    o->strides[0] = n == 1 ? 1 : stride;
     return PT_OK;
 }
 
@@ -95,7 +112,7 @@ pt_tensor *pt_gather(pt_tensor *x, int dim, pt_tensor *index) {
     if (n > 0 && pt__host_visible(pt__dev(x)) && pt__capture_device() != pt__dev(x)) {
         char what[64];
         snprintf(what, sizeof what, "dim %d of size %lld", d, (long long)x->shape[d]);
-        if (check_index_values(fn, "index", index, x->shape[d], what)) return NULL;
+        if (pt__check_index_values(fn, "index", index, x->shape[d], what)) return NULL;
     }
     pt_tensor *out = pt__tensor_new(fn, pt__dev(x), x->dtype, index->ndim, index->shape);
     if (!out) return NULL;
@@ -146,7 +163,7 @@ pt_tensor *pt_one_hot(pt_tensor *labels, int64_t num_classes, pt_dtype t) {
     if (n > 0 && pt__host_visible(pt__dev(labels)) && pt__capture_device() != pt__dev(labels)) {
         char what[64];
         snprintf(what, sizeof what, "%lld classes", (long long)num_classes);
-        if (check_index_values(fn, "label", labels, num_classes, what)) return NULL;
+        if (pt__check_index_values(fn, "label", labels, num_classes, what)) return NULL;
     }
     int64_t shape[PT_MAX_DIMS];
     memcpy(shape, labels->shape, (size_t)labels->ndim * sizeof(int64_t));
@@ -154,25 +171,14 @@ pt_tensor *pt_one_hot(pt_tensor *labels, int64_t num_classes, pt_dtype t) {
     pt_tensor *out = pt__tensor_new(fn, pt__dev(labels), t, labels->ndim + 1, shape);
     if (!out || n == 0) return pt__ret(out);
 
-    /* labels as one strided run of n elements, copied when they are not. */
-    pt_tensor *copy = NULL, *src = labels;
-    int64_t stride;
-    if (!pt__merge_dims(labels->ndim, labels->shape, labels->strides, &stride)) {
-        copy = pt__copy_new(fn, labels, labels->dtype, labels->ndim, labels->shape);
-        if (!copy) {
-            pt_release(out);
-            return NULL;
-        }
-        src = copy;
-        stride = 1;
-    }
+    pt_tensor *copy = NULL;
     pt_op op;
     pt__op_init(&op, PT_OP_ONE_HOT, t, 1);
     op.count = num_classes;
-    pt__operand(src, &op.in[0]);
-    op.in[0].ndim = 1;
-    op.in[0].shape[0] = n;
-    op.in[0].strides[0] = n == 1 ? 1 : stride;
+    if (pt__index_run(fn, labels, &op.in[0], &copy)) {
+        pt_release(out);
+        return NULL;
+    }
     pt__operand(out, &op.out);
     op.out.ndim = 2;
     op.out.shape[0] = n;

@@ -83,6 +83,35 @@ pt_status pt__attention_backward(const char *fn, pt_tensor *q, pt_tensor *k, pt_
                                  pt_tensor *lse, pt_tensor *o, pt_tensor *g, double scale, unsigned flags,
                                  pt_tensor *grads[3]);
 
+/* Sends op, a kind the caller can also compose, to d: PT_ERR_UNSUPPORTED
+ * with no error set when the device refuses it (the caller composes), any
+ * other failure with its error. Without a capture the kind is sent without
+ * asking, so the conformance suite's coverage sees it reach every backend.
+ * run_kind.c */
+pt_status pt__run_kind(const char *fn, pt_device *d, pt_op *op);
+
+/* Checks every element of idx (i32/i64, any strides) against [0, limit)
+ * after waiting for idx's device: "fn: <what> value v at position [..] is
+ * out of range for <range_what> (valid: 0..limit-1)". index.c */
+pt_status pt__check_index_values(const char *fn, const char *what, const pt_tensor *idx, int64_t limit,
+                                 const char *range_what);
+/* Describes idx (not empty) as a 1-D operand of its numel elements: its
+ * own single stride when its dims merge, else a contiguous copy returned in
+ * *copy (NULL when none was needed; the caller releases it after
+ * executing). index.c */
+pt_status pt__index_run(const char *fn, pt_tensor *idx, pt_operand *o, pt_tensor **copy);
+
+/* The embedding lookup (pt_f_embedding): out[..., :] = weight[indices[...],
+ * :], validated, through the EMBEDDING kind where the device runs it (then
+ * recorded with the EMBEDDING rule), else composed from pt_gather. Errors
+ * name fn. embedding.c */
+pt_tensor *pt__embedding(const char *fn, pt_tensor *indices, pt_tensor *weight);
+/* The weight gradient [rows, D] of an embedding lookup with these indices
+ * whose output's gradient is g (indices' shape + [D]): EMBEDDING_BACKWARD's
+ * deterministic scatter-add, or where the device refuses it the one-hot
+ * product. Registered in the caller's scope. embedding.c */
+pt_tensor *pt__embedding_backward(const char *fn, pt_tensor *g, pt_tensor *indices, int64_t rows);
+
 /* Records out = g(inputs, args) on the tape when out exists and an input
  * needs a gradient; returns out. The one way a public op records itself. */
 static inline pt_tensor *pt__record(pt_tensor *out, pt__grad_op g, int n, pt_tensor *const *in,

@@ -103,6 +103,16 @@ void pt__probe_op(pt_op_kind kind, pt_dtype t, pt_op *op) {
             probe_operand(&op->in[0], PT_I64, 1);
             probe_operand(&op->out, out_t, 2);
             op->count = 1;
+        } else if (kind == PT_OP_EMBEDDING || kind == PT_OP_EMBEDDING_BACKWARD) {
+            /* one row of one element, looked up (or summed) once */
+            probe_operand(&op->in[0], t, 2);
+            probe_operand(&op->in[1], PT_I64, 1);
+            probe_operand(&op->out, out_t, 2);
+            if (kind == PT_OP_EMBEDDING_BACKWARD) {
+                op->n_extra = 1;
+                probe_operand(&op->extra[PT_EMB_X_SCRATCH], PT_I64, 2);
+                op->extra[PT_EMB_X_SCRATCH].shape[0] = 2;
+            }
         } else {
             probe_operand(&op->in[0], t, 3);
             probe_operand(&op->in[1], PT_I64, 3);

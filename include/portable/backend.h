@@ -89,6 +89,16 @@ extern "C" {
  *   labels (PT_I32/PT_I64) 1-D [n] any stride, out [n, count] contiguous of
  *   op dtype: 1 at the label, 0 elsewhere (a label outside [0, count) gives a
  *   zero row).
+ *   EMBEDDING: in[0] weight [V, D] any strides, in[1] indices (PT_I32 or
+ *   PT_I64) 1-D [N] any stride, out [N, D] contiguous: out[n] = weight[
+ *   indices[n]]; an index outside [0, V) writes a zero row (never reads out
+ *   of bounds). EMBEDDING_BACKWARD, its adjoint in the weight: in[0] g
+ *   [N, D] any strides, in[1] indices [N] as EMBEDDING's, out [V, D]
+ *   contiguous: out[v] = the sum of the rows g[n] whose index is v, added
+ *   in increasing n (a deterministic scatter-add: the same bits run to
+ *   run, no atomics), 0 where no index is v; an index outside [0, V) adds
+ *   nothing. extra[PT_EMB_X_SCRATCH] is PT_I64 [2, N] contiguous scratch
+ *   the backend may overwrite (n_extra 1). N, D and V are >= 1.
  *
  * WINDOW: sliding 2-D windows over NCHW images, the lowering that turns a
  *   convolution into one GEMM and a pooling into one reduction. window[] =
@@ -203,6 +213,11 @@ enum pt_attn_extra {
     PT_ATTN_X_GRAD_V = 5    /**< ATTENTION_BACKWARD: dv (an output) */
 };
 
+/** Positions in pt_op.extra of EMBEDDING_BACKWARD's operands. */
+enum pt_emb_extra {
+    PT_EMB_X_SCRATCH = 0 /**< PT_I64 [2, N] the backend may overwrite */
+};
+
 /** One operand: a strided view into a backend buffer. */
 typedef struct pt_operand {
     void *buf;               /**< handle from alloc() (or a host pointer on host-visible devices) */
@@ -239,8 +254,32 @@ typedef struct pt_op {
     const struct pt_fused_chain *fused; /**< FUSED: the chain (see the family) */
     uint32_t flags;          /**< ATTENTION: PT_ATTN_* */
     int n_extra;             /**< operands used in extra[] (absent ones have buf NULL) */
-    pt_operand extra[PT_OP_MAX_EXTRA]; /**< ATTENTION: operands past in[] (pt_attn_extra) */
+    pt_operand extra[PT_OP_MAX_EXTRA]; /**< ATTENTION, EMBEDDING_BACKWARD: operands past in[] (pt_attn_extra, pt_emb_extra) */
 } pt_op;
+
+/** EMBEDDING as the GATHER it is, for a backend that runs it with its gather
+ * kernel: in[0] the weight as [1, V, D], in[1] the indices as [1, N, D] with
+ * stride 0 along each row, out [1, N, D]; the same buffers. */
+static inline pt_op pt_embedding_as_gather(const pt_op *op) {
+    pt_op g = *op;
+    const pt_operand *w = &op->in[0], *ix = &op->in[1];
+    pt_operand *x = &g.in[0], *i = &g.in[1];
+    g.kind = PT_OP_GATHER;
+    x->ndim = i->ndim = g.out.ndim = 3;
+    x->shape[0] = i->shape[0] = g.out.shape[0] = 1;
+    x->shape[1] = w->shape[0];
+    i->shape[1] = g.out.shape[1] = ix->shape[0];
+    x->shape[2] = i->shape[2] = g.out.shape[2] = w->shape[1];
+    x->strides[0] = i->strides[0] = 0;
+    x->strides[1] = w->strides[0];
+    x->strides[2] = w->strides[1];
+    i->strides[1] = ix->strides[0];
+    i->strides[2] = 0;
+    g.out.strides[0] = 0;
+    g.out.strides[1] = op->out.strides[0];
+    g.out.strides[2] = op->out.strides[1];
+    return g;
+}
 
 /** One step of a FUSED chain: an element-wise op whose inputs may be the
  * values of earlier steps. */

@@ -234,7 +234,11 @@ PT_API pt_tensor *pt_f_layer_norm(pt_tensor *x, int n_dims, pt_tensor *weight, p
  * indices are i32 or i64 of any shape, each in [0, num_embeddings) (an
  * index outside is an error, not a read out of bounds); weight is
  * [num_embeddings, embedding_dim]; the result is indices' shape + [dim] in
- * weight's dtype. Differentiable in weight. */
+ * weight's dtype. Differentiable in weight: its gradient sums the output
+ * gradient's rows of each index's occurrences in ascending position order
+ * (a deterministic scatter-add: the same bits run to run), [num_embeddings,
+ * embedding_dim] with 0 in rows no index picked, never an indices x dim x
+ * num_embeddings intermediate on a device with the embedding kinds. */
 PT_API pt_tensor *pt_f_embedding(pt_tensor *indices, pt_tensor *weight);
 /** torch.nn.functional.dropout: training: x * mask / (1 - p), the mask
  * (uniform >= p) drawn from the library's Philox stream like pt_rand, so

@@ -99,7 +99,9 @@ extern "C" {
     X(RSQRT,        "rsqrt",        ELEMENTWISE, 1, FLOAT,   SAME, 1, OUT)                  \
     X(FUSED,        "fused",        FUSED,       0, ANY,     CAST, 0, NONE)                 \
     X(ATTENTION,    "attention",    ATTENTION,   3, WIDE_FLOAT, SAME, 1, ALL_IN_OUT)     \
-    X(ATTENTION_BACKWARD, "attention_backward", ATTENTION, 3, WIDE_FLOAT, SAME, 0, NONE)
+    X(ATTENTION_BACKWARD, "attention_backward", ATTENTION, 3, WIDE_FLOAT, SAME, 0, NONE) \
+    X(EMBEDDING,    "embedding",    INDEX,       2, FLOAT,   SAME, 1, IN1)                  \
+    X(EMBEDDING_BACKWARD, "embedding_backward", INDEX, 2, FLOAT, SAME, 0, NONE)
 /* clang-format on */
 
 /** The saves column's values: bit i for input i, bit 8 for the output,
@@ -127,7 +129,7 @@ typedef enum pt_op_family {
     PT_OP_FAMILY_REDUCE,      /**< over the middle axis of [outer, r, inner] */
     PT_OP_FAMILY_SOFTMAX,     /**< along the middle axis, same shape out */
     PT_OP_FAMILY_MATMUL,      /**< batched GEMM */
-    PT_OP_FAMILY_INDEX,       /**< gather, one-hot */
+    PT_OP_FAMILY_INDEX,       /**< gather, one-hot, embedding rows and their sums */
     PT_OP_FAMILY_WINDOW,      /**< sliding 2-D windows: im2col, pooling */
     PT_OP_FAMILY_CONV,        /**< convolution and its two adjoints */
     PT_OP_FAMILY_NORM,        /**< per-channel statistics of [N, C, L] */

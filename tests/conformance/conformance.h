@@ -23,7 +23,8 @@
  *   rng_errors.c    RNG against philox.h, error paths (statuses, messages)
  *   coverage.c      the coverage check
  *   support.c       the support grid (check_support_grid.sh tests its shape)
- *   fused.c         graphs whose element-wise chains run as FUSED ops */
+ *   fused.c         graphs whose element-wise chains run as FUSED ops
+ *   embedding.c     the embedding lookup and its deterministic gradient */
 #ifndef CONFORMANCE_H
 #define CONFORMANCE_H
 
@@ -269,6 +270,7 @@ void run_cnn_cases(void);      /* cnn_ops.c: im2col, col2im, conv2d, pools, gelu
 void run_channel_stats_cases(void); /* channel_stats.c: CHANNEL_STATS and its gradient */
 void run_fused_cases(void);    /* fused.c: captured element-wise chains (FUSED), replayed */
 void run_attention_cases(void);     /* attention.c: ATTENTION (fused or composed) and its gradients */
+void run_embedding_cases(void);     /* embedding.c: EMBEDDING, EMBEDDING_BACKWARD (or the gather composition) */
 
 /* ---- The suite against the op table ---- */
 /* coverage.c: one FAIL per (kind, dtype) pair of op_table.h that no case

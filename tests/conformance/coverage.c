@@ -8,13 +8,15 @@
  * a pair (a skip) still counts it as reached: coverage is about the suite,
  * the support grid (support.c) about the backend. A pair reached outside
  * the table's dtypes column fails too: the core broke its own table.
- * Two kinds are offered only after other kinds ran: FUSED for a graph's
+ * Three kinds are offered only after other kinds ran: FUSED for a graph's
  * chain of element-wise ops the device ran while capturing, so on a device
  * that refuses a dtype's arithmetic (ADD; COPY for u8 and the 16-bit
  * floats, whose chains are casts around f32 steps) no chain in it forms
  * (the null skeleton refuses every op; rusticl has no f64 arithmetic); and ATTENTION_BACKWARD for the gradient of an ATTENTION the
  * device ran, so where the device refuses ATTENTION the core composes it
- * and differentiates the composition. Those pairs are skips. */
+ * and differentiates the composition; and EMBEDDING_BACKWARD for the
+ * gradient of an EMBEDDING the device ran (refused, the lookup is a gather
+ * with gather's gradient). Those pairs are skips. */
 #include <stdio.h>
 
 #include "conformance.h"
@@ -24,6 +26,7 @@ static pt_op_kind prerequisite(pt_op_kind k, pt_dtype t) {
     if (pt_op_info_of(k)->family == PT_OP_FAMILY_FUSED)
         return t == PT_U8 || pt_dtype_is_half(t) ? PT_OP_COPY : PT_OP_ADD;
     if (k == PT_OP_ATTENTION_BACKWARD) return PT_OP_ATTENTION;
+    if (k == PT_OP_EMBEDDING_BACKWARD) return PT_OP_EMBEDDING;
     return k;
 }
 

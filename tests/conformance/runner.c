@@ -262,6 +262,7 @@ int main(int argc, char **argv) {
     run_channel_stats_cases();
     run_fused_cases();
     run_attention_cases();
+    run_embedding_cases();
     if (!g_filter) check_op_coverage(); /* a filtered run leaves pairs out on purpose */
 
     printf("conformance(%s): %d passed, %d failed, %d skipped\n", pt_device_name(g_dev), n_pass,

@@ -107,7 +107,7 @@ if [ "$mode" = sim ]; then
   check "nothing failed" 'grep -q "^Nothing failed" "$res"'
   check "nothing cut for time" '! grep -q "Cut for time" "$res"'
   check "the gate saw cuda ok" 'grep -Eq "^ +cuda +ok, [1-9]" "$res"'
-  check "every suite passed" '[ "$(grep -c "| passed |" "$res")" -ge 25 ]'
+  check "every suite passed" '[ "$(grep -c "| passed |" "$res")" -ge 27 ]'
   check "the transformer and GPT suites ran on cuda" \
     'grep -q "^| gpt_torch_oracle_cuda | passed" "$res" && grep -q "^| gpt_graph_cuda | passed" "$res"'
   check "the attention suites ran on the fused kernels" \
@@ -115,6 +115,8 @@ if [ "$mode" = sim ]; then
   check "bench_attention_device timed cuda:0 fused and composed" \
     'grep -Eq "^\| cuda:0 \| fused \| 1 \| 2 \| 128 \| 64 \| [0-9.]+ \| [0-9.]+ \|" "$res" && grep -Eq "^\| cuda:0 \| composed \| 1 \| 2 \| 128 \| 64 \|" "$res"'
   check "training resumed from saved optimizer state on cuda" 'grep -q "^| nn_optim_resume_cuda | passed" "$res"'
+  check "the embedding suites ran on cuda" \
+    'grep -q "^| embedding_conformance_cuda | passed" "$res" && grep -q "^| embedding_torch_oracle_cuda | passed" "$res"'
   check "the graph suites ran on cuda" 'grep -q "^| graph_cuda | passed" "$res" && grep -q "^| graph_cnn_digits_cuda | passed" "$res"'
   check "graph_cuda replayed its graphs as CUDA graphs, graph_cuda_graphs_off op by op" \
     'grep -Eq "^graph_cuda: graphs replayed as one command buffer, kernel list or CUDA graph: [1-9][0-9]*, as command buffers or kernel lists around ops queued one at a time: [0-9]+, op by op by the plugin.s choice: 0" "$res" && grep -q "^| graph_cuda_graphs_off | passed" "$res"'

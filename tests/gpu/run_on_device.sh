@@ -359,7 +359,8 @@ for s in conformance_cuda cuda_plugin cuda_runtime gradcheck_cuda cross_backend_
          nn_mixed_precision_cuda nn_torch_oracle_cnn_cuda example_mlp_digits_cuda example_cnn_digits_cuda \
          gpu_tour_cuda unit_lazy_load trace_cuda graph_cuda graph_cuda_graphs_off graph_mlp_digits_cuda \
          graph_cnn_digits_cuda transformer_layers_cuda gpt_modules_cuda gpt_torch_oracle_cuda gpt_graph_cuda \
-         attention_conformance_cuda attention_torch_oracle_cuda attention_memory_graph_cuda nn_optim_resume_cuda; do
+         attention_conformance_cuda attention_torch_oracle_cuda attention_memory_graph_cuda nn_optim_resume_cuda \
+         embedding_conformance_cuda embedding_torch_oracle_cuda; do
   run_suite "$s" 240
 done
 # What the runs printed that the tables below do not repeat.

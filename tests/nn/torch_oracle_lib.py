@@ -28,7 +28,7 @@ except ImportError as e:  # Debian: apt install python3-torch
     sys.exit(77)
 
 TOL = 1e-5
-F32, I32, I64, U8 = 0, 2, 3, 4  # pt_dtype values (types.h)
+F32, F64, I32, I64, U8 = 0, 1, 2, 3, 4  # pt_dtype values (types.h)
 PT_ALL = -2147483648
 P = C.c_void_p
 failures = 0
@@ -117,7 +117,8 @@ def ok_or_raise(status, what):
         raise RuntimeError(f"{what}: {pt_last_error().decode()}")
 
 
-NP_OF = {F32: np.float32, I32: np.int32, I64: np.int64, U8: np.uint8}
+NP_OF = {F32: np.float32, F64: np.float64, I32: np.int32, I64: np.int64, U8: np.uint8}
+PT_OF = {v: k for k, v in NP_OF.items()}
 
 
 def upload(t, dtype=F32, on=None):
@@ -128,10 +129,10 @@ def upload(t, dtype=F32, on=None):
     return need(pt_from_data(on or dev, dtype, a.ndim, shape, a.ctypes.data_as(P)), "pt_from_data")
 
 
-def download(p):
+def download(p, dtype=np.float32):
     nd = pt_tensor_ndim(p)
     shape = tuple(pt_tensor_shape(p)[i] for i in range(nd))
-    a = np.empty(shape, dtype=np.float32)
+    a = np.empty(shape, dtype=dtype)
     ok_or_raise(pt_to_host(p, a.ctypes.data_as(P), a.nbytes), "pt_to_host")
     return a
 
