@@ -15,7 +15,7 @@
 set -u
 exe=$1 text=$2 dir=$3 check=$4
 mkdir -p "$dir"
-tiny=(--text "$text" --batch 32 --context 16 --layers 1 --heads 2 --width 32 --lr 3e-2 --seed 3 --sample 60)
+tiny=(--text "$text" --batch 32 --context 16 --layers 1 --heads 2 --width 64 --lr 1e-2 --seed 3 --sample 60)
 if [[ $check != errors && ! -r $text ]]; then
   echo "skip: no text at $text (install bible-kjv, whose reader writes it at build time)"; exit 77
 fi
@@ -40,7 +40,7 @@ below_unigram() { # name: the final val loss must be under the unigram's
 
 case $check in
 train)
-  run train "${tiny[@]}" --steps 100 --eval-every 25 --save "$dir/gpt.safetensors"
+  run train "${tiny[@]}" --steps 100 --eval-every 50 --save "$dir/gpt.safetensors"
   below_unigram train
   trained=$(sed -n 's/.*(trained model: \([0-9.]*\)).*/\1/p' "$dir/train.out")
   run load "${tiny[@]}" --steps 0 --load "$dir/gpt.safetensors"
@@ -64,7 +64,7 @@ graph)
       echo "FAILED: the step losses of eager and --graph differ by more than 1e-5"; exit 1; }
   fi ;;
 bf16)
-  run bf16 "${tiny[@]}" --steps 100 --eval-every 25 --dtype bf16
+  run bf16 "${tiny[@]}" --steps 100 --eval-every 50 --dtype bf16
   grep -q 'bf16 compute (f32 master weights)' "$dir/bf16.out" || { echo "FAILED: not a bf16 run"; exit 1; }
   below_unigram bf16 ;;
 errors)
@@ -81,7 +81,7 @@ errors)
   expect missing-text-hint "apt-get install bible-kjv" --text "$dir/no-such.txt"
   expect bad-option "unrecognized option '--nonsense'" --nonsense
   expect bad-steps "--steps 'ten' is not a whole number" --steps ten
-  expect bad-heads "--heads 3 does not divide --width 32" --heads 3 --width 32
+  expect bad-heads "--heads 3 does not divide --width 64" --heads 3 --width 64
   expect bad-dtype "--dtype 'f64' is not one of f32, bf16" --dtype f64
   expect bad-lr "--lr '-1' is not a positive number" --lr -1
   expect usage "usage: .*gpt_train" --batch 0
