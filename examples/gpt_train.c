@@ -307,7 +307,7 @@ static int run(const gpt_cli *a, const gpt_text *text, pt_device *dev, FILE *log
             fail("evaluating");
             goto done;
         }
-        printf("val loss %.4f (no training)\n", v);
+        printf("val loss %.6f (no training)\n", v);
     }
     if (save_and_reload(&t, text, v) != 0) goto done;
     if (a->sample > 0 && gpt_sample(t.m, dev, text, a, &t.rng) != 0) {
