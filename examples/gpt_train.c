@@ -175,10 +175,12 @@ static double drain_losses(pt_tensor **losses, int n, long k0, FILE *log) {
 }
 
 static int64_t parameter_count(pt_module *m) {
-    pt_tensor *p[512];
-    const int n = pt_module_parameters(m, NULL, p, 512);
+    const int n = pt_module_parameters(m, NULL, NULL, 0);
+    pt_tensor **p = n > 0 ? malloc((size_t)n * sizeof *p) : NULL;
     int64_t total = 0;
-    for (int i = 0; i < n && i < 512; ++i) total += p[i] ? pt_tensor_numel(p[i]) : 0;
+    if (p && pt_module_parameters(m, NULL, p, n) == n)
+        for (int i = 0; i < n; ++i) total += p[i] ? pt_tensor_numel(p[i]) : 0;
+    free(p);
     return total;
 }
 
@@ -198,6 +200,7 @@ static double train(trainer *t, double *seconds, FILE *log) {
     for (long k = 1; k <= a->steps; ++k) {
         if (!(losses[pending++] = train_step(t, k))) {
             fail(a->graph && k > 1 ? "training step (graph)" : "training step");
+            last_val = NAN; /* an earlier evaluation must not pass for the run's */
             break;
         }
         if (pending < chunk && k < a->steps) continue;
