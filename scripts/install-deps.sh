@@ -26,6 +26,9 @@ packages+=(mesa-opencl-icd oclgrind)
 packages+=(doxygen)
 # matplotlib: scripts/render_trace.py (trace timelines) and bench/plot_results.py
 packages+=(python3-matplotlib)
+# The King James Bible (public domain) and its reader, `bible`, with which the build
+# writes the plain text examples/gpt_train learns from (examples/data/README)
+packages+=(bible-kjv bible-kjv-text)
 
 missing=()
 for p in "${packages[@]}"; do

@@ -100,7 +100,7 @@ check "at most 6 files under OUT" '[ "$(find "$out" -type f | wc -l)" -le 6 ]'
 if [ "$mode" = sim ]; then
   check "script exit status 0" '[ $rc = 0 ]'
   for s in "Dependencies" "Build (" "Gate: portable devices" "Suites on cuda:0" "GPU tour, full sizes" \
-           "Fused chains on cuda:0" "cnn_digits --dtype bf16" "Benchmarks" "Graph replay against eager" "Attention, fused and composed" "compute-sanitizer" "OpenCL through the NVIDIA driver" \
+           "Fused chains on cuda:0" "cnn_digits --dtype bf16" "gpt_train on cuda:0" "Benchmarks" "Graph replay against eager" "Attention, fused and composed" "compute-sanitizer" "OpenCL through the NVIDIA driver" \
            "The chapter's experiments" "The Python package on cuda:0" "The cpu backend against PyTorch and NumPy" "Targets" "Summary"; do
     check "section '$s' present" 'grep -q "^## $s" "$res"'
   done

@@ -263,7 +263,7 @@ targets=(portable portable-cpu portable-opencl portable-cuda portable-tool confo
          test_cuda_runtime test_gradcheck cross_backend test_cnn_layers test_mixed_precision mlp_digits
          cnn_digits gpu_tour test_lazy_load test_large_tensors test_trace bench_cuda bench_opencl
          bench_cnn bench_math bench_mlp test_graph bench_graph test_transformer test_gpt test_gpt_graph
-         test_attention bench_attention_device test_optim_resume)
+         test_attention bench_attention_device test_optim_resume gpt_train)
 sim_args=(-DPT_BUILD_CUDA_SIM=OFF)
 [ "$REHEARSAL" = sim ] && { sim_args=(-DPT_BUILD_CUDA_SIM=ON); targets+=(portable-cuda-sim); }
 build_ok=0
@@ -413,6 +413,22 @@ if begin "cnn bf16" 30; then
   section "cnn_digits --dtype bf16 on cuda (exit $rc)"
   [ $rc = 0 ] || fail "cnn_digits bf16 (exit $rc)"
   tail -8 "$LOGS/cnn_bf16.log" | fenced
+fi
+# gpt_train on cuda:0, eagerly and with --graph (the same step losses within
+# 1e-5), then trained, saved, reloaded on the cpu and --load'ed
+# (tests/examples/check_gpt_train.sh). This machine has no Debian registry,
+# so no King James text: the project's own documentation is the text.
+if begin "gpt_train" 30; then
+  cat README.md docs/*.md >"$BUILD_DIR/gpt_docs.txt"
+  rc=0
+  for check in graph train; do
+    timeout "$(limit 150)" env PORTABLE_BACKEND=cuda bash tests/examples/check_gpt_train.sh \
+      "$BUILD_DIR/examples/gpt_train" "$BUILD_DIR/gpt_docs.txt" "$BUILD_DIR/gpt_train_$check" $check \
+      >"$LOGS/gpt_train_$check.log" 2>&1 || rc=$?
+  done
+  section "gpt_train on cuda:0, eager, --graph and reloaded (exit $rc)"
+  [ $rc = 0 ] || fail "gpt_train on cuda (exit $rc)"
+  grep -hE "^step|final val|reloaded|identical|worst|--load|FAILED" "$LOGS"/gpt_train_*.log | tail -14 | fenced
 fi
 if [ "$REHEARSAL" != sim ] && [ -x "$BUILD_DIR/tests/test_large_tensors" ] && begin "large tensors" 60; then
   timeout "$(limit 200)" env PORTABLE_BACKEND=cuda "$BUILD_DIR/tests/test_large_tensors" cuda:0 >"$LOGS/large.log" 2>&1
