@@ -17,8 +17,6 @@
 #endif
 
 #include "internal.h" /* pt_cpu_host: PORTABLE_CPU_VECMATH through the host API */
-#include "portable/half.h"
-#include "portable/numeric_rules.h"
 #include "vecmath.h"
 
 #define PT_VM_SCALAR(NAME, T, EXPR)                                                            \
@@ -53,15 +51,6 @@ static void pow_f64(int64_t n, double *o, const double *a, int64_t sa, const dou
     for (int64_t i = 0; i < n; ++i) o[i] = pow(a[i * sa], b[i * sb]);
 }
 
-void pt_cpu_vm_to_f16_scalar(int64_t n, uint16_t *o, const float *a) {
-    for (int64_t i = 0; i < n; ++i) o[i] = pt_f32_to_f16_bits(a[i]);
-}
-void pt_cpu_vm_from_f16_scalar(int64_t n, float *o, const uint16_t *a) {
-    for (int64_t i = 0; i < n; ++i) o[i] = pt_f16_bits_to_f32(a[i]);
-}
-void pt_cpu_vm_f32_to_i32_scalar(int64_t n, int32_t *o, const float *a) {
-    for (int64_t i = 0; i < n; ++i) o[i] = pt_sat_i32_f32(a[i]);
-}
 #define vm_f32_to_i32 pt_cpu_vm_f32_to_i32_scalar
 #define vm_to_f16 pt_cpu_vm_to_f16_scalar
 #define vm_from_f16 pt_cpu_vm_from_f16_scalar

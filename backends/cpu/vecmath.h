@@ -12,6 +12,9 @@
 
 #include <stdint.h>
 
+#include "portable/half.h"
+#include "portable/numeric_rules.h"
+
 /* The vectorised unary functions, one row each (a new one is a row here):
  *   X(name, KIND, f32 scalar, f64 scalar, f32 vector, f64 vector)
  * name    the function's name (exp_f32 ... in each level)
@@ -84,10 +87,18 @@ typedef struct pt_cpu_vecmath {
         .f32_to_i32 = vm_f32_to_i32,                                                           \
     }
 
-/* The scalar conversions (every level without F16C uses them). */
-void pt_cpu_vm_to_f16_scalar(int64_t n, uint16_t *o, const float *a);
-void pt_cpu_vm_from_f16_scalar(int64_t n, float *o, const uint16_t *a);
-void pt_cpu_vm_f32_to_i32_scalar(int64_t n, int32_t *o, const float *a);
+/* The scalar conversions: the levels without F16C or AVX2 use them, the
+ * others for the elements after the last whole vector. Inline in every
+ * level's file, so the levels call nothing of each other's. */
+static inline void pt_cpu_vm_to_f16_scalar(int64_t n, uint16_t *o, const float *a) {
+    for (int64_t i = 0; i < n; ++i) o[i] = pt_f32_to_f16_bits(a[i]);
+}
+static inline void pt_cpu_vm_from_f16_scalar(int64_t n, float *o, const uint16_t *a) {
+    for (int64_t i = 0; i < n; ++i) o[i] = pt_f16_bits_to_f32(a[i]);
+}
+static inline void pt_cpu_vm_f32_to_i32_scalar(int64_t n, int32_t *o, const float *a) {
+    for (int64_t i = 0; i < n; ++i) o[i] = pt_sat_i32_f32(a[i]);
+}
 
 /* The level in use: the scalar one until pt_cpu_vecmath_init has run. */
 extern pt_cpu_vecmath pt_cpu_vm;
