@@ -13,7 +13,10 @@ static int seen_count;
 static pt_log_level last_level;
 static void *seen_user;
 
+/* The cpu plugin's note on a CPU whose model OpenBLAS does not know comes
+ * and goes with the machine, not with the settings under test: left out. */
 static void capture(pt_log_level level, const char *message, void *user) {
+    if (strncmp(message, "cpu: OpenBLAS runs its", 22) == 0) return;
     size_t used = strlen(seen);
     snprintf(seen + used, sizeof seen - used, "%s\n", message);
     ++seen_count;
