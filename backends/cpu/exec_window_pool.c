@@ -229,6 +229,14 @@ typedef int32_t pool_v4i __attribute__((vector_size(16)));
 static inline pool_v4i pool_sel4(pool_v4i m, pool_v4i a, pool_v4i b) { return (a & m) | (b & ~m); }
 
 
+/* Lanes i, j, k, l of the eight in a then b: clang's builtin, or GCC's
+ * (which has clang's only from GCC 12 on). */
+#if defined(__clang__)
+#define POOL_PICK4(a, b, i, j, k, l) __builtin_shufflevector(a, b, i, j, k, l)
+#else
+#define POOL_PICK4(a, b, i, j, k, l) __builtin_shuffle(a, b, (pool_v4i){i, j, k, l})
+#endif
+
 static inline pool_v4f pool_load4(const float *p) {
     pool_v4f v;
     memcpy(&v, p, sizeof v);
@@ -255,19 +263,19 @@ static inline void pool_gather4(const float *restrict xp, int64_t xs2, int64_t w
     if (q + 4 <= ow) {
         const pool_v4f a = pool_load4(top), b = pool_load4(top + 4);
         const pool_v4f c = pool_load4(top + xs2), d = pool_load4(top + xs2 + 4);
-        tap[0] = __builtin_shufflevector(a, b, 0, 2, 4, 6);
-        tap[1] = __builtin_shufflevector(a, b, 1, 3, 5, 7);
-        tap[2] = __builtin_shufflevector(c, d, 0, 2, 4, 6);
-        tap[3] = __builtin_shufflevector(c, d, 1, 3, 5, 7);
+        tap[0] = POOL_PICK4(a, b, 0, 2, 4, 6);
+        tap[1] = POOL_PICK4(a, b, 1, 3, 5, 7);
+        tap[2] = POOL_PICK4(c, d, 0, 2, 4, 6);
+        tap[3] = POOL_PICK4(c, d, 1, 3, 5, 7);
         return;
     }
     if (ow == 2 && q == 0) { /* windows (r, 0), (r, 1), (r + 1, 0), (r + 1, 1) */
         const pool_v4f a = pool_load4(top), b = pool_load4(top + xs2);
         const pool_v4f c = pool_load4(top + 2 * xs2), d = pool_load4(top + 3 * xs2);
-        tap[0] = __builtin_shufflevector(a, c, 0, 2, 4, 6);
-        tap[1] = __builtin_shufflevector(a, c, 1, 3, 5, 7);
-        tap[2] = __builtin_shufflevector(b, d, 0, 2, 4, 6);
-        tap[3] = __builtin_shufflevector(b, d, 1, 3, 5, 7);
+        tap[0] = POOL_PICK4(a, c, 0, 2, 4, 6);
+        tap[1] = POOL_PICK4(a, c, 1, 3, 5, 7);
+        tap[2] = POOL_PICK4(b, d, 0, 2, 4, 6);
+        tap[3] = POOL_PICK4(b, d, 1, 3, 5, 7);
         return;
     }
     float v[4][4];
