@@ -359,6 +359,39 @@ static void max_pool_2x2_f32(void *ctx, int64_t p0, int64_t p1) {
  * and adding); + 0.0f turns a -0 gradient into +0, as the sum 0 + g the other
  * backends compute does. Elements no window covers (an odd last row or
  * column) are 0. */
+/* Windows (r, q..q+3) of one row of windows, or (r, 0), (r, 1), (r + 1, 0),
+ * (r + 1, 1) when there are two a row: their gradients g where each one's
+ * index ix chose the tap, else 0, written as whole rows of four image
+ * elements (the masks and interleaves in vectors; per window, eight-byte
+ * copies of words just stored stalled on store forwarding). */
+static inline void unpool_write4(float *restrict img, const float *restrict g, const int64_t *restrict ix, int64_t w,
+                                 int64_t ow, int64_t r, int64_t q) {
+    pool_v4i d;
+    for (int64_t k = 0, rk = r, qk = q; k < 4; ++k) {
+        /* the index's tap in its window: 0, 1, w, w + 1, else -1 (an
+         * index from elsewhere chooses none, as the scalar loop below) */
+        const int64_t off = ix[k] - (2 * rk * w + 2 * qk);
+        d[k] = off >= 0 && off <= w + 1 ? (int32_t)off : -1;
+        if (++qk == ow) {
+            qk = 0;
+            ++rk;
+        }
+    }
+    const pool_v4i gi = (pool_v4i)(pool_load4(g) + 0.0f);
+    const int32_t wi = (int32_t)w; /* the caller keeps w + 1 in int32 */
+    const pool_v4i v0 = gi & (d == 0), v1 = gi & (d == 1), v2 = gi & (d == wi), v3 = gi & (d == wi + 1);
+    const pool_v4i top_lo = POOL_PICK4(v0, v1, 0, 4, 1, 5), top_hi = POOL_PICK4(v0, v1, 2, 6, 3, 7);
+    const pool_v4i bot_lo = POOL_PICK4(v2, v3, 0, 4, 1, 5), bot_hi = POOL_PICK4(v2, v3, 2, 6, 3, 7);
+    float *at = img + 2 * r * w + 2 * q;
+    /* one row of windows: eight elements of two image rows; two a row: four
+     * of four rows */
+    float *const hi = q + 4 <= ow ? at + 4 : at + 2 * w, *const bottom_hi = hi + w;
+    memcpy(at, &top_lo, sizeof top_lo);
+    memcpy(at + w, &bot_lo, sizeof bot_lo);
+    memcpy(hi, &top_hi, sizeof top_hi);
+    memcpy(bottom_hi, &bot_hi, sizeof bot_hi);
+}
+
 static void max_unpool_2x2_f32(void *ctx, int64_t p0, int64_t p1) {
     const pool_job *j = ctx;
     const float *gb = (const float *)pt_cpu_base(j->g);
@@ -372,6 +405,14 @@ static void max_unpool_2x2_f32(void *ctx, int64_t p0, int64_t p1) {
         const int64_t *restrict ip = ib + p * windows;
         if (uncovered) memset(img, 0, (size_t)hw * sizeof *img);
         int64_t e = 0, r = 0, q = 0;
+        for (; e + 4 <= windows && w < INT32_MAX && (q + 4 <= ow || (ow == 2 && q == 0)); e += 4) {
+            unpool_write4(img, gp + e, ip + e, w, ow, r, q);
+            q += 4;
+            while (q >= ow) {
+                q -= ow;
+                ++r;
+            }
+        }
         for (; e < windows; ++e) {
             const int64_t top = 2 * r * w + 2 * q, d = ip[e] - top;
             const float g = gp[e] + 0.0f;
