@@ -78,6 +78,14 @@ static int team_enter(void) {
 }
 static void team_leave(int before) { omp_set_num_threads(before); }
 
+/* A reorder is a copy: below the copy grain (a layer's activations in a
+ * small CNN) it runs on the calling thread, as the plugin's own copies do,
+ * rather than pay a parallel region that costs more than it saves, and
+ * every one of them when a busy machine holds the team's other cores. */
+static void reorder_team(const conv_slot *s) {
+    omp_set_num_threads(s->inner_bytes / sizeof(float) < PT_CPU_GRAIN_CHEAP ? 1 : team_size());
+}
+
 static bool engine_up(void) {
     if (g.ready) return true;
     if (g.init_error[0]) return false;
@@ -308,11 +316,14 @@ static pt_status entry_run(conv_entry *e, int dev, const pt_op *op) {
     for (int k = 0; k < 2 && st == dnnl_success; ++k)
         if (e->slot[k].reorder) {
             dnnl_exec_arg_t r[2] = {{DNNL_ARG_FROM, e->slot[k].user}, {DNNL_ARG_TO, e->slot[k].inner}};
+            reorder_team(&e->slot[k]);
             st = dnnl_primitive_execute(e->slot[k].reorder, g.stream, 2, r);
         }
+    omp_set_num_threads(team_size());
     if (st == dnnl_success) st = dnnl_primitive_execute(e->prim, g.stream, nargs, args);
     if (st == dnnl_success && e->slot[2].reorder) {
         dnnl_exec_arg_t r[2] = {{DNNL_ARG_FROM, e->slot[2].inner}, {DNNL_ARG_TO, e->slot[2].user}};
+        reorder_team(&e->slot[2]);
         st = dnnl_primitive_execute(e->slot[2].reorder, g.stream, 2, r);
     }
     if (st == dnnl_success) st = dnnl_stream_wait(g.stream);

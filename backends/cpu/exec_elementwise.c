@@ -80,7 +80,11 @@
         }                                                                                     \
     }
 
-/* where copies bit patterns, so one kernel per element size serves every dtype. */
+/* where copies bit patterns, so one kernel per element size serves every
+ * dtype. The choice is a mask, not a branch: a condition from data (relu's
+ * gradient, y > 0) is random, and the branch the compiler made of the
+ * ternary mispredicted on about every other element; masks also vectorise. */
+#define PT_CPU_PICK(T, cond, x, y) (((x) & ((T)0 - (T)((cond) != 0))) | ((y) & ~((T)0 - (T)((cond) != 0))))
 #define PT_CPU_WHERE_ROW(NAME, T)                                                              \
     static void NAME(int64_t n, char *const *p, const int64_t *st, const pt_cpu_scalar *scp) { \
         (void)scp;                                                                            \
@@ -90,15 +94,15 @@
         const T *b = (const T *)p[3];                                                         \
         const int64_t so = st[0], sc = st[1], sa = st[2], sb = st[3];                         \
         if (so == 1 && sc == 1 && sa == 1 && sb == 1) {                                       \
-            _Pragma("omp simd") for (int64_t i = 0; i < n; ++i) o[i] = c[i] ? a[i] : b[i];    \
+            _Pragma("omp simd") for (int64_t i = 0; i < n; ++i) o[i] = PT_CPU_PICK(T, c[i], a[i], b[i]); \
         } else if (so == 1 && sc == 1 && sa == 1 && sb == 0) {                                \
             const T y = b[0];                                                                 \
-            _Pragma("omp simd") for (int64_t i = 0; i < n; ++i) o[i] = c[i] ? a[i] : y;       \
+            _Pragma("omp simd") for (int64_t i = 0; i < n; ++i) o[i] = PT_CPU_PICK(T, c[i], a[i], y); \
         } else if (so == 1 && sc == 1 && sa == 0 && sb == 1) {                                \
             const T x = a[0];                                                                 \
-            _Pragma("omp simd") for (int64_t i = 0; i < n; ++i) o[i] = c[i] ? x : b[i];       \
+            _Pragma("omp simd") for (int64_t i = 0; i < n; ++i) o[i] = PT_CPU_PICK(T, c[i], x, b[i]); \
         } else {                                                                              \
-            for (int64_t i = 0; i < n; ++i) o[i * so] = c[i * sc] ? a[i * sa] : b[i * sb];    \
+            for (int64_t i = 0; i < n; ++i) o[i * so] = PT_CPU_PICK(T, c[i * sc], a[i * sa], b[i * sb]); \
         }                                                                                     \
     }
 

@@ -38,14 +38,21 @@ void pt_cpu_rows_over_team(int64_t rows, int64_t width, pt_cpu_piece_fn piece, v
         const TV *x = (const TV *)g->x;                                                       \
         const TI *ix = (const TI *)g->idx;                                                    \
         TV *out = (TV *)g->out;                                                               \
+        /* (o, j) of row0 by one division; later rows step it, as rows of   \
+         * one element (a max pool's values) made the division per row the   \
+         * most of the time. */                                               \
+        int64_t o = row0 / g->r_idx, j = row0 % g->r_idx;                                     \
         for (int64_t row = row0; row < row1; ++row) {                                         \
-            const int64_t o = row / g->r_idx, j = row % g->r_idx;                             \
             const TI *irow = ix + o * g->is0 + j * g->is1;                                    \
             const TV *xo = x + o * g->xs0;                                                    \
             TV *orow = out + row * g->inner;                                                  \
             for (int64_t i = 0; i < g->inner; ++i) {                                          \
                 const int64_t k = (int64_t)irow[i * g->is2];                                  \
                 orow[i] = (k >= 0 && k < g->r_in) ? xo[k * g->xs1 + i * g->xs2] : (TV)0;      \
+            }                                                                                 \
+            if (++j == g->r_idx) {                                                            \
+                j = 0;                                                                        \
+                ++o;                                                                          \
             }                                                                                 \
         }                                                                                     \
     }

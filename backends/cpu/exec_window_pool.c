@@ -219,34 +219,72 @@ static inline uint64_t tap_word_f32(float v, unsigned t) {
 /* The commonest pool, 2x2 windows at stride 2 over f32 rows of stride 1,
  * four windows at a time in output order (they may span rows of windows:
  * a 4x4 image has two windows per row). Each lane keeps the first maximum
- * of its four taps in row-major order by the integer keys above (NaN wins,
- * the first NaN first; -0 equals +0), all lanes at once: compares and
- * selects, no branch per tap. */
+ * of its four taps in row-major order in the order of the integer keys
+ * above (NaN wins, the first NaN first; -0 equals +0), all lanes at once:
+ * float compares and selects, no branch per tap. */
 typedef float pool_v4f __attribute__((vector_size(16)));
 typedef int32_t pool_v4i __attribute__((vector_size(16)));
 
 /* a where the mask m is all ones, else b (m from a vector compare). */
 static inline pool_v4i pool_sel4(pool_v4i m, pool_v4i a, pool_v4i b) { return (a & m) | (b & ~m); }
 
-static inline pool_v4i pool_key4(pool_v4f v) {
-    const pool_v4i u = (pool_v4i)v, mag = u & 0x7FFFFFFF;
-    const pool_v4i key = pool_sel4(u >= 0, u, -mag); /* -0 == +0 */
-    return pool_sel4(mag > 0x7F800000, (pool_v4i){INT32_MAX, INT32_MAX, INT32_MAX, INT32_MAX}, key);
+
+/* Lanes i, j, k, l of the eight in a then b: clang's builtin, or GCC's
+ * (which has clang's only from GCC 12 on). */
+#if defined(__clang__)
+#define POOL_PICK4(a, b, i, j, k, l) __builtin_shufflevector(a, b, i, j, k, l)
+#else
+#define POOL_PICK4(a, b, i, j, k, l) __builtin_shuffle(a, b, (pool_v4i){i, j, k, l})
+#endif
+
+static inline pool_v4f pool_load4(const float *p) {
+    pool_v4f v;
+    memcpy(&v, p, sizeof v);
+    return v;
 }
 
 /* Windows e0..e0+3 of one plane (all present): their taps' values, tap
  * order 0 top-left, 1 top-right, 2 bottom-left, 3 bottom-right, and where
- * each window's top-left tap sits (h * W + w). (r, q) is window e0's. */
+ * each window's top-left tap sits (h * W + w). (r, q) is window e0's.
+ * Where the four windows lie on one row of windows, or on two rows of two
+ * (a 4x4 or 5x5 image), the taps come from whole-vector loads split into
+ * even and odd columns; building them from sixteen scalar stores instead
+ * stalled every vector read on store forwarding (most of the pool's time). */
 static inline void pool_gather4(const float *restrict xp, int64_t xs2, int64_t w, int64_t ow, int64_t r, int64_t q,
                                 pool_v4f tap[4], int64_t at[4]) {
+    for (int64_t k = 0, rk = r, qk = q; k < 4; ++k) {
+        at[k] = 2 * rk * w + 2 * qk;
+        if (++qk == ow) {
+            qk = 0;
+            ++rk;
+        }
+    }
+    const float *top = xp + 2 * r * xs2 + 2 * q;
+    if (q + 4 <= ow) {
+        const pool_v4f a = pool_load4(top), b = pool_load4(top + 4);
+        const pool_v4f c = pool_load4(top + xs2), d = pool_load4(top + xs2 + 4);
+        tap[0] = POOL_PICK4(a, b, 0, 2, 4, 6);
+        tap[1] = POOL_PICK4(a, b, 1, 3, 5, 7);
+        tap[2] = POOL_PICK4(c, d, 0, 2, 4, 6);
+        tap[3] = POOL_PICK4(c, d, 1, 3, 5, 7);
+        return;
+    }
+    if (ow == 2 && q == 0) { /* windows (r, 0), (r, 1), (r + 1, 0), (r + 1, 1) */
+        const pool_v4f a = pool_load4(top), b = pool_load4(top + xs2);
+        const pool_v4f c = pool_load4(top + 2 * xs2), d = pool_load4(top + 3 * xs2);
+        tap[0] = POOL_PICK4(a, c, 0, 2, 4, 6);
+        tap[1] = POOL_PICK4(a, c, 1, 3, 5, 7);
+        tap[2] = POOL_PICK4(b, d, 0, 2, 4, 6);
+        tap[3] = POOL_PICK4(b, d, 1, 3, 5, 7);
+        return;
+    }
     float v[4][4];
     for (int k = 0; k < 4; ++k) {
-        const float *top = xp + 2 * r * xs2 + 2 * q, *bottom = top + xs2;
-        v[0][k] = top[0];
-        v[1][k] = top[1];
+        const float *t = xp + 2 * r * xs2 + 2 * q, *bottom = t + xs2;
+        v[0][k] = t[0];
+        v[1][k] = t[1];
         v[2][k] = bottom[0];
         v[3][k] = bottom[1];
-        at[k] = 2 * r * w + 2 * q;
         if (++q == ow) {
             q = 0;
             ++r;
@@ -274,11 +312,13 @@ static void max_pool_2x2_f32(void *ctx, int64_t p0, int64_t p1) {
             pool_v4f tap[4], best;
             int64_t at[4];
             pool_gather4(xp, xs2, j->w, ow, r, q, tap, at);
-            pool_v4i best_key = pool_key4(tap[0]), won = {0, 0, 0, 0};
+            pool_v4i won = {0, 0, 0, 0};
             best = tap[0];
             for (int t = 1; t < 4; ++t) {
-                const pool_v4i key = pool_key4(tap[t]), take = key > best_key;
-                best_key = pool_sel4(take, key, best_key);
+                /* The order of the keys, on the floats themselves: a tap wins
+                 * when greater, or when it is the first NaN (equal taps,
+                 * -0 and +0 among them, keep the first). */
+                const pool_v4i take = (tap[t] > best) | ((tap[t] != tap[t]) & (best == best));
                 won = pool_sel4(take, (pool_v4i){t, t, t, t}, won);
                 best = (pool_v4f)pool_sel4(take, (pool_v4i)tap[t], (pool_v4i)best);
             }
@@ -319,6 +359,39 @@ static void max_pool_2x2_f32(void *ctx, int64_t p0, int64_t p1) {
  * and adding); + 0.0f turns a -0 gradient into +0, as the sum 0 + g the other
  * backends compute does. Elements no window covers (an odd last row or
  * column) are 0. */
+/* Windows (r, q..q+3) of one row of windows, or (r, 0), (r, 1), (r + 1, 0),
+ * (r + 1, 1) when there are two a row: their gradients g where each one's
+ * index ix chose the tap, else 0, written as whole rows of four image
+ * elements (the masks and interleaves in vectors; per window, eight-byte
+ * copies of words just stored stalled on store forwarding). */
+static inline void unpool_write4(float *restrict img, const float *restrict g, const int64_t *restrict ix, int64_t w,
+                                 int64_t ow, int64_t r, int64_t q) {
+    pool_v4i d;
+    for (int64_t k = 0, rk = r, qk = q; k < 4; ++k) {
+        /* the index's tap in its window: 0, 1, w, w + 1, else -1 (an
+         * index from elsewhere chooses none, as the scalar loop below) */
+        const int64_t off = ix[k] - (2 * rk * w + 2 * qk);
+        d[k] = off >= 0 && off <= w + 1 ? (int32_t)off : -1;
+        if (++qk == ow) {
+            qk = 0;
+            ++rk;
+        }
+    }
+    const pool_v4i gi = (pool_v4i)(pool_load4(g) + 0.0f);
+    const int32_t wi = (int32_t)w; /* the caller keeps w + 1 in int32 */
+    const pool_v4i v0 = gi & (d == 0), v1 = gi & (d == 1), v2 = gi & (d == wi), v3 = gi & (d == wi + 1);
+    const pool_v4i top_lo = POOL_PICK4(v0, v1, 0, 4, 1, 5), top_hi = POOL_PICK4(v0, v1, 2, 6, 3, 7);
+    const pool_v4i bot_lo = POOL_PICK4(v2, v3, 0, 4, 1, 5), bot_hi = POOL_PICK4(v2, v3, 2, 6, 3, 7);
+    float *at = img + 2 * r * w + 2 * q;
+    /* one row of windows: eight elements of two image rows; two a row: four
+     * of four rows */
+    float *const hi = q + 4 <= ow ? at + 4 : at + 2 * w, *const bottom_hi = hi + w;
+    memcpy(at, &top_lo, sizeof top_lo);
+    memcpy(at + w, &bot_lo, sizeof bot_lo);
+    memcpy(hi, &top_hi, sizeof top_hi);
+    memcpy(bottom_hi, &bot_hi, sizeof bot_hi);
+}
+
 static void max_unpool_2x2_f32(void *ctx, int64_t p0, int64_t p1) {
     const pool_job *j = ctx;
     const float *gb = (const float *)pt_cpu_base(j->g);
@@ -332,6 +405,14 @@ static void max_unpool_2x2_f32(void *ctx, int64_t p0, int64_t p1) {
         const int64_t *restrict ip = ib + p * windows;
         if (uncovered) memset(img, 0, (size_t)hw * sizeof *img);
         int64_t e = 0, r = 0, q = 0;
+        for (; e + 4 <= windows && w < INT32_MAX && (q + 4 <= ow || (ow == 2 && q == 0)); e += 4) {
+            unpool_write4(img, gp + e, ip + e, w, ow, r, q);
+            q += 4;
+            while (q >= ow) {
+                q -= ow;
+                ++r;
+            }
+        }
         for (; e < windows; ++e) {
             const int64_t top = 2 * r * w + 2 * q, d = ip[e] - top;
             const float g = gp[e] + 0.0f;

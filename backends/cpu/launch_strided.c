@@ -145,6 +145,31 @@ static void iter_range(const pt_cpu_iter *it, pt_cpu_row_fn fn, const pt_cpu_sca
     }
     int64_t pos = begin;
     while (pos < end) {
+        if (last > 0 && idx[last] == 0 && end - pos >= it->shape[last]) {
+            /* Whole rows down the second-to-last dim: the walk of a
+             * broadcast over short rows (a bias or a per-channel scale over
+             * 4x4 to 8x8 planes), where carrying the index after every row
+             * cost more than the row. The pointers step in a tight loop and
+             * the index is carried once the dim wraps. */
+            const int d1 = last - 1;
+            const int64_t n = it->shape[last];
+            int64_t rows = it->shape[d1] - idx[d1], step[PT_CPU_MAX_OPERANDS];
+            if (rows > (end - pos) / n) rows = (end - pos) / n;
+            for (int k = 0; k < nops; ++k) step[k] = it->strides[k][d1] * es[k];
+            for (int64_t r = 0; r < rows; ++r) {
+                call_row(it, fn, n, p, inner_st, sc, stream);
+                for (int k = 0; k < nops; ++k) p[k] += step[k];
+            }
+            pos += rows * n;
+            idx[d1] += rows;
+            for (int d = d1; d > 0 && idx[d] == it->shape[d]; --d) {
+                idx[d] = 0;
+                ++idx[d - 1];
+                for (int k = 0; k < nops; ++k)
+                    p[k] += (it->strides[k][d - 1] - it->shape[d] * it->strides[k][d]) * es[k];
+            }
+            continue;
+        }
         int64_t len = it->shape[last] - idx[last];
         if (len > end - pos) len = end - pos;
         call_row(it, fn, len, p, inner_st, sc, stream);

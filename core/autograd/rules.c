@@ -284,8 +284,10 @@ static void backward_rsqrt(pt__grad_node *node, pt_tensor *g, pt_tensor **out) {
 }
 
 static void backward_relu(pt__grad_node *node, pt_tensor *g, pt_tensor **out) {
-    pt_tensor *y = node->saved_out;
-    out[0] = to_input(pt_mul(g, mask_as(pt_gt(y, zero_like(g)), g->dtype)), node->edges);
+    pt_tensor *y = node->saved_out, *zero = zero_like(g);
+    /* g where y > 0, else 0, as torch's threshold_backward: one pass over g
+     * after the mask, where a cast mask and a multiply took two. */
+    out[0] = to_input(pt_where(pt_gt(y, zero), g, zero), node->edges);
 }
 
 static void backward_sigmoid(pt__grad_node *node, pt_tensor *g, pt_tensor **out) {

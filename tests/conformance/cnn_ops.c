@@ -26,6 +26,10 @@ static const window_case cases[] = {
     /* the commonest pool, 2x2 at stride 2 (the cpu backend reads its taps in place), and on a view */
     {2, 3, 8, 6, {{2, 2}, {2, 2}, {0, 0}, {1, 1}}, 3, 1, LAY_C},
     {1, 2, 7, 9, {{2, 2}, {2, 2}, {0, 0}, {1, 1}}, 2, 1, LAY_O},
+    /* two windows a row (a 4x4 image, and an odd 6x5 one): the cpu backend
+     * reads two rows of windows at once there */
+    {2, 3, 4, 4, {{2, 2}, {2, 2}, {0, 0}, {1, 1}}, 3, 1, LAY_C},
+    {1, 2, 6, 5, {{2, 2}, {2, 2}, {0, 0}, {1, 1}}, 2, 1, LAY_O},
     /* planes of more than 65536 column elements: the cpu backend's row loops
      * rather than its small-window offset table */
     {1, 2, 96, 90, {{3, 3}, {1, 1}, {1, 1}, {1, 1}}, 2, 2, LAY_T}, /* 9 * 96 * 90 per plane */
