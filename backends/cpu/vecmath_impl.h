@@ -196,7 +196,7 @@ PT_VM_POW(pow_f32, float, vf, WF, ldf, stf, splatf, PT_VM_SF(pow))
 PT_VM_POW(pow_f64, double, vd, WD, ldd, std_, splatd, PT_VM_SD(pow))
 
 /* The f32 -> f16 and f32 -> i32 conversions of the widest vectors a level
- * has: cv_w floats a step (16 with AVX-512F, 8 with AVX2), then the
+ * has: PT_VM_CV_W floats a step (16 with AVX-512F, 8 with AVX2), then the
  * scalar conversion for the last ones.
  *
  * f32 -> f16: F16C's conversion, or AVX-512F's own of the same instruction
