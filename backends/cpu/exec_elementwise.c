@@ -181,6 +181,21 @@ PT_EW_MATH(PT_CPU_EW_ROWS)
 PT_CPU_VM_FUNCS(PT_CPU_VM_ROWS)
 PT_CPU_VM_POW(f32, float)
 PT_CPU_VM_POW(f64, double)
+
+/* add, sub, mul and div of floats: contiguous rows at the vecmath level's
+ * width (vecmath.h, PT_CPU_VM_ARITH), others through the generic rows. */
+#define PT_CPU_VM_ARITH_ROW(name, KIND, S, T)                                                  \
+    static void name##_vm_##S##_row(int64_t n, char *const *p, const int64_t *st,             \
+                                    const pt_cpu_scalar *scp) {                               \
+        if (st[0] == 1 && st[1] == 1 && st[2] == 1)                                           \
+            pt_cpu_vm.arith_##S[PT_CPU_VM_##KIND](n, (T *)p[0], (const T *)p[1], (const T *)p[2]); \
+        else                                                                                  \
+            name##_##S##_row(n, p, st, scp);                                                  \
+    }
+#define PT_CPU_VM_ARITH_ROWS(name, KIND, OP)                                                   \
+    PT_CPU_VM_ARITH_ROW(name, KIND, f32, float)                                                \
+    PT_CPU_VM_ARITH_ROW(name, KIND, f64, double)
+PT_CPU_VM_ARITH(PT_CPU_VM_ARITH_ROWS)
 PT_CPU_WHERE_ROW(where_1_row, uint8_t)
 PT_CPU_WHERE_ROW(where_2_row, uint16_t)
 PT_CPU_WHERE_ROW(where_4_row, uint32_t)
@@ -204,6 +219,14 @@ static const pt_cpu_row_fn vm_rows[PT_OP_COUNT][PT_DTYPE_COUNT] = {
     PT_CPU_VM_FUNCS(PT_CPU_VM_ROWS_OF)
 #undef PT_CPU_VM_ROWS_OF
     [PT_OP_POW] = PT_CPU_ROWS_FLOAT(pow_vm),
+};
+
+/* The float arithmetic rows above; they take precedence over ew_rows but
+ * are as cheap as theirs (not vm_rows, which mark costly kinds). */
+static const pt_cpu_row_fn arith_rows[PT_OP_COUNT][PT_DTYPE_COUNT] = {
+#define PT_CPU_VM_ARITH_ROWS_OF(name, KIND, OP) [PT_OP_##KIND] = PT_CPU_ROWS_FLOAT(name##_vm),
+    PT_CPU_VM_ARITH(PT_CPU_VM_ARITH_ROWS_OF)
+#undef PT_CPU_VM_ARITH_ROWS_OF
 };
 
 /* ---- Descriptor checks and dispatch ---- */
@@ -253,7 +276,7 @@ pt_status pt_cpu_elementwise_row(const pt_op *op, pt_cpu_row_fn *row, pt_cpu_sca
             size_t es = pt_dtype_table_size(t);
             fn = es == 1 ? where_1_row : es == 2 ? where_2_row : es == 4 ? where_4_row : where_8_row;
         } else {
-            fn = vm_rows[k][t] ? vm_rows[k][t] : ew_rows[k][t];
+            fn = vm_rows[k][t] ? vm_rows[k][t] : arith_rows[k][t] ? arith_rows[k][t] : ew_rows[k][t];
         }
     }
     if (!fn) return pt_cpu_unsupported(op, t);

@@ -43,6 +43,15 @@ static inline double sigmoid_(double x) {
     PT_VM_SCALAR(name##_f64, double, F64)
 PT_CPU_VM_FUNCS(PT_VM_SCALARS)
 
+#define PT_VM_ARITH_SCALAR(name, KIND, OP)                                                     \
+    static void name##_f32(int64_t n, float *o, const float *a, const float *b) {             \
+        for (int64_t i = 0; i < n; ++i) o[i] = a[i] OP b[i];                                  \
+    }                                                                                         \
+    static void name##_f64(int64_t n, double *o, const double *a, const double *b) {          \
+        for (int64_t i = 0; i < n; ++i) o[i] = a[i] OP b[i];                                  \
+    }
+PT_CPU_VM_ARITH(PT_VM_ARITH_SCALAR)
+
 static void pow_f32(int64_t n, float *o, const float *a, int64_t sa, const float *b, int64_t sb) {
     for (int64_t i = 0; i < n; ++i) o[i] = powf(a[i * sa], b[i * sb]);
 }

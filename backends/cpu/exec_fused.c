@@ -6,7 +6,9 @@
  * scratch (in L1/L2), reading external inputs through their own strides and
  * the values of earlier steps from their slots; a stored step's block is
  * then copied to its output (with streaming stores when the output is
- * large, as the eager kernels do). Only the external inputs and the stored
+ * large, as the eager kernels do), or, when the output is not streamed and
+ * no later step reads the value, computed straight into the output (one
+ * pass over the block fewer). Only the external inputs and the stored
  * values cross memory, where the eager ops write and re-read every
  * intermediate.
  *
@@ -44,6 +46,7 @@ typedef struct fused_step {
     int src_slot[PT_OP_MAX_INPUTS];   /* an earlier step's slot, or -1: op->in[j] */
     int64_t es;                       /* out's element size */
     bool store, stream;
+    bool direct; /* stored, not streamed, and read by no later step: computed straight into out */
 } fused_step;
 
 typedef struct fused_run {
@@ -114,6 +117,7 @@ static int assign_slots(const pt_fused_chain *chain, fused_step *f, int32_t *las
         for (int j = 0; j < f[k].op->n_inputs; ++j)
             if (chain->steps[k].src[j] >= 0) f[k].src_slot[j] = f[chain->steps[k].src[j]].slot;
     }
+    for (int32_t k = 0; k < n; ++k) f[k].direct = f[k].store && !f[k].stream && last_use[k] == k;
     return n_slots;
 }
 
@@ -185,11 +189,12 @@ static void run_block(const fused_run *r, char *slots, int64_t b0, int64_t n, ch
     const int32_t n_steps = r->chain->n_steps;
     for (int32_t k = 0; k < n_steps; ++k) {
         const fused_step *f = &r->steps[k];
+        char *dst = f->store ? pt_cpu_base(&f->op->out) + b0 * f->es : NULL;
         char *o = last_dst && k == n_steps - 1 ? last_dst
+                  : f->direct                  ? dst
                                                : slots + (size_t)f->slot * PT_CPU_FUSED_SLOT_BYTES;
         step_block(f, slots, b0, n, o);
-        if (!f->store) continue;
-        char *dst = pt_cpu_base(&f->op->out) + b0 * f->es;
+        if (!f->store || o == dst) continue;
         if (f->stream) pt_cpu_stream_copy(dst, o, (size_t)(n * f->es));
         else memcpy(dst, o, (size_t)(n * f->es));
     }

@@ -38,6 +38,21 @@
     X(cos,     COS,     cosf(x),     cos(x),     PT_VM_SF35(cos)(x), PT_VM_SD(cos)(x))
 /* clang-format on */
 
+/* The contiguous float arithmetic rows, o[i] = a[i] OP b[i] (o may be a or
+ * b exactly): X(name, KIND, OP), the slot PT_CPU_VM_<KIND> of arith_f32
+ * and arith_f64. The generic row kernels are compiled for the baseline ISA
+ * (SSE2: 4 floats a vector); these run at the level's width, which the
+ * passes of a fused chain over its blocks in L1 are bound by. IEEE
+ * arithmetic, one rounding per element: the same bits at every level. */
+#define PT_CPU_VM_ARITH(X) X(add, ADD, +) X(sub, SUB, -) X(mul, MUL, *) X(div, DIV, /)
+
+typedef enum pt_cpu_vm_arith {
+#define PT_CPU_VM_ARITH_ENUM(name, KIND, OP) PT_CPU_VM_##KIND,
+    PT_CPU_VM_ARITH(PT_CPU_VM_ARITH_ENUM)
+#undef PT_CPU_VM_ARITH_ENUM
+    PT_CPU_VM_ARITH__COUNT
+} pt_cpu_vm_arith;
+
 typedef enum pt_cpu_vm_op {
 #define PT_CPU_VM_ENUM(name, KIND, ...) PT_CPU_VM_##KIND,
     PT_CPU_VM_FUNCS(PT_CPU_VM_ENUM)
@@ -54,6 +69,10 @@ typedef void (*pt_cpu_vm_pow_f32_fn)(int64_t n, float *o, const float *a, int64_
 typedef void (*pt_cpu_vm_pow_f64_fn)(int64_t n, double *o, const double *a, int64_t sa,
                                      const double *b, int64_t sb);
 
+/* o[i] = a[i] OP b[i], all three contiguous. */
+typedef void (*pt_cpu_vm_arith_f32_fn)(int64_t n, float *o, const float *a, const float *b);
+typedef void (*pt_cpu_vm_arith_f64_fn)(int64_t n, double *o, const double *a, const double *b);
+
 /* Contiguous conversions between f32 and f16 bits, rounded to nearest even
  * with portable/half.h's NaN rule (quiet, top payload bits kept): the same
  * bits at every level, F16C's conversions where the level has them. */
@@ -69,13 +88,15 @@ typedef struct pt_cpu_vecmath {
     pt_cpu_vm_f64_fn f64[PT_CPU_VM__COUNT];
     pt_cpu_vm_pow_f32_fn pow_f32;
     pt_cpu_vm_pow_f64_fn pow_f64;
+    pt_cpu_vm_arith_f32_fn arith_f32[PT_CPU_VM_ARITH__COUNT];
+    pt_cpu_vm_arith_f64_fn arith_f64[PT_CPU_VM_ARITH__COUNT];
     pt_cpu_vm_to_f16_fn to_f16;
     pt_cpu_vm_from_f16_fn from_f16;
     pt_cpu_vm_to_i32_fn f32_to_i32;
 } pt_cpu_vecmath;
 
 /* The table of a level whose file defines <name>_f32 and <name>_f64 for
- * every row of PT_CPU_VM_FUNCS, pow_f32, pow_f64, vm_to_f16, vm_from_f16 and vm_f32_to_i32. */
+ * every row of PT_CPU_VM_FUNCS and PT_CPU_VM_ARITH, pow_f32, pow_f64, vm_to_f16, vm_from_f16 and vm_f32_to_i32. */
 #define PT_CPU_VM_SLOT_F32(name, KIND, ...) [PT_CPU_VM_##KIND] = name##_f32,
 #define PT_CPU_VM_SLOT_F64(name, KIND, ...) [PT_CPU_VM_##KIND] = name##_f64,
 #define PT_CPU_VM_TABLE(ISA)                                                                   \
@@ -83,6 +104,8 @@ typedef struct pt_cpu_vecmath {
         .isa = (ISA),                                                                          \
         .f32 = {PT_CPU_VM_FUNCS(PT_CPU_VM_SLOT_F32)},                                          \
         .f64 = {PT_CPU_VM_FUNCS(PT_CPU_VM_SLOT_F64)},                                          \
+        .arith_f32 = {PT_CPU_VM_ARITH(PT_CPU_VM_SLOT_F32)},                                    \
+        .arith_f64 = {PT_CPU_VM_ARITH(PT_CPU_VM_SLOT_F64)},                                    \
         .pow_f32 = pow_f32, .pow_f64 = pow_f64, .to_f16 = vm_to_f16, .from_f16 = vm_from_f16,    \
         .f32_to_i32 = vm_f32_to_i32,                                                           \
     }

@@ -38,18 +38,24 @@ static inline vd splatd(double s) {
 
 static inline vf selectf(vfi take, vf a, vf b) { return (vf)(((vfi)a & take) | ((vfi)b & ~take)); }
 
+/* x clamped to [lo, hi], a NaN x kept: minps and maxps return their second
+ * operand when either is NaN, so x goes second. One instruction each,
+ * where a compare-and-select takes three on AVX-512 (a compare into a mask
+ * and two masked moves): exp's and tanh's clamps were a sixth of their
+ * vector work. */
+#if defined(__AVX512F__)
+static inline vf clampf(vf x, vf lo, vf hi) { return _mm512_max_ps(lo, _mm512_min_ps(hi, x)); }
+#elif defined(__AVX__)
+static inline vf clampf(vf x, vf lo, vf hi) { return _mm256_max_ps(lo, _mm256_min_ps(hi, x)); }
+#else
+static inline vf clampf(vf x, vf lo, vf hi) { return _mm_max_ps(lo, _mm_min_ps(hi, x)); }
+#endif
+
 /* f32 exp: Cody-Waite reduction by ln 2 (split in two), Cephes' degree-7
  * polynomial for e^r on [-ln2/2, ln2/2], and 2^n put straight into the
- * exponent bits, applied as two powers of two 2^(n/2) 2^(n - n/2), so results down in
- * the subnormals (x to about -103.3) round once and results past FLT_MAX
- * (x above 88.72) become +inf; x is clamped where both ends are settled
- * (to -104 and 89: 0 and +inf). NaN passes through. Within 1.01 ULP over
- * every 61st float (the conformance bound is 3). With FMA (AVX2, AVX-512)
- * it takes 20% less time than SLEEF's 1-ULP expf on AVX2; without it (SSE2)
- * SLEEF's is faster and stays. */
-static inline vf exp_vf(vf x) {
-    vf c = selectf(x > splatf(89.0f), splatf(89.0f), x);
-    c = selectf(c < splatf(-104.0f), splatf(-104.0f), c);
+ * exponent bits. exp_parts gives the polynomial p and n of an x already
+ * clamped (|x| below 2^22), e^x = p 2^n. */
+static inline vf exp_parts(vf c, vfi *k) {
     const vf magic = splatf(12582912.0f); /* 1.5 * 2^23: adding it rounds to an integer */
     const vf t = c * splatf(1.44269504088896341f) + magic;
     const vf n = t - magic;
@@ -60,16 +66,41 @@ static inline vf exp_vf(vf x) {
     p = p * r + splatf(4.1665795894e-2f);
     p = p * r + splatf(1.6666665459e-1f);
     p = p * r + splatf(5.0000001201e-1f);
-    p = p * (r * r) + r + splatf(1.0f);
-    const vfi k = (vfi)t - (vfi)magic, k1 = k >> 1, k2 = k - k1;
+    *k = (vfi)t - (vfi)magic;
+    return p * (r * r) + r + splatf(1.0f);
+}
+
+/* exp applies 2^n as two powers of two 2^(n/2) 2^(n - n/2), so results
+ * down in the subnormals (x to about -103.3) round once and results past
+ * FLT_MAX (x above 88.72) become +inf; x is clamped where both ends are
+ * settled (to -104 and 89: 0 and +inf). NaN passes through. Within 1.01
+ * ULP over every 61st float (the conformance bound is 3). With FMA (AVX2,
+ * AVX-512) it takes 20% less time than SLEEF's 1-ULP expf on AVX2; without
+ * it (SSE2) SLEEF's is faster and stays. */
+static inline vf exp_vf(vf x) {
+    vfi k;
+    const vf p = exp_parts(clampf(x, splatf(-104.0f), splatf(89.0f)), &k);
+    const vfi k1 = k >> 1, k2 = k - k1;
     return p * (vf)((k1 + 127) << 23) * (vf)((k2 + 127) << 23);
 }
 
-/* sigmoid = 1 / (1 + exp(-x)): for x far below 0, exp(-x) is +inf and the
- * quotient is the correct limit 0 (IEEE, no trap); NaN stays NaN. Within
- * 2.5 ULP in f32 (2.48 the worst over every 7th float with a normal
- * result), 1-ULP SLEEF exp in f64. */
-static inline vf sigmoid_vf(vf x) { return splatf(1.0f) / (splatf(1.0f) + exp_vf(-x)); }
+/* sigmoid = 1 / (1 + e), e = exp(-x) as exp_vf computes it wherever e is a
+ * normal float, so the same bits there. Elsewhere 1 + e needs no more than
+ * one power of two: -x clamped to [-88, 89] makes n at most 128, whose
+ * exponent bits are +inf (e = +inf for -x above 88.38, where e itself
+ * would still be finite: the quotient is then 0 instead of a subnormal
+ * under 4.2e-39), and at least -127, whose bits are 0 (e = 0 where it
+ * would be a subnormal: 1 + e is 1 either way). The division stays: on
+ * AVX-512 and AVX2 it runs in the divider beside exp's multiply-adds,
+ * where a reciprocal estimate and its Newton steps add to them (measured
+ * slower on AVX-512, no faster on AVX2). Within 2.5 ULP in f32 (2.47 the
+ * worst over every 7th float with a normal result); NaN stays NaN. 1-ULP
+ * SLEEF exp in f64. */
+static inline vf sigmoid_vf(vf x) {
+    vfi k;
+    const vf p = exp_parts(clampf(-x, splatf(-88.0f), splatf(89.0f)), &k);
+    return splatf(1.0f) / (splatf(1.0f) + p * (vf)((k + 127) << 23));
+}
 static inline vd sigmoid_vd(vd x) { return splatd(1.0) / (splatd(1.0) + PT_VM_SD(exp)(-x)); }
 
 /* f32 tanh as a rational function: x P(x^2) / Q(x^2), degrees 13 over 6,
@@ -82,8 +113,7 @@ static inline vd sigmoid_vd(vd x) { return splatd(1.0) / (splatd(1.0) + PT_VM_SD
  * -ffp-contract=fast (CMakeLists.txt): the Horner steps become FMAs. */
 static inline vf tanh_vf(vf x) {
     const vf hi = splatf(7.90531110763549805f), lo = -hi;
-    vf c = selectf(x > hi, hi, x);
-    c = selectf(c < lo, lo, c);
+    const vf c = clampf(x, lo, hi);
     const vf x2 = c * c;
     vf p = splatf(-2.76076847742355e-16f);
     p = x2 * p + splatf(2.00018790482477e-13f);
@@ -129,6 +159,19 @@ static inline vf tanh_vf(vf x) {
     PT_VM_UNARY(name##_f64, double, vd, WD, ldd, std_, VF64)
 PT_CPU_VM_FUNCS(PT_VM_UNARIES)
 
+/* The arithmetic rows (vecmath.h): whole vectors, then the last elements
+ * one by one (the same operation, so the same bits). */
+#define PT_VM_ARITH_FN(NAME, T, V, W, LD, ST, OP)                                              \
+    static void NAME(int64_t n, T *o, const T *a, const T *b) {                               \
+        int64_t i = 0;                                                                        \
+        for (; i + W <= n; i += W) ST(o + i, LD(a + i) OP LD(b + i));                         \
+        for (; i < n; ++i) o[i] = a[i] OP b[i];                                               \
+    }
+#define PT_VM_ARITHS(name, KIND, OP)                                                           \
+    PT_VM_ARITH_FN(name##_f32, float, vf, WF, ldf, stf, OP)                                    \
+    PT_VM_ARITH_FN(name##_f64, double, vd, WD, ldd, std_, OP)
+PT_CPU_VM_ARITH(PT_VM_ARITHS)
+
 /* sa and sb are 0 or 1: a broadcast operand is splat once. */
 #define PT_VM_POW(NAME, T, V, W, LD, ST, SPLAT, FN)                                            \
     static void NAME(int64_t n, T *o, const T *a, int64_t sa, const T *b, int64_t sb) {       \
@@ -152,15 +195,53 @@ PT_CPU_VM_FUNCS(PT_VM_UNARIES)
 PT_VM_POW(pow_f32, float, vf, WF, ldf, stf, splatf, PT_VM_SF(pow))
 PT_VM_POW(pow_f64, double, vd, WD, ldd, std_, splatd, PT_VM_SD(pow))
 
-/* f32 <-> f16 bits: F16C's conversions (rounding to nearest even, given in
- * the instruction, not taken from MXCSR) give portable/half.h's bits, NaNs
- * included: quiet, the top payload bits kept. */
-#if defined(__F16C__) && defined(__AVX2__)
+/* The f32 -> f16 and f32 -> i32 conversions of the widest vectors a level
+ * has: PT_VM_CV_W floats a step (16 with AVX-512F, 8 with AVX2), then the
+ * scalar conversion for the last ones.
+ *
+ * f32 -> f16: F16C's conversion, or AVX-512F's own of the same instruction
+ * twice as wide (rounding to nearest even, given in the instruction, not
+ * taken from MXCSR), gives portable/half.h's bits, NaNs included: quiet,
+ * the top payload bits kept.
+ *
+ * f32 -> i32: the truncating conversion gives INT_MIN for NaN and for
+ * everything out of range; the rules want INT_MAX at or above 2^31 and 0
+ * for NaN, put back with two masks. */
+#if defined(__AVX512F__)
+#define PT_VM_CV_W 16
+static inline void to_f16_step(uint16_t *o, const float *a) {
+    _mm256_storeu_si256((__m256i *)o, _mm512_cvtps_ph(_mm512_loadu_ps(a), _MM_FROUND_TO_NEAREST_INT));
+}
+static inline void to_i32_step(int32_t *o, const float *a) {
+    const __m512 x = _mm512_loadu_ps(a);
+    const __mmask16 big = _mm512_cmp_ps_mask(x, _mm512_set1_ps(2147483648.0f), _CMP_GE_OQ);
+    const __m512i r = _mm512_mask_mov_epi32(_mm512_cvttps_epi32(x), big, _mm512_set1_epi32(2147483647));
+    _mm512_storeu_si512((void *)o, _mm512_maskz_mov_epi32(_mm512_cmp_ps_mask(x, x, _CMP_ORD_Q), r));
+}
+#elif defined(__F16C__) && defined(__AVX2__)
+#define PT_VM_CV_W 8
+static inline void to_f16_step(uint16_t *o, const float *a) {
+    _mm_storeu_si128((__m128i *)o, _mm256_cvtps_ph(_mm256_loadu_ps(a), _MM_FROUND_TO_NEAREST_INT));
+}
+static inline void to_i32_step(int32_t *o, const float *a) {
+    const __m256 x = _mm256_loadu_ps(a);
+    __m256i r = _mm256_cvttps_epi32(x);
+    r = _mm256_blendv_epi8(r, _mm256_set1_epi32(2147483647),
+                           _mm256_castps_si256(_mm256_cmp_ps(x, _mm256_set1_ps(2147483648.0f), _CMP_GE_OQ)));
+    _mm256_storeu_si256((__m256i *)o, _mm256_andnot_si256(_mm256_castps_si256(_mm256_cmp_ps(x, x, _CMP_UNORD_Q)), r));
+}
+#endif
+
+#if defined(PT_VM_CV_W)
 static void vm_to_f16(int64_t n, uint16_t *o, const float *a) {
     int64_t i = 0;
-    for (; i + 8 <= n; i += 8)
-        _mm_storeu_si128((__m128i *)(o + i), _mm256_cvtps_ph(_mm256_loadu_ps(a + i), _MM_FROUND_TO_NEAREST_INT));
+    for (; i + PT_VM_CV_W <= n; i += PT_VM_CV_W) to_f16_step(o + i, a + i);
     if (i < n) pt_cpu_vm_to_f16_scalar(n - i, o + i, a + i);
+}
+static void vm_f32_to_i32(int64_t n, int32_t *o, const float *a) {
+    int64_t i = 0;
+    for (; i + PT_VM_CV_W <= n; i += PT_VM_CV_W) to_i32_step(o + i, a + i);
+    if (i < n) pt_cpu_vm_f32_to_i32_scalar(n - i, o + i, a + i);
 }
 /* F16C quiets a signalling NaN; portable/half.h widens every f16 exactly, so
  * the quiet bit it set is cleared again where the input was signalling. */
@@ -182,26 +263,6 @@ static void vm_from_f16(int64_t n, float *o, const uint16_t *a) {
 #else
 #define vm_to_f16 pt_cpu_vm_to_f16_scalar
 #define vm_from_f16 pt_cpu_vm_from_f16_scalar
-#endif
-
-/* f32 -> i32: the truncating conversion gives INT_MIN for NaN and for
- * everything out of range; the rules want INT_MAX at or above 2^31 and 0
- * for NaN, put back with two masks. */
-#if defined(__AVX2__)
-static void vm_f32_to_i32(int64_t n, int32_t *o, const float *a) {
-    int64_t i = 0;
-    const __m256 two31 = _mm256_set1_ps(2147483648.0f);
-    const __m256i max = _mm256_set1_epi32(2147483647);
-    for (; i + 8 <= n; i += 8) {
-        const __m256 x = _mm256_loadu_ps(a + i);
-        __m256i r = _mm256_cvttps_epi32(x);
-        r = _mm256_blendv_epi8(r, max, _mm256_castps_si256(_mm256_cmp_ps(x, two31, _CMP_GE_OQ)));
-        r = _mm256_andnot_si256(_mm256_castps_si256(_mm256_cmp_ps(x, x, _CMP_UNORD_Q)), r);
-        _mm256_storeu_si256((__m256i *)(o + i), r);
-    }
-    if (i < n) pt_cpu_vm_f32_to_i32_scalar(n - i, o + i, a + i);
-}
-#else
 #define vm_f32_to_i32 pt_cpu_vm_f32_to_i32_scalar
 #endif
 
