@@ -16,11 +16,7 @@
  * bench_gpt2.sh runs it beside PyTorch's and llm.c's step, alternated and
  * pinned, and prints the table. A benchmark prints numbers; it asserts
  * nothing. */
-#include <stdio.h>
-#include <stdlib.h>
-#include <sys/resource.h>
-#include <time.h>
-
+#include "bench_clock.h"
 #include "portable/portable.h"
 
 #define VOCAB 50257
@@ -31,26 +27,9 @@
 #define BATCH 4
 #define SEQ 64
 
-static double now_ms(clockid_t c) {
-    struct timespec t;
-    clock_gettime(c, &t);
-    return 1e3 * (double)t.tv_sec + 1e-6 * (double)t.tv_nsec;
-}
-
-static int cmp_double(const void *a, const void *b) {
-    double x = *(const double *)a, y = *(const double *)b;
-    return (x > y) - (x < y);
-}
-
 static int fail(const char *what) {
     fprintf(stderr, "bench_gpt2: %s: %s\n", what, pt_last_error());
     return 1;
-}
-
-/* The process's largest resident set so far, in MiB. */
-static double rss_peak_mib(void) {
-    struct rusage u;
-    return getrusage(RUSAGE_SELF, &u) == 0 ? (double)u.ru_maxrss / 1024 : -1;
 }
 
 /* B x (T + 1) tokens from a fixed 64-bit LCG: inputs are the first T of each

@@ -149,18 +149,12 @@ def llmc_files(out):
 
 
 def isa():
+    """bench_attention_torch.py's line (its ATen capability is
+    torch.__config__'s, which 1.13 shows where torch.backends.cpu has no
+    get_cpu_capability yet)."""
+    from bench_attention_torch import isa as torch_isa
     torch.ones(64, 64) @ torch.ones(64, 64)  # loads the BLAS library
-    blas = "unknown"
-    with open("/proc/self/maps") as f:
-        libs = {os.path.realpath(line.split()[-1]) for line in f if "/" in line}
-    libs = {p for p in libs if "blas" in os.path.basename(p)}
-    if libs:
-        blas = ", ".join(sorted(os.path.basename(p) for p in libs))
-    cpu = getattr(torch.backends, "cpu", None)
-    cap = cpu.get_cpu_capability() if cpu and hasattr(cpu, "get_cpu_capability") else next(
-        (line.split(":", 1)[1].strip() for line in torch.__config__.show().splitlines()
-         if "CPU capability usage" in line), "unknown")
-    print(f"torch {torch.__version__} aten {cap} blas {blas}")
+    torch_isa()
 
 
 def main():
