@@ -1,6 +1,6 @@
 /* One training step of GPT-2 small on the cpu, libportable's side:
  *
- *   bench_gpt2 [warmup [steps]]   (defaults 2 and 5)
+ *   bench_gpt2 [--graph] [warmup [steps]]   (defaults 2 and 5)
  *
  * The model is GPT-2 small as llm.c's train_gpt2.c trains it: vocab 50257,
  * context 1024 (the rows of wpe), 12 layers, 12 heads, width 768 (124M
@@ -9,6 +9,10 @@
  * 50257 classes, the backward and an AdamW update with llm.c's settings (lr
  * 1e-4, betas 0.9 and 0.999, eps 1e-8, weight decay 0, no clipping), waited
  * for. The tokens are fixed pseudo-random ones (the same batch every step).
+ * --graph runs the first step eagerly (AdamW's moments must exist before a
+ * capture), captures the step once (portable/graph.h: memory planned,
+ * element-wise chains such as AdamW's fused into one pass) and replays it
+ * for every later step, as gpt_train --graph does.
  * After warmup steps, steps timed ones; the line printed is
  *
  *   ms <median wall> min <min wall> cpu <median CPU ms> loss <first> <last> params <n> rss_peak <MiB>
@@ -69,6 +73,27 @@ static int step(pt_device *dev, pt_module *m, pt_optimizer *o, pt_tensor *x, pt_
     return rc;
 }
 
+/* A step by graph: the first call captures the step (recorded, not run)
+ * into *g, whose loss is *g_loss; every call then replays it. */
+static int replay(pt_device *dev, pt_module *m, pt_optimizer *o, pt_tensor *x, pt_tensor *y, pt_graph **g,
+                  pt_tensor **g_loss, double *loss) {
+    if (!*g) {
+        if (pt_graph_capture_begin(dev) != PT_OK) return fail("pt_graph_capture_begin");
+        pt_scope scope = pt_scope_begin();
+        pt_optimizer_zero_grad(o);
+        pt_tensor *l = pt_cross_entropy(pt_reshape(pt_module_forward(m, x), 2, (int64_t[]){BATCH * SEQ, VOCAB}), y);
+        pt_status st = l ? pt_backward(l) : pt_last_status();
+        if (st == PT_OK) st = pt_optimizer_step(o);
+        *g_loss = st == PT_OK ? pt_keep(l) : NULL;
+        pt_scope_end(scope);
+        *g = pt_graph_capture_end(dev); /* always ends the capture; NULL says why */
+        if (!*g || !*g_loss) return fail("capture");
+    }
+    if (pt_graph_replay(*g) != PT_OK || pt_device_synchronize(dev) != PT_OK) return fail("pt_graph_replay");
+    *loss = pt_item(*g_loss);
+    return 0;
+}
+
 static int64_t count_params(pt_module *m) {
     pt_tensor *p[256];
     const int n = pt_module_parameters(m, NULL, p, 256);
@@ -77,7 +102,7 @@ static int64_t count_params(pt_module *m) {
     return total;
 }
 
-static int run(int warmup, int steps) {
+static int run(bool graph, int warmup, int steps) {
     pt_device *dev = pt_cpu();
     pt_manual_seed(1);
     const pt_gpt_config cfg = {.vocab_size = VOCAB, .context = CONTEXT, .n_layer = LAYERS,
@@ -88,11 +113,15 @@ static int run(int warmup, int steps) {
     pt_tensor *x = NULL, *y = NULL;
     double *w = malloc(sizeof(double) * (size_t)steps), *c = malloc(sizeof(double) * (size_t)steps);
     double first = 0, loss = 0;
+    pt_graph *g = NULL;
+    pt_tensor *g_loss = NULL;
     int rc = !o ? fail("pt_adamw") : !w || !c ? fail("memory") : make_batch(dev, &x, &y);
-    for (int i = 0; !rc && i < warmup; ++i) rc = step(dev, m, o, x, y, i ? &loss : &first);
+    for (int i = 0; !rc && i < warmup; ++i)
+        rc = graph && i > 0 ? replay(dev, m, o, x, y, &g, &g_loss, &loss) : step(dev, m, o, x, y, i ? &loss : &first);
     for (int i = 0; !rc && i < steps; ++i) {
         const double w0 = now_ms(CLOCK_MONOTONIC), c0 = now_ms(CLOCK_PROCESS_CPUTIME_ID);
-        rc = step(dev, m, o, x, y, warmup == 0 && i == 0 ? &first : &loss);
+        double *l = warmup == 0 && i == 0 ? &first : &loss;
+        rc = graph && warmup + i > 0 ? replay(dev, m, o, x, y, &g, &g_loss, l) : step(dev, m, o, x, y, l);
         w[i] = now_ms(CLOCK_MONOTONIC) - w0;
         c[i] = now_ms(CLOCK_PROCESS_CPUTIME_ID) - c0;
     }
@@ -104,6 +133,8 @@ static int run(int warmup, int steps) {
     }
     free(w);
     free(c);
+    pt_release(g_loss);
+    pt_graph_free(g);
     pt_release(x);
     pt_release(y);
     pt_optimizer_free(o);
@@ -112,10 +143,12 @@ static int run(int warmup, int steps) {
 }
 
 int main(int argc, char **argv) {
-    const int warmup = argc > 1 ? atoi(argv[1]) : 2, steps = argc > 2 ? atoi(argv[2]) : 5;
-    if (argc > 3 || warmup < 0 || steps < 1) {
-        fprintf(stderr, "usage: bench_gpt2 [warmup >= 0 [steps >= 1]]\n");
+    const bool graph = argc > 1 && strcmp(argv[1], "--graph") == 0;
+    const int first = graph ? 2 : 1;
+    const int warmup = argc > first ? atoi(argv[first]) : 2, steps = argc > first + 1 ? atoi(argv[first + 1]) : 5;
+    if (argc > first + 2 || warmup < (graph ? 2 : 0) || steps < 1) {
+        fprintf(stderr, "usage: bench_gpt2 [--graph] [warmup >= 0 [steps >= 1]] (--graph: a warm-up of 2 or more, the eager step and the capture)\n");
         return 2;
     }
-    return run(warmup, steps);
+    return run(graph, warmup, steps);
 }

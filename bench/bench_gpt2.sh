@@ -2,8 +2,10 @@
 # One training step of GPT-2 small (124M parameters, B 4, T 64, f32: forward,
 # cross-entropy over 50257 classes, backward, AdamW with lr 1e-4 and no weight
 # decay or clipping, as llm.c's train_gpt2.c steps) on the cpu: libportable
-# (bench_gpt2), PyTorch (bench_gpt2_torch.py, the same model in torch.nn
-# modules) and, where a binary is given, llm.c's CPU reference train_gpt2.
+# (bench_gpt2, eager, and bench_gpt2 --graph: the step captured once and
+# replayed, its element-wise chains such as AdamW's fused), PyTorch
+# (bench_gpt2_torch.py, the same model in torch.nn modules) and, where a
+# binary is given, llm.c's CPU reference train_gpt2.
 #   bench/bench_gpt2.sh [build-dir] [rounds] [threads]
 # threads is one count or a quoted list, default "1 2": 1 thread pinned to core 1, 2 threads on cores 0
 # and 1. Each round runs every contender once, in an order that rotates round
@@ -41,13 +43,14 @@ llmc=${PT_LLMC_TRAIN_GPT2:-}
 export PORTABLE_BACKEND=cpu PORTABLE_PLUGIN_PATH=${PORTABLE_PLUGIN_PATH:-$build/lib}
 # PT_BENCH_GPT2_STEPS="warm-up timed" shortens a trial run of this script.
 read -r warmup steps <<< "${PT_BENCH_GPT2_STEPS:-2 5}"
-contenders=(portable torch)
+contenders=(portable graph torch)
 if [[ -n $llmc ]]; then
   [[ -x $llmc ]] || { echo "bench_gpt2.sh: PT_LLMC_TRAIN_GPT2=$llmc is not an executable file" >&2; exit 2; }
   llmc=$(cd "$(dirname "$llmc")" && pwd)/$(basename "$llmc")
   contenders+=(llmc)
   work=$(mktemp -d "${TMPDIR:-/tmp}/bench_gpt2.XXXXXX")
   trap 'rm -rf "$work"' EXIT
+  trap 'exit 130' INT TERM
   "$py" "$here"/bench_gpt2_torch.py llmc-files "$work"
 fi
 
@@ -99,6 +102,8 @@ run() {
   case $who in
     portable) OMP_NUM_THREADS=$threads OPENBLAS_NUM_THREADS=$threads taskset -c "$pin" \
                 "$build"/bench/bench_gpt2 "$warmup" "$steps" ;;
+    graph) OMP_NUM_THREADS=$threads OPENBLAS_NUM_THREADS=$threads taskset -c "$pin" \
+             "$build"/bench/bench_gpt2 --graph "$((warmup > 2 ? warmup : 2))" "$steps" ;;
     torch) OMP_NUM_THREADS=$threads OPENBLAS_NUM_THREADS=$threads taskset -c "$pin" \
              "$py" "$here"/bench_gpt2_torch.py time "$warmup" "$steps" ;;
     llmc) run_llmc "$threads" ;;
@@ -145,7 +150,8 @@ for threads in "${threads_list[@]}"; do
   echo "## GPT-2 small (124M), B 4, T 64, f32, one AdamW step: $where, median of $rounds alternated rounds"
   echo
   echo "Wall ms include time other processes held the cores (shared machine); CPU ms do not."
-  echo "Loss: first warm-up step -> last timed step of the last round (the same batch every step)."
+  echo "Loss: first warm-up step -> last timed step of the last round (the same batch every step;"
+  echo "llm.c reads a new batch of random tokens each step, so its loss stays near ln 50257 = 10.8)."
   echo
   echo "| contender | ms / step | CPU ms / step | vs PyTorch (wall) | vs PyTorch (CPU) | peak RSS MiB | loss |"
   echo "|---|---:|---:|---:|---:|---:|---|"
@@ -156,16 +162,19 @@ for threads in "${threads_list[@]}"; do
     p[$who]=$(tr ' ' '\n' <<< "${rss[$who]}" | grep . | sort -g | tail -1)
   done
   for who in "${contenders[@]}"; do
-    label=$(case $who in portable) echo libportable ;; torch) echo "PyTorch $(awk '{print $2}' <<< "$theirs")" ;;
+    label=$(case $who in portable) echo "libportable (eager)" ;; graph) echo "libportable (graph replay)" ;; torch) echo "PyTorch $(awk '{print $2}' <<< "$theirs")" ;;
                          llmc) echo "llm.c train_gpt2" ;; esac)
     printf '| %s | %.0f | %.0f | %s | %s | %.0f | %s |\n' "$label" "${m[$who]}" "${c[$who]}" \
       "$(ratio "${m[$who]}" "${m[torch]}")" "$(ratio "${c[$who]}" "${c[torch]}")" "${p[$who]}" "${loss[$who]}"
   done
   echo
-  echo "libportable / PyTorch: $(ratio "${m[portable]}" "${m[torch]}") wall, $(ratio "${c[portable]}" "${c[torch]}") CPU."
-  if [[ -n $llmc ]]; then
-    echo "libportable / llm.c: $(ratio "${m[portable]}" "${m[llmc]}") wall, $(ratio "${c[portable]}" "${c[llmc]}") CPU."
-  fi
+  for who in portable graph; do
+    what=$([[ $who == portable ]] && echo eager || echo "graph replay")
+    echo "libportable ($what) / PyTorch: $(ratio "${m[$who]}" "${m[torch]}") wall, $(ratio "${c[$who]}" "${c[torch]}") CPU."
+    if [[ -n $llmc ]]; then
+      echo "libportable ($what) / llm.c: $(ratio "${m[$who]}" "${m[llmc]}") wall, $(ratio "${c[$who]}" "${c[llmc]}") CPU."
+    fi
+  done
   unset wall cpu rss loss m c p
 done
 echo
