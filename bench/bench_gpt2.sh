@@ -14,8 +14,7 @@
 # holds about 2-4 GB: weights, gradients and two AdamW moments).
 #
 # llm.c is not part of this project and nothing here builds it: build it
-# yourself from github.com/karpathy/llm.c (for example
-# `gcc -O3 -march=native -fopenmp train_gpt2.c -lm -o train_gpt2`) and give
+# yourself from github.com/karpathy/llm.c as its README says, and give
 # its path in PT_LLMC_TRAIN_GPT2 (and the flags you used in PT_LLMC_FLAGS,
 # shown as its ISA beside the vector registers its code uses). Its main()
 # takes no arguments: it trains B 4, T 64 from gpt2_124M.bin and
