@@ -14,49 +14,15 @@
  * bench_attention_torch.py's does. bench_attention.sh runs both sides,
  * alternated and pinned, and prints the table. A benchmark prints numbers;
  * it asserts nothing. */
-#include <stdio.h>
-#include <stdlib.h>
-#include <string.h>
-#include <sys/resource.h>
-#include <time.h>
-
+#include "bench_clock.h"
 #include "portable/portable.h"
 
 #define HEADS 12
 #define DIM 64
 
-static double now_ms(clockid_t c) {
-    struct timespec t;
-    clock_gettime(c, &t);
-    return 1e3 * (double)t.tv_sec + 1e-6 * (double)t.tv_nsec;
-}
-
-static int cmp_double(const void *a, const void *b) {
-    double x = *(const double *)a, y = *(const double *)b;
-    return (x > y) - (x < y);
-}
-
 static int fail(const char *what) {
     fprintf(stderr, "bench_attention: %s: %s\n", what, pt_last_error());
     return 1;
-}
-
-/* Resident set now (VmRSS) in MiB, from /proc; -1 where there is none. */
-static double rss_now_mib(void) {
-    FILE *f = fopen("/proc/self/status", "r");
-    if (!f) return -1;
-    char line[256];
-    double kib = -1;
-    while (fgets(line, sizeof line, f))
-        if (strncmp(line, "VmRSS:", 6) == 0) kib = atof(line + 6);
-    fclose(f);
-    return kib < 0 ? -1 : kib / 1024;
-}
-
-/* The process's largest resident set so far, in MiB. */
-static double rss_peak_mib(void) {
-    struct rusage u;
-    return getrusage(RUSAGE_SELF, &u) == 0 ? (double)u.ru_maxrss / 1024 : -1;
 }
 
 typedef struct inputs {

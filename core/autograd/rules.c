@@ -106,6 +106,23 @@ static void backward_norm(pt__grad_node *node, pt_tensor *g, pt_tensor **out) {
     out[0] = to_input(pt_mul(ex->saved, scale), ex);
 }
 
+/* The gradient of b [K, N] in a [..., M, K] x b, which every matrix of a's
+ * stack shares: a^T g over all the stack's rows at once, [K, B M] x [B M, N],
+ * one product instead of B [K, N] ones to sum. It is made in b's own layout:
+ * a b that is a transposed view (a linear layer's weight^T) gets its
+ * gradient as (g^T a)^T, so the transpose's backward hands the weight a
+ * contiguous gradient instead of one to copy. */
+static pt_tensor *matrix_grad(pt_tensor *a, pt_tensor *g, const pt__grad_edge *eb) {
+    const int64_t k = eb->shape[0], n = eb->shape[1];
+    pt_tensor *a2 = pt_reshape(a, 2, (const int64_t[]){-1, k});
+    pt_tensor *g2 = pt_reshape(g, 2, (const int64_t[]){-1, n});
+    const pt_tensor *b = eb->saved;
+    const bool column_major = b && k > 1 && n > 1 && b->strides[0] == 1;
+    pt_tensor *gb = column_major ? pt_transpose(pt_matmul(pt_transpose(g2, 0, 1), a2), 0, 1)
+                                 : pt_matmul(pt_transpose(a2, 0, 1), g2);
+    return pt__grad_unbroadcast(gb, 2, eb->shape, eb->dtype);
+}
+
 /* NumPy matmul: 1-D operands are promoted ([K] -> [1, K] on the left,
  * [K, 1] on the right), batch dims broadcast. The gradients are
  * g b^T and a^T g in the promoted shapes, summed over broadcast batch dims,
@@ -150,7 +167,9 @@ static void backward_matmul(pt__grad_node *node, pt_tensor *g, pt_tensor **out) 
         pt_tensor *ga = pt_matmul(g2, pt_transpose(b, nb - 2, nb - 1));
         out[0] = pt_reshape(pt__grad_unbroadcast(ga, na, a2, ea->dtype), ea->ndim, ea->shape);
     }
-    if (eb->needs_grad) {
+    if (eb->needs_grad && eb->ndim == 2 && na > 2) {
+        out[1] = matrix_grad(ea->saved, g2, eb);
+    } else if (eb->needs_grad) {
         pt_tensor *a = pt_reshape(ea->saved, na, a2);
         pt_tensor *gb = pt_matmul(pt_transpose(a, na - 2, na - 1), g2);
         out[1] = pt_reshape(pt__grad_unbroadcast(gb, nb, b2, eb->dtype), eb->ndim, eb->shape);

@@ -97,6 +97,31 @@ static bool mm_operand(const pt_tensor *x, bool left, int nb, const int64_t *bsh
     return true;
 }
 
+/* a [..., M, K] as one [B M, K] row-major matrix, when its batch dims and
+ * rows walk memory as one evenly strided run of rows (a contiguous stack, a
+ * view of one): then a stack of matrices times one matrix b [K, N] is a
+ * single GEMM of B M rows, which BLAS runs faster than B products of M rows
+ * each, reading b once. */
+static bool folded_rows(const pt_tensor *a, int64_t B, int64_t M, pt_operand *o) {
+    int64_t shape[PT_MAX_DIMS], strides[PT_MAX_DIMS], rs;
+    const int n = a->ndim - 1;
+    const int64_t cols = a->shape[a->ndim - 1], ld = cols > 1 ? cols : 1;
+    memcpy(shape, a->shape, (size_t)n * sizeof(int64_t));
+    memcpy(strides, a->strides, (size_t)n * sizeof(int64_t));
+    if ((cols > 1 && a->strides[a->ndim - 1] != 1) || !pt__merge_dims(n, shape, strides, &rs)) return false;
+    if (rs < ld) return false; /* rows that overlap (a broadcast stack): no leading dimension */
+    const int64_t rows = B * M;
+    pt__operand(a, o);
+    o->ndim = 3;
+    o->shape[0] = 1;
+    o->shape[1] = rows;
+    o->shape[2] = cols;
+    o->strides[0] = 0;
+    o->strides[1] = rs;
+    o->strides[2] = 1;
+    return true;
+}
+
 /* x as a GEMM operand, copying it when needed (the copy, if any, goes to
  * *copy). A contiguous copy fixes the matrix strides; a batch that is
  * broadcast along some dims but not others needs the expanded copy. */
@@ -186,10 +211,12 @@ static pt_tensor *matmul_raw(const char *fn, pt_tensor *a, pt_tensor *b) {
     pt_op op;
     pt__op_init(&op, PT_OP_MATMUL, t, 2);
     pt_tensor *copy_a = NULL, *copy_b = NULL;
-    pt_status s = gemm_input(fn, a, true, nb, bshape, B, &op.in[0], &copy_a);
-    if (s == PT_OK) s = gemm_input(fn, b, false, nb, bshape, B, &op.in[1], &copy_b);
+    /* out is contiguous, so its [B, M, N] is the folded [1, B M, N] too */
+    const bool fold = b->ndim == 2 && nba > 0 && B > 1 && folded_rows(a, B, M, &op.in[0]);
+    pt_status s = fold ? PT_OK : gemm_input(fn, a, true, nb, bshape, B, &op.in[0], &copy_a);
+    if (s == PT_OK) s = gemm_input(fn, b, false, fold ? 0 : nb, bshape, fold ? 1 : B, &op.in[1], &copy_b);
     if (s == PT_OK) {
-        const int64_t shape[3] = {B, M, N};
+        const int64_t shape[3] = {fold ? 1 : B, fold ? B * M : M, N};
         pt__operand_packed(out, 3, shape, &op.out);
         s = pt__execute(fn, pt__dev(a), &op);
     }

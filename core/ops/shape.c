@@ -41,6 +41,43 @@ pt_tensor *pt_cast(pt_tensor *x, pt_dtype t) {
 
 /* ---- Views ---- */
 
+/* The strides that let shape ns view x's elements in x's row-major order
+ * without a copy, as torch's view finds them: x's dims, size-1 ones aside,
+ * fall into runs whose elements are evenly spaced (an outer dim's stride is
+ * the inner one's stride times its extent); a new shape views x when its
+ * dims, from the last, tile each run exactly. A transposed or permuted
+ * tensor keeps its layout under a reshape that only splits or merges dims
+ * within runs (a reshape to its own shape, above all), where a copy would
+ * cost a pass over it. false: no such strides; numel must be > 0. */
+static bool view_strides(const pt_tensor *x, int nn, const int64_t *ns, int64_t *out) {
+    int64_t size[PT_MAX_DIMS], stride[PT_MAX_DIMS];
+    int n = 0;
+    for (int i = 0; i < x->ndim; ++i)
+        if (x->shape[i] != 1) {
+            size[n] = x->shape[i];
+            stride[n++] = x->strides[i];
+        }
+    int d = nn - 1;
+    for (int run_end = n - 1; run_end >= 0;) {
+        int run_begin = run_end;
+        int64_t run = size[run_end];
+        while (run_begin > 0 && stride[run_begin - 1] == stride[run_begin] * size[run_begin]) run *= size[--run_begin];
+        int64_t next = stride[run_end], tiled = 1;
+        for (; d >= 0 && tiled < run; --d) {
+            out[d] = next;
+            next *= ns[d];
+            tiled *= ns[d];
+        }
+        if (tiled != run) return false;
+        run_end = run_begin - 1;
+    }
+    for (; d >= 0; --d) {
+        if (ns[d] != 1) return false;
+        out[d] = d + 1 < nn ? out[d + 1] * ns[d + 1] : 1;
+    }
+    return true;
+}
+
 pt_tensor *pt_reshape(pt_tensor *x, int ndim, const int64_t *shape) {
     static const char fn[] = "pt_reshape";
     if (!x) return pt__null_input("pt_reshape", "x");
@@ -97,11 +134,13 @@ pt_tensor *pt_reshape(pt_tensor *x, int ndim, const int64_t *shape) {
                   pt__shape_str(ndim, dims, b, sizeof b), (long long)known);
         return NULL;
     }
-    int64_t strides[PT_MAX_DIMS];
+    int64_t strides[PT_MAX_DIMS], kept[PT_MAX_DIMS]; /* kept: a view's strides in x's own layout */
     pt__contiguous_strides(ndim, dims, strides);
     pt_tensor *out;
     if (numel == 0 || pt__is_contiguous(x)) { /* no elements: any layout views */
         out = pt__tensor_view(x, ndim, dims, strides, x->offset);
+    } else if (view_strides(x, ndim, dims, kept)) {
+        out = pt__tensor_view(x, ndim, dims, kept, x->offset);
     } else {
         pt_tensor *c = pt__copy_new(fn, x, x->dtype, x->ndim, x->shape);
         if (!c) return NULL;

@@ -179,7 +179,11 @@ PT_API pt_tensor *pt_matmul(pt_tensor *a, pt_tensor *b);
  * alive; each is a new reference the caller owns. Dims outside x are
  * PT_ERR_INVALID_ARGUMENT, shapes that do not fit PT_ERR_SHAPE. */
 /** @{ */
-/** A view when x is contiguous, else a copy. One entry may be -1 (inferred). */
+/** A view when x is contiguous or when its strides allow one (as torch's
+ * reshape: the new dims only split or merge x's dims where their elements
+ * are evenly spaced, e.g. a transposed matrix reshaped to its own shape or
+ * a [B, T, C] slice of a permuted tensor merged to [B T, C] along its
+ * contiguous runs), else a contiguous copy. One entry may be -1 (inferred). */
 PT_API pt_tensor *pt_reshape(pt_tensor *x, int ndim, const int64_t *shape);
 /** View with dims d0 and d1 swapped (negative dims count from the end). */
 PT_API pt_tensor *pt_transpose(pt_tensor *x, int d0, int d1);

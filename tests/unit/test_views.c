@@ -117,6 +117,21 @@ static void test_reshape_permute_expand(void) {
     CHECK(pt_tensor_is_contiguous(rt));
     double e[12] = {0, 4, 8, 1, 5, 9, 2, 6, 10, 3, 7, 11};
     check_values(rt, e, 12, __LINE__);
+    /* ... unless its strides allow a view: its own shape, or dims split
+     * within an evenly strided run (torch's view rule) */
+    int64_t s43[2] = {4, 3}, s223[3] = {2, 2, 3};
+    pt_tensor *own = pt_reshape(t, 2, s43), *split = pt_reshape(t, 3, s223);
+    REQUIRE(own);
+    REQUIRE(split);
+    CHECK(pt_tensor_shares_storage(own, a));
+    CHECK(pt_tensor_shares_storage(split, a));
+    CHECK_INT(pt_tensor_strides(split)[0], 2);
+    CHECK_INT(pt_tensor_strides(split)[1], 1);
+    CHECK_INT(pt_tensor_strides(split)[2], 4);
+    check_values(own, e, 12, __LINE__);
+    check_values(split, e, 12, __LINE__);
+    pt_release(own);
+    pt_release(split);
     /* permute [2, 3, 2] -> perm {2, 0, 1} */
     int64_t s232[3] = {2, 3, 2};
     pt_tensor *a3 = pt_reshape(a, 3, s232);
@@ -152,7 +167,7 @@ static void test_reshape_permute_expand(void) {
     /* contiguous of a contiguous tensor is the tensor itself */
     pt_tensor *same = pt_contiguous(a);
     CHECK(same == a);
-    pt_release(same);
+    pt_release(own);
     /* 0-D views */
     pt_tensor *flat = pt_reshape(a, 1, s12);
     pt_tensor *s = pt_narrow(flat, 0, 5, 1);
