@@ -68,7 +68,10 @@ build=$(cd "${1:-build}" && pwd) || { echo "opencl-matrix: no build directory ${
 work=$build/opencl-matrix
 mkdir -p "$work"
 for prog in tests/conformance tests/cross/cross_backend examples/mlp_digits; do
-  found=$(find "$build" -path "*/$prog" -type f -perm -u+x | head -1)
+  # The build's own program first: the build folder also holds the trees
+  # that the skeleton test and the GPU rehearsal build of their own.
+  found=$build/$prog
+  [[ -x $found ]] || found=$(find "$build" -path "*/$prog" -type f -perm -u+x | head -1)
   [[ -n $found ]] || { echo "opencl-matrix: $prog is not built in $build"; exit 2; }
   declare "bin_$(basename "$prog")=$found"
 done

@@ -16,7 +16,9 @@
  * device ran, so where the device refuses ATTENTION the core composes it
  * and differentiates the composition; and EMBEDDING_BACKWARD for the
  * gradient of an EMBEDDING the device ran (refused, the lookup is a gather
- * with gather's gradient). Those pairs are skips. */
+ * with gather's gradient); both gradient kinds also need the dtype's
+ * arithmetic (ADD), as the loss they differentiate does. Those pairs are
+ * skips. */
 #include <stdio.h>
 
 #include "conformance.h"
@@ -35,7 +37,12 @@ static unsigned reachable(pt_op_kind k, unsigned takes) {
     if (prerequisite(k, PT_F32) == k) return takes;
     unsigned can = 0;
     FOR_EACH_DTYPE_IN(t, takes) {
-        const pt_op_kind needs = prerequisite(k, t);
+        pt_op_kind needs = prerequisite(k, t);
+        /* A gradient kind is reached only by a case that differentiates a
+         * loss in t, which takes t's arithmetic too (rusticl looks up f64
+         * rows but adds no f64). */
+        const bool gradient = k == PT_OP_ATTENTION_BACKWARD || k == PT_OP_EMBEDDING_BACKWARD;
+        if (gradient && pt_device_supports(g_dev, needs, t) == PT_OK) needs = PT_OP_ADD;
         if (pt_device_supports(g_dev, needs, t) == PT_OK) can |= PT_DTYPE_BIT(t);
         else {
             char name[96], why[128];
