@@ -74,7 +74,11 @@ PT_HALF_FN pt_h_u16 pt_f32_to_f16_bits(float f) {
      * lowest bit); shifts past 25 all give 0 (at or below 2^-25, ties to
      * 0), and the result may carry into the smallest normal, correctly */
     const pt_h_u32 e = x >> 23, m = (x & 0x7fffffu) | 0x800000u;
-    const pt_h_u32 shift = 126u - e < 25u ? 126u - e : 25u; /* e above 126 wraps: 25 */
+    /* shift in [1, 25]: 126 - e where that is 1 to 24, else 25 (e of 126
+     * and above wrap past 24). Only e below 113 selects sub, where 126 - e
+     * is 14 or more, but every lane computes it, and a shift by -1 or 32
+     * is undefined in C. */
+    const pt_h_u32 d = 126u - e, shift = d - 1u < 24u ? d : 25u;
     const pt_h_u32 sub = (m + (1u << (shift - 1u)) - 1u + ((m >> shift) & 1u)) >> shift;
     /* >= 65536 (and inf): inf; [65520, 65536) rounds there in `normal` */
     const pt_h_u32 r = x > 0x7f800000u ? nan : x >= 0x47800000u ? 0x7c00u : x >= 0x38800000u ? normal : sub;
