@@ -167,7 +167,7 @@ static void test_reshape_permute_expand(void) {
     /* contiguous of a contiguous tensor is the tensor itself */
     pt_tensor *same = pt_contiguous(a);
     CHECK(same == a);
-    pt_release(own);
+    pt_release(same);
     /* 0-D views */
     pt_tensor *flat = pt_reshape(a, 1, s12);
     pt_tensor *s = pt_narrow(flat, 0, 5, 1);
