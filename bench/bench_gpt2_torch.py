@@ -5,12 +5,11 @@ step of GPT-2 small (vocab 50257, context 1024, 12 layers, 12 heads, width
 cross-entropy, backward, torch.optim.AdamW(lr 1e-4, betas 0.9 and 0.999, eps
 1e-8, weight decay 0: llm.c's settings), no clipping.
 
-The model is libportable's pt_gpt in torch.nn modules, as
-tests/nn/gpt_torch_oracle.py builds it: Embedding wte and wpe,
-TransformerEncoderLayer(768, 12, 3072, dropout 0, activation "gelu",
-batch_first, norm_first) blocks with a causal src_mask, LayerNorm ln_f and a
-Linear head tied to wte.weight; GPT-2's initialisation (matrices N(0, 0.02),
-the residual projections N(0, 0.02 / sqrt(24)), biases 0).
+The model is tests/nn/torch_gpt.py's TorchGPT, the class the PyTorch oracle
+checks pt_gpt against (torch.nn Embedding, TransformerEncoderLayer blocks
+with a causal mask, LayerNorm, a Linear head tied to wte.weight), with
+GPT-2's initialisation (matrices N(0, 0.02), the residual projections
+N(0, 0.02 / sqrt(24)), biases 0).
 
   bench_gpt2_torch.py time [warmup [steps]]  (defaults 2 and 5) prints "ms
                           <median wall> min <min wall> cpu <median CPU ms>
@@ -30,7 +29,6 @@ the residual projections N(0, 0.02 / sqrt(24)), biases 0).
 
 Threads: torch.set_num_threads(OMP_NUM_THREADS, default 1).
 """
-import math
 import os
 import resource
 import statistics
@@ -40,38 +38,18 @@ import time
 import numpy as np
 import torch
 
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "tests", "nn"))
+from torch_gpt import TorchGPT  # noqa: E402  (the oracle's model, one definition)
+
 VOCAB, CONTEXT, LAYERS, HEADS, WIDTH = 50257, 1024, 12, 12, 768
 BATCH, SEQ = 4, 64
 PADDED_VOCAB = 50304  # llm.c pads wte's rows to a multiple of 128
 torch.set_num_threads(int(os.environ.get("OMP_NUM_THREADS", "1")))
 
 
-class GPT(torch.nn.Module):
-    def __init__(self):
-        super().__init__()
-        self.wte = torch.nn.Embedding(VOCAB, WIDTH)
-        self.wpe = torch.nn.Embedding(CONTEXT, WIDTH)
-        self.h = torch.nn.ModuleList(
-            torch.nn.TransformerEncoderLayer(WIDTH, HEADS, 4 * WIDTH, dropout=0.0, activation="gelu",
-                                             batch_first=True, norm_first=True) for _ in range(LAYERS))
-        self.ln_f = torch.nn.LayerNorm(WIDTH)
-        self.lm_head = torch.nn.Linear(WIDTH, VOCAB, bias=False)
-        self.lm_head.weight = self.wte.weight  # tied
-        with torch.no_grad():
-            for name, p in self.named_parameters():
-                if p.dim() == 2:
-                    residual = name.endswith("out_proj.weight") or name.endswith("linear2.weight")
-                    p.normal_(0.0, 0.02 / math.sqrt(2 * LAYERS) if residual else 0.02)
-                elif name.endswith("bias"):
-                    p.zero_()
-
-    def forward(self, idx):
-        t = idx.shape[1]
-        x = self.wte(idx) + self.wpe(torch.arange(t))
-        causal = torch.triu(torch.full((t, t), float("-inf")), diagonal=1)
-        for block in self.h:
-            x = block(x, src_mask=causal)
-        return self.lm_head(self.ln_f(x))
+def GPT():
+    """GPT-2 small as tests/nn/torch_gpt.py builds pt_gpt, GPT-2-initialised."""
+    return TorchGPT(VOCAB, CONTEXT, LAYERS, HEADS, WIDTH).gpt2_init_()
 
 
 def batch():

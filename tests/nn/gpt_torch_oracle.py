@@ -4,10 +4,8 @@ training run on both sides.
 
   gpt_torch_oracle.py LIBPORTABLE_SO [SEED]
 
-The PyTorch model is built from torch.nn modules only: Embedding wte and wpe,
-TransformerEncoderLayer(d, heads, 4 d, dropout 0, activation "gelu",
-batch_first, norm_first) blocks in a ModuleList h, LayerNorm ln_f and a Linear
-head whose weight is wte.weight (tied), with a causal src_mask.
+The PyTorch model is torch_gpt.py's TorchGPT, built from torch.nn modules
+only (the GPT-2 benchmark measures against the same class).
 
   * pt_multihead_attention against nn.MultiheadAttention(batch_first) with
     the same weights, with and without biases, causal or not, [B, T, E] and
@@ -33,6 +31,7 @@ import os
 import tempfile
 
 from torch_oracle_lib import *
+from torch_gpt import TorchGPT
 
 
 class GptConfig(C.Structure):
@@ -64,27 +63,6 @@ DATA = np.array([CHARS.index(ch) for ch in TEXT], dtype=np.int64)
 CFG = dict(vocab_size=len(CHARS), context=16, n_layer=2, n_head=4, n_embd=32)
 BATCH, T, STEPS, WARMUP = 4, 16, 50, 5
 LR, CLIP, TOL_LOSS = 3e-3, 1.0, 1e-4
-
-
-class TorchGPT(torch.nn.Module):
-    def __init__(self, vocab_size, context, n_layer, n_head, n_embd):
-        super().__init__()
-        self.wte = torch.nn.Embedding(vocab_size, n_embd)
-        self.wpe = torch.nn.Embedding(context, n_embd)
-        self.h = torch.nn.ModuleList(
-            torch.nn.TransformerEncoderLayer(n_embd, n_head, 4 * n_embd, dropout=0.0, activation="gelu",
-                                             batch_first=True, norm_first=True) for _ in range(n_layer))
-        self.ln_f = torch.nn.LayerNorm(n_embd)
-        self.lm_head = torch.nn.Linear(n_embd, vocab_size, bias=False)
-        self.lm_head.weight = self.wte.weight  # tied
-
-    def forward(self, idx):
-        t = idx.shape[1]
-        x = self.wte(idx) + self.wpe(torch.arange(t))
-        causal = torch.triu(torch.full((t, t), float("-inf")), diagonal=1)
-        for block in self.h:
-            x = block(x, src_mask=causal)
-        return self.lm_head(self.ln_f(x))
 
 
 def portable_gpt():
