@@ -4,8 +4,10 @@
  * oneDNN runs every f32 convolution it has a primitive for; the rest (f64,
  * which oneDNN lacks, and any shape it refuses) is refused here, so the core
  * composes it from IM2COL and MATMUL, per call. PORTABLE_CPU_CONV=im2col
- * refuses them all and =onednn is the default, so tests run either path on
- * any machine. A plugin built without oneDNN refuses every call. */
+ * refuses them all, =onednn-direct keeps oneDNN to its direct algorithm
+ * (the one PyTorch asks it for), and =onednn, the default, lets oneDNN
+ * choose (Winograd where it is faster), so tests run every path on any
+ * machine. A plugin built without oneDNN refuses every call. */
 #include <pthread.h>
 #include <stdlib.h>
 #include <string.h>
@@ -13,12 +15,14 @@
 #include "exec_conv.h"
 #include "internal.h"
 
-static bool im2col_forced;
+static bool im2col_forced, direct_forced;
 
 static void read_switch(void) {
-    static const char *const paths[] = {"onednn", "im2col", NULL};
-    im2col_forced = PT_HOST_HAS(pt_cpu_host, env_choice) &&
-                    pt_cpu_host->env_choice("PORTABLE_CPU_CONV", paths, 0) == 1;
+    static const char *const paths[] = {"onednn", "im2col", "onednn-direct", NULL};
+    const int path = PT_HOST_HAS(pt_cpu_host, env_choice) ? pt_cpu_host->env_choice("PORTABLE_CPU_CONV", paths, 0)
+                                                          : 0;
+    im2col_forced = path == 1;
+    direct_forced = path == 2;
 }
 
 pt_status pt_cpu_conv(int dev, const pt_op *op, bool run) {
@@ -35,7 +39,7 @@ pt_status pt_cpu_conv(int dev, const pt_op *op, bool run) {
         return pt_cpu_fail(PT_ERR_UNSUPPORTED,
                            "%s in %s: oneDNN convolves f32 only; pt_f_conv2d composes it from im2col and a GEMM",
                            pt_op_name(op->kind), pt_dtype_table_name(op->dtype));
-    return pt_cpu_conv_onednn(dev, op, run);
+    return pt_cpu_conv_onednn(dev, op, run, direct_forced);
 #else
     (void)dev;
     (void)run;

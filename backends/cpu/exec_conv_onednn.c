@@ -27,7 +27,7 @@
 /* Shapes a training step keeps alive at once (each layer's three passes,
  * a few nets) fit with room to spare; the least recently used goes. */
 #define CONV_CACHE 48
-#define KEY_N 18
+#define KEY_N 19
 
 /* One operand of the primitive: the layout the core sends and, when the
  * primitive wants another, a reorder through a scratch copy. */
@@ -99,7 +99,7 @@ static bool engine_up(void) {
     return true;
 }
 
-static void key_of(const pt_op *op, int64_t key[KEY_N]) {
+static void key_of(const pt_op *op, bool direct_only, int64_t key[KEY_N]) {
     const pt_operand *x = op->kind == PT_OP_CONV2D_BWD_DATA ? &op->out : &op->in[0];
     const pt_operand *w = op->kind == PT_OP_CONV2D_BWD_WEIGHT ? &op->out : &op->in[1];
     const int64_t *y = op->kind == PT_OP_CONV2D ? op->out.shape : op->kind == PT_OP_CONV2D_BWD_DATA
@@ -108,7 +108,7 @@ static void key_of(const pt_op *op, int64_t key[KEY_N]) {
     const int64_t k[KEY_N] = {op->kind, x->shape[0], x->shape[1], x->shape[2], x->shape[3], w->shape[0],
                               w->shape[2], w->shape[3], y[2], y[3], op->window[0], op->window[1],
                               op->window[2], op->window[3], op->window[4], op->window[5], op->count,
-                              team_size()};
+                              team_size(), direct_only};
     memcpy(key, k, sizeof k);
 }
 
@@ -163,9 +163,13 @@ static dnnl_status_t slot_init(conv_slot *s, int arg, bool output, const dnnl_me
 }
 
 /* The convolution descriptor of op in prop (forward or one adjoint), every
- * operand's layout left to oneDNN. */
-static dnnl_status_t conv_desc(const pt_op *op, dnnl_prop_kind_t prop, const dnnl_memory_desc_t *x,
-                               const dnnl_memory_desc_t *w, const dnnl_memory_desc_t *y, dnnl_convolution_desc_t *cd) {
+ * operand's layout left to oneDNN, in algorithm alg: convolution_auto lets
+ * oneDNN pick Winograd (F(4x4, 3x3), on AVX-512, 3x3 stride 1, batch >= 16)
+ * where it finds it faster, whose error is in backends/cpu/README.md;
+ * convolution_direct is what PyTorch asks for. */
+static dnnl_status_t conv_desc(const pt_op *op, dnnl_prop_kind_t prop, dnnl_alg_kind_t alg,
+                               const dnnl_memory_desc_t *x, const dnnl_memory_desc_t *w, const dnnl_memory_desc_t *y,
+                               dnnl_convolution_desc_t *cd) {
     dnnl_memory_desc_t xa, wa, ya;
     any_md(&xa, x);
     any_md(&wa, w);
@@ -177,18 +181,17 @@ static dnnl_status_t conv_desc(const pt_op *op, dnnl_prop_kind_t prop, const dnn
     const dnnl_dims_t pad = {op->window[2], op->window[3]};
     switch (prop) {
     case dnnl_backward_data:
-        return dnnl_dilated_convolution_backward_data_desc_init(cd, dnnl_convolution_direct, &xa, &wa, &ya, strides,
-                                                                dil, pad, pad);
+        return dnnl_dilated_convolution_backward_data_desc_init(cd, alg, &xa, &wa, &ya, strides, dil, pad, pad);
     case dnnl_backward_weights:
-        return dnnl_dilated_convolution_backward_weights_desc_init(cd, dnnl_convolution_direct, &xa, &wa, NULL, &ya,
-                                                                   strides, dil, pad, pad);
+        return dnnl_dilated_convolution_backward_weights_desc_init(cd, alg, &xa, &wa, NULL, &ya, strides, dil, pad,
+                                                                   pad);
     default:
-        return dnnl_dilated_convolution_forward_desc_init(cd, dnnl_forward_training, dnnl_convolution_direct, &xa,
-                                                          &wa, NULL, &ya, strides, dil, pad, pad);
+        return dnnl_dilated_convolution_forward_desc_init(cd, dnnl_forward_training, alg, &xa, &wa, NULL, &ya,
+                                                          strides, dil, pad, pad);
     }
 }
 
-static dnnl_status_t entry_build(conv_entry *e, const pt_op *op) {
+static dnnl_status_t entry_build(conv_entry *e, const pt_op *op, dnnl_alg_kind_t alg) {
     const pt_operand *x = op->kind == PT_OP_CONV2D_BWD_DATA ? &op->out : &op->in[0];
     const pt_operand *w = op->kind == PT_OP_CONV2D_BWD_WEIGHT ? &op->out : &op->in[1];
     const pt_operand *y = op->kind == PT_OP_CONV2D ? &op->out : op->kind == PT_OP_CONV2D_BWD_DATA ? &op->in[0]
@@ -203,11 +206,11 @@ static dnnl_status_t entry_build(conv_entry *e, const pt_op *op) {
     dnnl_status_t st = dnnl_primitive_attr_create(&attr);
     if (st == dnnl_success) st = dnnl_primitive_attr_set_scratchpad_mode(attr, dnnl_scratchpad_mode_user);
     /* The adjoints are created against the forward pass they belong to. */
-    if (st == dnnl_success) st = conv_desc(op, dnnl_forward_training, &xm, &wm, &ym, &fd);
+    if (st == dnnl_success) st = conv_desc(op, dnnl_forward_training, alg, &xm, &wm, &ym, &fd);
     if (st == dnnl_success) st = dnnl_primitive_desc_create(&fwd, &fd, attr, g.engine, NULL);
     if (st == dnnl_success && op->kind != PT_OP_CONV2D) {
         const dnnl_prop_kind_t prop = op->kind == PT_OP_CONV2D_BWD_DATA ? dnnl_backward_data : dnnl_backward_weights;
-        st = conv_desc(op, prop, &xm, &wm, &ym, &cd);
+        st = conv_desc(op, prop, alg, &xm, &wm, &ym, &cd);
         if (st == dnnl_success) st = dnnl_primitive_desc_create(&pd, &cd, attr, g.engine, fwd);
     } else if (st == dnnl_success) {
         pd = fwd;
@@ -244,10 +247,25 @@ static dnnl_status_t entry_build(conv_entry *e, const pt_op *op) {
     return st;
 }
 
+/* Whether Winograd is worth offering oneDNN for op: its transforms cost in
+ * proportion to the channels and its savings to their product, so it pays
+ * only on wide layers. Measured on AVX-512 (one thread, forward + both
+ * adjoints, 2026-12-01): 1.2-1.7x faster than direct from 64 channels in
+ * and out on 8x8 images and from 32 on 16x16 up, 1.2-4x slower at 16 (a
+ * small CNN's layers, which oneDNN's own heuristic, counting only the
+ * batch, would send to it). */
+static bool winograd_pays(const pt_op *op) {
+    const pt_operand *x = op->kind == PT_OP_CONV2D_BWD_DATA ? &op->out : &op->in[0];
+    const pt_operand *w = op->kind == PT_OP_CONV2D_BWD_WEIGHT ? &op->out : &op->in[1];
+    const int64_t c = x->shape[1], o = w->shape[0], hw = x->shape[2] * x->shape[3];
+    const int64_t narrow = c < o ? c : o;
+    return op->count == 1 && (narrow >= 64 || (narrow >= 32 && hw >= 256));
+}
+
 /* The entry of op's shape, built on first use (g.lock held). */
-static conv_entry *entry_for(const pt_op *op) {
+static conv_entry *entry_for(const pt_op *op, bool direct_only) {
     int64_t key[KEY_N];
-    key_of(op, key);
+    key_of(op, direct_only, key);
     conv_entry *victim = &g.cache[0];
     for (int i = 0; i < CONV_CACHE; ++i) {
         conv_entry *e = &g.cache[i];
@@ -261,7 +279,14 @@ static conv_entry *entry_for(const pt_op *op) {
     memcpy(victim->key, key, sizeof key);
     victim->last_use = ++g.clock;
     const int team = team_enter(); /* JIT kernels are generated for this team size */
-    dnnl_status_t st = entry_build(victim, op);
+    const bool offer = !direct_only && winograd_pays(op);
+    dnnl_status_t st = entry_build(victim, op, offer ? dnnl_convolution_auto : dnnl_convolution_direct);
+    if (st != dnnl_success && offer) { /* what auto chose could not be built: direct */
+        entry_free(victim);
+        memcpy(victim->key, key, sizeof key);
+        victim->last_use = g.clock;
+        st = entry_build(victim, op, dnnl_convolution_direct);
+    }
     team_leave(team);
     if (st != dnnl_success) {
         entry_free(victim);
@@ -335,14 +360,14 @@ static pt_status entry_run(conv_entry *e, int dev, const pt_op *op) {
     return PT_OK;
 }
 
-pt_status pt_cpu_conv_onednn(int dev, const pt_op *op, bool run) {
+pt_status pt_cpu_conv_onednn(int dev, const pt_op *op, bool run, bool direct_only) {
     if (pt_cpu_host->struct_size < offsetof(pt_host_api, device_free) + sizeof pt_cpu_host->device_free)
         return refused(op, "the core is too old to lend scratch memory (no device_alloc)");
     pthread_mutex_lock(&g.lock);
     pt_status s = PT_OK;
     if (!engine_up()) s = refused(op, g.init_error);
     else {
-        conv_entry *e = entry_for(op);
+        conv_entry *e = entry_for(op, direct_only);
         if (e->refused) s = refused(op, e->why);
         else if (run) s = entry_run(e, dev, op);
     }

@@ -463,9 +463,39 @@ static void gelu_cases(pt_dtype t) {
     }
 }
 
+/* A layer wide enough that the cpu backend lets oneDNN choose Winograd
+ * (exec_conv_onednn.c: 32 channels in and out on 16x16 images, a batch of
+ * 16, 3x3 at stride 1; its transforms round differently from the direct
+ * sum): the forward pass with a bias, each adjoint and both gradients. f32
+ * only, the one dtype oneDNN convolves; every backend runs it. */
+static void wide_conv_cases(void) {
+    static const window_case wc = {16, 32, 16, 16, {{3, 3}, {1, 1}, {1, 1}, {1, 1}}, 32, 1, LAY_C};
+    lcg g;
+    lcg_seed(&g, 4321);
+    const int64_t xshape[4] = {wc.n, wc.c, wc.h, wc.w}, wshape[4] = {wc.co, wc.c, 3, 3};
+    ht *x = ht_new(PT_F32, 4, xshape), *wt = ht_new(PT_F32, 4, wshape), *bias = ht_new(PT_F32, 1, &wc.co);
+    ht_fill(x, (domain){DOM_UNIFORM, -2, 2}, &g);
+    ht_fill(wt, (domain){DOM_UNIFORM, -1, 1}, &g);
+    ht_fill(bias, (domain){DOM_UNIFORM, -1, 1}, &g);
+    const char *name = "f32 x=[16,32,16,16] k=3x3 s=1,1 p=1,1 d=1,1 co=32 groups=1 (wide)";
+    char full[320];
+    ht *in[3] = {x, wt, bias};
+    const layout lays[3] = {LAY_C, LAY_C, LAY_C};
+    expect e = {0};
+    ref_conv(x, wt, bias, &wc.win, 1, &e);
+    snprintf(full, sizeof full, "conv2d %s", name);
+    run_case(full, 3, in, lays, call_conv, &wc, &e, TOL_CONV, CF_CONTIGUOUS);
+    expect_free(&e);
+    conv_grad_cases(x, wt, &wc.win, 1, LAY_C, name, &g); /* conv_grads.c */
+    ht_free(x);
+    ht_free(wt);
+    ht_free(bias);
+}
+
 void run_cnn_cases(void) {
     FOR_EACH_DTYPE_IN(t, PT_DTYPES_FLOAT) {
         window_cases(t);
         gelu_cases(t);
     }
+    wide_conv_cases();
 }
