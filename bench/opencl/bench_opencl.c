@@ -318,27 +318,47 @@ static void bench_bandwidth(pt_device *dev, direct_cl *cl, int rounds) {
  *   pt_add eager     pt_add(a, b) and pt_release of the result: validation,
  *                    a block from the caching allocator, the plugin's execute
  *   replayed chain   a chain of TINY_CHAIN pt_add captured once (portable/graph.h)
- *                    and replayed: one clEnqueueCommandBufferKHR per chain where
- *                    the device has command buffers, else op by op
+ *                    with fusion off (PORTABLE_GRAPH_FUSION=off at capture), so
+ *                    each op stays one kernel, and replayed: one
+ *                    clEnqueueCommandBufferKHR per chain where the device has
+ *                    command buffers, else op by op (the per-kernel cost)
+ *   replayed, fused  the same chain captured with fusion on: a few generated
+ *                    kernels for the 64 ops (what a user's replay gets)
  *   by hand          the one-line add kernel on 10 elements in the benchmark's own
  *                    context: clSetKernelArg for its three buffers and one
  *                    clEnqueueNDRangeKernel, the least an OpenCL program pays per op */
 
 enum { TINY_N = 10, TINY_CHAIN = 64, TINY_OPS = 2048 };
-enum { TINY_EAGER, TINY_REPLAY, TINY_HAND, TINY_COUNT };
+enum { TINY_EAGER, TINY_REPLAY, TINY_FUSED, TINY_HAND, TINY_COUNT };
+
+/* A chain of TINY_CHAIN adds of b to a, captured on dev with fusion as
+ * fusion says ("on" or "off"); *y holds its result. */
+static pt_graph *tiny_chain(pt_device *dev, pt_tensor *a, pt_tensor *b, const char *fusion, pt_tensor **y) {
+    const char *before = getenv("PORTABLE_GRAPH_FUSION");
+    char *saved = before ? strdup(before) : NULL;
+    setenv("PORTABLE_GRAPH_FUSION", fusion, 1);
+    if (pt_graph_capture_begin(dev) != PT_OK) die_pt("pt_graph_capture_begin");
+    pt_scope scope = pt_scope_begin();
+    pt_tensor *t = a;
+    for (int i = 0; i < TINY_CHAIN; ++i) t = pt_add(t, b);
+    *y = pt_keep(t);
+    pt_scope_end(scope);
+    pt_graph *g = pt_graph_capture_end(dev);
+    if (saved) setenv("PORTABLE_GRAPH_FUSION", saved, 1);
+    else unsetenv("PORTABLE_GRAPH_FUSION");
+    free(saved);
+    if (!g) die_pt("pt_graph_capture_end");
+    return g;
+}
 
 static void bench_tiny(pt_device *dev, direct_cl *cl, int rounds) {
     int64_t shape[1] = {TINY_N};
     pt_tensor *a = pt_rand(dev, PT_F32, 1, shape), *b = pt_rand(dev, PT_F32, 1, shape);
     if (!a || !b) die_pt("pt_rand");
-    if (pt_graph_capture_begin(dev) != PT_OK) die_pt("pt_graph_capture_begin");
-    pt_scope scope = pt_scope_begin();
-    pt_tensor *y = a;
-    for (int i = 0; i < TINY_CHAIN; ++i) y = pt_add(y, b);
-    y = pt_keep(y);
-    pt_scope_end(scope);
-    pt_graph *g = pt_graph_capture_end(dev);
-    if (!g) die_pt("pt_graph_capture_end");
+    pt_tensor *y = NULL, *yf = NULL;
+    pt_graph *g = tiny_chain(dev, a, b, "off", &y), *gf = tiny_chain(dev, a, b, "on", &yf);
+    pt_graph_stats fs = {0};
+    if (pt_graph_info(gf, &fs) != PT_OK) die_pt("pt_graph_info");
     cl_mem src = direct_buffer(cl, TINY_N, 1.0f), src2 = direct_buffer(cl, TINY_N, 2.0f);
     cl_mem dst = direct_buffer(cl, TINY_N, 0.0f);
     cl_kernel k = direct_add_kernel(cl);
@@ -354,9 +374,9 @@ static void bench_tiny(pt_device *dev, direct_cl *cl, int rounds) {
                     if (!s) die_pt("pt_add");
                     pt_release(s);
                 }
-            } else if (c == TINY_REPLAY) {
+            } else if (c == TINY_REPLAY || c == TINY_FUSED) {
                 for (int i = 0; i < TINY_OPS / TINY_CHAIN; ++i)
-                    if (pt_graph_replay(g) != PT_OK) die_pt("pt_graph_replay");
+                    if (pt_graph_replay(c == TINY_REPLAY ? g : gf) != PT_OK) die_pt("pt_graph_replay");
             } else {
                 for (int i = 0; i < TINY_OPS; ++i) {
                     cl_int err = clSetKernelArg(k, 0, sizeof src, &src);
@@ -383,13 +403,20 @@ static void bench_tiny(pt_device *dev, direct_cl *cl, int rounds) {
     clReleaseMemObject(src2);
     clReleaseMemObject(dst);
     pt_graph_free(g);
+    pt_graph_free(gf);
     pt_release(y);
+    pt_release(yf);
     pt_release(a);
     pt_release(b);
 
-    const char *names[TINY_COUNT] = {"pt_add eager", "pt_add chain of 64, replayed",
+    char fused_name[96];
+    snprintf(fused_name, sizeof fused_name, "pt_add chain of 64, replayed, fused (%lld kernels)",
+             (long long)fs.kernels);
+    const char *names[TINY_COUNT] = {"pt_add eager", "pt_add chain of 64, replayed, fusion off (64 kernels)",
+                                     fused_name,
                                      "one-line kernel by hand (clSetKernelArg x3 + clEnqueueNDRangeKernel)"};
-    const char *keys[TINY_COUNT] = {"tiny_add_eager_us", "tiny_add_replay_us", "tiny_add_hand_us"};
+    const char *keys[TINY_COUNT] = {"tiny_add_eager_us", "tiny_add_replay_us", "tiny_add_fused_us",
+                                    "tiny_add_hand_us"};
     printf("## Host cost per op, 10-element f32 add (%d ops per round, %d alternating rounds, best)\n\n",
            TINY_OPS, rounds);
     printf("| operation | µs/op | queued µs/op | vs by hand |\n|---|---:|---:|---:|\n");

@@ -116,6 +116,41 @@ static bool read_after(const pt__capture *c, int32_t node, int32_t end) {
     return !x->freed || x->last > end;
 }
 
+/* Offers the backend steps[0..len-1] (ops i.. of in) as one FUSED op in
+ * *op, with the reduction that follows them where one does, else without;
+ * true when it takes one (fused->chains[fused->n_chains] then describes it). */
+static bool offer_chain(const pt__capture *c, pt_device *d, const pt_op *in, int32_t n, int32_t i, int32_t len,
+                        pt_fused_step *steps, pt__gfused *fused, pt_op *op) {
+    const int32_t end = i + len - 1;
+    const bool reduce = end + 1 < n && reduces_last(&in[end + 1], steps, len);
+    pt_fused_chain *chain = &fused->chains[fused->n_chains];
+    for (int with_reduce = reduce; with_reduce >= 0; --with_reduce) {
+        const int32_t last_use = end + with_reduce;
+        for (int32_t k = 0; k < len; ++k) steps[k].store = read_after(c, i + k, last_use);
+        if (!with_reduce) steps[len - 1].store = true; /* the chain's result */
+        *chain = (pt_fused_chain){.n_steps = len, .steps = steps, .numel = numel_of(&steps[0].op.out)};
+        memset(op, 0, sizeof *op);
+        op->kind = PT_OP_FUSED;
+        op->dtype = steps[len - 1].op.dtype;
+        op->fused = chain;
+        if (with_reduce) {
+            fused->reduces[fused->n_chains] = in[end + 1];
+            chain->reduce = &fused->reduces[fused->n_chains];
+            op->out = in[end + 1].out;
+        } else {
+            for (int32_t k = len - 1; k >= 0; --k)
+                if (steps[k].store) {
+                    op->out = steps[k].op.out;
+                    break;
+                }
+        }
+        pt__note_reached(op);
+        if (pt__supports_call("pt_graph_capture_end", d, op) == PT_OK) return true;
+        (void)pt__take_backend_message();
+    }
+    return false;
+}
+
 pt_status pt__graph_fuse(pt__capture *c, pt_device *d, pt_op **ops, int32_t *n_ops, const bool *patched,
                          int32_t *new_index, pt__gfused *fused) {
     static const char *const choices[] = {"on", "off", NULL};
@@ -154,43 +189,28 @@ pt_status pt__graph_fuse(pt__capture *c, pt_device *d, pt_op **ops, int32_t *n_o
             out[m++] = in[i++];
             continue;
         }
-        const int32_t end = i + len - 1;
-        const bool reduce = end + 1 < n && reduces_last(&in[end + 1], steps, len);
-        pt_fused_chain *chain = &fused->chains[fused->n_chains];
-        pt_op *op = &out[m];
-        bool taken = false;
-        for (int with_reduce = reduce; with_reduce >= 0 && !taken; --with_reduce) {
-            const int32_t last_use = end + with_reduce;
-            for (int32_t k = 0; k < len; ++k) steps[k].store = read_after(c, i + k, last_use);
-            if (!with_reduce) steps[len - 1].store = true; /* the chain's result */
-            *chain = (pt_fused_chain){.n_steps = len, .steps = steps, .numel = numel};
-            memset(op, 0, sizeof *op);
-            op->kind = PT_OP_FUSED;
-            op->dtype = steps[len - 1].op.dtype;
-            op->fused = chain;
-            if (with_reduce) {
-                fused->reduces[fused->n_chains] = in[end + 1];
-                chain->reduce = &fused->reduces[fused->n_chains];
-                op->out = in[end + 1].out;
-            } else {
-                for (int32_t k = len - 1; k >= 0; --k)
-                    if (steps[k].store) {
-                        op->out = steps[k].op.out;
-                        break;
-                    }
-            }
-            pt__note_reached(op);
-            taken = pt__supports_call("pt_graph_capture_end", d, op) == PT_OK;
-            if (!taken) (void)pt__take_backend_message();
-            if (taken) {
-                for (int32_t k = 0; k <= last_use - i; ++k) new_index[i + k] = m;
-                ++m;
-                ++fused->n_chains;
-                used += len;
-                i = last_use + 1;
-            }
-        }
+        /* A chain the backend refuses whole (longer than it fuses, say):
+         * the longest first part it takes, found by bisection, becomes one
+         * kernel, and what follows is looked at afresh. */
+        bool taken = offer_chain(c, d, in, n, i, len, steps, fused, &out[m]);
         if (!taken) {
+            int32_t lo = 1, hi = len; /* lo: taken (or 1), hi: refused */
+            while (hi - lo > 1) {
+                const int32_t mid = lo + (hi - lo) / 2;
+                if (offer_chain(c, d, in, n, i, mid, steps, fused, &out[m])) lo = mid;
+                else hi = mid;
+            }
+            len = lo;
+            taken = len >= 2 && offer_chain(c, d, in, n, i, len, steps, fused, &out[m]);
+        }
+        if (taken) {
+            const int32_t last_use = i + len - 1 + (fused->chains[fused->n_chains].reduce != NULL);
+            for (int32_t k = 0; k <= last_use - i; ++k) new_index[i + k] = m;
+            ++m;
+            ++fused->n_chains;
+            used += len;
+            i = last_use + 1;
+        } else {
             new_index[i] = m;
             out[m++] = in[i++];
         }

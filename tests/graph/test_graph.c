@@ -635,6 +635,48 @@ static void test_replay_matches_eager(void) {
     pt_scope_end(scope);
 }
 
+/* ---- A chain longer than a backend fuses at once ----
+ * 80 element-wise ops in a row, more steps than the OpenCL plugin puts in
+ * one kernel (32): the chain is offered again in parts the backend takes,
+ * so it still runs as a few fused kernels, and the replay equals the eager
+ * ops bit for bit (each step rounds once, in the same order). */
+static void test_long_chain(void) {
+    enum { N = 1000, LEN = 80 };
+    pt_scope scope = pt_scope_begin();
+    pt_tensor *x = pt_mul_scalar(pt_arange(dev, PT_F32, 0, N, 1), 1e-3);
+    pt_tensor *b = pt_mul_scalar(pt_arange(dev, PT_F32, 0, N, 1), -2e-4);
+    REQUIRE(x);
+    REQUIRE(b);
+    CHECK_OK(pt_graph_capture_begin(dev));
+    pt_scope inner = pt_scope_begin();
+    pt_tensor *y = x;
+    for (int i = 0; i < LEN / 2; ++i) y = pt_mul_scalar(pt_add(y, b), 0.999);
+    y = pt_keep(y);
+    pt_scope_end(inner);
+    pt_graph *g = pt_graph_capture_end(dev);
+    REQUIRE(g);
+    pt_graph_stats st = {0};
+    CHECK_OK(pt_graph_info(g, &st));
+    CHECK_OK(pt_graph_replay(g));
+    pt_tensor *e = x;
+    pt_scope eager = pt_scope_begin();
+    for (int i = 0; i < LEN / 2; ++i) e = pt_mul_scalar(pt_add(e, b), 0.999);
+    e = pt_keep(e);
+    pt_scope_end(eager);
+    check_report(same_bytes(y, e), __FILE__, __LINE__, "a chain of 80 ops: replayed == eager bit for bit");
+    if (pt_device_supports(dev, PT_OP_FUSED, PT_F32) == PT_OK) {
+        char what[160];
+        snprintf(what, sizeof what, "a chain of %lld ops runs as %lld kernels (at most 8)", (long long)st.ops,
+                 (long long)st.kernels);
+        check_report(st.kernels <= 8, __FILE__, __LINE__, what);
+    }
+    pt_clear_error();
+    pt_graph_free(g);
+    pt_release(y);
+    pt_release(e);
+    pt_scope_end(scope);
+}
+
 /* ---- A graph with products ----
  * CLBlast queues its GEMM kernels itself, so the OpenCL plugin cannot record
  * a product into a command buffer: it records the runs of ops between the
@@ -826,6 +868,7 @@ int main(int argc, char **argv) {
     /* scopes release what the checks leave over */
     pt_scope scope = pt_scope_begin();
     test_replay_matches_eager();
+    test_long_chain();
     test_products_replay();
     test_norm_training(false);
     test_norm_training(true);
