@@ -10,6 +10,7 @@
 #include <string.h>
 
 #include "nn/optim_internal.h"
+#include "ops/ops_internal.h"
 
 /* A hyper-parameter's valid values: finite, >= lo (> lo when lo_open) and,
  * when hi_open, < hi. */
@@ -272,6 +273,8 @@ static pt_status sgd_update(pt_optimizer *o, pt__optim_state *st, pt_tensor *p, 
     return pt_axpy_(p, sgd_alpha(lp, k), d);
 }
 
+static const char fn_step[] = "pt_optimizer_step";
+
 static pt_status adam_update(pt_optimizer *o, pt__optim_state *st, pt_tensor *p, pt_tensor *g) {
     const bool capturing = pt__capture_device() != NULL;
     if (capturing && (!st->a || !st->b)) return no_state_yet("Adam's moments");
@@ -288,27 +291,55 @@ static pt_status adam_update(pt_optimizer *o, pt__optim_state *st, pt_tensor *p,
     } else if (o->h.weight_decay > 0) {
         d = pt_add(g, pt_mul_scalar(p, o->h.weight_decay));
     }
-    /* m = b1 m + (1 - b1) d;  v = b2 v + (1 - b2) d^2  (both start at 0) */
-    pt_tensor *m = pt_mul_scalar(d, 1.0 - o->h.beta1);
-    pt_tensor *v = pt_mul_scalar(pt_mul(d, d), 1.0 - o->h.beta2);
-    if (st->a) m = pt_add(pt_mul_scalar(st->a, o->h.beta1), m);
-    if (st->b) v = pt_add(pt_mul_scalar(st->b, o->h.beta2), v);
-    if (!m || !v) return pt_last_status();
-    pt_status s = replace(&st->a, m);
-    if (!s) s = replace(&st->b, v);
+    /* m = b1 m + (1 - b1) d;  v = b2 v + (1 - b2) d^2  (both start at 0).
+     * f32 and f64 moments are updated in place, as torch.optim's
+     * exp_avg.mul_(b1).add_(d, alpha=1 - b1): no new tensors a step (with
+     * many parameters the old and new moments of a step, and each op's
+     * result, cost more time and memory than the arithmetic); 16-bit ones
+     * take the composed ops, which widen where a device lacks the dtype. */
+    const bool in_place = st->a && st->b && (st->a->dtype == PT_F32 || st->a->dtype == PT_F64) &&
+                          st->b->dtype == st->a->dtype && d->dtype == st->a->dtype;
+    pt_status s = PT_OK;
+    if (in_place) {
+        pt_tensor *dd = pt_mul(d, d);
+        if (!dd) return pt_last_status();
+        if (!s) s = pt__elementwise_into(fn_step, PT_OP_MUL_SCALAR, st->a, 1, &st->a, o->h.beta1);
+        if (!s) s = pt_axpy_(st->a, 1.0 - o->h.beta1, d);
+        if (!s) s = pt__elementwise_into(fn_step, PT_OP_MUL_SCALAR, st->b, 1, &st->b, o->h.beta2);
+        if (!s) s = pt_axpy_(st->b, 1.0 - o->h.beta2, dd);
+    } else {
+        pt_tensor *m = pt_mul_scalar(d, 1.0 - o->h.beta1);
+        pt_tensor *v = pt_mul_scalar(pt_mul(d, d), 1.0 - o->h.beta2);
+        if (st->a) m = pt_add(pt_mul_scalar(st->a, o->h.beta1), m);
+        if (st->b) v = pt_add(pt_mul_scalar(st->b, o->h.beta2), v);
+        if (!m || !v) return pt_last_status();
+        s = replace(&st->a, m);
+        if (!s) s = replace(&st->b, v);
+    }
     if (s) return s;
-    m = st->a;
-    v = st->b;
+    pt_tensor *m = st->a, *v = st->b;
     const double scale_p[PT__STEP_PARAMS] = {o->h.beta2};
     lp[4] = o->h.beta1;
     /* p -= lr / bc1 * m / (sqrt(v) / sqrt(bc2) + eps), as torch.optim.Adam;
-     * a captured step takes both step-dependent scalars anew at each replay */
+     * a captured step takes both step-dependent scalars anew at each replay.
+     * In place, the denominator and the update share one tensor. */
     pt_tensor *root = pt_sqrt(v);
+    if (!root) return pt_last_status();
     if (capturing) pt__capture_step_scalar(st->steps, PT_OP_MUL_SCALAR, adam_denom_scale, scale_p);
-    pt_tensor *scaled = pt_mul_scalar(root, adam_denom_scale(scale_p, k));
-    pt_tensor *denom = pt_add_scalar(scaled, o->h.eps);
-    pt_tensor *update = pt_div(m, denom);
-    if (!update) return pt_last_status();
+    pt_tensor *update;
+    if (in_place) {
+        pt_tensor *both[2] = {m, root};
+        s = pt__elementwise_into(fn_step, PT_OP_MUL_SCALAR, root, 1, &root, adam_denom_scale(scale_p, k));
+        if (!s) s = pt__elementwise_into(fn_step, PT_OP_ADD_SCALAR, root, 1, &root, o->h.eps);
+        if (!s) s = pt__elementwise_into(fn_step, PT_OP_DIV, root, 2, both, 0.0);
+        if (s) return s;
+        update = root;
+    } else {
+        pt_tensor *scaled = pt_mul_scalar(root, adam_denom_scale(scale_p, k));
+        pt_tensor *denom = pt_add_scalar(scaled, o->h.eps);
+        update = pt_div(m, denom);
+        if (!update) return pt_last_status();
+    }
     if (capturing) pt__capture_step_scalar(st->steps, PT_OP_AXPY, adam_alpha, lp);
     return pt_axpy_(p, adam_alpha(lp, k), update);
 }

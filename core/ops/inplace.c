@@ -1,6 +1,7 @@
 /* In-place ops: pt_copy_, pt_axpy_, pt_fill_ (and the FILL helper the
- * creation ops share). They write into an existing tensor, which may be a
- * strided view; they never record autograd. */
+ * creation ops share), and pt__elementwise_into for the core's own state
+ * updates. They write into an existing tensor, which may be a strided view;
+ * they never record autograd. */
 #include <string.h>
 
 #include "ops/ops_internal.h"
@@ -122,4 +123,26 @@ pt_status pt_axpy_(pt_tensor *y, double alpha, pt_tensor *x) {
     s = pt__execute(fn, pt__dev(y), &op);
     pt_release(staged);
     return s;
+}
+
+pt_status pt__elementwise_into(const char *fn, pt_op_kind kind, pt_tensor *out, int n, pt_tensor *const *in,
+                               double scalar) {
+    if (write_overlaps_itself(out)) return overlap_error(fn, "out", out);
+    for (int i = 0; i < n; ++i) {
+        const pt_tensor *x = in[i];
+        if (pt__dev(x) != pt__dev(out) || x->dtype != out->dtype || x->ndim != out->ndim ||
+            memcmp(x->shape, out->shape, (size_t)x->ndim * sizeof(int64_t)) != 0 ||
+            (x->st == out->st && !same_layout(x, out)))
+            return pt__error(PT_ERR_INTERNAL, fn,
+                             "an in-place %s got an input of another device, dtype, shape or view of its "
+                             "output; please report this",
+                             pt_op_name(kind));
+    }
+    if (pt__tensor_numel(out) == 0) return PT_OK;
+    pt_op op;
+    pt__op_init(&op, kind, out->dtype, n);
+    op.scalar = scalar;
+    pt__operand(out, &op.out);
+    for (int i = 0; i < n; ++i) pt__operand(in[i], &op.in[i]);
+    return pt__execute(fn, pt__dev(out), &op);
 }

@@ -18,6 +18,12 @@
 /* Element-wise ops: kind ADD..GT (binary), NEG..TANH (unary). elementwise.c */
 pt_tensor *pt__binary_raw(const char *fn, pt_op_kind kind, pt_tensor *a, pt_tensor *b);
 pt_tensor *pt__unary_raw(const char *fn, pt_op_kind kind, pt_tensor *x);
+/* out = kind(in[0..n-1]) (scalar for the *_SCALAR kinds) written into out
+ * without a new tensor or autograd: every input has out's device, dtype and
+ * shape, and is out itself or shares no memory with it. For the core's own
+ * state kept across steps (an optimizer's moments). inplace.c */
+pt_status pt__elementwise_into(const char *fn, pt_op_kind kind, pt_tensor *out, int n, pt_tensor *const *in,
+                               double scalar);
 /* Describes x as a 3-D operand [outer, r, inner] around dim d (PT_ALL: [1,
  * numel, 1]), using x's own strides where the dims before and after d merge,
  * else a contiguous copy returned in *copy (NULL when none was needed; the
