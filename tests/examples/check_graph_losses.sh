@@ -4,8 +4,10 @@
 # for bit as printed, since the replays run the very ops eager runs, on the
 # same batches (one graph per batch shape).
 # Usage: check_graph_losses.sh <example binary> <digits.csv.gz> <epochs> <scratch dir>
+# PT_GRAPH_CHECK_EPOCHS, where set, replaces <epochs> (the GPU script's
+# rehearsal on the CUDA simulator runs the CNN's check with fewer).
 set -u
-exe=$1 data=$2 epochs=$3 dir=$4
+exe=$1 data=$2 epochs=${PT_GRAPH_CHECK_EPOCHS:-$3} dir=$4
 mkdir -p "$dir"
 run() { # mode-name, extra args...
   local name=$1; shift
