@@ -57,13 +57,15 @@ cmake --build build-asan -j"$jobs"
 # norm, AdamW) run instrumented in attention_conformance_cudasim,
 # embedding_conformance_cudasim and gpt_graph_cudasim, and gpt_train
 # itself runs instrumented on the cpu.
+# The lints read the sources and the layering of the objects, which build 1
+# has checked already: they are left out here.
 # f32 products on OpenBLAS (PORTABLE_CPU_GEMM=openblas) unless a test picks
 # oneDNN itself: on a CPU OpenBLAS does not know, the plugin sends them to
 # oneDNN's sgemm, and LeakSanitizer's tracer then crashed (signal 11) at the
 # exit of the attention tests' processes, whose checks had all passed.
 PORTABLE_CPU_GEMM=openblas \
 ASAN_OPTIONS=detect_leaks=1:abort_on_error=1 UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1 \
-  ctest --test-dir build-asan --output-on-failure -j"$jobs" -LE "^(opencl|cuda)$" \
+  ctest --test-dir build-asan --output-on-failure -j"$jobs" -LE "^(opencl|cuda|lint)$" \
   -E "^(example_cnn_digits_cudasim|gpt_train_(train|graph|bf16)_cudasim)$"
 
 # ThreadSanitizer: threads sharing read-only tensors, racing the first call,
