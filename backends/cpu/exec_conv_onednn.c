@@ -276,25 +276,22 @@ static conv_entry *entry_for(const pt_op *op, bool direct_only) {
         if (e->last_use < victim->last_use) victim = e;
     }
     entry_free(victim);
-    memcpy(victim->key, key, sizeof key);
-    victim->last_use = ++g.clock;
     const int team = team_enter(); /* JIT kernels are generated for this team size */
     const bool offer = !direct_only && winograd_pays(op);
     dnnl_status_t st = entry_build(victim, op, offer ? dnnl_convolution_auto : dnnl_convolution_direct);
     if (st != dnnl_success && offer) { /* what auto chose could not be built: direct */
         entry_free(victim);
-        memcpy(victim->key, key, sizeof key);
-        victim->last_use = g.clock;
         st = entry_build(victim, op, dnnl_convolution_direct);
     }
     team_leave(team);
     if (st != dnnl_success) {
         entry_free(victim);
-        memcpy(victim->key, key, sizeof key);
-        victim->last_use = g.clock;
         victim->refused = true;
         snprintf(victim->why, sizeof victim->why, "oneDNN has no implementation of it (%s)", dnnl_status2str(st));
     }
+    /* entry_free clears the key, so it is written once the entry is final */
+    memcpy(victim->key, key, sizeof key);
+    victim->last_use = ++g.clock;
     return victim;
 }
 

@@ -299,11 +299,11 @@ static pt_status adam_update(pt_optimizer *o, pt__optim_state *st, pt_tensor *p,
      * take the composed ops, which widen where a device lacks the dtype. */
     const bool in_place = st->a && st->b && (st->a->dtype == PT_F32 || st->a->dtype == PT_F64) &&
                           st->b->dtype == st->a->dtype && d->dtype == st->a->dtype;
-    pt_status s = PT_OK;
+    pt_status s;
     if (in_place) {
         pt_tensor *dd = pt_mul(d, d);
         if (!dd) return pt_last_status();
-        if (!s) s = pt__elementwise_into(fn_step, PT_OP_MUL_SCALAR, st->a, 1, &st->a, o->h.beta1);
+        s = pt__elementwise_into(fn_step, PT_OP_MUL_SCALAR, st->a, 1, &st->a, o->h.beta1);
         if (!s) s = pt_axpy_(st->a, 1.0 - o->h.beta1, d);
         if (!s) s = pt__elementwise_into(fn_step, PT_OP_MUL_SCALAR, st->b, 1, &st->b, o->h.beta2);
         if (!s) s = pt_axpy_(st->b, 1.0 - o->h.beta2, dd);

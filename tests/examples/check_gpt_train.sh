@@ -18,11 +18,11 @@
 set -u
 exe=$1 text=$2 dir=$3 check=$4 quick=${5:-}
 mkdir -p "$dir"
-tiny=(--text "$text" --batch 32 --context 16 --layers 1 --heads 2 --width 64 --lr 1e-2 --seed 3 --sample 60)
-# On the simulator no sample is drawn: its 60 forward passes one character
-# at a time cost as much as half a check's steps, and the other backends'
-# runs of the same checks sample.
-if [[ $quick == quick ]]; then tiny=("${tiny[@]:0:${#tiny[@]}-2}" --sample 0); fi
+# On the simulator ("quick") no sample is drawn: its 60 forward passes one
+# character at a time cost as much as half a check's steps, and the other
+# backends' runs of the same checks sample.
+sample=60; [[ $quick == quick ]] && sample=0
+tiny=(--text "$text" --batch 32 --context 16 --layers 1 --heads 2 --width 64 --lr 1e-2 --seed 3 --sample $sample)
 if [[ $check != errors && ! -r $text ]]; then
   echo "skip: no text at $text (install bible-kjv, whose reader writes it at build time)"; exit 77
 fi

@@ -640,29 +640,33 @@ static void test_replay_matches_eager(void) {
  * one kernel (32): the chain is offered again in parts the backend takes,
  * so it still runs as a few fused kernels, and the replay equals the eager
  * ops bit for bit (each step rounds once, in the same order). */
+enum { LONG_CHAIN_OPS = 80 };
+
+/* x + b, times 0.999, LONG_CHAIN_OPS / 2 times: the chain's value, kept. */
+static pt_tensor *long_chain(pt_tensor *x, pt_tensor *b) {
+    pt_scope scope = pt_scope_begin();
+    pt_tensor *y = x;
+    for (int i = 0; i < LONG_CHAIN_OPS / 2; ++i) y = pt_mul_scalar(pt_add(y, b), 0.999);
+    y = pt_keep(y);
+    pt_scope_end(scope);
+    return y;
+}
+
 static void test_long_chain(void) {
-    enum { N = 1000, LEN = 80 };
+    enum { N = 1000 };
     pt_scope scope = pt_scope_begin();
     pt_tensor *x = pt_mul_scalar(pt_arange(dev, PT_F32, 0, N, 1), 1e-3);
     pt_tensor *b = pt_mul_scalar(pt_arange(dev, PT_F32, 0, N, 1), -2e-4);
     REQUIRE(x);
     REQUIRE(b);
     CHECK_OK(pt_graph_capture_begin(dev));
-    pt_scope inner = pt_scope_begin();
-    pt_tensor *y = x;
-    for (int i = 0; i < LEN / 2; ++i) y = pt_mul_scalar(pt_add(y, b), 0.999);
-    y = pt_keep(y);
-    pt_scope_end(inner);
+    pt_tensor *y = long_chain(x, b);
     pt_graph *g = pt_graph_capture_end(dev);
     REQUIRE(g);
     pt_graph_stats st = {0};
     CHECK_OK(pt_graph_info(g, &st));
     CHECK_OK(pt_graph_replay(g));
-    pt_tensor *e = x;
-    pt_scope eager = pt_scope_begin();
-    for (int i = 0; i < LEN / 2; ++i) e = pt_mul_scalar(pt_add(e, b), 0.999);
-    e = pt_keep(e);
-    pt_scope_end(eager);
+    pt_tensor *e = long_chain(x, b);
     check_report(same_bytes(y, e), __FILE__, __LINE__, "a chain of 80 ops: replayed == eager bit for bit");
     if (pt_device_supports(dev, PT_OP_FUSED, PT_F32) == PT_OK) {
         char what[160];
