@@ -3,7 +3,9 @@
 #ifndef PORTABLE_CPU_CONV_H
 #define PORTABLE_CPU_CONV_H
 
+#include <stdbool.h>
 #include <stddef.h>
+#include <stdint.h>
 
 #include "portable/backend.h"
 
@@ -17,5 +19,11 @@ pt_status pt_cpu_conv_onednn(int dev, const pt_op *op, bool run, bool direct_onl
  * ONEDNN_MAX_CPU_ISA caps it), and "oneDNN <version> <isa>" into dst. */
 const char *pt_cpu_onednn_isa(void);
 void pt_cpu_onednn_version(char *dst, size_t cap);
+/* Copies a [batch, channels, pixels] f32 activation between NCHW and the
+ * blocked nChw<blk>c layout (blk 8 or 16, channels a multiple of it): to
+ * the blocked one when to_blocked, else back. Split over the team as a
+ * copy is. exec_conv_reorder.c */
+void pt_cpu_reorder_channel_blocks(const float *src, float *dst, int64_t batch, int64_t channels, int64_t pixels,
+                                   int blk, bool to_blocked);
 
 #endif

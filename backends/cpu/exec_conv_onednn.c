@@ -38,6 +38,8 @@ typedef struct conv_slot {
     dnnl_memory_t inner;      /* the primitive's layout; == user when no reorder */
     dnnl_primitive_t reorder; /* user -> inner (inputs) or inner -> user (out) */
     size_t inner_bytes;       /* scratch bytes for inner, 0 when no reorder */
+    int blk;                  /* an activation in nChw16c / nChw8c: the plugin's own copy (8 or 16), else 0 */
+    int64_t dims[4];          /* the user layout's N, C, H, W */
 } conv_slot;
 
 typedef struct conv_entry {
@@ -140,9 +142,28 @@ static void any_md(dnnl_memory_desc_t *any, const dnnl_memory_desc_t *user) {
     dnnl_memory_desc_init_by_tag(any, user->ndims, user->dims, dnnl_f32, dnnl_format_tag_any);
 }
 
+/* The channel block of want when it is user (an NCHW activation) with its
+ * channels in blocks of 16 or 8 that divide them, else 0: those copies
+ * are exec_conv_reorder.c's, the rest (weights, padded blocks) oneDNN's. */
+static int channel_block(const dnnl_memory_desc_t *want, const dnnl_memory_desc_t *user, bool weight) {
+    if (weight || user->ndims != 4) return 0;
+    static const struct {
+        int blk;
+        dnnl_format_tag_t tag;
+    } blocked[] = {{16, dnnl_nChw16c}, {8, dnnl_nChw8c}};
+    for (size_t i = 0; i < sizeof blocked / sizeof *blocked; ++i) {
+        dnnl_memory_desc_t b;
+        if (user->dims[1] % blocked[i].blk == 0 &&
+            dnnl_memory_desc_init_by_tag(&b, 4, user->dims, dnnl_f32, blocked[i].tag) == dnnl_success &&
+            dnnl_memory_desc_equal(want, &b))
+            return blocked[i].blk;
+    }
+    return 0;
+}
+
 /* The slot for operand md of the primitive: a reorder when its layout
  * differs from the core's. */
-static dnnl_status_t slot_init(conv_slot *s, int arg, bool output, const dnnl_memory_desc_t *user,
+static dnnl_status_t slot_init(conv_slot *s, int arg, bool output, bool weight, const dnnl_memory_desc_t *user,
                                const_dnnl_primitive_desc_t pd) {
     s->arg = arg;
     s->output = output;
@@ -154,6 +175,10 @@ static dnnl_status_t slot_init(conv_slot *s, int arg, bool output, const dnnl_me
     }
     s->inner_bytes = dnnl_memory_desc_get_size(want);
     if ((st = dnnl_memory_create(&s->inner, want, g.engine, DNNL_MEMORY_NONE)) != dnnl_success) return st;
+    if ((s->blk = channel_block(want, user, weight))) {
+        memcpy(s->dims, user->dims, sizeof s->dims);
+        return dnnl_success;
+    }
     dnnl_primitive_desc_t rpd = NULL;
     st = output ? dnnl_reorder_primitive_desc_create(&rpd, want, g.engine, user, g.engine, NULL)
                 : dnnl_reorder_primitive_desc_create(&rpd, user, g.engine, want, g.engine, NULL);
@@ -163,10 +188,9 @@ static dnnl_status_t slot_init(conv_slot *s, int arg, bool output, const dnnl_me
 }
 
 /* The convolution descriptor of op in prop (forward or one adjoint), every
- * operand's layout left to oneDNN, in algorithm alg: convolution_auto lets
- * oneDNN pick Winograd (F(4x4, 3x3), on AVX-512, 3x3 stride 1, batch >= 16)
- * where it finds it faster, whose error is in backends/cpu/README.md;
- * convolution_direct is what PyTorch asks for. */
+ * operand's layout left to oneDNN, in algorithm alg: convolution_winograd
+ * (F(4x4, 3x3), AVX-512 only, 3x3 stride 1), whose error is in
+ * backends/cpu/README.md, or convolution_direct, what PyTorch asks for. */
 static dnnl_status_t conv_desc(const pt_op *op, dnnl_prop_kind_t prop, dnnl_alg_kind_t alg,
                                const dnnl_memory_desc_t *x, const dnnl_memory_desc_t *w, const dnnl_memory_desc_t *y,
                                dnnl_convolution_desc_t *cd) {
@@ -220,19 +244,19 @@ static dnnl_status_t entry_build(conv_entry *e, const pt_op *op, dnnl_alg_kind_t
     if (st == dnnl_success) {
         switch (op->kind) {
         case PT_OP_CONV2D:
-            if ((st = slot_init(&e->slot[0], DNNL_ARG_SRC, false, &xm, pd)) == dnnl_success &&
-                (st = slot_init(&e->slot[1], DNNL_ARG_WEIGHTS, false, &wm, pd)) == dnnl_success)
-                st = slot_init(&e->slot[2], DNNL_ARG_DST, true, &ym, pd);
+            if ((st = slot_init(&e->slot[0], DNNL_ARG_SRC, false, false, &xm, pd)) == dnnl_success &&
+                (st = slot_init(&e->slot[1], DNNL_ARG_WEIGHTS, false, true, &wm, pd)) == dnnl_success)
+                st = slot_init(&e->slot[2], DNNL_ARG_DST, true, false, &ym, pd);
             break;
         case PT_OP_CONV2D_BWD_DATA:
-            if ((st = slot_init(&e->slot[0], DNNL_ARG_DIFF_DST, false, &ym, pd)) == dnnl_success &&
-                (st = slot_init(&e->slot[1], DNNL_ARG_WEIGHTS, false, &wm, pd)) == dnnl_success)
-                st = slot_init(&e->slot[2], DNNL_ARG_DIFF_SRC, true, &xm, pd);
+            if ((st = slot_init(&e->slot[0], DNNL_ARG_DIFF_DST, false, false, &ym, pd)) == dnnl_success &&
+                (st = slot_init(&e->slot[1], DNNL_ARG_WEIGHTS, false, true, &wm, pd)) == dnnl_success)
+                st = slot_init(&e->slot[2], DNNL_ARG_DIFF_SRC, true, false, &xm, pd);
             break;
         default:
-            if ((st = slot_init(&e->slot[0], DNNL_ARG_SRC, false, &xm, pd)) == dnnl_success &&
-                (st = slot_init(&e->slot[1], DNNL_ARG_DIFF_DST, false, &ym, pd)) == dnnl_success)
-                st = slot_init(&e->slot[2], DNNL_ARG_DIFF_WEIGHTS, true, &wm, pd);
+            if ((st = slot_init(&e->slot[0], DNNL_ARG_SRC, false, false, &xm, pd)) == dnnl_success &&
+                (st = slot_init(&e->slot[1], DNNL_ARG_DIFF_DST, false, false, &ym, pd)) == dnnl_success)
+                st = slot_init(&e->slot[2], DNNL_ARG_DIFF_WEIGHTS, true, true, &wm, pd);
             break;
         }
     }
@@ -247,19 +271,23 @@ static dnnl_status_t entry_build(conv_entry *e, const pt_op *op, dnnl_alg_kind_t
     return st;
 }
 
-/* Whether Winograd is worth offering oneDNN for op: its transforms cost in
+/* Whether Winograd is worth asking oneDNN for on op: its transforms cost in
  * proportion to the channels and its savings to their product, so it pays
- * only on wide layers. Measured on AVX-512 (one thread, forward + both
- * adjoints, 2026-12-01): 1.2-1.7x faster than direct from 64 channels in
- * and out on 8x8 images and from 32 on 16x16 up, 1.2-4x slower at 16 (a
- * small CNN's layers, which oneDNN's own heuristic, counting only the
- * batch, would send to it). */
+ * only on wide layers, and on batches of 16 or more (below that oneDNN's
+ * own choice, convolution_auto, keeps to direct). Measured on AVX-512 (one
+ * thread, forward + both adjoints, 2026-12-01): 1.2-1.7x faster than direct
+ * from 64 channels in and out on 8x8 images and from 32 on 16x16 up,
+ * 1.2-4x slower at 16 (a small CNN's layers, which oneDNN's heuristic,
+ * counting only the batch, would send to it). It is asked for by name, not
+ * through convolution_auto, because auto's heuristic also counts threads:
+ * on two it sent the backward-weights pass of [32, 64, 32, 32] x 64 to the
+ * direct algorithm, 13.4 ms against Winograd's 7.2 (Zen 4, 2026-12-02). */
 static bool winograd_pays(const pt_op *op) {
     const pt_operand *x = op->kind == PT_OP_CONV2D_BWD_DATA ? &op->out : &op->in[0];
     const pt_operand *w = op->kind == PT_OP_CONV2D_BWD_WEIGHT ? &op->out : &op->in[1];
     const int64_t c = x->shape[1], o = w->shape[0], hw = x->shape[2] * x->shape[3];
     const int64_t narrow = c < o ? c : o;
-    return op->count == 1 && (narrow >= 64 || (narrow >= 32 && hw >= 256));
+    return op->count == 1 && x->shape[0] >= 16 && (narrow >= 64 || (narrow >= 32 && hw >= 256));
 }
 
 /* The entry of op's shape, built on first use (g.lock held). */
@@ -278,8 +306,8 @@ static conv_entry *entry_for(const pt_op *op, bool direct_only) {
     entry_free(victim);
     const int team = team_enter(); /* JIT kernels are generated for this team size */
     const bool offer = !direct_only && winograd_pays(op);
-    dnnl_status_t st = entry_build(victim, op, offer ? dnnl_convolution_auto : dnnl_convolution_direct);
-    if (st != dnnl_success && offer) { /* what auto chose could not be built: direct */
+    dnnl_status_t st = entry_build(victim, op, offer ? dnnl_convolution_winograd : dnnl_convolution_direct);
+    if (st != dnnl_success && offer) { /* no Winograd for this shape or ISA (AVX2 has none): direct */
         entry_free(victim);
         st = entry_build(victim, op, dnnl_convolution_direct);
     }
@@ -302,6 +330,12 @@ static pt_status refused(const pt_op *op, const char *why) {
                        "and a GEMM",
                        pt_op_name(op->kind), (long long)x->shape[0], (long long)x->shape[1],
                        (long long)x->shape[2], (long long)x->shape[3], (long long)op->count, why);
+}
+
+/* An activation slot's copy from src to dst: to the blocked layout for an
+ * input, back for the output. */
+static void copy_blocks(const conv_slot *s, const void *src, void *dst) {
+    pt_cpu_reorder_channel_blocks(src, dst, s->dims[0], s->dims[1], s->dims[2] * s->dims[3], s->blk, !s->output);
 }
 
 /* Runs e on op's buffers: reorders in, the primitive, the reorder out. */
@@ -327,7 +361,7 @@ static pt_status entry_run(conv_entry *e, int dev, const pt_op *op) {
     for (int k = 0; k < 3 && st == dnnl_success; ++k) {
         conv_slot *s = &e->slot[k];
         st = dnnl_memory_set_data_handle(s->user, pt_cpu_base(operand[k]));
-        if (st == dnnl_success && s->reorder) st = dnnl_memory_set_data_handle(s->inner, base + at[k]);
+        if (st == dnnl_success && (s->reorder || s->blk)) st = dnnl_memory_set_data_handle(s->inner, base + at[k]);
         args[nargs++] = (dnnl_exec_arg_t){s->arg, s->inner};
     }
     if (st == dnnl_success && e->scratch) {
@@ -336,14 +370,18 @@ static pt_status entry_run(conv_entry *e, int dev, const pt_op *op) {
     }
     const int team = team_enter();
     for (int k = 0; k < 2 && st == dnnl_success; ++k)
-        if (e->slot[k].reorder) {
+        if (e->slot[k].blk) {
+            copy_blocks(&e->slot[k], pt_cpu_base(operand[k]), base + at[k]);
+        } else if (e->slot[k].reorder) {
             dnnl_exec_arg_t r[2] = {{DNNL_ARG_FROM, e->slot[k].user}, {DNNL_ARG_TO, e->slot[k].inner}};
             reorder_team(&e->slot[k]);
             st = dnnl_primitive_execute(e->slot[k].reorder, g.stream, 2, r);
         }
     omp_set_num_threads(team_size());
     if (st == dnnl_success) st = dnnl_primitive_execute(e->prim, g.stream, nargs, args);
-    if (st == dnnl_success && e->slot[2].reorder) {
+    if (st == dnnl_success && e->slot[2].blk) {
+        copy_blocks(&e->slot[2], base + at[2], pt_cpu_base(operand[2]));
+    } else if (st == dnnl_success && e->slot[2].reorder) {
         dnnl_exec_arg_t r[2] = {{DNNL_ARG_FROM, e->slot[2].inner}, {DNNL_ARG_TO, e->slot[2].user}};
         reorder_team(&e->slot[2]);
         st = dnnl_primitive_execute(e->slot[2].reorder, g.stream, 2, r);

@@ -463,33 +463,41 @@ static void gelu_cases(pt_dtype t) {
     }
 }
 
-/* A layer wide enough that the cpu backend lets oneDNN choose Winograd
+/* A layer wide enough that the cpu backend asks oneDNN for Winograd
  * (exec_conv_onednn.c: 32 channels in and out on 16x16 images, a batch of
  * 16, 3x3 at stride 1; its transforms round differently from the direct
  * sum): the forward pass with a bias, each adjoint and both gradients. f32
  * only, the one dtype oneDNN convolves; every backend runs it. */
-static void wide_conv_cases(void) {
-    static const window_case wc = {16, 32, 16, 16, {{3, 3}, {1, 1}, {1, 1}, {1, 1}}, 32, 1, LAY_C};
+static void wide_conv_case(const window_case *wc, const char *name, uint64_t seed) {
     lcg g;
-    lcg_seed(&g, 4321);
-    const int64_t xshape[4] = {wc.n, wc.c, wc.h, wc.w}, wshape[4] = {wc.co, wc.c, 3, 3};
-    ht *x = ht_new(PT_F32, 4, xshape), *wt = ht_new(PT_F32, 4, wshape), *bias = ht_new(PT_F32, 1, &wc.co);
+    lcg_seed(&g, seed);
+    const int64_t xshape[4] = {wc->n, wc->c, wc->h, wc->w}, wshape[4] = {wc->co, wc->c, 3, 3};
+    ht *x = ht_new(PT_F32, 4, xshape), *wt = ht_new(PT_F32, 4, wshape), *bias = ht_new(PT_F32, 1, &wc->co);
     ht_fill(x, (domain){DOM_UNIFORM, -2, 2}, &g);
     ht_fill(wt, (domain){DOM_UNIFORM, -1, 1}, &g);
     ht_fill(bias, (domain){DOM_UNIFORM, -1, 1}, &g);
-    const char *name = "f32 x=[16,32,16,16] k=3x3 s=1,1 p=1,1 d=1,1 co=32 groups=1 (wide)";
     char full[320];
     ht *in[3] = {x, wt, bias};
     const layout lays[3] = {LAY_C, LAY_C, LAY_C};
     expect e = {0};
-    ref_conv(x, wt, bias, &wc.win, 1, &e);
+    ref_conv(x, wt, bias, &wc->win, 1, &e);
     snprintf(full, sizeof full, "conv2d %s", name);
-    run_case(full, 3, in, lays, call_conv, &wc, &e, TOL_CONV, CF_CONTIGUOUS);
+    run_case(full, 3, in, lays, call_conv, wc, &e, TOL_CONV, CF_CONTIGUOUS);
     expect_free(&e);
-    conv_grad_cases(x, wt, &wc.win, 1, LAY_C, name, &g); /* conv_grads.c */
+    conv_grad_cases(x, wt, &wc->win, 1, LAY_C, name, &g); /* conv_grads.c */
     ht_free(x);
     ht_free(wt);
     ht_free(bias);
+}
+
+static void wide_conv_cases(void) {
+    static const window_case wide = {16, 32, 16, 16, {{3, 3}, {1, 1}, {1, 1}, {1, 1}}, 32, 1, LAY_C};
+    wide_conv_case(&wide, "f32 x=[16,32,16,16] k=3x3 s=1,1 p=1,1 d=1,1 co=32 groups=1 (wide)", 4321);
+    /* Channels in whole blocks of 16 (and 8) on an image whose 35 pixels
+     * are not a multiple of the 16 the cpu backend's blocked copies move at
+     * a time: their last pixels take the element-by-element path. */
+    static const window_case ragged = {4, 16, 7, 5, {{3, 3}, {1, 1}, {1, 1}, {1, 1}}, 16, 1, LAY_C};
+    wide_conv_case(&ragged, "f32 x=[4,16,7,5] k=3x3 s=1,1 p=1,1 d=1,1 co=16 groups=1 (blocked, ragged)", 4322);
 }
 
 void run_cnn_cases(void) {
