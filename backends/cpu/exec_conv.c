@@ -5,8 +5,8 @@
  * which oneDNN lacks, and any shape it refuses) is refused here, so the core
  * composes it from IM2COL and MATMUL, per call. PORTABLE_CPU_CONV=im2col
  * refuses them all, =onednn-direct keeps oneDNN to its direct algorithm
- * (the one PyTorch asks it for), and =onednn, the default, lets oneDNN
- * choose (Winograd where it is faster), so tests run every path on any
+ * (the one PyTorch asks it for), and =onednn, the default, adds Winograd
+ * on the wide layers where it is faster, so tests run every path on any
  * machine. A plugin built without oneDNN refuses every call. */
 #include <pthread.h>
 #include <stdlib.h>

@@ -12,8 +12,8 @@
 /* oneDNN's primitive for op (f32, contiguous), built and cached on first
  * use; PT_ERR_UNSUPPORTED with the reason where oneDNN has none. With run
  * false it stops after finding the primitive: supports(). direct_only
- * keeps oneDNN to its direct algorithm; otherwise oneDNN picks (Winograd
- * for the 3x3 stride-1 shapes where its heuristic finds it faster). */
+ * keeps oneDNN to its direct algorithm; otherwise wide 3x3 stride-1
+ * layers ask it for Winograd (exec_conv_onednn.c says where it pays). */
 pt_status pt_cpu_conv_onednn(int dev, const pt_op *op, bool run, bool direct_only);
 /* The widest ISA oneDNN's JIT uses on this CPU ("avx512_core", "avx2", ...;
  * ONEDNN_MAX_CPU_ISA caps it), and "oneDNN <version> <isa>" into dst. */
