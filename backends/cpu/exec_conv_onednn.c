@@ -63,19 +63,41 @@ static struct {
     uint64_t clock;
 } g = {.lock = PTHREAD_MUTEX_INITIALIZER};
 
-/* The team oneDNN sizes its work for: the plugin's (OMP_NUM_THREADS capped
- * by the cores this process may run on), set around oneDNN's calls and put
- * back after, since it reads omp_get_max_threads. */
-static int team_size(void) {
+/* Multiply-adds below which a convolution runs on the calling thread. A
+ * small layer split over two cores gains less than the ops after it lose:
+ * they run on the calling thread and read the activation from the other
+ * core's cache. Measured on the digits CNN (16 channels, 8x8 images, batch
+ * 64: 0.6M-2.4M multiply-adds a pass; 2-core Zen 4 VM, 2026-12-02): its
+ * epoch took 19-26 ms on one thread and 25-41 ms with oneDNN on two,
+ * though its convolutions were 30% faster; the [32, 64, 32, 32] x 64
+ * benchmark layer (1.2G) runs 1.7x faster on two. */
+#define CONV_GRAIN_MACS ((int64_t)32 << 20)
+
+static int64_t conv_macs(const pt_op *op) {
+    const pt_operand *x = op->kind == PT_OP_CONV2D_BWD_DATA ? &op->out : &op->in[0];
+    const pt_operand *w = op->kind == PT_OP_CONV2D_BWD_WEIGHT ? &op->out : &op->in[1];
+    const int64_t *y = op->kind == PT_OP_CONV2D ? op->out.shape : op->kind == PT_OP_CONV2D_BWD_DATA
+                                                                          ? op->in[0].shape
+                                                                          : op->in[1].shape;
+    /* w is [O, C / groups, KH, KW]: each output element takes C / groups * KH * KW */
+    return x->shape[0] * w->shape[0] * w->shape[1] * w->shape[2] * w->shape[3] * y[2] * y[3];
+}
+
+/* The team oneDNN sizes op's work for: the plugin's (OMP_NUM_THREADS capped
+ * by the cores this process may run on), or one thread for a small layer;
+ * set around oneDNN's calls and put back after, since it reads
+ * omp_get_max_threads. */
+static int team_size(const pt_op *op) {
 #ifdef PT_CPU_ONEDNN_ONE_THREAD
+    (void)op;
     return 1; /* the sanitizer builds: CMakeLists.txt says why */
 #else
-    return pt_cpu_max_threads();
+    return conv_macs(op) < CONV_GRAIN_MACS ? 1 : pt_cpu_max_threads();
 #endif
 }
-static int team_enter(void) {
+static int team_enter(const pt_op *op) {
     const int before = omp_get_max_threads();
-    omp_set_num_threads(team_size());
+    omp_set_num_threads(team_size(op));
     return before;
 }
 static void team_leave(int before) { omp_set_num_threads(before); }
@@ -84,8 +106,8 @@ static void team_leave(int before) { omp_set_num_threads(before); }
  * small CNN) it runs on the calling thread, as the plugin's own copies do,
  * rather than pay a parallel region that costs more than it saves, and
  * every one of them when a busy machine holds the team's other cores. */
-static void reorder_team(const conv_slot *s) {
-    omp_set_num_threads(s->inner_bytes / sizeof(float) < PT_CPU_GRAIN_CHEAP ? 1 : team_size());
+static void reorder_team(const pt_op *op, const conv_slot *s) {
+    omp_set_num_threads(s->inner_bytes / sizeof(float) < PT_CPU_GRAIN_CHEAP ? 1 : team_size(op));
 }
 
 static bool engine_up(void) {
@@ -110,7 +132,7 @@ static void key_of(const pt_op *op, bool direct_only, int64_t key[KEY_N]) {
     const int64_t k[KEY_N] = {op->kind, x->shape[0], x->shape[1], x->shape[2], x->shape[3], w->shape[0],
                               w->shape[2], w->shape[3], y[2], y[3], op->window[0], op->window[1],
                               op->window[2], op->window[3], op->window[4], op->window[5], op->count,
-                              team_size(), direct_only};
+                              team_size(op), direct_only};
     memcpy(key, k, sizeof k);
 }
 
@@ -304,7 +326,7 @@ static conv_entry *entry_for(const pt_op *op, bool direct_only) {
         if (e->last_use < victim->last_use) victim = e;
     }
     entry_free(victim);
-    const int team = team_enter(); /* JIT kernels are generated for this team size */
+    const int team = team_enter(op); /* JIT kernels are generated for this team size */
     const bool offer = !direct_only && winograd_pays(op);
     dnnl_status_t st = entry_build(victim, op, offer ? dnnl_convolution_winograd : dnnl_convolution_direct);
     if (st != dnnl_success && offer) { /* no Winograd for this shape or ISA (AVX2 has none): direct */
@@ -368,22 +390,22 @@ static pt_status entry_run(conv_entry *e, int dev, const pt_op *op) {
         st = dnnl_memory_set_data_handle(e->scratch, base + at[3]);
         args[nargs++] = (dnnl_exec_arg_t){DNNL_ARG_SCRATCHPAD, e->scratch};
     }
-    const int team = team_enter();
+    const int team = team_enter(op);
     for (int k = 0; k < 2 && st == dnnl_success; ++k)
         if (e->slot[k].blk) {
             copy_blocks(&e->slot[k], pt_cpu_base(operand[k]), base + at[k]);
         } else if (e->slot[k].reorder) {
             dnnl_exec_arg_t r[2] = {{DNNL_ARG_FROM, e->slot[k].user}, {DNNL_ARG_TO, e->slot[k].inner}};
-            reorder_team(&e->slot[k]);
+            reorder_team(op, &e->slot[k]);
             st = dnnl_primitive_execute(e->slot[k].reorder, g.stream, 2, r);
         }
-    omp_set_num_threads(team_size());
+    omp_set_num_threads(team_size(op));
     if (st == dnnl_success) st = dnnl_primitive_execute(e->prim, g.stream, nargs, args);
     if (st == dnnl_success && e->slot[2].blk) {
         copy_blocks(&e->slot[2], base + at[2], pt_cpu_base(operand[2]));
     } else if (st == dnnl_success && e->slot[2].reorder) {
         dnnl_exec_arg_t r[2] = {{DNNL_ARG_FROM, e->slot[2].inner}, {DNNL_ARG_TO, e->slot[2].user}};
-        reorder_team(&e->slot[2]);
+        reorder_team(op, &e->slot[2]);
         st = dnnl_primitive_execute(e->slot[2].reorder, g.stream, 2, r);
     }
     if (st == dnnl_success) st = dnnl_stream_wait(g.stream);

@@ -81,7 +81,7 @@ pt_status pt_cpu_channel_stats(const pt_op *op, bool run) {
     const int64_t channels = in->shape[1], per_channel = in->shape[0] * in->shape[2];
     void (*channel)(const pt_op *, int64_t) = t == PT_F32 ? bn_stats_channel_f32 : bn_stats_channel_f64;
     const int threads = pt_cpu_max_threads();
-    const bool parallel = channels * per_channel >= PT_CPU_GRAIN_SOFTMAX && channels > 1 && threads > 1;
+    const bool parallel = channels * per_channel >= PT_CPU_GRAIN_CHEAP && channels > 1 && threads > 1;
     if (!parallel) {
         for (int64_t c = 0; c < channels; ++c) channel(op, c);
         return PT_OK;
