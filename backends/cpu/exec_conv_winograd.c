@@ -1,0 +1,246 @@
+/* libportable cpu backend — CONV2D and CONV2D_BWD_DATA of 3x3 stride-1
+ * layers by Winograd's F(4x4, 3x3) minimal filtering, where oneDNN has no
+ * Winograd of its own (AVX2, or ONEDNN_MAX_CPU_ISA capping it) and would
+ * run its direct algorithm: exec_conv_onednn.c sends the wide layers here.
+ *
+ * Each 4x4 output tile comes from a 6x6 input patch d and the filter g as
+ * A^T [(G g G^T) . (B^T d B)] A, so the 36 element-wise products over the
+ * channels become 36 independent GEMMs: 36 multiply-adds per 16 outputs
+ * and channel pair where the direct sum takes 144. The filters are
+ * transformed once per call into U[36][out][in]; the tiles are taken in
+ * blocks small enough that a block's transformed inputs V[36][in][tiles]
+ * and products M[36][out][tiles] stay in L2, one block per thread at a
+ * time. Tiles are the fastest axis of V and M so that both transforms run
+ * along contiguous rows of tiles (NCHW gives no contiguous channel axis). */
+#include <stddef.h>
+#include <stdint.h>
+#include <string.h>
+
+#include "exec_conv.h"
+#include "internal.h"
+
+/* Output tiles per block: the width (N) of each of its 36 GEMMs. With 64
+ * channels in and out a block's V and M take 36 * 64 * 4 bytes per tile
+ * each, 590 KB apiece at 64 tiles. */
+#define WINO_TILES 64
+
+/* One call: the input x [n, ci, h, w], the output y [n, co, oh, ow] and
+ * the padding of x on each side (the same on the far side, as oneDNN
+ * takes it: oh = h + 2 ph - 2). */
+typedef struct wino_job {
+    const float *x;
+    float *y;
+    const float *u; /* [36][co][ci] */
+    int64_t n, ci, h, w, co, oh, ow, ph, pw;
+    int64_t tiles_w, tiles_img, tiles;
+    float *scratch;    /* per thread: thread_floats each */
+    size_t thread_floats;
+} wino_job;
+
+/* ---- The filter transform: U = G g G^T, in double (G's sixths and
+ * twenty-fourths would otherwise round twice) ---- */
+
+static void filter_transform(const float g[9], float *u, int64_t stride) {
+    static const double G[6][3] = {{1.0 / 4, 0, 0},
+                                   {-1.0 / 6, -1.0 / 6, -1.0 / 6},
+                                   {-1.0 / 6, 1.0 / 6, -1.0 / 6},
+                                   {1.0 / 24, 1.0 / 12, 1.0 / 6},
+                                   {1.0 / 24, -1.0 / 12, 1.0 / 6},
+                                   {0, 0, 1}};
+    double t[6][3];
+    for (int i = 0; i < 6; ++i)
+        for (int j = 0; j < 3; ++j) t[i][j] = G[i][0] * g[j] + G[i][1] * g[3 + j] + G[i][2] * g[6 + j];
+    for (int i = 0; i < 6; ++i)
+        for (int j = 0; j < 6; ++j)
+            u[(i * 6 + j) * stride] = (float)(t[i][0] * G[j][0] + t[i][1] * G[j][1] + t[i][2] * G[j][2]);
+}
+
+/* U[xi][oc][ic] for the weight w [O, C, 3, 3]: the forward pass filters
+ * input channel c into output o with w[o][c]; the backward-data pass
+ * filters dY's channel o into dX's c with w[o][c] turned 180 degrees. */
+static void filters(const float *w, float *u, int64_t co, int64_t ci, bool adjoint) {
+    const int64_t stride = co * ci;
+    for (int64_t oc = 0; oc < co; ++oc)
+        for (int64_t ic = 0; ic < ci; ++ic) {
+            float g[9];
+            if (!adjoint) {
+                memcpy(g, w + (oc * ci + ic) * 9, sizeof g);
+            } else { /* w is [ci, co, 3, 3] here: dY's channels were its outputs */
+                const float *s = w + (ic * co + oc) * 9;
+                for (int k = 0; k < 9; ++k) g[k] = s[8 - k];
+            }
+            filter_transform(g, u + oc * ci + ic, stride);
+        }
+}
+
+/* ---- The input transform B^T d B and the output transform A^T m A, each
+ * as two passes of a 1-D transform over six rows of nt tiles ---- */
+
+/* out_k = (B^T in)_k for k < 6, with in_i at in + i * is, out_k at
+ * out + k * os, each nt contiguous tiles. */
+static inline void bt6(const float *restrict in, ptrdiff_t is, float *restrict out, ptrdiff_t os, int64_t nt) {
+#pragma omp simd
+    for (int64_t t = 0; t < nt; ++t) {
+        const float d0 = in[t], d1 = in[is + t], d2 = in[2 * is + t], d3 = in[3 * is + t], d4 = in[4 * is + t],
+                    d5 = in[5 * is + t];
+        out[t] = 4 * d0 - 5 * d2 + d4;
+        out[os + t] = -4 * (d1 + d2) + d3 + d4;
+        out[2 * os + t] = 4 * (d1 - d2) - d3 + d4;
+        out[3 * os + t] = 2 * (d3 - d1) - d2 + d4;
+        out[4 * os + t] = 2 * (d1 - d3) - d2 + d4;
+        out[5 * os + t] = 4 * d1 - 5 * d3 + d5;
+    }
+}
+
+/* out_k = (A^T in)_k for k < 4. */
+static inline void at6(const float *restrict in, ptrdiff_t is, float *restrict out, ptrdiff_t os, int64_t nt) {
+#pragma omp simd
+    for (int64_t t = 0; t < nt; ++t) {
+        const float m0 = in[t], m1 = in[is + t], m2 = in[2 * is + t], m3 = in[3 * is + t], m4 = in[4 * is + t],
+                    m5 = in[5 * is + t];
+        const float s12 = m1 + m2, d12 = m1 - m2, s34 = m3 + m4, d34 = m3 - m4;
+        out[t] = m0 + s12 + s34;
+        out[os + t] = d12 + 2 * d34;
+        out[2 * os + t] = s12 + 4 * s34;
+        out[3 * os + t] = d12 + 8 * d34 + m5;
+    }
+}
+
+/* Where a block's tiles lie: tile t's patch starts at row r0[t], column
+ * c0[t] of image img[t] (negative in the padding); its outputs start at
+ * row 4 ty, column 4 tx. */
+typedef struct tile_pos {
+    int64_t img, ty, tx;
+} tile_pos;
+
+/* d[36][WINO_TILES]: the 6x6 patches of channel c of the block's tiles,
+ * zero outside the image. */
+static void gather(const wino_job *j, const tile_pos *p, int64_t nt, int64_t c, float *restrict d) {
+    for (int64_t t = 0; t < nt; ++t) {
+        const int64_t r0 = 4 * p[t].ty - j->ph, c0 = 4 * p[t].tx - j->pw;
+        const float *src = j->x + ((p[t].img * j->ci + c) * j->h) * j->w;
+        if (r0 >= 0 && c0 >= 0 && r0 + 6 <= j->h && c0 + 6 <= j->w) {
+            const float *s = src + r0 * j->w + c0;
+            for (int i = 0; i < 6; ++i, s += j->w)
+                for (int k = 0; k < 6; ++k) d[(i * 6 + k) * WINO_TILES + t] = s[k];
+            continue;
+        }
+        for (int i = 0; i < 6; ++i) {
+            const int64_t r = r0 + i;
+            for (int k = 0; k < 6; ++k) {
+                const int64_t col = c0 + k;
+                d[(i * 6 + k) * WINO_TILES + t] =
+                    r >= 0 && r < j->h && col >= 0 && col < j->w ? src[r * j->w + col] : 0.0f;
+            }
+        }
+    }
+}
+
+/* One block of nt tiles starting at tile t0, with this thread's scratch. */
+static void run_block(const wino_job *j, int64_t t0, int64_t nt, float *scratch) {
+    const ptrdiff_t T = WINO_TILES;
+    const ptrdiff_t vs = (ptrdiff_t)j->ci * T, ms = (ptrdiff_t)j->co * T; /* one xi's V, M */
+    float *v = scratch, *m = v + 36 * vs, *d = m + 36 * ms, *tmp = d + 36 * T;
+    tile_pos p[WINO_TILES];
+    for (int64_t t = 0; t < nt; ++t) {
+        const int64_t q = t0 + t, in_img = q % j->tiles_img;
+        p[t] = (tile_pos){q / j->tiles_img, in_img / j->tiles_w, in_img % j->tiles_w};
+    }
+    for (int64_t c = 0; c < j->ci; ++c) {
+        gather(j, p, nt, c, d);
+        for (int k = 0; k < 6; ++k) bt6(d + k * T, 6 * T, tmp + k * T, 6 * T, nt); /* B^T d: columns */
+        for (int r = 0; r < 6; ++r) bt6(tmp + r * 6 * T, T, v + r * 6 * vs + c * T, vs, nt); /* (B^T d) B: rows */
+    }
+    for (int xi = 0; xi < 36; ++xi)
+        pt_cpu_gemm_f32(false, false, j->co, nt, j->ci, 1.0f, j->u + (ptrdiff_t)xi * j->co * j->ci, j->ci,
+                        v + xi * vs, T, 0.0f, m + xi * ms, T);
+    float *y4 = d; /* [16][T]: the gathered patches are spent */
+    for (int64_t o = 0; o < j->co; ++o) {
+        for (int k = 0; k < 6; ++k) at6(m + k * ms + o * T, 6 * ms, tmp + k * T, 6 * T, nt); /* A^T m */
+        for (int r = 0; r < 4; ++r) at6(tmp + r * 6 * T, T, y4 + r * 4 * T, T, nt);           /* (A^T m) A */
+        for (int64_t t = 0; t < nt; ++t) {
+            const int64_t r0 = 4 * p[t].ty, c0 = 4 * p[t].tx;
+            const int64_t rows = j->oh - r0 < 4 ? j->oh - r0 : 4, cols = j->ow - c0 < 4 ? j->ow - c0 : 4;
+            float *dst = j->y + ((p[t].img * j->co + o) * j->oh + r0) * j->ow + c0;
+            for (int64_t r = 0; r < rows; ++r, dst += j->ow)
+                for (int64_t s = 0; s < cols; ++s) dst[s] = y4[(r * 4 + s) * T + t];
+        }
+    }
+}
+
+/* Whether o is a contiguous 4-D NCHW operand of f32. */
+static bool contiguous4(const pt_operand *o) {
+    if (o->ndim != 4 || o->dtype != PT_F32) return false;
+    int64_t want = 1;
+    for (int k = 3; k >= 0; --k) {
+        if (o->shape[k] < 1 || (o->shape[k] > 1 && o->strides[k] != want)) return false;
+        want *= o->shape[k];
+    }
+    return true;
+}
+
+bool pt_cpu_conv_winograd_fits(const pt_op *op) {
+    if (op->kind != PT_OP_CONV2D && op->kind != PT_OP_CONV2D_BWD_DATA) return false;
+    if (op->dtype != PT_F32 || op->n_inputs != 2 || op->count != 1) return false;
+    if (!contiguous4(&op->in[0]) || !contiguous4(&op->in[1]) || !contiguous4(&op->out)) return false;
+    const int64_t *win = op->window;
+    if (win[0] != 1 || win[1] != 1 || win[4] != 1 || win[5] != 1) return false;
+    if (win[2] < 0 || win[2] > 2 || win[3] < 0 || win[3] > 2) return false;
+    const bool adjoint = op->kind == PT_OP_CONV2D_BWD_DATA;
+    const int64_t *x = adjoint ? op->out.shape : op->in[0].shape, *w = op->in[1].shape;
+    const int64_t *y = adjoint ? op->in[0].shape : op->out.shape;
+    if (w[2] != 3 || w[3] != 3 || w[1] != x[1] || w[0] != y[1] || x[0] != y[0]) return false;
+    /* stride 1: each output row is one input row, padding on both sides */
+    return y[2] == x[2] + 2 * win[2] - 2 && y[3] == x[3] + 2 * win[3] - 2 && y[2] >= 1 && y[3] >= 1;
+}
+
+pt_status pt_cpu_conv_winograd(int dev, const pt_op *op, int threads) {
+    if (!pt_cpu_conv_winograd_fits(op))
+        return pt_cpu_bad_op(op, "the Winograd path takes f32 3x3 stride-1 convolutions, contiguous");
+    const bool adjoint = op->kind == PT_OP_CONV2D_BWD_DATA;
+    const pt_operand *xo = &op->in[0], *yo = &op->out; /* x, or dY for the adjoint */
+    wino_job j = {.x = (const float *)pt_cpu_base(xo), .y = (float *)pt_cpu_base(yo)};
+    j.n = xo->shape[0];
+    j.ci = xo->shape[1];
+    j.h = xo->shape[2];
+    j.w = xo->shape[3];
+    j.co = yo->shape[1];
+    j.oh = yo->shape[2];
+    j.ow = yo->shape[3];
+    /* The adjoint convolves dY, padded by 2 - p, with the turned filters */
+    j.ph = adjoint ? 2 - op->window[2] : op->window[2];
+    j.pw = adjoint ? 2 - op->window[3] : op->window[3];
+    j.tiles_w = (j.ow + 3) / 4;
+    j.tiles_img = ((j.oh + 3) / 4) * j.tiles_w;
+    j.tiles = j.n * j.tiles_img;
+    const int64_t blocks = (j.tiles + WINO_TILES - 1) / WINO_TILES;
+    if (threads > blocks) threads = (int)blocks;
+    if (threads < 1) threads = 1;
+    /* Scratch: U, then each thread's V, M, the patches and one pass's rows.
+     * Each piece a whole number of 64-byte lines (16 floats). */
+    const size_t u_floats = ((size_t)36 * j.co * j.ci + 15) & ~(size_t)15;
+    j.thread_floats = (size_t)36 * WINO_TILES * (j.ci + j.co) + (size_t)(36 + 36) * WINO_TILES;
+    const size_t bytes = (u_floats + j.thread_floats * (size_t)threads) * sizeof(float);
+    void *buf = NULL, *block = NULL;
+    size_t off = 0;
+    pt_status s = pt_cpu_host->device_alloc("cpu", dev, bytes, &buf, &off, &block);
+    if (s != PT_OK) return s;
+    float *u = (float *)((char *)buf + off);
+    j.u = u;
+    j.scratch = u + u_floats;
+    filters((const float *)pt_cpu_base(&op->in[1]), u, j.co, j.ci, adjoint);
+#ifdef _OPENMP
+#pragma omp parallel for schedule(static) num_threads(threads)
+#endif
+    for (int64_t b = 0; b < blocks; ++b) {
+#ifdef _OPENMP
+        const int tid = omp_get_thread_num();
+#else
+        const int tid = 0;
+#endif
+        const int64_t t0 = b * WINO_TILES, nt = j.tiles - t0 < WINO_TILES ? j.tiles - t0 : WINO_TILES;
+        run_block(&j, t0, nt, j.scratch + j.thread_floats * (size_t)tid);
+    }
+    pt_cpu_host->device_free("cpu", dev, block);
+    return PT_OK;
+}
