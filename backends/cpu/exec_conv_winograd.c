@@ -19,6 +19,10 @@
 #include "exec_conv.h"
 #include "internal.h"
 
+#if defined(__SSE2__)
+#include <emmintrin.h>
+#endif
+
 /* Output tiles per block: the width (N) of each of its 36 GEMMs. With 64
  * channels in and out a block's V and M take 36 * 64 * 4 bytes per tile
  * each, 590 KB apiece at 64 tiles. */
@@ -106,32 +110,107 @@ static inline void at6(const float *restrict in, ptrdiff_t is, float *restrict o
     }
 }
 
-/* Where a block's tiles lie: tile t's patch starts at row r0[t], column
- * c0[t] of image img[t] (negative in the padding); its outputs start at
- * row 4 ty, column 4 tx. */
-typedef struct tile_pos {
-    int64_t img, ty, tx;
-} tile_pos;
+/* A run of a block's tiles along one tile row: tiles tb .. tb + ns - 1 of
+ * the block are the row's tiles tx0 .. tx0 + ns - 1 of tile row ty of
+ * image img. Patches of neighbouring tiles overlap and lie side by side in
+ * the image rows, so a run is gathered and scattered a row at a time. */
+typedef struct tile_run {
+    int64_t tb, ns, img, ty, tx0;
+} tile_run;
 
-/* d[36][WINO_TILES]: the 6x6 patches of channel c of the block's tiles,
- * zero outside the image. */
-static void gather(const wino_job *j, const tile_pos *p, int64_t nt, int64_t c, float *restrict d) {
-    for (int64_t t = 0; t < nt; ++t) {
-        const int64_t r0 = 4 * p[t].ty - j->ph, c0 = 4 * p[t].tx - j->pw;
-        const float *src = j->x + ((p[t].img * j->ci + c) * j->h) * j->w;
-        if (r0 >= 0 && c0 >= 0 && r0 + 6 <= j->h && c0 + 6 <= j->w) {
-            const float *s = src + r0 * j->w + c0;
-            for (int i = 0; i < 6; ++i, s += j->w)
-                for (int k = 0; k < 6; ++k) d[(i * 6 + k) * WINO_TILES + t] = s[k];
+/* Row buffer floats: a run's 4 ns + 2 columns, with room for the vector
+ * loads of deinterleave's last group */
+#define WINO_ROW (4 * WINO_TILES + 16)
+
+/* out[k * T + t] = rb[4 t + k] for k < 6, t < ns: the six columns of
+ * each tile's patch row into six rows of tiles. rb holds 4 ns + 2 floats
+ * and may be read up to WINO_ROW. */
+static void deinterleave(const float *restrict rb, float *restrict out, ptrdiff_t T, int64_t ns) {
+    int64_t t = 0;
+#if defined(__SSE2__)
+    /* Four tiles at a time: a 4x4 transpose gives columns 0-3 of their
+     * patches, and one of the next four floats columns 4 and 5. */
+    for (; t + 4 <= ns; t += 4) {
+        __m128 a = _mm_loadu_ps(rb + 4 * t), b = _mm_loadu_ps(rb + 4 * t + 4), c = _mm_loadu_ps(rb + 4 * t + 8),
+               d = _mm_loadu_ps(rb + 4 * t + 12), e = _mm_loadu_ps(rb + 4 * t + 16);
+        __m128 b2 = b, c2 = c, d2 = d, e2 = e;
+        _MM_TRANSPOSE4_PS(a, b, c, d);
+        _MM_TRANSPOSE4_PS(b2, c2, d2, e2);
+        _mm_storeu_ps(out + t, a);
+        _mm_storeu_ps(out + T + t, b);
+        _mm_storeu_ps(out + 2 * T + t, c);
+        _mm_storeu_ps(out + 3 * T + t, d);
+        _mm_storeu_ps(out + 4 * T + t, b2);
+        _mm_storeu_ps(out + 5 * T + t, c2);
+    }
+#endif
+    for (; t < ns; ++t)
+        for (int k = 0; k < 6; ++k) out[k * T + t] = rb[4 * t + k];
+}
+
+/* dst[4 t + s] = in[s * T + t] for s < 4, t < ns: the inverse for four
+ * columns of output tiles. */
+static void interleave(const float *restrict in, ptrdiff_t T, float *restrict dst, int64_t ns) {
+    int64_t t = 0;
+#if defined(__SSE2__)
+    for (; t + 4 <= ns; t += 4) {
+        __m128 a = _mm_loadu_ps(in + t), b = _mm_loadu_ps(in + T + t), c = _mm_loadu_ps(in + 2 * T + t),
+               d = _mm_loadu_ps(in + 3 * T + t);
+        _MM_TRANSPOSE4_PS(a, b, c, d);
+        _mm_storeu_ps(dst + 4 * t, a);
+        _mm_storeu_ps(dst + 4 * t + 4, b);
+        _mm_storeu_ps(dst + 4 * t + 8, c);
+        _mm_storeu_ps(dst + 4 * t + 12, d);
+    }
+#endif
+    for (; t < ns; ++t)
+        for (int s = 0; s < 4; ++s) dst[4 * t + s] = in[s * T + t];
+}
+
+/* d[36][T]: the 6x6 patches of channel c of run's tiles, at its columns,
+ * zero outside the image; each patch row goes through rb, padded. */
+static void gather(const wino_job *j, const tile_run *run, int64_t c, float *restrict d, float *restrict rb) {
+    const ptrdiff_t T = WINO_TILES;
+    const int64_t r0 = 4 * run->ty - j->ph, c0 = 4 * run->tx0 - j->pw, ncols = 4 * run->ns + 2;
+    const int64_t lo = c0 < 0 ? -c0 : 0, hi = j->w - c0 < ncols ? j->w - c0 : ncols;
+    const float *plane = j->x + (run->img * j->ci + c) * j->h * j->w;
+    for (int64_t i = 0; i < 6; ++i) {
+        float *out = d + i * 6 * T + run->tb;
+        const int64_t r = r0 + i;
+        if (r < 0 || r >= j->h) {
+            for (int k = 0; k < 6; ++k) memset(out + k * T, 0, (size_t)run->ns * sizeof *out);
             continue;
         }
-        for (int i = 0; i < 6; ++i) {
-            const int64_t r = r0 + i;
-            for (int k = 0; k < 6; ++k) {
-                const int64_t col = c0 + k;
-                d[(i * 6 + k) * WINO_TILES + t] =
-                    r >= 0 && r < j->h && col >= 0 && col < j->w ? src[r * j->w + col] : 0.0f;
-            }
+        /* inline, not memcpy: a row of a run is a few dozen floats, where the
+         * library call's own cost was a third of the copy's */
+        const float *src = plane + r * j->w + (c0 + lo); /* column c0 + lo: in the row */
+        int64_t k = 0;
+        for (; k < lo; ++k) rb[k] = 0.0f;
+#if defined(__SSE2__)
+        for (; k + 4 <= hi; k += 4) _mm_storeu_ps(rb + k, _mm_loadu_ps(src + k - lo));
+#endif
+        for (; k < hi; ++k) rb[k] = src[k - lo];
+        for (; k < ncols; ++k) rb[k] = 0.0f;
+        deinterleave(rb, out, T, run->ns);
+    }
+}
+
+/* Channel o of run's tiles from y4[16][T] into y, cropped to the image at
+ * the right and bottom edges (through rb where a tile is cut). */
+static void scatter(const wino_job *j, const tile_run *run, int64_t o, const float *restrict y4,
+                    float *restrict rb) {
+    const ptrdiff_t T = WINO_TILES;
+    const int64_t r0 = 4 * run->ty, c0 = 4 * run->tx0;
+    const int64_t rows = j->oh - r0 < 4 ? j->oh - r0 : 4;
+    const int64_t cols = j->ow - c0 < 4 * run->ns ? j->ow - c0 : 4 * run->ns;
+    float *dst = j->y + ((run->img * j->co + o) * j->oh + r0) * j->ow + c0;
+    for (int64_t r = 0; r < rows; ++r, dst += j->ow) {
+        const float *in = y4 + r * 4 * T + run->tb;
+        if (cols == 4 * run->ns) {
+            interleave(in, T, dst, run->ns);
+        } else {
+            interleave(in, T, rb, run->ns);
+            memcpy(dst, rb, (size_t)cols * sizeof *dst);
         }
     }
 }
@@ -140,14 +219,17 @@ static void gather(const wino_job *j, const tile_pos *p, int64_t nt, int64_t c, 
 static void run_block(const wino_job *j, int64_t t0, int64_t nt, float *scratch) {
     const ptrdiff_t T = WINO_TILES;
     const ptrdiff_t vs = (ptrdiff_t)j->ci * T, ms = (ptrdiff_t)j->co * T; /* one xi's V, M */
-    float *v = scratch, *m = v + 36 * vs, *d = m + 36 * ms, *tmp = d + 36 * T;
-    tile_pos p[WINO_TILES];
-    for (int64_t t = 0; t < nt; ++t) {
-        const int64_t q = t0 + t, in_img = q % j->tiles_img;
-        p[t] = (tile_pos){q / j->tiles_img, in_img / j->tiles_w, in_img % j->tiles_w};
+    float *v = scratch, *m = v + 36 * vs, *d = m + 36 * ms, *tmp = d + 36 * T, *rb = tmp + 36 * T;
+    tile_run runs[WINO_TILES];
+    int64_t nruns = 0;
+    for (int64_t t = 0; t < nt;) {
+        const int64_t q = t0 + t, in_img = q % j->tiles_img, tx = in_img % j->tiles_w;
+        const int64_t ns = j->tiles_w - tx < nt - t ? j->tiles_w - tx : nt - t;
+        runs[nruns++] = (tile_run){t, ns, q / j->tiles_img, in_img / j->tiles_w, tx};
+        t += ns;
     }
     for (int64_t c = 0; c < j->ci; ++c) {
-        gather(j, p, nt, c, d);
+        for (int64_t k = 0; k < nruns; ++k) gather(j, &runs[k], c, d, rb);
         for (int k = 0; k < 6; ++k) bt6(d + k * T, 6 * T, tmp + k * T, 6 * T, nt); /* B^T d: columns */
         for (int r = 0; r < 6; ++r) bt6(tmp + r * 6 * T, T, v + r * 6 * vs + c * T, vs, nt); /* (B^T d) B: rows */
     }
@@ -158,13 +240,7 @@ static void run_block(const wino_job *j, int64_t t0, int64_t nt, float *scratch)
     for (int64_t o = 0; o < j->co; ++o) {
         for (int k = 0; k < 6; ++k) at6(m + k * ms + o * T, 6 * ms, tmp + k * T, 6 * T, nt); /* A^T m */
         for (int r = 0; r < 4; ++r) at6(tmp + r * 6 * T, T, y4 + r * 4 * T, T, nt);           /* (A^T m) A */
-        for (int64_t t = 0; t < nt; ++t) {
-            const int64_t r0 = 4 * p[t].ty, c0 = 4 * p[t].tx;
-            const int64_t rows = j->oh - r0 < 4 ? j->oh - r0 : 4, cols = j->ow - c0 < 4 ? j->ow - c0 : 4;
-            float *dst = j->y + ((p[t].img * j->co + o) * j->oh + r0) * j->ow + c0;
-            for (int64_t r = 0; r < rows; ++r, dst += j->ow)
-                for (int64_t s = 0; s < cols; ++s) dst[s] = y4[(r * 4 + s) * T + t];
-        }
+        for (int64_t k = 0; k < nruns; ++k) scatter(j, &runs[k], o, y4, rb);
     }
 }
 
@@ -219,7 +295,7 @@ pt_status pt_cpu_conv_winograd(int dev, const pt_op *op, int threads) {
     /* Scratch: U, then each thread's V, M, the patches and one pass's rows.
      * Each piece a whole number of 64-byte lines (16 floats). */
     const size_t u_floats = ((size_t)36 * j.co * j.ci + 15) & ~(size_t)15;
-    j.thread_floats = (size_t)36 * WINO_TILES * (j.ci + j.co) + (size_t)(36 + 36) * WINO_TILES;
+    j.thread_floats = (size_t)36 * WINO_TILES * (j.ci + j.co) + (size_t)(36 + 36) * WINO_TILES + WINO_ROW;
     const size_t bytes = (u_floats + j.thread_floats * (size_t)threads) * sizeof(float);
     void *buf = NULL, *block = NULL;
     size_t off = 0;
