@@ -46,6 +46,7 @@ typedef struct conv_entry {
     int64_t key[KEY_N];
     uint64_t last_use;        /* 0: empty */
     bool refused;             /* oneDNN has no implementation: the core composes it */
+    bool own_winograd;        /* oneDNN has no Winograd here: exec_conv_winograd.c runs it, no primitive */
     char why[160];            /* the refusal */
     dnnl_primitive_t prim;
     conv_slot slot[3];        /* in[0], in[1], out */
@@ -329,12 +330,16 @@ static conv_entry *entry_for(const pt_op *op, bool direct_only) {
     const int team = team_enter(op); /* JIT kernels are generated for this team size */
     const bool offer = !direct_only && winograd_pays(op);
     dnnl_status_t st = entry_build(victim, op, offer ? dnnl_convolution_winograd : dnnl_convolution_direct);
-    if (st != dnnl_success && offer) { /* no Winograd for this shape or ISA (AVX2 has none): direct */
+    if (st != dnnl_success && offer) { /* no Winograd for this shape or ISA (AVX2 has none) */
         entry_free(victim);
-        st = entry_build(victim, op, dnnl_convolution_direct);
+        /* The forward pass and the backward-data one take the plugin's own
+         * Winograd instead of the direct algorithm; the backward-weights
+         * pass (and what it does not take) stays direct. */
+        if (pt_cpu_conv_winograd_fits(op)) victim->own_winograd = true;
+        else st = entry_build(victim, op, dnnl_convolution_direct);
     }
     team_leave(team);
-    if (st != dnnl_success) {
+    if (st != dnnl_success && !victim->own_winograd) {
         entry_free(victim);
         victim->refused = true;
         snprintf(victim->why, sizeof victim->why, "oneDNN has no implementation of it (%s)", dnnl_status2str(st));
@@ -422,13 +427,17 @@ pt_status pt_cpu_conv_onednn(int dev, const pt_op *op, bool run, bool direct_onl
         return refused(op, "the core is too old to lend scratch memory (no device_alloc)");
     pthread_mutex_lock(&g.lock);
     pt_status s = PT_OK;
+    bool own = false;
     if (!engine_up()) s = refused(op, g.init_error);
     else {
         conv_entry *e = entry_for(op, direct_only);
         if (e->refused) s = refused(op, e->why);
+        else if (e->own_winograd) own = true;
         else if (run) s = entry_run(e, dev, op);
     }
     pthread_mutex_unlock(&g.lock);
+    /* The plugin's Winograd shares nothing with the table: outside the lock */
+    if (own && run) s = pt_cpu_conv_winograd(dev, op, team_size(op));
     return s;
 }
 

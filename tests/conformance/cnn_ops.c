@@ -498,6 +498,15 @@ static void wide_conv_cases(void) {
      * a time: their last pixels take the element-by-element path. */
     static const window_case ragged = {4, 16, 7, 5, {{3, 3}, {1, 1}, {1, 1}, {1, 1}}, 16, 1, LAY_C};
     wide_conv_case(&ragged, "f32 x=[4,16,7,5] k=3x3 s=1,1 p=1,1 d=1,1 co=16 groups=1 (blocked, ragged)", 4322);
+    /* Wide enough for Winograd (32 channels, 256 pixels or more), where
+     * oneDNN has none (AVX2) the plugin's own F(4x4, 3x3): outputs of 17x13
+     * and 19x16 end in partial tiles, padding 0 and 2 (1 on the other
+     * axis) reach the adjoint's 2 - p, and unequal channel counts catch a
+     * swap of in and out in the backward-data pass. */
+    static const window_case pad0 = {16, 32, 19, 15, {{3, 3}, {1, 1}, {0, 0}, {1, 1}}, 48, 1, LAY_C};
+    wide_conv_case(&pad0, "f32 x=[16,32,19,15] k=3x3 s=1,1 p=0,0 d=1,1 co=48 groups=1 (wide, partial tiles)", 4323);
+    static const window_case pad2 = {16, 40, 17, 16, {{3, 3}, {1, 1}, {2, 1}, {1, 1}}, 32, 1, LAY_C};
+    wide_conv_case(&pad2, "f32 x=[16,40,17,16] k=3x3 s=1,1 p=2,1 d=1,1 co=32 groups=1 (wide, partial tiles)", 4324);
 }
 
 void run_cnn_cases(void) {
