@@ -43,8 +43,9 @@ torch_version=$("$py" -c 'import torch; print(torch.__version__)')
 # log names the kernel as impl:isa (2.x "jit:avx2", 3.x "brg_conv_fwd:avx512_core").
 devices=$("$build"/tools/portable devices 2>/dev/null || true)
 vm=$(grep -o -m1 'vecmath [a-z0-9_]*' <<< "$devices" || true)
+blas=$(grep -o -m1 'OpenBLAS [0-9.]* [A-Za-z0-9_]*' <<< "$devices" || true)
 dnnl=$(grep -o -m1 'oneDNN [0-9.]* [a-z0-9_]*' <<< "$devices" || true)
-ours=$(echo "${vm:-vecmath unknown}; ${dnnl:-oneDNN unknown}")
+ours=$(echo "${vm:-vecmath unknown}; ${dnnl:-oneDNN unknown}${blas:+; $blas}")
 theirs=$(ONEDNN_VERBOSE=1 "$py" "$here"/bench_cnn_torch.py isa 2>/dev/null | grep -m1 ',convolution,' |
          grep -oE '[a-z_]+:[a-z0-9_]+' | grep -vE '^(src|wei|dst|bia|diff)' | head -1 || true)
 where=$([[ $threads == 1 ]] && echo "1 thread pinned" || echo "$threads threads")

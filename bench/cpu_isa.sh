@@ -7,8 +7,10 @@
 #   - AVX-512: as found (oneDNN's JIT, libportable's vector math, NumPy's
 #     dispatch and PyTorch's ATen each take the widest they support);
 #   - AVX2: ONEDNN_MAX_CPU_ISA=AVX2 (caps libportable's oneDNN and
-#     PyTorch's), PORTABLE_CPU_VECMATH=avx2, NPY_DISABLE_CPU_FEATURES (the
-#     AVX-512 targets NumPy dispatches) and ATEN_CPU_CAPABILITY=avx2.
+#     PyTorch's), OPENBLAS_CORETYPE=Haswell (OpenBLAS's AVX2 kernels, for
+#     every contender that links it: the cpu plugin's own Winograd runs its
+#     products there), PORTABLE_CPU_VECMATH=avx2, NPY_DISABLE_CPU_FEATURES
+#     (the AVX-512 targets NumPy dispatches) and ATEN_CPU_CAPABILITY=avx2.
 # A host without AVX-512 runs the first pass only and says so.
 #   bench/cpu_isa.sh [build-dir] [rounds]
 # PT_PYTHON names the python3 with NumPy and PyTorch (default /usr/bin/python3).
@@ -37,7 +39,7 @@ status=0
 for pass in "${passes[@]}"; do
   envs=()
   if [[ $pass == avx2 ]]; then
-    envs=(ONEDNN_MAX_CPU_ISA=AVX2 PORTABLE_CPU_VECMATH=avx2 ATEN_CPU_CAPABILITY=avx2
+    envs=(ONEDNN_MAX_CPU_ISA=AVX2 OPENBLAS_CORETYPE=Haswell PORTABLE_CPU_VECMATH=avx2 ATEN_CPU_CAPABILITY=avx2
           "NPY_DISABLE_CPU_FEATURES=$npy_avx512")
     echo; echo "## Capped at AVX2"
   else

@@ -64,6 +64,22 @@ static struct {
     uint64_t clock;
 } g = {.lock = PTHREAD_MUTEX_INITIALIZER};
 
+/* The convolution's image x, filters w and result y, whichever of op's
+ * operands each kind makes them: CONV2D reads x and w into y, the
+ * backward-data pass reads dY and w into dX, the backward-weights pass x
+ * and dY into dW. */
+typedef struct conv_roles {
+    const pt_operand *x, *w, *y;
+} conv_roles;
+
+static conv_roles roles_of(const pt_op *op) {
+    switch (op->kind) {
+    case PT_OP_CONV2D_BWD_DATA: return (conv_roles){&op->out, &op->in[1], &op->in[0]};
+    case PT_OP_CONV2D_BWD_WEIGHT: return (conv_roles){&op->in[0], &op->out, &op->in[1]};
+    default: return (conv_roles){&op->in[0], &op->in[1], &op->out};
+    }
+}
+
 /* Multiply-adds below which a convolution runs on the calling thread. A
  * small layer split over two cores gains less than the ops after it lose:
  * they run on the calling thread and read the activation from the other
@@ -75,11 +91,9 @@ static struct {
 #define CONV_GRAIN_MACS ((int64_t)32 << 20)
 
 static int64_t conv_macs(const pt_op *op) {
-    const pt_operand *x = op->kind == PT_OP_CONV2D_BWD_DATA ? &op->out : &op->in[0];
-    const pt_operand *w = op->kind == PT_OP_CONV2D_BWD_WEIGHT ? &op->out : &op->in[1];
-    const int64_t *y = op->kind == PT_OP_CONV2D ? op->out.shape : op->kind == PT_OP_CONV2D_BWD_DATA
-                                                                          ? op->in[0].shape
-                                                                          : op->in[1].shape;
+    const conv_roles r = roles_of(op);
+    const pt_operand *x = r.x, *w = r.w;
+    const int64_t *y = r.y->shape;
     /* w is [O, C / groups, KH, KW]: each output element takes C / groups * KH * KW */
     return x->shape[0] * w->shape[0] * w->shape[1] * w->shape[2] * w->shape[3] * y[2] * y[3];
 }
@@ -125,11 +139,9 @@ static bool engine_up(void) {
 }
 
 static void key_of(const pt_op *op, bool direct_only, int64_t key[KEY_N]) {
-    const pt_operand *x = op->kind == PT_OP_CONV2D_BWD_DATA ? &op->out : &op->in[0];
-    const pt_operand *w = op->kind == PT_OP_CONV2D_BWD_WEIGHT ? &op->out : &op->in[1];
-    const int64_t *y = op->kind == PT_OP_CONV2D ? op->out.shape : op->kind == PT_OP_CONV2D_BWD_DATA
-                                                                          ? op->in[0].shape
-                                                                          : op->in[1].shape;
+    const conv_roles r = roles_of(op);
+    const pt_operand *x = r.x, *w = r.w;
+    const int64_t *y = r.y->shape;
     const int64_t k[KEY_N] = {op->kind, x->shape[0], x->shape[1], x->shape[2], x->shape[3], w->shape[0],
                               w->shape[2], w->shape[3], y[2], y[3], op->window[0], op->window[1],
                               op->window[2], op->window[3], op->window[4], op->window[5], op->count,
@@ -239,10 +251,8 @@ static dnnl_status_t conv_desc(const pt_op *op, dnnl_prop_kind_t prop, dnnl_alg_
 }
 
 static dnnl_status_t entry_build(conv_entry *e, const pt_op *op, dnnl_alg_kind_t alg) {
-    const pt_operand *x = op->kind == PT_OP_CONV2D_BWD_DATA ? &op->out : &op->in[0];
-    const pt_operand *w = op->kind == PT_OP_CONV2D_BWD_WEIGHT ? &op->out : &op->in[1];
-    const pt_operand *y = op->kind == PT_OP_CONV2D ? &op->out : op->kind == PT_OP_CONV2D_BWD_DATA ? &op->in[0]
-                                                                                               : &op->in[1];
+    const conv_roles r = roles_of(op);
+    const pt_operand *x = r.x, *w = r.w, *y = r.y;
     dnnl_memory_desc_t xm, wm, ym;
     user_md(&xm, x, false, op->count);
     user_md(&wm, w, true, op->count);
@@ -306,8 +316,8 @@ static dnnl_status_t entry_build(conv_entry *e, const pt_op *op, dnnl_alg_kind_t
  * on two it sent the backward-weights pass of [32, 64, 32, 32] x 64 to the
  * direct algorithm, 13.4 ms against Winograd's 7.2 (Zen 4, 2026-12-02). */
 static bool winograd_pays(const pt_op *op) {
-    const pt_operand *x = op->kind == PT_OP_CONV2D_BWD_DATA ? &op->out : &op->in[0];
-    const pt_operand *w = op->kind == PT_OP_CONV2D_BWD_WEIGHT ? &op->out : &op->in[1];
+    const conv_roles r = roles_of(op);
+    const pt_operand *x = r.x, *w = r.w;
     const int64_t c = x->shape[1], o = w->shape[0], hw = x->shape[2] * x->shape[3];
     const int64_t narrow = c < o ? c : o;
     return op->count == 1 && x->shape[0] >= 16 && (narrow >= 64 || (narrow >= 32 && hw >= 256));
@@ -351,7 +361,7 @@ static conv_entry *entry_for(const pt_op *op, bool direct_only) {
 }
 
 static pt_status refused(const pt_op *op, const char *why) {
-    const pt_operand *x = op->kind == PT_OP_CONV2D_BWD_DATA ? &op->out : &op->in[0];
+    const pt_operand *x = roles_of(op).x;
     return pt_cpu_fail(PT_ERR_UNSUPPORTED,
                        "%s of [%lld, %lld, %lld, %lld] with groups %lld: %s; pt_f_conv2d composes it from im2col "
                        "and a GEMM",
