@@ -103,11 +103,11 @@ static int64_t conv_macs(const pt_op *op) {
  * set around oneDNN's calls and put back after, since it reads
  * omp_get_max_threads. */
 static int team_size(const pt_op *op) {
+    if (conv_macs(op) < CONV_GRAIN_MACS) return 1;
 #ifdef PT_CPU_ONEDNN_ONE_THREAD
-    (void)op;
     return 1; /* the sanitizer builds: CMakeLists.txt says why */
 #else
-    return conv_macs(op) < CONV_GRAIN_MACS ? 1 : pt_cpu_max_threads();
+    return pt_cpu_max_threads();
 #endif
 }
 static int team_enter(const pt_op *op) {
