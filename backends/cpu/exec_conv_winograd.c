@@ -283,17 +283,12 @@ pt_status pt_cpu_conv_winograd(int dev, const pt_op *op, int threads) {
         return pt_cpu_bad_op(op, "the Winograd path takes f32 3x3 stride-1 convolutions, contiguous");
     const bool adjoint = op->kind == PT_OP_CONV2D_BWD_DATA;
     const pt_operand *xo = &op->in[0], *yo = &op->out; /* x, or dY for the adjoint */
-    wino_job j = {.x = (const float *)pt_cpu_base(xo), .y = (float *)pt_cpu_base(yo)};
-    j.n = xo->shape[0];
-    j.ci = xo->shape[1];
-    j.h = xo->shape[2];
-    j.w = xo->shape[3];
-    j.co = yo->shape[1];
-    j.oh = yo->shape[2];
-    j.ow = yo->shape[3];
     /* The adjoint convolves dY, padded by 2 - p, with the turned filters */
-    j.ph = adjoint ? 2 - op->window[2] : op->window[2];
-    j.pw = adjoint ? 2 - op->window[3] : op->window[3];
+    wino_job j = {.x = (const float *)pt_cpu_base(xo), .y = (float *)pt_cpu_base(yo),
+                  .n = xo->shape[0], .ci = xo->shape[1], .h = xo->shape[2], .w = xo->shape[3],
+                  .co = yo->shape[1], .oh = yo->shape[2], .ow = yo->shape[3],
+                  .ph = adjoint ? 2 - op->window[2] : op->window[2],
+                  .pw = adjoint ? 2 - op->window[3] : op->window[3]};
     j.tiles_w = (j.ow + 3) / 4;
     j.tiles_img = ((j.oh + 3) / 4) * j.tiles_w;
     j.tiles = j.n * j.tiles_img;
