@@ -398,7 +398,7 @@ static pt_status entry_run(conv_entry *e, int dev, const pt_op *op) {
     for (int k = 0; k < 3 && st == dnnl_success; ++k) {
         conv_slot *s = &e->slot[k];
         st = dnnl_memory_set_data_handle(s->user, pt_cpu_base(operand[k]));
-        if (st == dnnl_success && (s->reorder || s->blk)) st = dnnl_memory_set_data_handle(s->inner, base + at[k]);
+        if (st == dnnl_success && s->inner_bytes) st = dnnl_memory_set_data_handle(s->inner, base + at[k]);
         args[nargs++] = (dnnl_exec_arg_t){s->arg, s->inner};
     }
     if (st == dnnl_success && e->scratch) {

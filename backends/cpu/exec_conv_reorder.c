@@ -19,7 +19,7 @@
 typedef struct {
     const float *src;
     float *dst;
-    int64_t channels, pixels; /* C and H * W */
+    int64_t pixels; /* H * W */
     int blk;                  /* 16 or 8 */
     bool to_blocked;
 } reorder_job;
@@ -75,6 +75,6 @@ static void reorder_piece(void *ctx, int64_t begin, int64_t end) {
 
 void pt_cpu_reorder_channel_blocks(const float *src, float *dst, int64_t batch, int64_t channels, int64_t pixels,
                                    int blk, bool to_blocked) {
-    reorder_job j = {src, dst, channels, pixels, blk, to_blocked};
+    reorder_job j = {src, dst, pixels, blk, to_blocked};
     pt_cpu_rows_over_team(batch * (channels / blk), (int64_t)blk * pixels, reorder_piece, &j);
 }

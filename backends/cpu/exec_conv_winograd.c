@@ -252,15 +252,15 @@ static void run_block(const wino_job *j, int64_t t0, int64_t nt, float *scratch)
     }
 }
 
-/* Whether o is a contiguous 4-D NCHW operand of f32. */
+/* Whether o is a contiguous 4-D NCHW operand of f32 with no empty dim. */
 static bool contiguous4(const pt_operand *o) {
     if (o->ndim != 4 || o->dtype != PT_F32) return false;
-    int64_t want = 1;
-    for (int k = 3; k >= 0; --k) {
-        if (o->shape[k] < 1 || (o->shape[k] > 1 && o->strides[k] != want)) return false;
-        want *= o->shape[k];
+    int64_t n = 1;
+    for (int k = 0; k < 4; ++k) {
+        if (o->shape[k] < 1) return false;
+        n *= o->shape[k];
     }
-    return true;
+    return pt_cpu_dense_with(o, n);
 }
 
 bool pt_cpu_conv_winograd_fits(const pt_op *op) {

@@ -57,17 +57,6 @@ typedef struct fused_run {
     char *scratch;   /* threads * n_slots slots */
 } fused_run;
 
-/* Whether o holds exactly n elements, contiguous in C order (extent-1 dims
- * may have any stride). */
-static bool dense_with(const pt_operand *o, int64_t n) {
-    int64_t expect = 1;
-    for (int d = o->ndim; d-- > 0;) {
-        if (o->shape[d] > 1 && o->strides[d] != expect) return false;
-        expect *= o->shape[d];
-    }
-    return expect == n;
-}
-
 /* Checks step k of chain and picks its row kernel and scalars. */
 static pt_status check_step(const pt_op *fop, const pt_fused_chain *chain, int32_t k, fused_step *f,
                             int64_t *grain) {
@@ -76,7 +65,7 @@ static pt_status check_step(const pt_op *fop, const pt_fused_chain *chain, int32
     const pt_op_info *info = pt_op_info_of(op->kind);
     if (!info || info->family != PT_OP_FAMILY_ELEMENTWISE)
         return pt_cpu_bad_op(fop, "a step of the chain is not an element-wise op");
-    if (op->out.ndim < 1 || op->out.ndim > PT_MAX_DIMS || !dense_with(&op->out, chain->numel))
+    if (op->out.ndim < 1 || op->out.ndim > PT_MAX_DIMS || !pt_cpu_dense_with(&op->out, chain->numel))
         return pt_cpu_bad_op(fop, "a step's out is not contiguous with the chain's element count");
     f->op = op;
     *grain = PT_CPU_GRAIN_CHEAP;
@@ -227,7 +216,7 @@ static pt_status check_reduce(const pt_op *fop, const pt_fused_chain *chain) {
     pt_status s = pt_cpu_reduce_filled(red, NULL, NULL, false);
     if (s != PT_OK) return s;
     const pt_operand *in = &red->in[0];
-    if (in->dtype != chain->steps[chain->n_steps - 1].op.out.dtype || !dense_with(in, chain->numel))
+    if (in->dtype != chain->steps[chain->n_steps - 1].op.out.dtype || !pt_cpu_dense_with(in, chain->numel))
         return pt_cpu_bad_op(fop, "a chain's reduction does not read its last value");
     const int64_t region = pt_cpu_reduce_region(red);
     if (region > PT_CPU_FUSED_REDUCE_MAX)

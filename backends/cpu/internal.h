@@ -125,6 +125,17 @@ void pt_cpu_stream_fence(void);
 /* Address of element [0, ..., 0] of an operand. */
 static inline char *pt_cpu_base(const pt_operand *x) { return (char *)x->buf + x->offset; }
 
+/* Whether o holds exactly n elements, contiguous in C order (extent-1 dims
+ * may have any stride). */
+static inline bool pt_cpu_dense_with(const pt_operand *o, int64_t n) {
+    int64_t expect = 1;
+    for (int d = o->ndim; d-- > 0;) {
+        if (o->shape[d] > 1 && o->strides[d] != expect) return false;
+        expect *= o->shape[d];
+    }
+    return expect == n;
+}
+
 /* ---- Strided N-d iteration (launch_strided.c) ---- */
 
 #define PT_CPU_MAX_OPERANDS (1 + PT_OP_MAX_INPUTS)
