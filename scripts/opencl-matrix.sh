@@ -45,8 +45,9 @@
 #            cases (embedding_sum reads the links embedding_links wrote just
 #            before, flagged the same way, and the cases' loss is a sum; the
 #            lookups stay in),
-#            im2col/col2im (conv2d and its plugin-run kinds, pools), the max-pool kernels and CLBlast's
-#            GEMM, on which it stops with "Unsupported instruction: freeze"
+#            im2col/col2im (conv2d and its plugin-run kinds, pools), the max-pool kernels, CLBlast's
+#            GEMM and the plugin's own f32 product kernels (kernels/gemm.cl,
+#            which pass 1 checks), on which it stops with "Unsupported instruction: freeze"
 #            (an LLVM instruction newer than it) and computes wrong results;
 #            and f16/bf16, whose
 #            cases report values as uninitialised once other cases ran in the

@@ -195,6 +195,10 @@ static void ocl_describe(ocl_device *d) {
     d->fp16 = PT_HOST_HAS(ocl_host, env_choice) &&
               ocl_host->env_choice("PORTABLE_OPENCL_HGEMM", off_on, 0) == 1 &&
               ocl_has_extension(d->id, "cl_khr_fp16");
+    static const char *const gemm_modes[] = {"auto", "clblast", "own", NULL};
+    d->gemm_mode = PT_HOST_HAS(ocl_host, env_choice)
+                       ? (ocl_gemm_mode)ocl_host->env_choice("PORTABLE_OPENCL_GEMM", gemm_modes, OCL_GEMM_AUTO)
+                       : OCL_GEMM_AUTO;
     cl_device_fp_config scfg = 0;
     d->fp32_correct_div_sqrt =
         clGetDeviceInfo(d->id, CL_DEVICE_SINGLE_FP_CONFIG, sizeof scfg, &scfg, NULL) ==
@@ -310,6 +314,7 @@ void ocl_devices_release(void) {
             clFinish(d->queue);
             ocl_programs_release(d);
             ocl_attn_release(d);
+            ocl_gemm_release(d);
             ocl_fused_release(d, true);
             if (d->scratch) clReleaseMemObject(d->scratch);
             clReleaseCommandQueue(d->queue);

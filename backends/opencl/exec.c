@@ -153,6 +153,8 @@ pt_status ocl_execute(int dev, const pt_op *op) {
 /* Why op cannot be part of a command buffer, or NULL. */
 static const char *ocl_unrecordable(const ocl_device *d, const pt_op *op) {
     const pt_op_family f = pt_op_info_of(op->kind)->family;
+    ocl_gemm_call g;
+    if (f == PT_OP_FAMILY_MATMUL && ocl_matmul_call(op, &g) == PT_OK && ocl_gemm_own_takes(d, &g)) return NULL;
     if (f == PT_OP_FAMILY_MATMUL || f == PT_OP_FAMILY_CONV)
         return "CLBlast queues its GEMM kernels itself (it cannot record into a command buffer)";
     if (op->kind == PT_OP_RAND_UNIFORM || op->kind == PT_OP_RAND_NORMAL)

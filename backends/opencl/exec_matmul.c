@@ -9,7 +9,8 @@
  * elements. f16 (on devices with cl_khr_fp16 only: ocl_supports) is
  * CLBlastHgemm, whose kernels multiply and accumulate in half precision;
  * elsewhere the core sends f16/bf16 products here as f32. ocl_gemm is the
- * one CLBlast call site, shared with the convolution (exec_conv.c). */
+ * one CLBlast call site, shared with the convolution (exec_conv.c); the f32
+ * products exec_matmul_own.c takes run on the plugin's own kernels instead. */
 #include <clblast_c.h>
 #include <stdio.h>
 #include <string.h>
@@ -76,6 +77,7 @@ static pt_status ocl_clblast_fail(CLBlastStatusCode c, const char *what, const o
 }
 
 pt_status ocl_gemm(ocl_device *d, const ocl_gemm_call *g, const pt_op *op) {
+    if (ocl_gemm_own_takes(d, g)) return ocl_gemm_own(d, g);
     ocl_gemm_side sa, sb;
     if (!ocl_gemm_describe((int64_t)g->M, (int64_t)g->K, g->a_row, g->a_col, &sa) ||
         !ocl_gemm_describe((int64_t)g->K, (int64_t)g->N, g->b_row, g->b_col, &sb))
@@ -110,32 +112,37 @@ pt_status ocl_gemm(ocl_device *d, const ocl_gemm_call *g, const pt_op *op) {
     return PT_OK;
 }
 
-pt_status ocl_matmul(ocl_device *d, const pt_op *op) {
+pt_status ocl_matmul_call(const pt_op *op, ocl_gemm_call *g) {
     const pt_operand *a = &op->in[0], *b = &op->in[1], *c = &op->out;
     cl_long ao = 0, bo = 0, co = 0;
     pt_status s;
     if ((s = ocl_elem_offset(a, &ao)) != PT_OK || (s = ocl_elem_offset(b, &bo)) != PT_OK ||
         (s = ocl_elem_offset(c, &co)) != PT_OK)
         return s;
+    memset(g, 0, sizeof *g);
+    g->dtype = c->dtype == PT_F16 ? PT_F16 : (op->dtype == PT_F64 || c->dtype == PT_F64) ? PT_F64 : PT_F32;
+    g->batch = (size_t)c->shape[0];
+    g->M = (size_t)c->shape[1];
+    g->N = (size_t)c->shape[2];
+    g->K = (size_t)a->shape[2];
+    g->a = (cl_mem)a->buf;
+    g->b = (cl_mem)b->buf;
+    g->c = (cl_mem)c->buf;
+    g->ao = (size_t)ao;
+    g->bo = (size_t)bo;
+    g->co = (size_t)co;
+    g->a_row = a->strides[1];
+    g->a_col = a->strides[2];
+    g->b_row = b->strides[1];
+    g->b_col = b->strides[2];
+    g->a_stride = (size_t)a->strides[0];
+    g->b_stride = (size_t)b->strides[0];
+    g->c_stride = g->M * g->N;
+    return PT_OK;
+}
+
+pt_status ocl_matmul(ocl_device *d, const pt_op *op) {
     ocl_gemm_call g;
-    memset(&g, 0, sizeof g);
-    g.dtype = c->dtype == PT_F16 ? PT_F16 : (op->dtype == PT_F64 || c->dtype == PT_F64) ? PT_F64 : PT_F32;
-    g.batch = (size_t)c->shape[0];
-    g.M = (size_t)c->shape[1];
-    g.N = (size_t)c->shape[2];
-    g.K = (size_t)a->shape[2];
-    g.a = (cl_mem)a->buf;
-    g.b = (cl_mem)b->buf;
-    g.c = (cl_mem)c->buf;
-    g.ao = (size_t)ao;
-    g.bo = (size_t)bo;
-    g.co = (size_t)co;
-    g.a_row = a->strides[1];
-    g.a_col = a->strides[2];
-    g.b_row = b->strides[1];
-    g.b_col = b->strides[2];
-    g.a_stride = (size_t)a->strides[0];
-    g.b_stride = (size_t)b->strides[0];
-    g.c_stride = g.M * g.N;
-    return ocl_gemm(d, &g, op);
+    pt_status s = ocl_matmul_call(op, &g);
+    return s == PT_OK ? ocl_gemm(d, &g, op) : s;
 }

@@ -165,6 +165,23 @@ typedef struct ocl_attn_program {
     cl_ulong local_used[OCL_ATTN__COUNT];
 } ocl_attn_program;
 
+/* ---- The product program (launch_gemm_program.c builds it,
+ * exec_matmul_own.c runs it): kernels/gemm.cl, f32 ---- */
+typedef enum ocl_gemm_kernel { OCL_GEMM_ROWS, OCL_GEMM_DOTS, OCL_GEMM__COUNT } ocl_gemm_kernel;
+
+typedef struct ocl_gemm_program {
+    cl_program program;
+    cl_kernel kernel[OCL_GEMM__COUNT];
+    size_t wg[OCL_GEMM__COUNT];
+} ocl_gemm_program;
+
+/* Which products run on kernels/gemm.cl (PORTABLE_OPENCL_GEMM). */
+typedef enum ocl_gemm_mode {
+    OCL_GEMM_AUTO,    /* f32 products up to OCL_GEMM_OWN_MACS on CPU devices */
+    OCL_GEMM_CLBLAST, /* every product on CLBlast */
+    OCL_GEMM_OWN,     /* every f32 product it can lay out, on any device */
+} ocl_gemm_mode;
+
 /* ---- One OpenCL device (device.c) ---- */
 
 /* The arguments last set on a kernel object (launch_args.c). */
@@ -240,6 +257,8 @@ typedef struct ocl_device {
     _Atomic uint64_t buffers_made;
     struct ocl_fused_kernel *fused; /* generated chain kernels, one per chain structure */
     ocl_attn_program attn[2][OCL_ATTN_BUCKETS]; /* [f64?][width bucket], built at first use */
+    ocl_gemm_program gemm; /* built at the first product it runs */
+    ocl_gemm_mode gemm_mode;
     bool new_kernels; /* a kernel object was created since the last launch */
     /* Bytes of device buffers (alloc and scratch) this process holds: what
      * memory.c checks a new buffer against before asking the driver. */
@@ -533,6 +552,13 @@ pt_status ocl_attn_program_get(ocl_device *d, pt_dtype t, int bucket, const ocl_
 /* Releases d's attention programs and kernels. */
 void ocl_attn_release(ocl_device *d);
 
+/* ---- The product program (launch_gemm_program.c) ---- */
+/* d's product program, built (or loaded from the disk cache) at first use,
+ * then kept. Caller holds d->lock. */
+pt_status ocl_gemm_program_get(ocl_device *d, const ocl_gemm_program **out);
+/* Releases it. */
+void ocl_gemm_release(ocl_device *d);
+
 /* ---- Execution (exec.c: supports, execute) ---- */
 
 pt_status ocl_supports(int dev, const pt_op *op);
@@ -588,6 +614,12 @@ typedef struct ocl_gemm_call {
 } ocl_gemm_call;
 /* Caller holds d->lock; op (the MATMUL or CONV) names the call in errors. */
 pt_status ocl_gemm(ocl_device *d, const ocl_gemm_call *g, const pt_op *op);
+/* MATMUL op as a call of ocl_gemm. */
+pt_status ocl_matmul_call(const pt_op *op, ocl_gemm_call *g);
+/* exec_matmul_own.c: whether call g runs on the plugin's own kernels
+ * (kernels/gemm.cl) rather than CLBlast, and running it there. */
+bool ocl_gemm_own_takes(const ocl_device *d, const ocl_gemm_call *g);
+pt_status ocl_gemm_own(ocl_device *d, const ocl_gemm_call *g);
 /* IM2COL, COL2IM and the max pools. Caller holds d->lock. */
 pt_status ocl_window_run(ocl_device *d, const pt_op *op);
 /* Whether d runs this CONV descriptor: PT_OK, or the reason recorded. */

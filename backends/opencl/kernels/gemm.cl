@@ -1,0 +1,127 @@
+/* libportable OpenCL kernels — f32 products for CPU devices (PT_OP_MATMUL
+ * and the convolution's GEMMs, exec_matmul_own.c decides which).
+ *
+ * Compiled only into the product program (launch_gemm_program.c), which
+ * defines PT_GEMM_PROGRAM; the per-dtype programs embed this text too and
+ * skip it.
+ *
+ * Why: on a CPU device (PoCL, Intel's CPU runtime) CLBlast's direct kernels
+ * leave most of the vector units idle: on a 2-core AVX2 EPYC under PoCL 3.1
+ * they ran a [64, 64] @ [64, 256] product at 9.5 GFLOP/s and a 512-cube at
+ * 12.8; these explicit 8-wide vectors ran them at 22-33 and 23-32. A CPU
+ * device runs a work-item's code on one core, so each work-item keeps a
+ * tile of C in float8 registers and reads its operands straight from
+ * memory (the caches do what local memory does on a GPU).
+ *
+ * C[b] is row-major [M, N] (leading dimension N) at element offset co +
+ * b * c_batch; A[b] is [M, K] and B[b] is [K, N] with any element strides
+ * (a_row, a_col), (b_row, b_col) and batch strides (0: one matrix for every
+ * b). acc != 0 adds the product to C (one rounding more), else C is
+ * overwritten. The launch is 1-D (as graphs record them): `items` tiles,
+ * tile t being column block t % nj of row block (t / nj) % ni of matrix
+ * t / (nj * ni); global ids past `items` do nothing.
+ *
+ * Two forms, by which operand is contiguous along the vector:
+ *   gemm_rows, B's rows contiguous (b_col == 1): a work-item owns 4 rows x
+ *     8 columns of C: for each k, one float8 load of B's row k and four
+ *     broadcasts of A's column k (A may have any strides).
+ *   gemm_dots, A's rows and B's columns contiguous (a_col == 1, b_row == 1,
+ *     the x @ W^T of a linear layer): a work-item owns 2 rows x 4 columns,
+ *     each a dot product of two contiguous rows in float8 lanes, summed at
+ *     the end.
+ * Tiles that stick out of C compute with clamped indices (rows and
+ * columns that exist) and store only what lies inside; columns of gemm_rows
+ * that do not fill 8 lanes run scalar with the general strides. */
+#ifdef PT_GEMM_PROGRAM
+
+#define GEMM_ROWS_R 4
+#define GEMM_ROWS_C 8
+#define GEMM_DOTS_R 2
+#define GEMM_DOTS_C 4
+
+static inline void gemm_store(__global float *c, float v, int acc) { *c = acc ? *c + v : v; }
+
+/* Tile t of an R x W tiling of [M, N] matrices: its first row *i0 and
+ * column *j0; returns its matrix. */
+static inline long gemm_tile(long t, int M, int N, int R, int W, int *i0, int *j0) {
+    const int nj = (N + W - 1) / W, ni = (M + R - 1) / R;
+    *j0 = (int)(t % nj) * W;
+    *i0 = (int)((t / nj) % ni) * R;
+    return t / ((long)nj * ni);
+}
+
+/* A kernel's start: its tile (global id t, rows i0.., columns j0.. of
+ * matrix m) and that matrix's A, B and C; ids past the last tile return. */
+#define GEMM_TILE(R, W)                                                                  \
+    const long t = get_global_id(0);                                                     \
+    if (t >= items) return;                                                              \
+    int i0, j0;                                                                          \
+    const long m = gemm_tile(t, M, N, (R), (W), &i0, &j0);                               \
+    __global const float *A = a + ao + m * a_batch, *B = b + bo + m * b_batch;           \
+    __global float *C = c + co + m * c_batch;
+
+__kernel void gemm_rows(__global const float *a, long ao, long a_row, long a_col, long a_batch,
+                        __global const float *b, long bo, long b_row, long b_col, long b_batch,
+                        __global float *c, long co, long c_batch, int M, int N, int K, int acc,
+                        long items) {
+    GEMM_TILE(GEMM_ROWS_R, GEMM_ROWS_C)
+    long arow[GEMM_ROWS_R];
+    for (int r = 0; r < GEMM_ROWS_R; ++r) arow[r] = (long)min(i0 + r, M - 1) * a_row;
+    if (j0 + GEMM_ROWS_C <= N && b_col == 1) {
+        float8 s[GEMM_ROWS_R];
+        for (int r = 0; r < GEMM_ROWS_R; ++r) s[r] = (float8)(0.0f);
+        for (int k = 0; k < K; ++k) {
+            const float8 bk = vload8(0, B + k * b_row + j0);
+            const long ak = k * a_col;
+            for (int r = 0; r < GEMM_ROWS_R; ++r) s[r] = fma((float8)(A[arow[r] + ak]), bk, s[r]);
+        }
+        for (int r = 0; r < GEMM_ROWS_R && i0 + r < M; ++r) {
+            __global float *row = C + (long)(i0 + r) * N + j0;
+            vstore8(acc ? vload8(0, row) + s[r] : s[r], 0, row);
+        }
+        return;
+    }
+    for (int r = 0; r < GEMM_ROWS_R && i0 + r < M; ++r)
+        for (int j = j0; j < j0 + GEMM_ROWS_C && j < N; ++j) {
+            float s = 0.0f;
+            for (int k = 0; k < K; ++k) s = fma(A[arow[r] + k * a_col], B[k * b_row + j * b_col], s);
+            gemm_store(C + (long)(i0 + r) * N + j, s, acc);
+        }
+}
+
+/* The sum of v's lanes, pairwise. */
+static inline float gemm_lanes(float8 v) {
+    const float4 h = v.lo + v.hi;
+    const float2 q = h.lo + h.hi;
+    return q.x + q.y;
+}
+
+__kernel void gemm_dots(__global const float *a, long ao, long a_row, long a_batch,
+                        __global const float *b, long bo, long b_col, long b_batch,
+                        __global float *c, long co, long c_batch, int M, int N, int K, int acc,
+                        long items) {
+    GEMM_TILE(GEMM_DOTS_R, GEMM_DOTS_C)
+    __global const float *ar[GEMM_DOTS_R], *bc[GEMM_DOTS_C];
+    for (int r = 0; r < GEMM_DOTS_R; ++r) ar[r] = A + (long)min(i0 + r, M - 1) * a_row;
+    for (int q = 0; q < GEMM_DOTS_C; ++q) bc[q] = B + (long)min(j0 + q, N - 1) * b_col;
+    float8 s[GEMM_DOTS_R][GEMM_DOTS_C];
+    for (int r = 0; r < GEMM_DOTS_R; ++r)
+        for (int q = 0; q < GEMM_DOTS_C; ++q) s[r][q] = (float8)(0.0f);
+    const int k8 = K / 8 * 8;
+    for (int k = 0; k < k8; k += 8) {
+        float8 av[GEMM_DOTS_R];
+        for (int r = 0; r < GEMM_DOTS_R; ++r) av[r] = vload8(0, ar[r] + k);
+        for (int q = 0; q < GEMM_DOTS_C; ++q) {
+            const float8 bv = vload8(0, bc[q] + k);
+            for (int r = 0; r < GEMM_DOTS_R; ++r) s[r][q] = fma(av[r], bv, s[r][q]);
+        }
+    }
+    for (int r = 0; r < GEMM_DOTS_R && i0 + r < M; ++r)
+        for (int q = 0; q < GEMM_DOTS_C && j0 + q < N; ++q) {
+            float v = gemm_lanes(s[r][q]);
+            for (int k = k8; k < K; ++k) v = fma(ar[r][k], bc[q][k], v);
+            gemm_store(C + (long)(i0 + r) * N + j0 + q, v, acc);
+        }
+}
+
+#endif
