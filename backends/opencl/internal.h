@@ -169,6 +169,15 @@ typedef struct ocl_attn_program {
  * exec_matmul_own.c runs it): kernels/gemm.cl, f32 ---- */
 typedef enum ocl_gemm_kernel { OCL_GEMM_ROWS, OCL_GEMM_DOTS, OCL_GEMM__COUNT } ocl_gemm_kernel;
 
+/* Each kernel's entry name and the rows x columns of C one work-item owns
+ * (handed to the program as GEMM_<ROWS|DOTS>_R and _C, so the kernels and
+ * the launch's tile count come from one table). */
+typedef struct ocl_gemm_form_info {
+    const char *name;
+    int rows, cols;
+} ocl_gemm_form_info;
+extern const ocl_gemm_form_info ocl_gemm_forms[OCL_GEMM__COUNT];
+
 typedef struct ocl_gemm_program {
     cl_program program;
     cl_kernel kernel[OCL_GEMM__COUNT];
@@ -356,6 +365,13 @@ pt_status ocl_kernel_create(ocl_device *d, cl_program p, const char *name, const
 /* The texts of the embedded sources names[0..n-1] (file names), in that
  * order, into texts; returns how many were found. */
 int ocl_embedded_texts(int n, const char *const *names, const char **texts);
+/* A program of d from the embedded sources names[0..n-1] (at most
+ * OCL_MAX_PROGRAM_SOURCES) after the text define: ocl_program_build's
+ * program, or PT_ERR_INTERNAL naming what when a source is not embedded.
+ * Caller holds d->lock. */
+#define OCL_MAX_PROGRAM_SOURCES 8
+pt_status ocl_program_from_sources(ocl_device *d, const char *what, pt_dtype t, const char *define, int n,
+                                   const char *const *names, cl_program *out);
 
 /* A program's identity: the SHA-256 of everything its binary depends on
  * (launch_program.c: format, sources, build options, device, driver,

@@ -29,12 +29,7 @@ static pt_status ocl_attn_build(ocl_device *d, pt_dtype t, int bucket, ocl_attn_
     char define[48], what[64];
     snprintf(define, sizeof define, "#define PT_ATTN_DMAX %d\n", 32 << bucket);
     snprintf(what, sizeof what, "%s attention kernels (D, Dv <= %d)", pt_dtype_table_name(t), 32 << bucket);
-    const char *texts[1 + OCL_ATTN_N_SOURCES] = {define};
-    const int n = ocl_embedded_texts(OCL_ATTN_N_SOURCES, ocl_attn_sources, texts + 1);
-    if (n != OCL_ATTN_N_SOURCES)
-        return ocl_fail(PT_ERR_INTERNAL, "%s: %d of the %d sources they need are embedded "
-                        "(CMakeLists.txt's PT_OCL_KERNEL_SOURCES)", what, n, OCL_ATTN_N_SOURCES);
-    pt_status s = ocl_program_build(d, what, t, 1 + n, texts, &ap->program);
+    pt_status s = ocl_program_from_sources(d, what, t, define, OCL_ATTN_N_SOURCES, ocl_attn_sources, &ap->program);
     for (int k = 0; s == PT_OK && k < OCL_ATTN__COUNT; ++k) {
         s = ocl_kernel_create(d, ap->program, ocl_attn_names[k], what, &ap->kernel[k], &ap->wg[k]);
         if (s == PT_OK && clGetKernelWorkGroupInfo(ap->kernel[k], d->id, CL_KERNEL_LOCAL_MEM_SIZE,

@@ -239,6 +239,19 @@ int ocl_embedded_texts(int n, const char *const *names, const char **texts) {
     return found;
 }
 
+pt_status ocl_program_from_sources(ocl_device *d, const char *what, pt_dtype t, const char *define, int n,
+                                   const char *const *names, cl_program *out) {
+    const char *texts[1 + OCL_MAX_PROGRAM_SOURCES] = {define};
+    if (n > OCL_MAX_PROGRAM_SOURCES)
+        return ocl_fail(PT_ERR_INTERNAL, "%s: %d sources, more than the %d a program takes", what, n,
+                        OCL_MAX_PROGRAM_SOURCES);
+    const int found = ocl_embedded_texts(n, names, texts + 1);
+    if (found != n)
+        return ocl_fail(PT_ERR_INTERNAL, "%s: %d of the %d sources they need are embedded "
+                        "(CMakeLists.txt's PT_OCL_KERNEL_SOURCES)", what, found, n);
+    return ocl_program_build(d, what, t, 1 + n, texts, out);
+}
+
 pt_status ocl_kernel(ocl_device *d, pt_dtype t, ocl_kernel_id k, cl_kernel *out, size_t *wg) {
     return ocl_kernel_variant(d, t, k, OCL_GENERAL, out, wg);
 }

@@ -2,7 +2,7 @@
  * and the convolution's GEMMs, exec_matmul_own.c decides which).
  *
  * Compiled only into the product program (launch_gemm_program.c), which
- * defines PT_GEMM_PROGRAM; the per-dtype programs embed this text too and
+ * defines PT_GEMM_PROGRAM and the tile sizes; the per-dtype programs embed this text too and
  * skip it.
  *
  * Why: on a CPU device (PoCL, Intel's CPU runtime) CLBlast's direct kernels
@@ -34,10 +34,9 @@
  * that do not fill 8 lanes run scalar with the general strides. */
 #ifdef PT_GEMM_PROGRAM
 
-#define GEMM_ROWS_R 4
-#define GEMM_ROWS_C 8
-#define GEMM_DOTS_R 2
-#define GEMM_DOTS_C 4
+/* GEMM_ROWS_R x GEMM_ROWS_C and GEMM_DOTS_R x GEMM_DOTS_C, the tiles,
+ * come from the host (launch_gemm_program.c's table), which counts the
+ * launch's tiles with the same numbers. */
 
 static inline void gemm_store(__global float *c, float v, int acc) { *c = acc ? *c + v : v; }
 
