@@ -87,9 +87,16 @@ pt_status ocl_fused(ocl_device *d, const pt_op *op) {
     for (int i = 0; s == PT_OK && i < fk->n_args; ++i)
         s = ocl_fused_arg_value(&fk->args[i], c, n, &vals[i], &args[i]);
     if (s != PT_OK) return s;
-    /* As ocl_pointwise's contiguous launch: whole groups without a bounds
+    /* Strided inputs through the row walk where a group size divides
+     * their rows (every element in whole groups, from 0); otherwise, as
+     * ocl_pointwise's contiguous launch: whole groups without a bounds
      * test (PoCL vectorises those), the rest bounds-checked. */
     const size_t local = fk->wg < 256 ? fk->wg : 256;
+    const size_t rows = fk->rows ? ocl_rows_group(ocl_fused_strided_inner(c), local) : 0;
+    if (rows > 0) {
+        if ((s = ocl_set_args(d, fk->rows, "fused_rows", fk->n_args, args)) != PT_OK) return s;
+        return ocl_enqueue_at(d, fk->rows, "fused_rows", 0, (size_t)n, rows);
+    }
     const size_t whole = (size_t)n / local * local;
     if (whole > 0) {
         if ((s = ocl_set_args(d, fk->whole, "fused_whole", fk->n_args, args)) != PT_OK) return s;

@@ -532,7 +532,8 @@ typedef struct ocl_fused_kernel {
     ocl_fused_sig sig;
     cl_program program;
     cl_kernel whole, tail;
-    size_t wg; /* the smaller CL_KERNEL_WORK_GROUP_SIZE of the two */
+    cl_kernel rows; /* the row walk's form, for chains with strided inputs; else NULL */
+    size_t wg;      /* the smallest CL_KERNEL_WORK_GROUP_SIZE of them */
     int n_args;
     ocl_fused_arg args[OCL_REC_MAX_ARGS];
     struct ocl_fused_kernel *next;
@@ -541,8 +542,16 @@ typedef struct ocl_fused_kernel {
 /* Whether x's elements lie in row-major order without gaps (extent-1
  * dimensions' strides do not count). */
 bool ocl_is_contiguous(const pt_operand *x);
+/* The largest group size of at most cap that divides inner, the innermost
+ * extent of a row-walk launch (common.cl's pt_locate_rows), or 0 where
+ * the largest is too small to be worth it (a long row of a prime extent):
+ * then the launch walks each element. */
+size_t ocl_rows_group(int64_t inner, size_t cap);
 /* c's structure, for looking its kernels up without generating text. */
 void ocl_fused_signature(const pt_fused_chain *c, ocl_fused_sig *sig);
+/* The greatest common divisor of the innermost extents of c's strided
+ * external inputs (those its kernels walk), 0 when it has none. */
+int64_t ocl_fused_strided_inner(const pt_fused_chain *c);
 /* Whether a generated kernel runs chain c on d: PT_OK, or
  * PT_ERR_UNSUPPORTED with the reason in why. With text non-NULL, also the
  * kernels' OpenCL C (*text, malloc'd, to follow the embedded sources up to

@@ -83,6 +83,14 @@ size_t ocl_pow2_ceil(int64_t x) {
     return p;
 }
 
+size_t ocl_rows_group(int64_t inner, size_t cap) {
+    if (inner < 1 || cap < 1) return 0;
+    size_t g = (size_t)inner < cap ? (size_t)inner : cap;
+    while ((size_t)inner % g) --g;
+    /* whole rows of a short inner extent, or groups wide enough to vectorise */
+    return g == (size_t)inner || g >= 32 ? g : 0;
+}
+
 /* ---- Element-wise layout ---- */
 
 typedef struct ocl_layout {

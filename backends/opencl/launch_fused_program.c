@@ -45,6 +45,8 @@ static pt_status ocl_fused_build(ocl_device *d, const pt_fused_chain *c, ocl_fus
     fk->wg = d->max_work_group;
     if (s == PT_OK) s = ocl_fused_kernel_of(d, fk->program, "fused_whole", &fk->whole, &fk->wg);
     if (s == PT_OK) s = ocl_fused_kernel_of(d, fk->program, "fused_tail", &fk->tail, &fk->wg);
+    if (s == PT_OK && ocl_fused_strided_inner(c) > 0)
+        s = ocl_fused_kernel_of(d, fk->program, "fused_rows", &fk->rows, &fk->wg);
     return s;
 }
 
@@ -52,6 +54,7 @@ static void ocl_fused_free(ocl_fused_kernel *fk, bool cl_calls) {
     if (cl_calls) {
         if (fk->whole) clReleaseKernel(fk->whole);
         if (fk->tail) clReleaseKernel(fk->tail);
+        if (fk->rows) clReleaseKernel(fk->rows);
         if (fk->program) clReleaseProgram(fk->program);
     }
     free(fk);

@@ -83,6 +83,25 @@ void ocl_fused_signature(const pt_fused_chain *c, ocl_fused_sig *sig) {
     sig->len = 1 + n * OCL_FUSED_SIG_STEP;
 }
 
+int64_t ocl_fused_strided_inner(const pt_fused_chain *c) {
+    int64_t g = 0;
+    for (int32_t k = 0; k < c->n_steps; ++k) {
+        const pt_op *op = &c->steps[k].op;
+        for (int j = 0; j < op->n_inputs; ++j) {
+            const pt_operand *x = &op->in[j];
+            if (c->steps[k].src[j] >= 0 || ocl_is_contiguous(x)) continue;
+            int64_t a = x->ndim > 0 ? x->shape[x->ndim - 1] : 1, b = g;
+            while (b) {
+                const int64_t t = a % b;
+                a = b;
+                b = t;
+            }
+            g = a;
+        }
+    }
+    return g;
+}
+
 /* The conversion copy_to_<to> of elementwise.cl does from `from`, applied
  * to the value x, into out; false for the casts not generated here. */
 static bool ocl_cast_text(pt_dtype from, pt_dtype to, const char *x, char *out, size_t cap) {
@@ -245,6 +264,7 @@ pt_status ocl_fused_generate(const ocl_device *d, const pt_fused_chain *c, char 
 
     /* The text and the arguments, step by step. */
     ocl_plan plan = {.args = args};
+    bool strided = false;
     if (on) {
         /* f16 bits through half.h's integer conversions (the same bits as
          * vload_half / vstore_half_rte): a store through a private half
@@ -282,12 +302,10 @@ pt_status ocl_fused_generate(const ocl_device *d, const pt_fused_chain *c, char 
             ocl_plan_add(&plan, OCL_FA_IN_STRIDES, k, j, sizeof(cl_long8));
             pt_text_put(&params, ", int a%d_%dnd, long8 a%d_%dsh, long8 a%d_%dst", (int)k, j, (int)k, j,
                     (int)k, j);
-            /* common.cl's walk, all four strides the same (computed once) */
-            pt_text_put(&body,
-                    "        const %s x%d_%d = a%d_%d[a%d_%do + pt_locate(i, a%d_%dnd, a%d_%dsh, "
-                    "a%d_%dst, a%d_%dst, a%d_%dst, a%d_%dst).o];\n",
-                    its, (int)k, j, (int)k, j, (int)k, j, (int)k, j, (int)k, j, (int)k, j, (int)k, j,
-                    (int)k, j, (int)k, j);
+            /* common.cl's walks (PT_FUSED_AT below) */
+            strided = true;
+            pt_text_put(&body, "        const %s x%d_%d = a%d_%d[a%d_%do + PT_FUSED_AT(a%d_%dnd, a%d_%dsh, a%d_%dst)];\n",
+                        its, (int)k, j, (int)k, j, (int)k, j, (int)k, j, (int)k, j, (int)k, j);
         }
         char s[2][48] = {"", ""};
         if (form == OCL_UNARY || form == OCL_BINARY) {
@@ -337,14 +355,27 @@ pt_status ocl_fused_generate(const ocl_device *d, const pt_fused_chain *c, char 
                    "what a recorded graph keeps and every device takes)",
                    plan.over ? "over " : "", plan.n, plan.bytes, OCL_REC_MAX_ARGS, OCL_FUSED_MAX_PARAM_BYTES);
     if (!on) return PT_OK;
-    /* params starts with ", " */
+    /* params starts with ", "; strided inputs are loaded through
+     * pt_locate's walk in fused_whole and fused_tail, and through the row
+     * walk in fused_rows, which the host launches where it can (ocl_fused:
+     * groups that divide every strided input's innermost dimension) */
+    const char *all = params.s ? params.s + 2 : "long n";
+    pt_text_put(&fn, "#define PT_FUSED_AT(nd, sh, st) pt_locate(i, nd, sh, st, st, st, st).o\n");
     for (int w = 0; w < 2; ++w)
         pt_text_put(&fn,
                 "__kernel void fused_%s(%s) {\n"
                 "    const long i = (long)get_global_id(0);\n"
                 "    %s{\n%s    }\n}\n",
-                w ? "tail" : "whole", params.s ? params.s + 2 : "long n", w ? "if (i < n) " : "",
-                body.s ? body.s : "");
+                w ? "tail" : "whole", all, w ? "if (i < n) " : "", body.s ? body.s : "");
+    if (strided)
+        pt_text_put(&fn,
+                "#undef PT_FUSED_AT\n"
+                "#define PT_FUSED_AT(nd, sh, st) pt_locate_rows(g0, lid, nd, sh, st, st, st, st).o\n"
+                "__kernel void fused_rows(%s) {\n"
+                "    const long g0 = (long)get_group_id(0) * (long)get_local_size(0);\n"
+                "    const long lid = (long)get_local_id(0), i = g0 + lid;\n"
+                "    {\n%s    }\n}\n",
+                all, body.s ? body.s : "");
     const bool oom = fn.failed || params.failed || body.failed;
     free(params.s);
     free(body.s);

@@ -127,6 +127,43 @@ static inline pt_pos pt_locate(long i, int nd, long8 shape, long8 st_o, long8 st
     return p;
 }
 
+/* The row walk: for launches whose work-groups each lie inside one row of
+ * the innermost dimension (the host picks a group size that divides it,
+ * and launches exactly the elements, from offset 0). Element i = g0 + lid,
+ * g0 the group's first element: every division is of g0, the same for all
+ * of the group's work-items, so a CPU implementation's work-item loop
+ * hoists it and stays vectorised, with the loads of a stride-1 operand
+ * contiguous and those of a broadcast one invariant. pt_locate's
+ * per-element 64-bit divisions there left the loop scalar: a broadcast add
+ * of 16K floats ran 5x slower on PoCL than the contiguous one. */
+#define PT_ROWS_DIM(k)                                                                           \
+    if (nd > k) {                                                                                \
+        long c = r;                                                                              \
+        if (nd > k + 1) {                                                                        \
+            long q = r / shape.s##k;                                                             \
+            c = r - q * shape.s##k;                                                              \
+            r = q;                                                                               \
+        }                                                                                        \
+        p.o += c * st_o.s##k;                                                                    \
+        p.a += c * st_a.s##k;                                                                    \
+        p.b += c * st_b.s##k;                                                                    \
+        p.c += c * st_c.s##k;                                                                    \
+    }
+
+static inline pt_pos pt_locate_rows(long g0, long lid, int nd, long8 shape, long8 st_o, long8 st_a,
+                                    long8 st_b, long8 st_c) {
+    long r = nd > 1 ? g0 / shape.s0 : 0;
+    const long col = g0 - r * shape.s0 + lid;
+    pt_pos p;
+    p.o = col * st_o.s0;
+    p.a = col * st_a.s0;
+    p.b = col * st_b.s0;
+    p.c = col * st_c.s0;
+    PT_ROWS_DIM(1) PT_ROWS_DIM(2) PT_ROWS_DIM(3) PT_ROWS_DIM(4) PT_ROWS_DIM(5) PT_ROWS_DIM(6)
+    PT_ROWS_DIM(7)
+    return p;
+}
+
 /* One work-item per element: the host launches at least n work-items
  * (rounded up to the work-group size). This is the best pattern both for
  * GPUs (coalesced) and for CPU implementations, which run the work-items of a
