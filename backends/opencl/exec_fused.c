@@ -92,7 +92,9 @@ pt_status ocl_fused(ocl_device *d, const pt_op *op) {
      * ocl_pointwise's contiguous launch: whole groups without a bounds
      * test (PoCL vectorises those), the rest bounds-checked. */
     const size_t local = fk->wg < 256 ? fk->wg : 256;
-    const size_t rows = fk->rows ? ocl_rows_group(ocl_fused_strided_inner(c), local) : 0;
+    int nd = 0;
+    const int64_t inner = fk->rows ? ocl_fused_strided_inner(c, &nd) : 0;
+    const size_t rows = inner > 0 ? ocl_rows_group(d, nd, inner, local) : 0;
     if (rows > 0) {
         if ((s = ocl_set_args(d, fk->rows, "fused_rows", fk->n_args, args)) != PT_OK) return s;
         return ocl_enqueue_at(d, fk->rows, "fused_rows", 0, (size_t)n, rows);

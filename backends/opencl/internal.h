@@ -59,7 +59,7 @@ const char *ocl_kernel_name(ocl_kernel_id k);
  * have a general one (any strides, broadcasts) and two for operands that are
  * all contiguous: entry name + "_contig" for whole work-groups, + "_tail"
  * for any number of items (elementwise.cl says why). */
-typedef enum ocl_variant { OCL_GENERAL, OCL_CONTIG, OCL_TAIL, OCL_VARIANT__COUNT } ocl_variant;
+typedef enum ocl_variant { OCL_GENERAL, OCL_CONTIG, OCL_TAIL, OCL_ROWS, OCL_VARIANT__COUNT } ocl_variant;
 
 /* ---- cl_khr_command_buffer (device.c finds it, launch_graph.c uses it) ----
  * The extension's types and entry points, spelled out here (as in the
@@ -542,16 +542,22 @@ typedef struct ocl_fused_kernel {
 /* Whether x's elements lie in row-major order without gaps (extent-1
  * dimensions' strides do not count). */
 bool ocl_is_contiguous(const pt_operand *x);
-/* The largest group size of at most cap that divides inner, the innermost
- * extent of a row-walk launch (common.cl's pt_locate_rows), or 0 where
- * the largest is too small to be worth it (a long row of a prime extent):
+/* The dimensions common.cl's row walk covers on CPU devices. */
+#define OCL_ROWS_CPU_MAX_ND 2
+/* The group size of a row-walk launch (common.cl's pt_locate_rows) over a
+ * layout of nd dimensions whose innermost extent is inner: the largest of
+ * at most cap that divides inner, or 0 where the row walk does not serve
+ * (more dimensions than it covers on d, or a long row of a prime extent):
  * then the launch walks each element. */
-size_t ocl_rows_group(int64_t inner, size_t cap);
+size_t ocl_rows_group(const ocl_device *d, int nd, int64_t inner, size_t cap);
 /* c's structure, for looking its kernels up without generating text. */
 void ocl_fused_signature(const pt_fused_chain *c, ocl_fused_sig *sig);
-/* The greatest common divisor of the innermost extents of c's strided
- * external inputs (those its kernels walk), 0 when it has none. */
-int64_t ocl_fused_strided_inner(const pt_fused_chain *c);
+/* Whether every element of o is the same one (all its strides 0). */
+bool ocl_is_broadcast_scalar(const pt_operand *o);
+/* The greatest common divisor of the innermost extents of c's external
+ * inputs that its kernels walk (strided, not one element broadcast), 0
+ * when it has none; *max_nd, the most dimensions one of them has. */
+int64_t ocl_fused_strided_inner(const pt_fused_chain *c, int *max_nd);
 /* Whether a generated kernel runs chain c on d: PT_OK, or
  * PT_ERR_UNSUPPORTED with the reason in why. With text non-NULL, also the
  * kernels' OpenCL C (*text, malloc'd, to follow the embedded sources up to

@@ -83,8 +83,9 @@ size_t ocl_pow2_ceil(int64_t x) {
     return p;
 }
 
-size_t ocl_rows_group(int64_t inner, size_t cap) {
+size_t ocl_rows_group(const ocl_device *d, int nd, int64_t inner, size_t cap) {
     if (inner < 1 || cap < 1) return 0;
+    if ((d->cl_type & CL_DEVICE_TYPE_CPU) && nd > OCL_ROWS_CPU_MAX_ND) return 0;
     size_t g = (size_t)inner < cap ? (size_t)inner : cap;
     while ((size_t)inner % g) --g;
     /* whole rows of a short inner extent, or groups wide enough to vectorise */
@@ -182,11 +183,19 @@ pt_status ocl_pointwise(ocl_device *d, pt_dtype prog, ocl_kernel_id kid,
     cl_kernel k = NULL;
     size_t wg = 0;
     if (L.nd == 0) return ocl_pointwise_contig(d, prog, kid, (size_t)n, na, args);
-    if ((s = ocl_kernel_variant(d, prog, kid, OCL_GENERAL, &k, &wg)) != PT_OK) return s;
-    const size_t local = wg < 256 ? wg : 256;
     args[na++] = (ocl_arg)OCL_ARG(L.nd);
     args[na++] = (ocl_arg)OCL_ARG(L.shape);
     for (int i = 0; i < 4; ++i) args[na++] = (ocl_arg)OCL_ARG(L.st[i]);
+    /* The row walk where a group size divides the innermost extent (its
+     * divisions once per group), else the walk of each element. */
+    if ((s = ocl_kernel_variant(d, prog, kid, OCL_ROWS, &k, &wg)) != PT_OK) return s;
+    const size_t rows = ocl_rows_group(d, L.nd, L.shape.s[0], wg < 256 ? wg : 256);
+    if (rows > 0) {
+        if ((s = ocl_set_args(d, k, name, na, args)) != PT_OK) return s;
+        return ocl_enqueue(d, k, name, (size_t)n, rows);
+    }
+    if ((s = ocl_kernel_variant(d, prog, kid, OCL_GENERAL, &k, &wg)) != PT_OK) return s;
+    const size_t local = wg < 256 ? wg : 256;
     if ((s = ocl_set_args(d, k, name, na, args)) != PT_OK) return s;
     return ocl_enqueue(d, k, name, ((size_t)n + local - 1) / local * local, local);
 }

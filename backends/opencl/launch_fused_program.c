@@ -45,7 +45,8 @@ static pt_status ocl_fused_build(ocl_device *d, const pt_fused_chain *c, ocl_fus
     fk->wg = d->max_work_group;
     if (s == PT_OK) s = ocl_fused_kernel_of(d, fk->program, "fused_whole", &fk->whole, &fk->wg);
     if (s == PT_OK) s = ocl_fused_kernel_of(d, fk->program, "fused_tail", &fk->tail, &fk->wg);
-    if (s == PT_OK && ocl_fused_strided_inner(c) > 0)
+    int nd = 0;
+    if (s == PT_OK && ocl_fused_strided_inner(c, &nd) > 0)
         s = ocl_fused_kernel_of(d, fk->program, "fused_rows", &fk->rows, &fk->wg);
     return s;
 }

@@ -63,6 +63,20 @@ bool ocl_is_contiguous(const pt_operand *o) {
     return true;
 }
 
+bool ocl_is_broadcast_scalar(const pt_operand *o) {
+    for (int i = 0; i < o->ndim; ++i)
+        if (o->shape[i] != 1 && o->strides[i] != 0) return false;
+    return true;
+}
+
+/* How a step's external input is loaded: at the element, once (every
+ * element reads the same one), or through a walk of its strides. */
+typedef enum { OCL_LOAD_AT_I, OCL_LOAD_ONE, OCL_LOAD_WALK } ocl_load;
+
+static ocl_load ocl_load_of(const pt_operand *x) {
+    return ocl_is_contiguous(x) ? OCL_LOAD_AT_I : ocl_is_broadcast_scalar(x) ? OCL_LOAD_ONE : OCL_LOAD_WALK;
+}
+
 void ocl_fused_signature(const pt_fused_chain *c, ocl_fused_sig *sig) {
     memset(sig, 0, sizeof *sig);
     const int32_t n = c->n_steps < OCL_FUSED_MAX_STEPS ? c->n_steps : OCL_FUSED_MAX_STEPS;
@@ -76,20 +90,22 @@ void ocl_fused_signature(const pt_fused_chain *c, ocl_fused_sig *sig) {
             const bool has = j < st->op.n_inputs;
             b[2 + j] = has ? (unsigned char)st->op.in[j].dtype : 0xff;
             b[5 + j] = has ? (unsigned char)(st->src[j] + 1) : 0;
-            b[9 + j] = has && st->src[j] < 0 && !ocl_is_contiguous(&st->op.in[j]);
+            b[9 + j] = has && st->src[j] < 0 ? (unsigned char)ocl_load_of(&st->op.in[j]) : 0;
         }
         b[8] = st->store;
     }
     sig->len = 1 + n * OCL_FUSED_SIG_STEP;
 }
 
-int64_t ocl_fused_strided_inner(const pt_fused_chain *c) {
+int64_t ocl_fused_strided_inner(const pt_fused_chain *c, int *max_nd) {
     int64_t g = 0;
+    *max_nd = 0;
     for (int32_t k = 0; k < c->n_steps; ++k) {
         const pt_op *op = &c->steps[k].op;
         for (int j = 0; j < op->n_inputs; ++j) {
             const pt_operand *x = &op->in[j];
-            if (c->steps[k].src[j] >= 0 || ocl_is_contiguous(x)) continue;
+            if (c->steps[k].src[j] >= 0 || ocl_load_of(x) != OCL_LOAD_WALK) continue;
+            if (x->ndim > *max_nd) *max_nd = x->ndim;
             int64_t a = x->ndim > 0 ? x->shape[x->ndim - 1] : 1, b = g;
             while (b) {
                 const int64_t t = a % b;
@@ -292,9 +308,10 @@ pt_status ocl_fused_generate(const ocl_device *d, const pt_fused_chain *c, char 
             ocl_plan_add(&plan, OCL_FA_IN_BUF, k, j, sizeof(cl_mem));
             ocl_plan_add(&plan, OCL_FA_IN_OFF, k, j, sizeof(cl_long));
             pt_text_put(&params, ", __global const %s *a%d_%d, long a%d_%do", its, (int)k, j, (int)k, j);
-            if (ocl_is_contiguous(&st->op.in[j])) {
-                pt_text_put(&body, "        const %s x%d_%d = a%d_%d[a%d_%do + i];\n", its, (int)k, j,
-                        (int)k, j, (int)k, j);
+            const ocl_load how = ocl_load_of(&st->op.in[j]);
+            if (how != OCL_LOAD_WALK) {
+                pt_text_put(&body, "        const %s x%d_%d = a%d_%d[a%d_%do%s];\n", its, (int)k, j, (int)k, j,
+                            (int)k, j, how == OCL_LOAD_AT_I ? " + i" : "");
                 continue;
             }
             ocl_plan_add(&plan, OCL_FA_IN_ND, k, j, sizeof(cl_int));

@@ -52,8 +52,8 @@ static double ocl_now(void) {
 }
 
 static void ocl_build_options(const ocl_device *d, pt_dtype t, char *out, size_t cap) {
-    snprintf(out, cap, "-DPT_DTYPE=%d%s%s%s", (int)t, d->fp64 ? " -DPT_FP64" : "",
-             d->opencl_c_12 ? " -cl-std=CL1.2" : "",
+    snprintf(out, cap, "-DPT_DTYPE=%d%s%s%s%s", (int)t, d->fp64 ? " -DPT_FP64" : "",
+             (d->cl_type & CL_DEVICE_TYPE_CPU) ? " -DPT_CPU_DEVICE" : "", d->opencl_c_12 ? " -cl-std=CL1.2" : "",
              d->fp32_correct_div_sqrt ? " -cl-fp32-correctly-rounded-divide-sqrt" : "");
 }
 
@@ -200,7 +200,7 @@ pt_status ocl_kernel_variant(ocl_device *d, pt_dtype t, ocl_kernel_id k, ocl_var
     if (s != PT_OK) return s;
     char name[64];
     static const char *const suffix[OCL_VARIANT__COUNT] = {[OCL_GENERAL] = "", [OCL_CONTIG] = "_contig",
-                                                           [OCL_TAIL] = "_tail"};
+                                                           [OCL_TAIL] = "_tail", [OCL_ROWS] = "_rows"};
     snprintf(name, sizeof name, "%s%s", ocl_kernel_names[k], suffix[v]);
     char what[32];
     snprintf(what, sizeof what, "the %s program", pt_dtype_table_name(t));

@@ -131,19 +131,30 @@ static inline pt_pos pt_locate(long i, int nd, long8 shape, long8 st_o, long8 st
  * the innermost dimension (the host picks a group size that divides it,
  * and launches exactly the elements, from offset 0). Element i = g0 + lid,
  * g0 the group's first element: every division is of g0, the same for all
- * of the group's work-items, so a CPU implementation's work-item loop
- * hoists it and stays vectorised, with the loads of a stride-1 operand
- * contiguous and those of a broadcast one invariant. pt_locate's
- * per-element 64-bit divisions there left the loop scalar: a broadcast add
- * of 16K floats ran 5x slower on PoCL than the contiguous one. */
+ * of the group's work-items. A CPU implementation runs a group's
+ * work-items as a loop, which stays vectorised (stride-1 loads contiguous,
+ * broadcast ones invariant) only where those divisions leave the loop.
+ * PoCL moved them out when they were few and not behind a test: with the
+ * walk of every dimension (tests of nd, or seven divisions), a broadcast
+ * add of 16K floats ran 3-5x slower than a contiguous one, as slow as
+ * pt_locate's per-element walk; with two divisions, as fast. So on CPU
+ * devices (PT_CPU_DEVICE) the row walk covers two dimensions, without a
+ * test (the layout pads the shape with 1s), and the host launches it on
+ * layouts of at most OCL_ROWS_CPU_MAX_ND (launch.c) only; GPUs run each
+ * work-item apart and walk every dimension there is. */
+#ifdef PT_CPU_DEVICE
+#define PT_ROWS_HAS(k) 1
+#define PT_ROWS_OUTER PT_ROWS_DIM(1)
+#else
+#define PT_ROWS_HAS(k) (nd > k)
+#define PT_ROWS_OUTER                                                                            \
+    PT_ROWS_DIM(1) PT_ROWS_DIM(2) PT_ROWS_DIM(3) PT_ROWS_DIM(4) PT_ROWS_DIM(5) PT_ROWS_DIM(6)     \
+    PT_ROWS_DIM(7)
+#endif
 #define PT_ROWS_DIM(k)                                                                           \
-    if (nd > k) {                                                                                \
-        long c = r;                                                                              \
-        if (nd > k + 1) {                                                                        \
-            long q = r / shape.s##k;                                                             \
-            c = r - q * shape.s##k;                                                              \
-            r = q;                                                                               \
-        }                                                                                        \
+    if (PT_ROWS_HAS(k)) {                                                                        \
+        const long q = r / shape.s##k, c = r - q * shape.s##k;                                   \
+        r = q;                                                                                   \
         p.o += c * st_o.s##k;                                                                    \
         p.a += c * st_a.s##k;                                                                    \
         p.b += c * st_b.s##k;                                                                    \
@@ -152,15 +163,15 @@ static inline pt_pos pt_locate(long i, int nd, long8 shape, long8 st_o, long8 st
 
 static inline pt_pos pt_locate_rows(long g0, long lid, int nd, long8 shape, long8 st_o, long8 st_a,
                                     long8 st_b, long8 st_c) {
-    long r = nd > 1 ? g0 / shape.s0 : 0;
+    long r = g0 / shape.s0;
     const long col = g0 - r * shape.s0 + lid;
     pt_pos p;
     p.o = col * st_o.s0;
     p.a = col * st_a.s0;
     p.b = col * st_b.s0;
     p.c = col * st_c.s0;
-    PT_ROWS_DIM(1) PT_ROWS_DIM(2) PT_ROWS_DIM(3) PT_ROWS_DIM(4) PT_ROWS_DIM(5) PT_ROWS_DIM(6)
-    PT_ROWS_DIM(7)
+    PT_ROWS_OUTER
+    (void)nd;
     return p;
 }
 

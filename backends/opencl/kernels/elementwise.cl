@@ -24,7 +24,9 @@
 #define PT_LOCATE(p, i) const pt_pos p = pt_locate((i), nd, shape, st_o, st_a, st_b, st_c);
 
 /* Defines kernel `name` (general: PARAMS then the layout), `name`_contig
- * and `name`_tail (PARAMS only). AT(EXPR, po, pa, pb, pc) is the work of one element given
+ * and `name`_tail (PARAMS only), and `name`_rows (the general form's
+ * arguments, common.cl's row walk: launched on every element in groups
+ * that divide the innermost extent, where a group size does). AT(EXPR, po, pa, pb, pc) is the work of one element given
  * the element offsets of out and of the inputs a, b, c (before their base
  * offsets, pos.s0 to pos.s3). */
 #define PT_DEFINE_POINTWISE(name, PARAMS, AT, EXPR)                                             \
@@ -41,6 +43,12 @@
     __kernel void name##_tail(PARAMS) {                                                          \
         const long n = pos.s4;                                                                   \
         PT_FOR_EACH(i, n) { AT(EXPR, i, i, i, i) }                                               \
+    }                                                                                            \
+    __kernel void name##_rows(PARAMS, PT_LAYOUT_PARAMS) {                                        \
+        const long g0 = (long)get_group_id(0) * (long)get_local_size(0);                         \
+        const pt_pos p = pt_locate_rows(g0, (long)get_local_id(0), nd, shape, st_o, st_a, st_b,   \
+                                        st_c);                                                   \
+        AT(EXPR, p.o, p.a, p.b, p.c)                                                             \
     }
 
 /* pos: the element offsets of out and of the inputs in order (s0, s1, s2,
