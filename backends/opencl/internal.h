@@ -56,9 +56,10 @@ typedef enum ocl_kernel_id {
 const char *ocl_kernel_name(ocl_kernel_id k);
 
 /* Which form of a kernel: the element-wise kernels (ew_*, fill, copy_to_*)
- * have a general one (any strides, broadcasts) and two for operands that are
+ * have a general one (any strides, broadcasts), two for operands that are
  * all contiguous: entry name + "_contig" for whole work-groups, + "_tail"
- * for any number of items (elementwise.cl says why). */
+ * for any number of items, and + "_rows", the general one's arguments
+ * walked a row per work-group (elementwise.cl and common.cl say why). */
 typedef enum ocl_variant { OCL_GENERAL, OCL_CONTIG, OCL_TAIL, OCL_ROWS, OCL_VARIANT__COUNT } ocl_variant;
 
 /* ---- cl_khr_command_buffer (device.c finds it, launch_graph.c uses it) ----
@@ -552,8 +553,6 @@ bool ocl_is_contiguous(const pt_operand *x);
 size_t ocl_rows_group(const ocl_device *d, int nd, int64_t inner, size_t cap);
 /* c's structure, for looking its kernels up without generating text. */
 void ocl_fused_signature(const pt_fused_chain *c, ocl_fused_sig *sig);
-/* Whether every element of o is the same one (all its strides 0). */
-bool ocl_is_broadcast_scalar(const pt_operand *o);
 /* The greatest common divisor of the innermost extents of c's external
  * inputs that its kernels walk (strided, not one element broadcast), 0
  * when it has none; *max_nd, the most dimensions one of them has. */

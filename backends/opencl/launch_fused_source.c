@@ -63,7 +63,8 @@ bool ocl_is_contiguous(const pt_operand *o) {
     return true;
 }
 
-bool ocl_is_broadcast_scalar(const pt_operand *o) {
+/* Whether every element of o is the same one (all its strides 0). */
+static bool ocl_is_broadcast_scalar(const pt_operand *o) {
     for (int i = 0; i < o->ndim; ++i)
         if (o->shape[i] != 1 && o->strides[i] != 0) return false;
     return true;

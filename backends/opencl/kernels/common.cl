@@ -140,7 +140,7 @@ static inline pt_pos pt_locate(long i, int nd, long8 shape, long8 st_o, long8 st
  * pt_locate's per-element walk; with two divisions, as fast. So on CPU
  * devices (PT_CPU_DEVICE) the row walk covers two dimensions, without a
  * test (the layout pads the shape with 1s), and the host launches it on
- * layouts of at most OCL_ROWS_CPU_MAX_ND (launch.c) only; GPUs run each
+ * layouts of at most OCL_ROWS_CPU_MAX_ND (internal.h) only; GPUs run each
  * work-item apart and walk every dimension there is. */
 #ifdef PT_CPU_DEVICE
 #define PT_ROWS_HAS(k) 1

@@ -18,7 +18,9 @@
  * work-item loop scalar and a 16M f32 add reached 0.45 of
  * clEnqueueCopyBuffer's bandwidth. The _tail form rather than the general
  * one for the rest: 6 arguments fewer, and PoCL pays two allocations per
- * argument at each launch. */
+ * argument at each launch. Strided and broadcast operands have a fourth
+ * form, <name>_rows: pt_locate's per-element divisions keep PoCL's loop
+ * scalar too, and the row walk (common.cl) divides once per group. */
 
 /* Element offsets of out and the inputs for element i in the general form. */
 #define PT_LOCATE(p, i) const pt_pos p = pt_locate((i), nd, shape, st_o, st_a, st_b, st_c);
