@@ -196,7 +196,8 @@ static bool admit_device(int ordinal, ptcu_device *d, char *why, size_t cap) {
                  cudaGetErrorString(cudaErrorNoKernelImageForDevice), d->cc_major, d->cc_minor);
         return false;
     }
-    if (pthread_mutex_init(&d->lock, NULL) != 0 || pthread_mutex_init(&d->up_lock, NULL) != 0) {
+    if (pthread_mutex_init(&d->lock, NULL) != 0 || pthread_mutex_init(&d->up_lock, NULL) != 0 ||
+        pthread_mutex_init(&d->clock_lock, NULL) != 0) {
         snprintf(why, cap, "%s: pthread_mutex_init failed", d->name);
         return false;
     }

@@ -75,7 +75,11 @@ typedef struct ptcu_device {
     size_t scratch_bytes;
     bool peer_tried[PTCU_MAX_DEVICES];
     /* Trace stamps (launch_stamps.c): an event recorded on the idle stream
-     * and the host time just before, under lock; NULL until the first. */
+     * and the host time just before, under clock_lock; NULL until the
+     * first. A lock of its own: the core reads stamps while it waits for
+     * the device, and it waits from inside ops that hold lock (a scratch
+     * allocation that collects the cache first). */
+    pthread_mutex_t clock_lock;
     cudaEvent_t clock_anchor;
     int64_t clock_anchor_ns;
 } ptcu_device;

@@ -148,6 +148,7 @@ void ptcu_vt_shutdown(void) {
         }
         pthread_mutex_destroy(&d->lock);
         pthread_mutex_destroy(&d->up_lock);
+        pthread_mutex_destroy(&d->clock_lock);
         memset(d, 0, sizeof *d);
     }
     ptcu_fused_forget();

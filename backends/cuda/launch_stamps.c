@@ -18,7 +18,7 @@ static int64_t host_ns(void) {
     return (int64_t)ts.tv_sec * 1000000000 + ts.tv_nsec;
 }
 
-/* Caller holds d->lock and has selected d. */
+/* Caller holds d->clock_lock and has selected d. */
 static pt_status set_anchor(ptcu_device *d) {
     cudaError_t e = cudaStreamSynchronize(d->stream);
     if (e != cudaSuccess)
@@ -41,9 +41,9 @@ pt_status ptcu_vt_stamp_record(int dev, void **stamp) {
     ptcu_device *d = ptcu_dev(dev);
     pt_status s = ptcu_select(d, "stamp_record");
     if (s != PT_OK) return s;
-    pthread_mutex_lock(&d->lock);
+    pthread_mutex_lock(&d->clock_lock);
     if (!d->clock_anchor) s = set_anchor(d);
-    pthread_mutex_unlock(&d->lock);
+    pthread_mutex_unlock(&d->clock_lock);
     if (s != PT_OK) return s;
     cudaEvent_t ev = NULL;
     s = ptcu_record_event(d, cudaEventDefault, "stamp_record", &ev);
@@ -53,10 +53,10 @@ pt_status ptcu_vt_stamp_record(int dev, void **stamp) {
 
 pt_status ptcu_vt_stamp_time(int dev, void *stamp, int64_t *ns) {
     ptcu_device *d = ptcu_dev(dev);
-    pthread_mutex_lock(&d->lock);
+    pthread_mutex_lock(&d->clock_lock);
     cudaEvent_t anchor = d->clock_anchor;
     const int64_t anchor_ns = d->clock_anchor_ns;
-    pthread_mutex_unlock(&d->lock);
+    pthread_mutex_unlock(&d->clock_lock);
     float ms = 0;
     cudaError_t e = anchor ? cudaEventElapsedTime(&ms, anchor, (cudaEvent_t)stamp)
                            : cudaErrorInvalidResourceHandle;

@@ -212,6 +212,7 @@ static void ocl_describe(ocl_device *d) {
     ocl_command_buffers_probe(d);
     pthread_mutex_init(&d->lock, NULL);
     pthread_mutex_init(&d->host_lock, NULL);
+    pthread_mutex_init(&d->clock_lock, NULL);
 }
 
 /* Appends every device of platform p whose rank is `rank` to the table. */
@@ -324,6 +325,7 @@ void ocl_devices_release(void) {
         free(d->host_blocks);
         pthread_mutex_destroy(&d->lock);
         pthread_mutex_destroy(&d->host_lock);
+        pthread_mutex_destroy(&d->clock_lock);
     }
     free(ocl_g.devices);
     ocl_g.devices = NULL;

@@ -281,7 +281,11 @@ typedef struct ocl_device {
     int n_host_blocks, cap_host_blocks;
 
     /* Trace stamps (launch_stamps.c): host CLOCK_MONOTONIC ns minus the
-     * device's profiling clock, measured once, under lock. */
+     * device's profiling clock, measured once, under clock_lock: a lock of
+     * its own, as the core reads stamps while it waits for the device, and
+     * it waits from inside an op that holds lock (an allocation of the
+     * op's scratch that collects the cache first). */
+    pthread_mutex_t clock_lock;
     int64_t clock_offset;
     bool clock_known;
     bool profiling; /* the queue has CL_QUEUE_PROFILING_ENABLE (set with it) */

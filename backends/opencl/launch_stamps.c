@@ -41,7 +41,7 @@ static pt_status end_of(int dev, cl_event ev, cl_ulong *end) {
     return PT_OK;
 }
 
-/* Caller holds d->lock. */
+/* Caller holds d->clock_lock. */
 static pt_status measure_offset(ocl_device *d, int dev) {
     const int64_t before = host_ns();
     cl_event ev = NULL;
@@ -64,10 +64,10 @@ pt_status ocl_stamp_time(int dev, void *stamp, int64_t *ns) {
     ocl_device *d = NULL;
     pt_status s = ocl_device_ready(dev, "stamp_time", &d);
     if (s != PT_OK) return s;
-    pthread_mutex_lock(&d->lock);
+    pthread_mutex_lock(&d->clock_lock);
     if (!d->clock_known) s = measure_offset(d, dev);
     const int64_t offset = d->clock_offset;
-    pthread_mutex_unlock(&d->lock);
+    pthread_mutex_unlock(&d->clock_lock);
     if (s != PT_OK) return s;
     cl_ulong end = 0;
     s = end_of(dev, (cl_event)stamp, &end);

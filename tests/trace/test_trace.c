@@ -10,7 +10,9 @@
  * edges: a bad path is an error at pt_trace_begin, a size-capped
  * trace is still valid JSON, and a trace the program never ended
  * (PORTABLE_TRACE) is closed valid at exit. */
+#include <signal.h>
 #include <sys/stat.h>
+#include <unistd.h>
 
 #include "../../tools/trace_json.h"
 #include "../unit/check.h"
@@ -552,6 +554,65 @@ static void test_spans(void) {
     cJSON_Delete(root);
 }
 
+/* A plugin's op may allocate its scratch from the core while it holds its
+ * device's lock (the convolution's columns, reduction partials, product
+ * operand copies); with a garbage-collection ratio of 1 and cached memory
+ * that allocation waits for the device first, and while tracing that wait
+ * reads the device's stamps. The stamps take a lock of their own, or this
+ * thread would wait for itself: the alarm turns such a hang into a failure
+ * that says so. */
+static void deadlock_alarm(int sig) {
+    (void)sig;
+    static const char msg[] = "FAIL: an op that allocates scratch while tracing did not return in 120 s "
+                              "(the plugin's stamp read waits for a lock its op holds)\n";
+    if (write(2, msg, sizeof msg - 1) < 0) _exit(1);
+    _exit(1);
+}
+
+static void test_scratch_while_tracing(void) {
+    pt_device *d = pt_default_device();
+    REQUIRE(d);
+    char path[300];
+    snprintf(path, sizeof path, "%s/scratch.json", trace_dir);
+    CHECK_OK(pt_empty_cache(d));
+    CHECK_OK(pt_set_memory_gc(d, 1));
+    signal(SIGALRM, deadlock_alarm);
+    alarm(120);
+    CHECK_OK(pt_trace_begin(path));
+    pt_scope sc = pt_scope_begin();
+    pt_manual_seed(11);
+    /* cached memory: a released tensor's block */
+    int64_t small[1] = {4096};
+    pt_release(pt_zeros(d, PT_F32, 1, small));
+    /* then ops whose scratch needs new segments, each larger than the peak so far */
+    int64_t xs[4] = {4, 8, 40, 40}, ws[4] = {8, 8, 3, 3}, big[1] = {1 << 21};
+    pt_tensor *x = pt_randn(d, PT_F32, 4, xs), *w = pt_randn(d, PT_F32, 4, ws);
+    pt_tensor *y = pt_f_conv2d(x, w, NULL, NULL);
+    CHECK_NOT_NULL(y);
+    pt_tensor *v = pt_rand(d, PT_F32, 1, big);
+    pt_tensor *total = pt_sum(v, PT_ALL, false);
+    CHECK_NOT_NULL(total);
+    int64_t ms[2] = {512, 384};
+    pt_tensor *m = pt_randn(d, PT_F32, 2, ms);
+    pt_tensor *prod = pt_matmul(pt_transpose(m, 0, 1), m);
+    CHECK_NOT_NULL(prod);
+    /* a broadcast operand (a zero stride) that cuBLAS cannot read as it is: copied into scratch */
+    int64_t col[2] = {4096, 1}, wide[2] = {4096, 1024}, rhs[2] = {1024, 8};
+    pt_tensor *spread = pt_matmul(pt_expand(pt_randn(d, PT_F32, 2, col), 2, wide), pt_randn(d, PT_F32, 2, rhs));
+    CHECK_NOT_NULL(spread);
+    const double t = total ? pt_item(total) : NAN;
+    CHECK(isfinite(t) && t > 0);
+    CHECK_OK(pt_device_synchronize(d));
+    pt_scope_end(sc);
+    CHECK_OK(pt_trace_end());
+    alarm(0);
+    signal(SIGALRM, SIG_DFL);
+    CHECK_OK(pt_set_memory_gc(d, 1.5));
+    cJSON *root = read_trace(path);
+    CHECK_NOT_NULL(root);
+    cJSON_Delete(root);
+}
+
 int main(int argc, char **argv) {
     if (argc > 1 && !strcmp(argv[1], "--child")) traced_child();
     pt_device *d = pt_default_device();
@@ -566,6 +627,7 @@ int main(int argc, char **argv) {
     test_capped();
     test_spans();
     test_graph_rows();
+    test_scratch_while_tracing();
     test_closed_at_exit();
     return check_summary();
 }
