@@ -4,6 +4,8 @@
  * partials a second pass reduces). */
 #include "internal.h"
 
+/* One pass: the group kernel, or on CPU devices reduce_serial (reduce.cl),
+ * which runs a group's rows in one work item in the same order. */
 static pt_status ocl_reduce_pass(ocl_device *d, pt_dtype t, cl_kernel k, size_t wg, cl_mem in,
                                  cl_long io, cl_int in_acc, cl_mem in_idx, cl_long iio,
                                  const int64_t *st, int64_t outer, cl_long r, int64_t inner,
@@ -15,7 +17,7 @@ static pt_status ocl_reduce_pass(ocl_device *d, pt_dtype t, cl_kernel k, size_t 
     ocl_reduce_shape(wg, outer, chunk, inner, &L, &tx_n);
     size_t acc_bytes = pt_dtype_is_float(t) ? pt_dtype_table_size(t) : sizeof(cl_long);
     cl_long s_o = st[0], s_r = st[1], s_i = st[2], c_outer = outer, c_inner = inner;
-    cl_int blocked = ocl_blocked_rows(d);
+    cl_int blocked = ocl_blocked_rows(d), ty_n = (cl_int)(L / (size_t)tx_n);
     ocl_arg args[] = {OCL_ARG(in),      OCL_ARG(io),      OCL_ARG(in_acc),    OCL_ARG(in_idx),
                       OCL_ARG(iio),     OCL_ARG(s_o),     OCL_ARG(s_r),       OCL_ARG(s_i),
                       OCL_ARG(r),       OCL_ARG(c_outer), OCL_ARG(c_inner),   OCL_ARG(chunk),
@@ -24,6 +26,16 @@ static pt_status ocl_reduce_pass(ocl_device *d, pt_dtype t, cl_kernel k, size_t 
                       OCL_ARG(out_dtype), OCL_ARG(out_idx), OCL_ARG(oio),     OCL_ARG(op),
                       OCL_ARG(stage),   OCL_ARG(count),   OCL_LOCAL(L * acc_bytes),
                       OCL_LOCAL(L * sizeof(cl_long))};
+    if (ocl_blocked_rows(d)) {
+        cl_kernel ks;
+        size_t wg_s;
+        pt_status s = ocl_kernel(d, t, OCL_K_REDUCE_SERIAL, &ks, &wg_s);
+        if (s != PT_OK) return s;
+        args[13] = (ocl_arg)OCL_ARG(ty_n); /* in place of tx_n; no local memory */
+        if ((s = ocl_set_args(d, ks, "reduce_serial", (int)(sizeof args / sizeof args[0]) - 2, args)) != PT_OK)
+            return s;
+        return ocl_launch_items(d, ks, "reduce_serial", wg_s, outer * inner * S);
+    }
     pt_status s = ocl_set_args(d, k, "reduce", (int)(sizeof args / sizeof args[0]), args);
     if (s != PT_OK) return s;
     size_t nqb = (size_t)((outer * inner + tx_n - 1) / tx_n);

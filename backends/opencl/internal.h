@@ -37,7 +37,8 @@
     X(COPY_TO_F64, "copy_to_f64") X(COPY_TO_I32, "copy_to_i32") X(COPY_TO_I64, "copy_to_i64")    \
     X(COPY_TO_U8, "copy_to_u8") X(COPY_TO_F16, "copy_to_f16") X(COPY_TO_BF16, "copy_to_bf16")    \
     X(ARANGE, "arange") X(RAND_UNIFORM, "rand_uniform")              \
-    X(RAND_NORMAL, "rand_normal") X(REDUCE, "reduce") X(SOFTMAX, "softmax")                      \
+    X(RAND_NORMAL, "rand_normal") X(REDUCE, "reduce") X(REDUCE_SERIAL, "reduce_serial")         \
+    X(SOFTMAX, "softmax")                                                                         \
     X(GATHER, "gather") X(ONE_HOT, "one_hot") X(IM2COL, "im2col") X(COL2IM, "col2im")  \
     X(MAX_POOL2D, "max_pool2d") X(MAX_POOL2D_INDEX, "max_pool2d_index") X(MAX_UNPOOL2D, "max_unpool2d") \
     X(EMBEDDING_LINKS, "embedding_links") X(EMBEDDING_SUM, "embedding_sum") X(EMBEDDING_ZERO, "embedding_zero")

@@ -74,6 +74,57 @@ static inline void pt_store_acc(__global uchar *out, long k, int dt, ACC v) {
     }
 }
 
+/* Folds (vb, ib) into (*va, *ia) as op combines values. */
+static inline void pt_reduce_fold(ACC *va, long *ia, ACC vb, long ib, int op) {
+    if (op == PT_K_ARGMAX) {
+        if (pt_argmax_takes_b(*va, *ia, vb, ib)) {
+            *va = vb;
+            *ia = ib;
+        }
+    } else if (op == PT_K_MAX) {
+        *va = pt_max_nan(*va, vb);
+    } else {
+        *va = pt_acc_add(*va, vb);
+    }
+}
+
+/* A row's share [j, end) by step (pt_row_share) of output (o, i), folded
+ * from the identity: what one work-item of the group kernel holds before
+ * the rows combine. */
+static inline void pt_reduce_row(__global const uchar *in, long io, int in_acc, __global const long *in_idx,
+                                 long iio, long s_o, long s_r, long s_i, long o, long i, long j, long end,
+                                 long step, int op, ACC *acc, long *idx) {
+    *acc = (op == PT_K_MAX || op == PT_K_ARGMAX) ? PT_ACC_LOWEST : (ACC)0;
+    *idx = LONG_MAX;
+    for (; j < end; j += step) {
+        long k = io + o * s_o + j * s_r + i * s_i;
+        ACC x = in_acc ? ((__global const ACC *)in)[k] : (ACC)((__global const T *)in)[k];
+        long xi = (op == PT_K_ARGMAX && in_acc) ? in_idx[iio + k - io] : j;
+        pt_reduce_fold(acc, idx, x, xi, op);
+    }
+}
+
+/* Writes output q = (o, i) of slice s: see the kernels' stages. */
+static inline void pt_reduce_store(__global uchar *out, long oo, int out_dtype, __global long *out_idx, long oio,
+                                   int op, int stage, long count, long q, long o, long i, long s, long S,
+                                   long inner, ACC acc, long idx) {
+    if (stage == PT_K_STAGE_PARTIAL) {
+        long k = (o * S + s) * inner + i;
+        ((__global ACC *)out)[k] = acc;
+        if (op == PT_K_ARGMAX) out_idx[oio + k] = idx;
+        return;
+    }
+    long k = oo + q;
+    if (op == PT_K_ARGMAX) {
+        ((__global long *)out)[k] = idx;
+    } else {
+#if PT_IS_FLOAT
+        if (op == PT_K_MEAN) acc = acc / (ACC)count;
+#endif
+        pt_store_acc(out, k, out_dtype, acc);
+    }
+}
+
 /* in: the program's type T, or (in_acc) accumulators from a partial pass
  * with their argmax indices in in_idx. stage FINAL writes out[oo + o*inner
  * + i] as out_dtype (ARGMAX: the i64 index; MEAN: sum / count). stage
@@ -96,66 +147,62 @@ __kernel void reduce(__global const uchar *in, long io, int in_acc, __global con
     const long o = live ? q / inner : 0;
     const long i = live ? q - o * inner : 0;
     const long j0 = s * chunk, j1 = min(r, j0 + chunk);
-    const bool is_max = op == PT_K_MAX || op == PT_K_ARGMAX;
 
-    ACC acc = is_max ? PT_ACC_LOWEST : (ACC)0;
+    ACC acc = (op == PT_K_MAX || op == PT_K_ARGMAX) ? PT_ACC_LOWEST : (ACC)0;
     long idx = LONG_MAX;
     if (live) {
         long j, end, step;
         pt_row_share(j0, j1, ty, ty_n, blocked, &j, &end, &step);
-        for (; j < end; j += step) {
-            long k = io + o * s_o + j * s_r + i * s_i;
-            ACC x = in_acc ? ((__global const ACC *)in)[k] : (ACC)((__global const T *)in)[k];
-            if (op == PT_K_ARGMAX) {
-                long xi = in_acc ? in_idx[iio + k - io] : j;
-                if (pt_argmax_takes_b(acc, idx, x, xi)) {
-                    acc = x;
-                    idx = xi;
-                }
-            } else if (op == PT_K_MAX) {
-                acc = pt_max_nan(acc, x);
-            } else {
-                acc = pt_acc_add(acc, x);
-            }
-        }
+        pt_reduce_row(in, io, in_acc, in_idx, iio, s_o, s_r, s_i, o, i, j, end, step, op, &acc, &idx);
     }
     lv[lid] = acc;
     li[lid] = idx;
     for (int h = ty_n / 2; h > 0; h >>= 1) {
         barrier(CLK_LOCAL_MEM_FENCE);
         if (ty < h) {
-            ACC vb = lv[lid + h * tx_n];
-            if (op == PT_K_ARGMAX) {
-                long ib = li[lid + h * tx_n];
-                if (pt_argmax_takes_b(lv[lid], li[lid], vb, ib)) {
-                    lv[lid] = vb;
-                    li[lid] = ib;
-                }
-            } else if (op == PT_K_MAX) {
-                lv[lid] = pt_max_nan(lv[lid], vb);
-            } else {
-                lv[lid] = pt_acc_add(lv[lid], vb);
-            }
+            ACC va = lv[lid];
+            long ia = li[lid];
+            pt_reduce_fold(&va, &ia, lv[lid + h * tx_n], li[lid + h * tx_n], op);
+            lv[lid] = va;
+            li[lid] = ia;
         }
     }
     if (ty != 0 || !live) return;
-    acc = lv[lid];
-    idx = li[lid];
-    if (stage == PT_K_STAGE_PARTIAL) {
-        long k = (o * S + s) * inner + i;
-        ((__global ACC *)out)[k] = acc;
-        if (op == PT_K_ARGMAX) out_idx[oio + k] = idx;
-        return;
+    pt_reduce_store(out, oo, out_dtype, out_idx, oio, op, stage, count, q, o, i, s, S, inner, lv[lid], li[lid]);
+}
+
+/* The most rows a group of the reduce kernel has (its largest local size). */
+#define PT_REDUCE_ROWS_MAX 256
+
+/* The reduce kernel's sums on CPU devices (the host's choice): one work
+ * item per output and slice, running the group's ty_n rows in turn and
+ * combining them in the group's tree order, so the bits are the group
+ * kernel's, without its barriers and local memory: PoCL runs each barrier
+ * region as a loop of its own over the group, and a sum over 8 elements of
+ * [64, 16, 8, 8] took 340 us on 65K elements this way. The reduce kernel's
+ * arguments, with ty_n in place of tx_n and no local memory. */
+__kernel void reduce_serial(__global const uchar *in, long io, int in_acc, __global const long *in_idx,
+                            long iio, long s_o, long s_r, long s_i, long r, long outer, long inner,
+                            long chunk, long S, int ty_n, int blocked, __global uchar *out, long oo,
+                            int out_dtype, __global long *out_idx, long oio, int op, int stage,
+                            long count) {
+    const long nq = outer * inner, w = (long)get_global_id(0);
+    if (w >= nq * S || ty_n > PT_REDUCE_ROWS_MAX) return;
+    const long s = w / nq, q = w - s * nq;
+    const long o = q / inner, i = q - o * inner;
+    const long j0 = s * chunk, j1 = min(r, j0 + chunk);
+    ACC lv[PT_REDUCE_ROWS_MAX];
+    long li[PT_REDUCE_ROWS_MAX];
+    /* pt_row_share's shares, its division made once */
+    const long per = blocked ? (j1 - j0 + ty_n - 1) / ty_n : 0;
+    for (int ty = 0; ty < ty_n; ++ty) {
+        const long j = blocked ? j0 + ty * per : j0 + ty, end = blocked ? min(j1, j + per) : j1;
+        pt_reduce_row(in, io, in_acc, in_idx, iio, s_o, s_r, s_i, o, i, j, end, blocked ? 1 : ty_n, op, &lv[ty],
+                      &li[ty]);
     }
-    long k = oo + q;
-    if (op == PT_K_ARGMAX) {
-        ((__global long *)out)[k] = idx;
-    } else {
-#if PT_IS_FLOAT
-        if (op == PT_K_MEAN) acc = acc / (ACC)count;
-#endif
-        pt_store_acc(out, k, out_dtype, acc);
-    }
+    for (int h = ty_n / 2; h > 0; h >>= 1)
+        for (int ty = 0; ty < h; ++ty) pt_reduce_fold(&lv[ty], &li[ty], lv[ty + h], li[ty + h], op);
+    pt_reduce_store(out, oo, out_dtype, out_idx, oio, op, stage, count, q, o, i, s, S, inner, lv[0], li[0]);
 }
 
 #if PT_IS_FLOAT
