@@ -63,7 +63,8 @@ static pt_status ocl_conv_base(const ocl_conv_run *r, pt_conv_buffer b, cl_mem *
     return s;
 }
 
-/* A chunk's GEMMs, one batched CLBlast call per step. */
+/* A chunk's GEMMs, one batched call per step (or one call for all of a
+ * weight gradient's images). */
 static pt_status ocl_conv_gemms(void *ctx, const pt_conv_gemm *g) {
     const ocl_conv_run *r = ctx;
     ocl_gemm_call call;
@@ -82,7 +83,24 @@ static pt_status ocl_conv_gemms(void *ctx, const pt_conv_gemm *g) {
     call.a_col = g->a.col;
     call.b_row = g->b.row;
     call.b_col = g->b.col;
-    for (int64_t i = 0; i < pt_conv_plan_steps(g) && s == PT_OK; ++i) {
+    /* A weight gradient's images, one matrix each, in one launch of the
+     * own kernels where they take it: the same sums, image after image. */
+    const int64_t steps = pt_conv_plan_steps(g);
+    if (g->sums_images && steps > 1 && steps <= INT32_MAX && pt_conv_plan_step(g, 0).batch == 1) {
+        const pt_conv_step first = pt_conv_plan_step(g, 0), second = pt_conv_plan_step(g, 1);
+        ocl_gemm_call sum = call;
+        sum.ao = a0 + (size_t)first.a;
+        sum.bo = b0 + (size_t)first.b;
+        sum.co = c0 + (size_t)first.c;
+        sum.a_stride = (size_t)(second.a - first.a);
+        sum.b_stride = (size_t)(second.b - first.b);
+        sum.c_stride = 0;
+        sum.batch = 1;
+        sum.sums = (size_t)steps;
+        sum.accumulate = first.accumulate;
+        if (second.c == first.c && ocl_gemm_own_takes(r->d, &sum)) return ocl_gemm(r->d, &sum, r->op);
+    }
+    for (int64_t i = 0; i < steps && s == PT_OK; ++i) {
         const pt_conv_step st = pt_conv_plan_step(g, i);
         call.ao = a0 + (size_t)st.a;
         call.bo = b0 + (size_t)st.b;

@@ -26,7 +26,8 @@ bool ocl_gemm_own_takes(const ocl_device *d, const ocl_gemm_call *g) {
     if (g->dtype != PT_F32 || d->gemm_mode == OCL_GEMM_CLBLAST || ocl_gemm_form(g) < 0) return false;
     if (g->M > INT32_MAX || g->N > INT32_MAX || g->K > INT32_MAX) return false;
     if (d->gemm_mode == OCL_GEMM_OWN) return true;
-    const double macs = (double)g->batch * (double)g->M * (double)g->N * (double)g->K;
+    const double macs = (double)g->batch * (double)(g->sums > 1 ? g->sums : 1) * (double)g->M * (double)g->N *
+                        (double)g->K;
     return (d->cl_type & CL_DEVICE_TYPE_CPU) && macs <= (double)OCL_GEMM_OWN_MACS;
 }
 
@@ -38,7 +39,8 @@ pt_status ocl_gemm_own(ocl_device *d, const ocl_gemm_call *g) {
     const int form = ocl_gemm_form(g);
     const char *name = ocl_gemm_forms[form].name;
     const cl_kernel k = gp->kernel[form];
-    const cl_int M = (cl_int)g->M, N = (cl_int)g->N, K = (cl_int)g->K, acc = g->accumulate;
+    const cl_int M = (cl_int)g->M, N = (cl_int)g->N, K = (cl_int)g->K, acc = g->accumulate,
+                 sums = g->sums > 1 ? (cl_int)g->sums : 1;
     const size_t tile_r = (size_t)ocl_gemm_forms[form].rows, tile_c = (size_t)ocl_gemm_forms[form].cols;
     const cl_long items = (cl_long)(((g->M + tile_r - 1) / tile_r) * ((g->N + tile_c - 1) / tile_c) * g->batch);
     const cl_long ao = (cl_long)g->ao, bo = (cl_long)g->bo, co = (cl_long)g->co, a_row = g->a_row,
@@ -49,13 +51,13 @@ pt_status ocl_gemm_own(ocl_device *d, const ocl_gemm_call *g) {
         ocl_arg args[] = {OCL_ARG(a),     OCL_ARG(ao),      OCL_ARG(a_row), OCL_ARG(a_col), OCL_ARG(a_batch),
                           OCL_ARG(b),     OCL_ARG(bo),      OCL_ARG(b_row), OCL_ARG(b_col), OCL_ARG(b_batch),
                           OCL_ARG(c),     OCL_ARG(co),      OCL_ARG(c_batch), OCL_ARG(M),   OCL_ARG(N),
-                          OCL_ARG(K),     OCL_ARG(acc),     OCL_ARG(items)};
+                          OCL_ARG(K),     OCL_ARG(acc),     OCL_ARG(sums),  OCL_ARG(items)};
         s = ocl_set_args(d, k, name, (int)(sizeof args / sizeof args[0]), args);
     } else {
         ocl_arg args[] = {OCL_ARG(a),   OCL_ARG(ao),      OCL_ARG(a_row), OCL_ARG(a_batch), OCL_ARG(b),
                           OCL_ARG(bo),  OCL_ARG(b_col),   OCL_ARG(b_batch), OCL_ARG(c),     OCL_ARG(co),
                           OCL_ARG(c_batch), OCL_ARG(M),   OCL_ARG(N),     OCL_ARG(K),       OCL_ARG(acc),
-                          OCL_ARG(items)};
+                          OCL_ARG(sums),    OCL_ARG(items)};
         s = ocl_set_args(d, k, name, (int)(sizeof args / sizeof args[0]), args);
     }
     if (s != PT_OK) return s;

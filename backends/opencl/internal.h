@@ -642,6 +642,10 @@ typedef struct ocl_gemm_call {
     pt_dtype dtype;
     bool accumulate;
     size_t batch, M, N, K;
+    /* More than 1 (the own kernels only, batch 1): C gets the sum of the
+     * products of `sums` matrices a_stride and b_stride apart, image after
+     * image, as that many accumulating calls would add them. 0 means 1. */
+    size_t sums;
     cl_mem a, b, c;
     size_t ao, bo, co;
     int64_t a_row, a_col, b_row, b_col;

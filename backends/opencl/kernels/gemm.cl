@@ -17,7 +17,12 @@
  * b * c_batch; A[b] is [M, K] and B[b] is [K, N] with any element strides
  * (a_row, a_col), (b_row, b_col) and batch strides (0: one matrix for every
  * b). acc != 0 adds the product to C (one rounding more), else C is
- * overwritten. The launch is 1-D (as graphs record them): `items` tiles,
+ * overwritten. sums > 1 (with one matrix of tiles, c_batch 0) makes C the
+ * sum of the products of matrices 0 .. sums-1 of A and B, each added as
+ * it is made, in order: the bits of sums launches that accumulate, in one
+ * (a convolution's weight gradient sums its images so, and 64 launches of
+ * a tiny product cost PoCL more than their work). The launch is 1-D (as
+ * graphs record them): `items` tiles,
  * tile t being column block t % nj of row block (t / nj) % ni of matrix
  * t / (nj * ni); global ids past `items` do nothing.
  *
@@ -56,13 +61,18 @@ static inline long gemm_tile(long t, int M, int N, int R, int W, int *i0, int *j
     if (t >= items) return;                                                              \
     int i0, j0;                                                                          \
     const long m = gemm_tile(t, M, N, (R), (W), &i0, &j0);                               \
-    __global const float *A = a + ao + m * a_batch, *B = b + bo + m * b_batch;           \
-    __global float *C = c + co + m * c_batch;
+    __global float *C = c + co + m * c_batch;                                            \
+    for (int img = 0; img < sums; ++img) {                                               \
+        __global const float *A = a + ao + (m + img) * a_batch, *B = b + bo + (m + img) * b_batch; \
+        const int acc = acc0 || img > 0;
+
+/* The end of GEMM_TILE's loop over the summed matrices. */
+#define GEMM_TILE_END }
 
 __kernel void gemm_rows(__global const float *a, long ao, long a_row, long a_col, long a_batch,
                         __global const float *b, long bo, long b_row, long b_col, long b_batch,
-                        __global float *c, long co, long c_batch, int M, int N, int K, int acc,
-                        long items) {
+                        __global float *c, long co, long c_batch, int M, int N, int K, int acc0,
+                        int sums, long items) {
     GEMM_TILE(GEMM_ROWS_R, GEMM_ROWS_C)
     long arow[GEMM_ROWS_R];
     for (int r = 0; r < GEMM_ROWS_R; ++r) arow[r] = (long)min(i0 + r, M - 1) * a_row;
@@ -78,7 +88,7 @@ __kernel void gemm_rows(__global const float *a, long ao, long a_row, long a_col
             __global float *row = C + (long)(i0 + r) * N + j0;
             vstore8(acc ? vload8(0, row) + s[r] : s[r], 0, row);
         }
-        return;
+        continue;
     }
     for (int r = 0; r < GEMM_ROWS_R && i0 + r < M; ++r)
         for (int j = j0; j < j0 + GEMM_ROWS_C && j < N; ++j) {
@@ -86,6 +96,7 @@ __kernel void gemm_rows(__global const float *a, long ao, long a_row, long a_col
             for (int k = 0; k < K; ++k) s = fma(A[arow[r] + k * a_col], B[k * b_row + j * b_col], s);
             gemm_store(C + (long)(i0 + r) * N + j, s, acc);
         }
+    GEMM_TILE_END
 }
 
 /* The sum of v's lanes, pairwise. */
@@ -97,8 +108,8 @@ static inline float gemm_lanes(float8 v) {
 
 __kernel void gemm_dots(__global const float *a, long ao, long a_row, long a_batch,
                         __global const float *b, long bo, long b_col, long b_batch,
-                        __global float *c, long co, long c_batch, int M, int N, int K, int acc,
-                        long items) {
+                        __global float *c, long co, long c_batch, int M, int N, int K, int acc0,
+                        int sums, long items) {
     GEMM_TILE(GEMM_DOTS_R, GEMM_DOTS_C)
     __global const float *ar[GEMM_DOTS_R], *bc[GEMM_DOTS_C];
     for (int r = 0; r < GEMM_DOTS_R; ++r) ar[r] = A + (long)min(i0 + r, M - 1) * a_row;
@@ -121,6 +132,7 @@ __kernel void gemm_dots(__global const float *a, long ao, long a_row, long a_bat
             for (int k = k8; k < K; ++k) v = fma(ar[r][k], bc[q][k], v);
             gemm_store(C + (long)(i0 + r) * N + j0 + q, v, acc);
         }
+    GEMM_TILE_END
 }
 
 #endif
