@@ -549,7 +549,7 @@ typedef struct ocl_fused_kernel {
  * dimensions' strides do not count). */
 bool ocl_is_contiguous(const pt_operand *x);
 /* The dimensions common.cl's row walk covers on CPU devices. */
-#define OCL_ROWS_CPU_MAX_ND 2
+#define OCL_ROWS_CPU_MAX_ND 3
 /* The group size of a row-walk launch (common.cl's pt_locate_rows) over a
  * layout of nd dimensions whose innermost extent is inner: the largest of
  * at most cap that divides inner, or 0 where the row walk does not serve

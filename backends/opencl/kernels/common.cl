@@ -138,13 +138,15 @@ static inline pt_pos pt_locate(long i, int nd, long8 shape, long8 st_o, long8 st
  * walk of every dimension (tests of nd, or seven divisions), a broadcast
  * add of 16K floats ran 3-5x slower than a contiguous one, as slow as
  * pt_locate's per-element walk; with two divisions, as fast. So on CPU
- * devices (PT_CPU_DEVICE) the row walk covers two dimensions, without a
- * test (the layout pads the shape with 1s), and the host launches it on
- * layouts of at most OCL_ROWS_CPU_MAX_ND (internal.h) only; GPUs run each
- * work-item apart and walk every dimension there is. */
+ * devices (PT_CPU_DEVICE) the row walk covers three dimensions with two
+ * divisions and no test: the layout pads the shape with 1s, and the host
+ * launches it on layouts of at most OCL_ROWS_CPU_MAX_ND (internal.h) only,
+ * so what is left of the row number after dimension 1 is dimension 2's
+ * coordinate. GPUs run each work-item apart and walk every dimension there
+ * is. */
 #ifdef PT_CPU_DEVICE
 #define PT_ROWS_HAS(k) 1
-#define PT_ROWS_OUTER PT_ROWS_DIM(1)
+#define PT_ROWS_OUTER PT_ROWS_DIM(1) PT_ROWS_LAST(2)
 #else
 #define PT_ROWS_HAS(k) (nd > k)
 #define PT_ROWS_OUTER                                                                            \
@@ -160,6 +162,12 @@ static inline pt_pos pt_locate(long i, int nd, long8 shape, long8 st_o, long8 st
         p.b += c * st_b.s##k;                                                                    \
         p.c += c * st_c.s##k;                                                                    \
     }
+/* The outermost dimension the walk covers: the rest of the row number. */
+#define PT_ROWS_LAST(k)                                                                          \
+    p.o += r * st_o.s##k;                                                                        \
+    p.a += r * st_a.s##k;                                                                        \
+    p.b += r * st_b.s##k;                                                                        \
+    p.c += r * st_c.s##k;
 
 static inline pt_pos pt_locate_rows(long g0, long lid, int nd, long8 shape, long8 st_o, long8 st_a,
                                     long8 st_b, long8 st_c) {
