@@ -1,8 +1,8 @@
 /* libportable OpenCL backend — the WINDOW kinds (backend.h): IM2COL,
  * COL2IM, MAX_POOL2D, MAX_POOL2D_INDEX and MAX_UNPOOL2D of window.cl, one
- * work item per output element (im2col on CPU devices: one per row of
- * outputs). The convolution (exec_conv.c) runs its im2col and col2im
- * through here too. */
+ * work item per output element (on CPU devices all but col2im run one per
+ * row of outputs). The convolution (exec_conv.c) runs its im2col and
+ * col2im through here too. */
 #include "internal.h"
 
 /* What every window kernel takes, held where the argument list can point
@@ -75,8 +75,10 @@ pt_status ocl_window_run(ocl_device *d, const pt_op *op) {
     pt_status s = ocl_window_init(op, img, columns ? other->shape + 2 : op->kernel, other->shape + (columns ? 4 : 2),
                                   &g);
     if (s != PT_OK) return s;
-    /* On CPU devices im2col runs a work item per row of outputs (window.cl) */
-    const bool rows = im2col && (d->cl_type & CL_DEVICE_TYPE_CPU) && g.o[1] > 0;
+    /* On CPU devices im2col, the pools and the unpool run a work item per
+     * row of outputs (window.cl): of OW columns, or W for the unpool. */
+    const int64_t row = unpool ? g.w : g.o[1];
+    const bool rows = !col2im && (d->cl_type & CL_DEVICE_TYPE_CPU) && row > 0;
     cl_kernel k;
     size_t wg;
     if ((s = ocl_kernel_variant(d, op->dtype, id, rows ? OCL_ROWS : OCL_GENERAL, &k, &wg)) != PT_OK) return s;
@@ -96,6 +98,6 @@ pt_status ocl_window_run(ocl_device *d, const pt_op *op) {
     }
     args[na++] = (ocl_arg)OCL_ARG(g.n);
     if ((s = ocl_set_args(d, k, name, na, args)) != PT_OK) return s;
-    return ocl_launch_items(d, k, name, wg, rows ? g.n / g.o[1] : g.n);
+    return ocl_launch_items(d, k, name, wg, rows ? g.n / row : g.n);
 }
 

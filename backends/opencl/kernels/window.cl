@@ -129,6 +129,35 @@ __kernel void max_pool2d_index(__global long *out, long oo, __global const T *x,
     }
 }
 
+/* The max pools on CPU devices (the host's choice; see im2col_rows): one
+ * work item per row of OW windows, the row's plane and oh divided out
+ * once. The same arguments; n counts windows. */
+#define PT_POOL_ROW                                                                              \
+    const long r = (long)get_global_id(0);                                                       \
+    if (r >= n / OW) return;                                                                     \
+    const long plane = r / OH, oh = r - plane * OH;                                              \
+    __global const T *xp = x + xo + (plane / C) * xs_n + (plane % C) * xs_c;                     \
+    long at
+
+__kernel void max_pool2d_rows(__global T *out, long oo, __global const T *x, long xo, long xs_n, long xs_c,
+                              long xs_h, long xs_w, long C, long H, long W, long KH, long KW, long OH,
+                              long OW, long sh, long sw, long ph, long pw, long dh, long dw, long n) {
+    PT_POOL_ROW;
+    for (long ow = 0; ow < OW; ++ow)
+        out[oo + r * OW + ow] = window_max(xp, xs_h, xs_w, H, W, KH, KW, oh, ow, sh, sw, ph, pw, dh, dw, &at);
+}
+
+__kernel void max_pool2d_index_rows(__global long *out, long oo, __global const T *x, long xo, long xs_n,
+                                    long xs_c, long xs_h, long xs_w, long C, long H, long W, long KH,
+                                    long KW, long OH, long OW, long sh, long sw, long ph, long pw, long dh,
+                                    long dw, long n) {
+    PT_POOL_ROW;
+    for (long ow = 0; ow < OW; ++ow) {
+        (void)window_max(xp, xs_h, xs_w, H, W, KH, KW, oh, ow, sh, sw, ph, pw, dh, dw, &at);
+        out[oo + r * OW + ow] = at;
+    }
+}
+
 /* MAX_UNPOOL2D: out [N, C, H, W] contiguous; g and index [N, C, OH, OW]
  * contiguous. Each image element gathers the windows that contain it and
  * chose it, in increasing (oh, ow) order (taps i, j descending), the order
@@ -153,5 +182,34 @@ __kernel void max_unpool2d(__global T *out, long oo, __global const T *g, long g
             }
         }
         out[oo + e] = acc;
+    }
+}
+
+/* max_unpool2d on CPU devices: one work item per image row of W elements,
+ * the window rows that can hold it (the taps i) found once per row. The
+ * same sums in the same order; the same arguments, n counting elements. */
+__kernel void max_unpool2d_rows(__global T *out, long oo, __global const T *g, long go, long H, long W,
+                                long KH, long KW, long OH, long OW, long sh, long sw, long ph, long pw,
+                                long dh, long dw, __global const long *index, long io, long n) {
+    const long r = (long)get_global_id(0);
+    if (r >= n / W) return;
+    const long plane = r / H, h = r - plane * H;
+    __global const T *gp = g + go + plane * OH * OW;
+    __global const long *ip = index + io + plane * OH * OW;
+    for (long w = 0; w < W; ++w) {
+        const long hw = h * W + w;
+        T acc = (T)0;
+        for (long i = KH - 1; i >= 0; --i) {
+            const long hh = h + ph - i * dh;
+            if (hh < 0 || hh % sh != 0 || hh / sh >= OH) continue;
+            const long oh = hh / sh;
+            for (long j = KW - 1; j >= 0; --j) {
+                const long ww = w + pw - j * dw;
+                if (ww < 0 || ww % sw != 0 || ww / sw >= OW) continue;
+                const long k = oh * OW + ww / sw;
+                if (ip[k] == hw) acc += gp[k];
+            }
+        }
+        out[oo + r * W + w] = acc;
     }
 }
