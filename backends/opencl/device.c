@@ -195,6 +195,15 @@ static void ocl_describe(ocl_device *d) {
     d->fp16 = PT_HOST_HAS(ocl_host, env_choice) &&
               ocl_host->env_choice("PORTABLE_OPENCL_HGEMM", off_on, 0) == 1 &&
               ocl_has_extension(d->id, "cl_khr_fp16");
+    /* The kernel forms for CPU devices (the row forms, reduce_serial, the
+     * -DPT_CPU_DEVICE row walk) or for GPUs: by the device's type, unless
+     * PORTABLE_OPENCL_KERNEL_FORMS=cpu|gpu says (how CI tests the GPU forms
+     * on PoCL, and a way to try the CPU forms on another device). */
+    static const char *const form_modes[] = {"auto", "cpu", "gpu", NULL};
+    const int forms = PT_HOST_HAS(ocl_host, env_choice)
+                          ? ocl_host->env_choice("PORTABLE_OPENCL_KERNEL_FORMS", form_modes, 0)
+                          : 0;
+    d->cpu_forms = forms == 0 ? (d->cl_type & CL_DEVICE_TYPE_CPU) != 0 : forms == 1;
     static const char *const gemm_modes[] = {"auto", "clblast", "own", NULL};
     d->gemm_mode = PT_HOST_HAS(ocl_host, env_choice)
                        ? (ocl_gemm_mode)ocl_host->env_choice("PORTABLE_OPENCL_GEMM", gemm_modes, OCL_GEMM_AUTO)

@@ -78,7 +78,7 @@ pt_status ocl_window_run(ocl_device *d, const pt_op *op) {
     /* On CPU devices im2col, the pools and the unpool run a work item per
      * row of outputs (window.cl): of OW columns, or W for the unpool. */
     const int64_t row = unpool ? g.w : g.o[1];
-    const bool rows = !col2im && (d->cl_type & CL_DEVICE_TYPE_CPU) && row > 0;
+    const bool rows = !col2im && d->cpu_forms && row > 0;
     cl_kernel k;
     size_t wg;
     if ((s = ocl_kernel_variant(d, op->dtype, id, rows ? OCL_ROWS : OCL_GENERAL, &k, &wg)) != PT_OK) return s;

@@ -270,6 +270,7 @@ typedef struct ocl_device {
     ocl_attn_program attn[2][OCL_ATTN_BUCKETS]; /* [f64?][width bucket], built at first use */
     ocl_gemm_program gemm; /* built at the first product it runs */
     ocl_gemm_mode gemm_mode;
+    bool cpu_forms; /* the kernel forms for CPU devices (device.c's ocl_describe) */
     bool new_kernels; /* a kernel object was created since the last launch */
     /* Bytes of device buffers (alloc and scratch) this process holds: what
      * memory.c checks a new buffer against before asking the driver. */

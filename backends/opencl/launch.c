@@ -85,7 +85,7 @@ size_t ocl_pow2_ceil(int64_t x) {
 
 size_t ocl_rows_group(const ocl_device *d, int nd, int64_t inner, size_t cap) {
     if (inner < 1 || cap < 1) return 0;
-    if ((d->cl_type & CL_DEVICE_TYPE_CPU) && nd > OCL_ROWS_CPU_MAX_ND) return 0;
+    if (d->cpu_forms && nd > OCL_ROWS_CPU_MAX_ND) return 0;
     size_t g = (size_t)inner < cap ? (size_t)inner : cap;
     while ((size_t)inner % g) --g;
     /* whole rows of a short inner extent, or groups wide enough to vectorise */
@@ -221,7 +221,7 @@ pt_status ocl_move(ocl_device *d, const pt_operand *dst, const pt_operand *src) 
  * than every ty_n-th element (GPUs coalesce the interleaved reads); see
  * reduce.cl. */
 cl_int ocl_blocked_rows(const ocl_device *d) {
-    return (d->cl_type & CL_DEVICE_TYPE_CPU) ? 1 : 0;
+    return d->cpu_forms ? 1 : 0;
 }
 
 /* Work-group shape for [outer, r, inner] (see reduce.cl): local size L, tx_n

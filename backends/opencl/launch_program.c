@@ -53,7 +53,7 @@ static double ocl_now(void) {
 
 static void ocl_build_options(const ocl_device *d, pt_dtype t, char *out, size_t cap) {
     snprintf(out, cap, "-DPT_DTYPE=%d%s%s%s%s", (int)t, d->fp64 ? " -DPT_FP64" : "",
-             (d->cl_type & CL_DEVICE_TYPE_CPU) ? " -DPT_CPU_DEVICE" : "", d->opencl_c_12 ? " -cl-std=CL1.2" : "",
+             d->cpu_forms ? " -DPT_CPU_DEVICE" : "", d->opencl_c_12 ? " -cl-std=CL1.2" : "",
              d->fp32_correct_div_sqrt ? " -cl-fp32-correctly-rounded-divide-sqrt" : "");
 }
 

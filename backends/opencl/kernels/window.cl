@@ -1,26 +1,40 @@
 /* libportable OpenCL kernels — im2col, col2im and the max pools (backend.h WINDOW).
  *
- * Both are gathers, one work item per output element: col2im sums, for its
- * image element, the column entries of every window tap that reads it, so no
- * two items write one place and no atomics are needed. */
+ * All are gathers, one work item per output element (on CPU devices the
+ * _rows forms: one per row of outputs): col2im sums, for its image
+ * element, the column entries of every window tap that reads it, so no two
+ * items write one place and no atomics are needed. */
+
+/* Row r of im2col's output (everything but ow): the image row h it reads
+ * (maybe in the padding), its tap column j, channel c and image b. */
+typedef struct pt_im2col_row {
+    long h, j, c, b;
+} pt_im2col_row;
+
+static inline pt_im2col_row im2col_row(long r, long C, long KH, long KW, long OH, long sh, long ph, long dh) {
+    pt_im2col_row q;
+    long t = r / OH;
+    const long oh = r - t * OH;
+    q.j = t % KW;
+    t /= KW;
+    const long i = t % KH;
+    t /= KH;
+    q.c = t % C;
+    q.b = t / C;
+    q.h = oh * sh - ph + i * dh;
+    return q;
+}
 
 /* out [N, C, KH, KW, OH, OW] contiguous from x [N, C, H, W] (any strides). */
 __kernel void im2col(__global T *out, long oo, __global const T *x, long xo, long xs_n, long xs_c,
                      long xs_h, long xs_w, long C, long H, long W, long KH, long KW, long OH,
                      long OW, long sh, long sw, long ph, long pw, long dh, long dw, T pad, long n) {
     PT_FOR_EACH(e, n) {
-        long t = e / OW;
-        const long ow = e - t * OW;
-        const long oh = t % OH;
-        t /= OH;
-        const long j = t % KW;
-        t /= KW;
-        const long i = t % KH;
-        t /= KH;
-        const long c = t % C, b = t / C;
-        const long h = oh * sh - ph + i * dh, w = ow * sw - pw + j * dw;
-        out[oo + e] = (h >= 0 && h < H && w >= 0 && w < W)
-                          ? x[xo + b * xs_n + c * xs_c + h * xs_h + w * xs_w]
+        const long t = e / OW, ow = e - t * OW;
+        const pt_im2col_row q = im2col_row(t, C, KH, KW, OH, sh, ph, dh);
+        const long w = ow * sw - pw + q.j * dw;
+        out[oo + e] = (q.h >= 0 && q.h < H && w >= 0 && w < W)
+                          ? x[xo + q.b * xs_n + q.c * xs_c + q.h * xs_h + w * xs_w]
                           : pad;
     }
 }
@@ -35,19 +49,12 @@ __kernel void im2col_rows(__global T *out, long oo, __global const T *x, long xo
                           long OW, long sh, long sw, long ph, long pw, long dh, long dw, T pad, long n) {
     const long r = (long)get_global_id(0);
     if (r >= n / OW) return;
-    long t = r / OH;
-    const long oh = r - t * OH;
-    const long j = t % KW;
-    t /= KW;
-    const long i = t % KH;
-    t /= KH;
-    const long c = t % C, b = t / C;
-    const long h = oh * sh - ph + i * dh;
+    const pt_im2col_row q = im2col_row(r, C, KH, KW, OH, sh, ph, dh);
     __global T *o = out + oo + r * OW;
-    const bool inside = h >= 0 && h < H;
-    __global const T *xr = x + xo + b * xs_n + c * xs_c + (inside ? h : 0) * xs_h;
+    const bool inside = q.h >= 0 && q.h < H;
+    __global const T *xr = x + xo + q.b * xs_n + q.c * xs_c + (inside ? q.h : 0) * xs_h;
     for (long ow = 0; ow < OW; ++ow) {
-        const long w = ow * sw - pw + j * dw;
+        const long w = ow * sw - pw + q.j * dw;
         o[ow] = (inside && w >= 0 && w < W) ? xr[w * xs_w] : pad;
     }
 }
@@ -161,33 +168,39 @@ __kernel void max_pool2d_index_rows(__global long *out, long oo, __global const 
 /* MAX_UNPOOL2D: out [N, C, H, W] contiguous; g and index [N, C, OH, OW]
  * contiguous. Each image element gathers the windows that contain it and
  * chose it, in increasing (oh, ow) order (taps i, j descending), the order
- * the cpu backend's scatter adds them in. */
+ * the cpu backend's scatter adds them in. unpool_at is element (h, w) of
+ * the plane whose g and index start at gp and ip. */
+static T unpool_at(__global const T *gp, __global const long *ip, long h, long w, long W, long KH, long KW,
+                   long OH, long OW, long sh, long sw, long ph, long pw, long dh, long dw) {
+    const long hw = h * W + w;
+    T acc = (T)0;
+    for (long i = KH - 1; i >= 0; --i) {
+        const long hh = h + ph - i * dh;
+        if (hh < 0 || hh % sh != 0 || hh / sh >= OH) continue;
+        const long oh = hh / sh;
+        for (long j = KW - 1; j >= 0; --j) {
+            const long ww = w + pw - j * dw;
+            if (ww < 0 || ww % sw != 0 || ww / sw >= OW) continue;
+            const long k = oh * OW + ww / sw;
+            if (ip[k] == hw) acc += gp[k];
+        }
+    }
+    return acc;
+}
+
 __kernel void max_unpool2d(__global T *out, long oo, __global const T *g, long go, long H, long W,
                            long KH, long KW, long OH, long OW, long sh, long sw, long ph, long pw,
                            long dh, long dw, __global const long *index, long io, long n) {
     PT_FOR_EACH(e, n) {
         const long hw = e % (H * W), plane = e / (H * W), h = hw / W, w = hw % W;
-        __global const T *gp = g + go + plane * OH * OW;
-        __global const long *ip = index + io + plane * OH * OW;
-        T acc = (T)0;
-        for (long i = KH - 1; i >= 0; --i) {
-            const long hh = h + ph - i * dh;
-            if (hh < 0 || hh % sh != 0 || hh / sh >= OH) continue;
-            const long oh = hh / sh;
-            for (long j = KW - 1; j >= 0; --j) {
-                const long ww = w + pw - j * dw;
-                if (ww < 0 || ww % sw != 0 || ww / sw >= OW) continue;
-                const long k = oh * OW + ww / sw;
-                if (ip[k] == hw) acc += gp[k];
-            }
-        }
-        out[oo + e] = acc;
+        out[oo + e] = unpool_at(g + go + plane * OH * OW, index + io + plane * OH * OW, h, w, W, KH, KW, OH, OW,
+                                sh, sw, ph, pw, dh, dw);
     }
 }
 
 /* max_unpool2d on CPU devices: one work item per image row of W elements,
- * the window rows that can hold it (the taps i) found once per row. The
- * same sums in the same order; the same arguments, n counting elements. */
+ * its plane and row divided out once. The same arguments, n counting
+ * elements. */
 __kernel void max_unpool2d_rows(__global T *out, long oo, __global const T *g, long go, long H, long W,
                                 long KH, long KW, long OH, long OW, long sh, long sw, long ph, long pw,
                                 long dh, long dw, __global const long *index, long io, long n) {
@@ -196,20 +209,6 @@ __kernel void max_unpool2d_rows(__global T *out, long oo, __global const T *g, l
     const long plane = r / H, h = r - plane * H;
     __global const T *gp = g + go + plane * OH * OW;
     __global const long *ip = index + io + plane * OH * OW;
-    for (long w = 0; w < W; ++w) {
-        const long hw = h * W + w;
-        T acc = (T)0;
-        for (long i = KH - 1; i >= 0; --i) {
-            const long hh = h + ph - i * dh;
-            if (hh < 0 || hh % sh != 0 || hh / sh >= OH) continue;
-            const long oh = hh / sh;
-            for (long j = KW - 1; j >= 0; --j) {
-                const long ww = w + pw - j * dw;
-                if (ww < 0 || ww % sw != 0 || ww / sw >= OW) continue;
-                const long k = oh * OW + ww / sw;
-                if (ip[k] == hw) acc += gp[k];
-            }
-        }
-        out[oo + r * W + w] = acc;
-    }
+    for (long w = 0; w < W; ++w)
+        out[oo + r * W + w] = unpool_at(gp, ip, h, w, W, KH, KW, OH, OW, sh, sw, ph, pw, dh, dw);
 }
