@@ -47,6 +47,7 @@ typedef struct fused_step {
     int64_t es;                       /* out's element size */
     bool store, stream;
     bool direct; /* stored, not streamed, and read by no later step: computed straight into out */
+    pt_cpu_iter it; /* the step's walk: out and earlier values dense, external inputs their strides */
 } fused_step;
 
 typedef struct fused_run {
@@ -81,6 +82,19 @@ static pt_status check_step(const pt_op *fop, const pt_fused_chain *chain, int32
             return pt_cpu_bad_op(fop, "a step reads an earlier value as another dtype");
     }
     f->es = (int64_t)pt_dtype_table_size(op->out.dtype);
+    pt_cpu_iter *it = &f->it;
+    it->ndim = op->out.ndim;
+    it->nops = 1 + op->n_inputs;
+    it->numel = chain->numel;
+    int64_t dense = 1;
+    for (int d = op->out.ndim - 1; d >= 0; --d) {
+        it->shape[d] = op->out.shape[d];
+        for (int k = 0; k < it->nops; ++k)
+            it->strides[k][d] = k > 0 && s->src[k - 1] < 0 ? op->in[k - 1].strides[d] : dense;
+        dense *= op->out.shape[d];
+    }
+    it->elsize[0] = (size_t)f->es;
+    for (int j = 0; j < op->n_inputs; ++j) it->elsize[j + 1] = pt_dtype_table_size(op->in[j].dtype);
     f->store = s->store;
     f->stream = s->store && chain->numel * f->es >= PT_CPU_STREAM_MIN_BYTES;
     return PT_OK;
@@ -110,55 +124,28 @@ static int assign_slots(const pt_fused_chain *chain, fused_step *f, int32_t *las
     return n_slots;
 }
 
-/* Step f's values of elements [b0, b0 + n) into o, its external inputs read
- * row by row along the step's own (merged) dims. */
+/* Step f's values of elements [b0, b0 + n) into o: earlier values from
+ * their slots, external inputs from their element b0, walked row by row
+ * along the step's own (merged) dims as the eager kernels walk them. */
 static void step_block(const fused_step *f, char *slots, int64_t b0, int64_t n, char *o) {
     const pt_op *op = f->op;
-    const int nd = op->out.ndim, last = nd - 1, nin = op->n_inputs;
     char *p[PT_CPU_MAX_OPERANDS];
-    int64_t st[PT_CPU_MAX_OPERANDS], es[PT_CPU_MAX_OPERANDS];
     int64_t idx[PT_MAX_DIMS];
-    int64_t rest = b0;
-    for (int d = last; d >= 0; --d) {
-        idx[d] = rest % op->out.shape[d];
-        rest /= op->out.shape[d];
-    }
+    bool located = false;
     p[0] = o;
-    st[0] = 1;
-    es[0] = f->es;
-    for (int j = 0; j < nin; ++j) {
-        const pt_operand *in = &op->in[j];
-        es[j + 1] = (int64_t)pt_dtype_table_size(in->dtype);
+    for (int j = 0; j < op->n_inputs; ++j) {
         if (f->src_slot[j] >= 0) {
             p[j + 1] = slots + (size_t)f->src_slot[j] * PT_CPU_FUSED_SLOT_BYTES;
-            st[j + 1] = 1;
             continue;
         }
+        if (!located) pt_cpu_iter_index(&f->it, b0, idx);
+        located = true;
+        const pt_operand *in = &op->in[j];
         int64_t off = 0;
-        for (int d = 0; d < nd; ++d) off += idx[d] * in->strides[d];
-        p[j + 1] = pt_cpu_base(in) + off * es[j + 1];
-        st[j + 1] = in->strides[last];
+        for (int d = 0; d < op->out.ndim; ++d) off += idx[d] * in->strides[d];
+        p[j + 1] = pt_cpu_base(in) + off * (int64_t)f->it.elsize[j + 1];
     }
-    if (nd == 1) { /* what the core's merging makes of most operands: one call */
-        f->fn(n, p, st, f->sc);
-        return;
-    }
-    int64_t pos = 0;
-    while (pos < n) {
-        int64_t len = op->out.shape[last] - idx[last];
-        if (len > n - pos) len = n - pos;
-        f->fn(len, p, st, f->sc);
-        pos += len;
-        idx[last] += len;
-        for (int k = 0; k <= nin; ++k) p[k] += len * st[k] * es[k];
-        for (int d = last; d > 0 && idx[d] == op->out.shape[d]; --d) {
-            idx[d] = 0;
-            ++idx[d - 1];
-            for (int j = 0; j < nin; ++j)
-                if (f->src_slot[j] < 0)
-                    p[j + 1] += (op->in[j].strides[d - 1] - op->out.shape[d] * op->in[j].strides[d]) * es[j + 1];
-        }
-    }
+    pt_cpu_iter_walk(&f->it, p, b0, b0 + n, f->fn, f->sc, false);
 }
 
 /* This thread's scratch: its OpenMP thread number within the team running

@@ -179,6 +179,14 @@ void pt_cpu_iter_init(pt_cpu_iter *it, const pt_operand *out, int nin, const pt_
  * numel >= grain. */
 void pt_cpu_iter_run(const pt_cpu_iter *it, pt_cpu_row_fn fn, const pt_cpu_scalar *sc,
                      int64_t grain);
+/* The index of flat element `flat` of it's shape, dim by dim. */
+void pt_cpu_iter_index(const pt_cpu_iter *it, int64_t flat, int64_t *idx);
+/* Calls fn over the rows of flat elements [begin, end) in C order, with the
+ * operands' addresses of element begin in start (it->base unused): the row
+ * walk of pt_cpu_iter_run, for callers that place operands themselves (a
+ * fused chain's values live in per-block scratch). */
+void pt_cpu_iter_walk(const pt_cpu_iter *it, char *const *start, int64_t begin, int64_t end,
+                      pt_cpu_row_fn fn, const pt_cpu_scalar *sc, bool stream);
 
 /* ---- Execution (exec.c): supports and execute, by op family ---- */
 

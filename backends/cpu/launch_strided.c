@@ -118,16 +118,18 @@ static void call_row(const pt_cpu_iter *it, pt_cpu_row_fn fn, int64_t n, char *c
 
 /* ---- Row walk over a flat element range ---- */
 
-/* Runs fn over flat elements [begin, end) in C order. */
-static void iter_range(const pt_cpu_iter *it, pt_cpu_row_fn fn, const pt_cpu_scalar *sc,
-                       int64_t begin, int64_t end, bool stream) {
+void pt_cpu_iter_index(const pt_cpu_iter *it, int64_t flat, int64_t *idx) {
+    for (int d = it->ndim - 1; d >= 0; --d) {
+        idx[d] = flat % it->shape[d];
+        flat /= it->shape[d];
+    }
+}
+
+void pt_cpu_iter_walk(const pt_cpu_iter *it, char *const *start, int64_t begin, int64_t end,
+                      pt_cpu_row_fn fn, const pt_cpu_scalar *sc, bool stream) {
     const int nd = it->ndim, last = nd - 1, nops = it->nops;
     int64_t idx[PT_MAX_DIMS];
-    int64_t rest = begin;
-    for (int d = last; d >= 0; --d) {
-        idx[d] = rest % it->shape[d];
-        rest /= it->shape[d];
-    }
+    pt_cpu_iter_index(it, begin, idx);
     int64_t inner_st[PT_CPU_MAX_OPERANDS];
     for (int k = 0; k < nops; ++k) inner_st[k] = it->strides[k][last];
 
@@ -139,9 +141,7 @@ static void iter_range(const pt_cpu_iter *it, pt_cpu_row_fn fn, const pt_cpu_sca
     int64_t es[PT_CPU_MAX_OPERANDS];
     for (int k = 0; k < nops; ++k) {
         es[k] = (int64_t)it->elsize[k];
-        int64_t off = 0;
-        for (int d = 0; d < nd; ++d) off += idx[d] * it->strides[k][d];
-        p[k] = it->base[k] + off * es[k];
+        p[k] = start[k];
     }
     int64_t pos = begin;
     while (pos < end) {
@@ -183,6 +183,20 @@ static void iter_range(const pt_cpu_iter *it, pt_cpu_row_fn fn, const pt_cpu_sca
                 p[k] += (it->strides[k][d - 1] - it->shape[d] * it->strides[k][d]) * es[k];
         }
     }
+}
+
+/* Runs fn over flat elements [begin, end) in C order. */
+static void iter_range(const pt_cpu_iter *it, pt_cpu_row_fn fn, const pt_cpu_scalar *sc,
+                       int64_t begin, int64_t end, bool stream) {
+    int64_t idx[PT_MAX_DIMS];
+    pt_cpu_iter_index(it, begin, idx);
+    char *p[PT_CPU_MAX_OPERANDS];
+    for (int k = 0; k < it->nops; ++k) {
+        int64_t off = 0;
+        for (int d = 0; d < it->ndim; ++d) off += idx[d] * it->strides[k][d];
+        p[k] = it->base[k] + off * (int64_t)it->elsize[k];
+    }
+    pt_cpu_iter_walk(it, p, begin, end, fn, sc, stream);
 }
 
 /* ---- Tiled walk of the last two dimensions ---- */
