@@ -14,8 +14,7 @@ static pt_status ocl_run_fill(ocl_device *d, const pt_op *op) {
         memcpy(&sc.v.i64, &v, sizeof v);
         sc.size = sizeof(cl_long);
     }
-    ocl_arg extra[1] = {{sc.size, &sc.v}};
-    return ocl_pointwise(d, t, OCL_K_FILL, &op->out, 0, NULL, 1, extra);
+    return ocl_pointwise(d, t, OCL_K_FILL, &op->out, 0, NULL, 1, &sc);
 }
 
 static bool ocl_is_int64_value(double v) {

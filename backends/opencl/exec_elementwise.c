@@ -23,14 +23,14 @@ static ocl_kernel_id ocl_elementwise_kernel(pt_op_kind k) {
     return (ocl_kernel_id)(OCL_K_OP_FILL + (int)k);
 }
 
-/* Unary and binary kernels: inputs, then the position vector, then the
- * op's scalars as T: two for unary rows, one (s, AXPY's) for binary ones. */
+/* Unary and binary kernels: inputs, then the position vector, which
+ * carries the op's scalars as T: two for unary rows, one (s, AXPY's) for
+ * binary ones. */
 static pt_status ocl_run_arith(ocl_device *d, const pt_op *op, int n_in) {
     pt_dtype t = op->in[0].dtype;
-    ocl_scalar sc = ocl_make_scalar(t, op->scalar), sc2 = ocl_make_scalar(t, op->scalar2);
+    const ocl_scalar sc[2] = {ocl_make_scalar(t, op->scalar), ocl_make_scalar(t, op->scalar2)};
     const pt_operand *in[2] = {&op->in[0], &op->in[1]};
-    ocl_arg extra[2] = {{sc.size, &sc.v}, {sc2.size, &sc2.v}};
-    return ocl_pointwise(d, t, ocl_elementwise_kernel(op->kind), &op->out, n_in, in, n_in == 1 ? 2 : 1, extra);
+    return ocl_pointwise(d, t, ocl_elementwise_kernel(op->kind), &op->out, n_in, in, n_in == 1 ? 2 : 1, sc);
 }
 
 static pt_status ocl_run_compare(ocl_device *d, const pt_op *op) {

@@ -458,11 +458,12 @@ pt_status ocl_launch_items(ocl_device *d, cl_kernel k, const char *name, size_t 
 size_t ocl_pow2_floor(size_t x);
 size_t ocl_pow2_ceil(int64_t x);
 /* Runs one of the element-wise kernels (kid of program prog) over out and
- * n_in inputs, with n_extra arguments after n: the _contig form over whole
- * work-groups when every operand is contiguous, the general form (shape and
- * strides as long8 vectors) for the rest. Caller holds d->lock. */
+ * n_in inputs, with up to two scalars carried in the position vector: the
+ * _contig form over whole work-groups when every operand is contiguous, the
+ * general form (shape and strides as long8 vectors) for the rest. Caller
+ * holds d->lock. */
 pt_status ocl_pointwise(ocl_device *d, pt_dtype prog, ocl_kernel_id kid, const pt_operand *out,
-                        int n_in, const pt_operand *const *in, int n_extra, const ocl_arg *extra);
+                        int n_in, const pt_operand *const *in, int n_scalars, const ocl_scalar *scalars);
 /* The program whose type moves t's bytes: f64 data on a device without fp64
  * moves through the i64 program (same 8 bytes, no double arithmetic). */
 pt_dtype ocl_storage_dtype(const ocl_device *d, pt_dtype t);

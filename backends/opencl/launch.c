@@ -153,12 +153,12 @@ static pt_status ocl_pointwise_contig(ocl_device *d, pt_dtype prog, ocl_kernel_i
 }
 
 /* Runs one of the element-wise kernels, whose arguments are
- *   out, in_k for each input, pos (the offsets and n), extras..., layout
+ *   out, in_k for each input, pos (the offsets, n and the scalars), layout
  * in the general form, and the same without the layout in the _contig and
  * _tail forms, which run when every operand is contiguous. */
 pt_status ocl_pointwise(ocl_device *d, pt_dtype prog, ocl_kernel_id kid,
                                const pt_operand *out, int n_in, const pt_operand *const *in,
-                               int n_extra, const ocl_arg *extra) {
+                               int n_scalars, const ocl_scalar *scalars) {
     const char *name = ocl_kernel_name(kid);
     ocl_layout L;
     ocl_layout_build(out, n_in, in, &L);
@@ -170,16 +170,17 @@ pt_status ocl_pointwise(ocl_device *d, pt_dtype prog, ocl_kernel_id kid,
     cl_mem bufs[4] = {(cl_mem)out->buf};
     for (int i = 0; i < n_in; ++i) bufs[1 + i] = (cl_mem)in[i]->buf;
 
-    /* The element offsets and the count in one long8 (elementwise.cl's pos). */
+    /* The element offsets, the count and the scalars' bytes in one long8
+     * (elementwise.cl's pos). */
     cl_long8 pos;
     memset(&pos, 0, sizeof pos);
     for (int i = 0; i <= n_in; ++i) pos.s[i] = offs[i];
     pos.s[4] = n;
+    for (int i = 0; i < n_scalars && i < 2; ++i) memcpy(&pos.s[5 + i], &scalars[i].v, scalars[i].size);
     ocl_arg args[24];
     int na = 0;
     for (int i = 0; i <= n_in; ++i) args[na++] = (ocl_arg)OCL_ARG(bufs[i]);
     args[na++] = (ocl_arg)OCL_ARG(pos);
-    for (int i = 0; i < n_extra; ++i) args[na++] = extra[i];
     cl_kernel k = NULL;
     size_t wg = 0;
     if (L.nd == 0) return ocl_pointwise_contig(d, prog, kid, (size_t)n, na, args);

@@ -54,14 +54,28 @@
     }
 
 /* pos: the element offsets of out and of the inputs in order (s0, s1, s2,
- * s3) and the item count (s4), one argument rather than five: PoCL copies
- * every argument at each launch (twice where it is set anew). */
-#define PT_UNARY_PARAMS __global T *out, __global const T *a, long8 pos, T s, T s2
-#define PT_BINARY_PARAMS __global T *out, __global const T *a, __global const T *b, long8 pos, T s
+ * s3), the item count (s4) and the op's scalars as T's bytes (s5, s6), one
+ * argument rather than seven: PoCL copies every argument at each launch
+ * (twice where it is set anew), which made a 10-element add's launch cost
+ * more host instructions than a hand-written kernel's clSetKernelArg and
+ * clEnqueueNDRangeKernel together. */
+#define PT_UNARY_PARAMS __global T *out, __global const T *a, long8 pos
+#define PT_BINARY_PARAMS __global T *out, __global const T *a, __global const T *b, long8 pos
 #define PT_COMPARE_PARAMS __global uchar *out, __global const T *a, __global const T *b, long8 pos
+
+/* The scalar whose bytes the host put at the start of a slot of pos. */
+inline T pt_scalar_of(long bits) {
+    union {
+        long l;
+        T t;
+    } u;
+    u.l = bits;
+    return u.t;
+}
 
 /* out = EXPR(x) with x = a[...]; s, s2 are the op's scalars (or unused). */
 #define PT_UNARY_AT(EXPR, po, pa, pb, pc)                                                        \
+    const T s = pt_scalar_of(pos.s5), s2 = pt_scalar_of(pos.s6);                                 \
     const T x = a[pos.s1 + (pa)];                                                                \
     out[pos.s0 + (po)] = (EXPR);
 #define PT_DEFINE_UNARY(name, EXPR) PT_DEFINE_POINTWISE(name, PT_UNARY_PARAMS, PT_UNARY_AT, EXPR)
@@ -69,6 +83,7 @@
 /* out = EXPR(x, y) with x = a[...], y = b[...]; s is the op's scalar (AXPY's
  * factor; the other binary rows take none). */
 #define PT_BINARY_AT(EXPR, po, pa, pb, pc)                                                       \
+    const T s = pt_scalar_of(pos.s5);                                                            \
     const T x = a[pos.s1 + (pa)], y = b[pos.s2 + (pb)];                                          \
     out[pos.s0 + (po)] = (EXPR);
 #define PT_DEFINE_BINARY(name, EXPR)                                                             \
@@ -101,8 +116,8 @@ PT_EW_MATH(PT_EW_KERNEL)
     out[pos.s0 + (po)] = cond[pos.s1 + (pa)] ? a[pos.s2 + (pb)] : b[pos.s3 + (pc)];
 PT_DEFINE_POINTWISE(ew_where, PT_WHERE_PARAMS, PT_WHERE_AT, /* no EXPR */)
 
-#define PT_FILL_PARAMS __global T *out, long8 pos, T value
-#define PT_FILL_AT(EXPR, po, pa, pb, pc) out[pos.s0 + (po)] = value;
+#define PT_FILL_PARAMS __global T *out, long8 pos
+#define PT_FILL_AT(EXPR, po, pa, pb, pc) out[pos.s0 + (po)] = pt_scalar_of(pos.s5);
 PT_DEFINE_POINTWISE(fill, PT_FILL_PARAMS, PT_FILL_AT, /* no EXPR */)
 
 /* ---- Casts: copy_to_<dst> converts this program's type to dst ----
