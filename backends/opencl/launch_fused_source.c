@@ -15,7 +15,7 @@
  * chain with arithmetic in two types is refused (the core then runs its
  * parts apart). Values are rounded to each step's dtype exactly as the
  * eager kernels round them: 16-bit floats are carried as their bits and
- * converted with vload_half / vstore_half_rte like copy_to_<dst>. */
+ * converted with half.h's functions, as copy_to_<dst> converts them. */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -283,8 +283,8 @@ pt_status ocl_fused_generate(const ocl_device *d, const pt_fused_chain *c, char 
     ocl_plan plan = {.args = args};
     bool strided = false;
     if (on) {
-        /* f16 bits through half.h's integer conversions (the same bits as
-         * vload_half / vstore_half_rte): a store through a private half
+        /* f16 bits through half.h's branchless conversions (the same bits
+         * as vload_half / vstore_half_rte): a store through a private half
          * pointer kept PoCL from vectorising the chain's loop. */
         pt_text_put(&fn, "/* A fused chain of %d steps (launch_fused_source.c). */\n"
                      "static inline float pt_fused_from_f16(ushort b) { return pt_f16_bits_to_f32(b); }\n"

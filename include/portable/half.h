@@ -53,22 +53,29 @@ PT_HALF_FN float pt_h_as_f32(pt_h_u32 u) {
 #define PT_H_AS_F32(u) pt_h_as_f32(u)
 #endif
 
-/** float -> f16 bits. Integer arithmetic only, so it is exact whatever the
- * floating-point environment (flush-to-zero included). Every case is
- * computed and one is selected, without branches or compares of remainders:
- * an OpenCL compiler that vectorises across work-items (PoCL) runs every
- * path of each element anyway, and the earlier branchy form cost it about
- * twice the vector instructions (a fused chain storing f16 ran at half the
- * speed of one storing i32). The same bits for all 2^32 floats. */
-PT_HALF_FN pt_h_u16 pt_f32_to_f16_bits(float f) {
-    pt_h_u32 x = PT_H_AS_U32(f);
-    const pt_h_u32 sign = (x >> 16) & 0x8000u;
-    x &= 0x7fffffffu;
+/* The f16 bits of a float of sign bit `sign` (0 or 0x8000) and magnitude
+ * bits x, given `sub`: its value rounded to a subnormal (units of 2^-24).
+ * Every case is computed and one is selected, without branches or compares
+ * of remainders: an OpenCL compiler that vectorises across work-items
+ * (PoCL) runs every path of each element anyway, and the earlier branchy
+ * form cost it about twice the vector instructions (a fused chain storing
+ * f16 ran at half the speed of one storing i32). */
+PT_HALF_FN pt_h_u16 pt_f16_bits_select(pt_h_u32 sign, pt_h_u32 x, pt_h_u32 sub) {
     /* NaN: quiet, keep the top 9 payload bits */
     const pt_h_u32 nan = 0x7e00u | ((x >> 13) & 0x1ffu);
     /* normal in f16: rebias ((15 - 127) << 23, wrapping) and round the 13
      * dropped bits to even; a carry out of the top gives inf, as it should */
     const pt_h_u32 normal = (x + 0xc8000fffu + ((x >> 13) & 1u)) >> 13;
+    /* >= 65536 (and inf): inf; [65520, 65536) rounds there in `normal` */
+    const pt_h_u32 r = x > 0x7f800000u ? nan : x >= 0x47800000u ? 0x7c00u : x >= 0x38800000u ? normal : sub;
+    return (pt_h_u16)(sign | r);
+}
+
+/** float -> f16 bits, integer arithmetic only, so it is exact whatever the
+ * floating-point environment (rounding mode and flush-to-zero included).
+ * The same bits for all 2^32 floats as pt_f32_to_f16_bits_by_add. */
+PT_HALF_FN pt_h_u16 pt_f32_to_f16_bits_int(float f) {
+    const pt_h_u32 x = PT_H_AS_U32(f) & 0x7fffffffu;
     /* subnormal: value = m 2^(e - 150), in units of 2^-24 that is m >> (126
      * - e), rounded to even (adding half an ulp less one, plus the kept
      * lowest bit); shifts past 25 all give 0 (at or below 2^-25, ties to
@@ -80,26 +87,48 @@ PT_HALF_FN pt_h_u16 pt_f32_to_f16_bits(float f) {
      * is undefined in C. */
     const pt_h_u32 d = 126u - e, shift = d - 1u < 24u ? d : 25u;
     const pt_h_u32 sub = (m + (1u << (shift - 1u)) - 1u + ((m >> shift) & 1u)) >> shift;
-    /* >= 65536 (and inf): inf; [65520, 65536) rounds there in `normal` */
-    const pt_h_u32 r = x > 0x7f800000u ? nan : x >= 0x47800000u ? 0x7c00u : x >= 0x38800000u ? normal : sub;
-    return (pt_h_u16)(sign | r);
+    return pt_f16_bits_select((PT_H_AS_U32(f) >> 16) & 0x8000u, x, sub);
 }
 
-/** f16 bits -> float (exact). */
+/** float -> f16 bits with the subnormal case rounded by one float addition:
+ * |f| + 0.5 has an ulp of 2^-24, the unit of f16's subnormals, so the sum
+ * rounded to nearest even holds |f| rounded as f16 rounds it, in its low
+ * bits (a carry into the smallest normal included). Both operands and the
+ * sum are normal floats, so flush-to-zero cannot touch it (a subnormal
+ * float gives 0 either way), but the addition must round to nearest even:
+ * always so in OpenCL C, whose kernels cannot select another rounding
+ * mode, and C's default. Five vector instructions fewer than the integer
+ * form's variable shifts: PoCL's vectorised fused chain storing f16 runs
+ * about a fifth faster with it. */
+PT_HALF_FN pt_h_u16 pt_f32_to_f16_bits_by_add(float f) {
+    const pt_h_u32 x = PT_H_AS_U32(f) & 0x7fffffffu;
+    const pt_h_u32 sub = PT_H_AS_U32(PT_H_AS_F32(x) + 0.5f) - 0x3f000000u;
+    return pt_f16_bits_select((PT_H_AS_U32(f) >> 16) & 0x8000u, x, sub);
+}
+
+/** float -> f16 bits: OpenCL C kernels use the float-addition form (their
+ * rounding mode is fixed), everything else the integer form, which a
+ * caller's fesetround cannot change. */
+PT_HALF_FN pt_h_u16 pt_f32_to_f16_bits(float f) {
+#if defined(PT_HALF_OPENCL)
+    return pt_f32_to_f16_bits_by_add(f);
+#else
+    return pt_f32_to_f16_bits_int(f);
+#endif
+}
+
+/** f16 bits -> float (exact), without branches (a vectorising compiler
+ * keeps the loop vectorised; the earlier loop normalising subnormals kept
+ * PoCL's from it, three times slower). A subnormal is m 2^-24: the product
+ * of m (exact as a float) and a power of two is exact and a normal float,
+ * so neither the rounding mode nor flush-to-zero can touch it. */
 PT_HALF_FN float pt_f16_bits_to_f32(pt_h_u16 h) {
     const pt_h_u32 sign = ((pt_h_u32)h & 0x8000u) << 16;
     const pt_h_u32 e = ((pt_h_u32)h >> 10) & 0x1fu, m = (pt_h_u32)h & 0x3ffu;
-    if (e == 0x1fu) return PT_H_AS_F32(sign | 0x7f800000u | (m << 13)); /* inf, NaN */
-    if (e != 0u) return PT_H_AS_F32(sign | ((e + 112u) << 23) | (m << 13));
-    if (m == 0u) return PT_H_AS_F32(sign);
-    /** Subnormal m * 2^-24: normalise with integer shifts (no FP arithmetic,
-     * so a flush-to-zero mode cannot touch it). */
-    pt_h_u32 mm = m, ee = 113u;
-    while (!(mm & 0x400u)) {
-        mm <<= 1;
-        --ee;
-    }
-    return PT_H_AS_F32(sign | (ee << 23) | ((mm & 0x3ffu) << 13));
+    const pt_h_u32 normal = ((e + 112u) << 23) | (m << 13);
+    const pt_h_u32 inf_nan = 0x7f800000u | (m << 13);
+    const pt_h_u32 sub = PT_H_AS_U32((float)m * PT_H_AS_F32(0x33800000u)); /* 2^-24 */
+    return PT_H_AS_F32(sign | (e == 0x1fu ? inf_nan : e != 0u ? normal : sub));
 }
 
 /** float -> bf16 bits: the top half, rounded to nearest even. */

@@ -75,7 +75,10 @@ typedef enum dom_kind {
     DOM_LOGU,    /* positive, log-uniform in [lo, hi) */
     DOM_AWAY,    /* real with |v| in [lo, hi), random sign (divisors) */
     DOM_INT,     /* integers lo..hi inclusive */
-    DOM_GRID     /* multiples of 0.5 in [lo, hi] (ties and equalities) */
+    DOM_GRID,    /* multiples of 0.5 in [lo, hi] (ties and equalities) */
+    DOM_HALF_EDGES /* where rounding to 16 bits is delicate: f16 subnormals and their ties,
+                    * the smallest normals, the largest finite values and past them, bf16
+                    * ties, +-0, +-inf and NaN, either sign (lo and hi unused) */
 } dom_kind;
 typedef struct domain {
     dom_kind kind;

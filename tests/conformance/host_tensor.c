@@ -116,6 +116,25 @@ double lcg_unit(lcg *g) {
     return (double)(g->s >> 11) * (1.0 / 9007199254740992.0);
 }
 
+/* One value of DOM_HALF_EDGES from u in [0, 1) and more draws of g. */
+static double half_edge(double u, lcg *g) {
+    static const double special[] = {0.0, INFINITY, NAN, 0x1p-25, 0x1p-24, 0x1p-14, 0x1.ffcp-15,
+                                     65504.0, 65519.0, 65520.0, 65536.0, 0x1.fffffep127};
+    const double r = lcg_unit(g), sign = lcg_unit(g) < 0.5 ? -1.0 : 1.0;
+    double v;
+    switch ((int)(u * 8)) {
+    case 0: v = ldexp(floor(r * 2049), -25); break;        /* f16 subnormals and the ties between them */
+    case 1: v = r * 0x1p-13; break;                        /* anywhere in f16's subnormal range */
+    case 2: v = 65504.0 + r * 40.0; break;                 /* f16's largest finite, its tie with inf */
+    case 3: v = ldexp(1.0 + floor(r * 256) / 128 + 1.0 / 256, (int)(lcg_unit(g) * 60) - 30); break; /* bf16 ties */
+    case 4: v = special[(int)(r * (sizeof special / sizeof special[0]))]; break;
+    case 5: v = ldexp(1.0, -30) * exp(r * 50 * log(2.0)); break; /* magnitudes 2^-30 .. 2^20 */
+    case 6: v = ldexp(1.0 + floor(r * 2048) / 1024 + 1.0 / 2048, (int)(lcg_unit(g) * 30) - 14); break; /* f16 ties */
+    default: v = ldexp(r, -14) + 0x1p-14 * floor(lcg_unit(g) * 2); break; /* around the smallest normal */
+    }
+    return sign * v;
+}
+
 void ht_fill(ht *h, domain d, lcg *g) {
     double lo = d.lo, hi = d.hi;
     if (h->dtype == PT_U8) {
@@ -134,9 +153,11 @@ void ht_fill(ht *h, domain d, lcg *g) {
         }
         case DOM_INT: v = floor(lo + u * (hi - lo + 1)); if (v > hi) v = hi; break;
         case DOM_GRID: v = floor(2 * lo + u * (2 * (hi - lo) + 1)) / 2; if (v > hi) v = hi; break;
+        case DOM_HALF_EDGES: v = half_edge(u, g); break;
         default: v = lo + u * (hi - lo); break;
         }
         if (integral) {
+            if (!isfinite(v)) v = 0; /* DOM_HALF_EDGES' inf and NaN have no integer */
             v = (d.kind == DOM_AWAY && fabs(v) < 1) ? (v < 0 ? -1 : 1) : trunc(v);
             if (v < lo) v = ceil(lo);
         }

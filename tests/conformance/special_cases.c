@@ -348,6 +348,30 @@ static void cast_cases(void) {
                 expect_free(&e);
                 ht_free(x);
             }
+    /* Rounding to and from 16 bits where it is delicate (DOM_HALF_EDGES:
+     * f16 subnormals and ties, overflow to inf, bf16 ties, +-0, inf, NaN),
+     * between every pair of float dtypes one of which is 16-bit. */
+    static const pt_dtype floats[] = {PT_F32, PT_F64, PT_F16, PT_BF16};
+    static const operand_spec edge_shapes[] = {{2, {64, 33}, LAY_C}, {2, {64, 33}, LAY_T}};
+    for (int a = 0; a < 4; ++a)
+        for (int b = 0; b < 4; ++b)
+            for (int s = 0; s < 2; ++s) {
+                const pt_dtype src = floats[a], dst = floats[b];
+                if (src == dst || (!pt_dtype_is_half(src) && !pt_dtype_is_half(dst))) continue;
+                char name[256], sh[96];
+                ht tmp = {.ndim = 2, .shape = {64, 33}};
+                snprintf(name, sizeof name, "cast %s->%s edges %s", pt_dtype_name(src), pt_dtype_name(dst),
+                         operand_str(&tmp, edge_shapes[s].lay, sh, sizeof sh));
+                if (!case_selected(name)) continue;
+                lcg g;
+                lcg_seed(&g, seed_of(name));
+                ht *x = ht_new(src, 2, tmp.shape);
+                ht_fill(x, (domain){DOM_HALF_EDGES, 0, 0}, &g);
+                expect e = {.val = ref_cast(x, dst)};
+                run_case(name, 1, &x, &edge_shapes[s].lay, call_cast, &dst, &e, TOL_EXACT, CF_CONTIGUOUS);
+                expect_free(&e);
+                ht_free(x);
+            }
     /* big: f32 -> i32 over a million elements */
     char name[] = "cast f32->i32 [1048613]";
     if (case_selected(name)) {

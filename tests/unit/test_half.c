@@ -186,6 +186,41 @@ static void test_special(void) {
 #endif
 }
 
+/* OpenCL kernels round f32 to f16 with pt_f32_to_f16_bits_by_add (a float
+ * addition rounds the subnormals), everything else with the integer form:
+ * the two agree on every float whose f16 is a subnormal or the smallest
+ * normals (every magnitude from 2^-25 to 2^-14 and a little past, both
+ * signs), on the magnitudes below 2^-25 at a stride, and on random floats.
+ * Run with C's default rounding (to nearest even), which OpenCL C fixes. */
+static void test_two_forms(void) {
+    int before = check_failed;
+#if FLT_EVAL_METHOD == 0
+    if (fegetround() != FE_TONEAREST) fesetround(FE_TONEAREST);
+    uint64_t bad = 0;
+    for (uint32_t x = 0x33000000u; x < 0x38802000u; ++x)
+        for (int neg = 0; neg < 2; ++neg) {
+            const float f = f32_of(neg ? x | 0x80000000u : x);
+            if (pt_f32_to_f16_bits_by_add(f) != pt_f32_to_f16_bits_int(f) && bad++ < 10)
+                printf("  f16 of %a: by_add %04x, int %04x\n", (double)f, pt_f32_to_f16_bits_by_add(f),
+                       pt_f32_to_f16_bits_int(f));
+        }
+    for (uint32_t x = 0; x < 0x33000000u; x += 4099u) {
+        const float f = f32_of(x);
+        if (pt_f32_to_f16_bits_by_add(f) != 0 || pt_f32_to_f16_bits_int(f) != 0) ++bad;
+    }
+    for (int i = 0; i < 2000000; ++i) {
+        const float f = f32_of((uint32_t)next_u64());
+        if (pt_f32_to_f16_bits_by_add(f) != pt_f32_to_f16_bits_int(f)) ++bad;
+    }
+    CHECK(bad == 0);
+    printf("f16: the float-addition form agrees with the integer form: %s\n",
+           check_failed == before ? "ok" : "FAILED");
+#else
+    printf("f16: FLT_EVAL_METHOD %d (float sums in a wider type): the float-addition form is not checked here\n",
+           (int)FLT_EVAL_METHOD);
+#endif
+}
+
 static void test_buffers(void) {
     float src[6] = {1.0f, -2.5f, 65536.0f, 1e-8f, NAN, 0.1f};
     uint16_t h[6], b[6];
@@ -290,6 +325,7 @@ static void test_cast_grad(void) {
 int main(void) {
     fesetround(FE_TONEAREST);
     test_special();
+    test_two_forms();
     test_exhaustive(&F16);
     test_exhaustive(&BF16);
     test_random(&F16);
