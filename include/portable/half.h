@@ -53,7 +53,7 @@ PT_HALF_FN float pt_h_as_f32(pt_h_u32 u) {
 #define PT_H_AS_F32(u) pt_h_as_f32(u)
 #endif
 
-/* The f16 bits of a float of sign bit `sign` (0 or 0x8000) and magnitude
+/** The f16 bits of a float of sign bit `sign` (0 or 0x8000) and magnitude
  * bits x, given `sub`: its value rounded to a subnormal (units of 2^-24).
  * Every case is computed and one is selected, without branches or compares
  * of remainders: an OpenCL compiler that vectorises across work-items
