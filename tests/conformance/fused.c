@@ -122,26 +122,16 @@ static void r_half(const double *x, double *y, pt_dtype t) {
 }
 
 /* 16-bit rounding at its edges (DOM_HALF_EDGES) inside a chain: x * y,
- * y in {0.5, 1, 1.5, 2}, rounded to t (a 16-bit t: both conversions of the
- * fused kernel) or from f32 to f16 / bf16 by a cast at the end. */
+ * y in {0.5, 1, 1.5, 2}, rounded to t, then cast to the case's output dtype
+ * (a 16-bit t cast to f32: both conversions of the fused kernel; f32 or f64
+ * cast to f16 or bf16). */
+static const fused_case *g_case; /* the case b_reduce and b_edges build */
 static int b_edges(pt_tensor **in, pt_tensor **out, pt_dtype t) {
     (void)t;
-    out[0] = pt_cast(pt_mul(in[0], in[1]), PT_F32);
+    out[0] = pt_cast(pt_mul(in[0], in[1]), g_case->out_t[0]);
     return out[0] ? 1 : 0;
 }
-static void r_edges(const double *x, double *y, pt_dtype t) { y[0] = q(t, x[0] * x[1]); }
-static int b_to_f16(pt_tensor **in, pt_tensor **out, pt_dtype t) {
-    (void)t;
-    out[0] = pt_cast(pt_mul(in[0], in[1]), PT_F16);
-    return out[0] ? 1 : 0;
-}
-static void r_to_f16(const double *x, double *y, pt_dtype t) { y[0] = q(PT_F16, q(t, x[0] * x[1])); }
-static int b_to_bf16(pt_tensor **in, pt_tensor **out, pt_dtype t) {
-    (void)t;
-    out[0] = pt_cast(pt_mul(in[0], in[1]), PT_BF16);
-    return out[0] ? 1 : 0;
-}
-static void r_to_bf16(const double *x, double *y, pt_dtype t) { y[0] = q(PT_BF16, q(t, x[0] * x[1])); }
+static void r_edges(const double *x, double *y, pt_dtype t) { y[0] = q(g_case->out_t[0], q(t, x[0] * x[1])); }
 
 /* comparisons feeding where: where(a > b, a * 2, b + 1), and the mask cast */
 static int b_where(pt_tensor **in, pt_tensor **out, pt_dtype t) {
@@ -250,9 +240,9 @@ static const fused_case cases[] = {
     {"half edges", PT_DTYPES_HALF, 2, {{S2(64, 33), LAY_C}, {S2(64, 33), LAY_T}}, {T_CASE, T_CASE},
      {{DOM_HALF_EDGES, 0, 0}, {DOM_GRID, 0.5, 2}}, 1, {PT_F32}, b_edges, r_edges, TOL_EXACT, NONE, 0},
     {"cast to f16 edges", FLOATS, 2, {{S2(64, 33), LAY_C}, {S2(64, 33), LAY_C}}, {T_CASE, T_CASE},
-     {{DOM_HALF_EDGES, 0, 0}, {DOM_GRID, 0.5, 2}}, 1, {PT_F16}, b_to_f16, r_to_f16, TOL_EXACT, NONE, 0},
+     {{DOM_HALF_EDGES, 0, 0}, {DOM_GRID, 0.5, 2}}, 1, {PT_F16}, b_edges, r_edges, TOL_EXACT, NONE, 0},
     {"cast to bf16 edges", FLOATS, 2, {{S2(64, 33), LAY_C}, {S2(64, 33), LAY_C}}, {T_CASE, T_CASE},
-     {{DOM_HALF_EDGES, 0, 0}, {DOM_GRID, 0.5, 2}}, 1, {PT_BF16}, b_to_bf16, r_to_bf16, TOL_EXACT, NONE, 0},
+     {{DOM_HALF_EDGES, 0, 0}, {DOM_GRID, 0.5, 2}}, 1, {PT_BF16}, b_edges, r_edges, TOL_EXACT, NONE, 0},
     {"compare where", FLOATS | INTS, 2, {{S2(7, 13), LAY_C}, {S2(7, 13), LAY_T}}, {T_CASE, T_CASE},
      {INT(-5, 5), INT(-5, 5)}, 1, {T_CASE}, b_where, r_where, TOL_ARITH, NONE, 0},
     {"u8 eq where lt cast", PT_DTYPE_BIT(PT_U8), 3, {{S2(7, 13), LAY_C}, {S2(7, 13), LAY_C}, {S1(13), LAY_C}},
@@ -276,7 +266,6 @@ static const fused_case cases[] = {
      {UNI(-2, 2), UNI(-1, 1)}, 1, {T_CASE}, b_reduce, r_reduce, TOL_TRANSC, RED_MAX, 1},
 };
 
-static const fused_case *g_case; /* the case b_reduce builds */
 
 static int b_reduce(pt_tensor **in, pt_tensor **out, pt_dtype t) {
     (void)t;

@@ -320,20 +320,31 @@ static void view_cases(pt_dtype t) {
 
 static pt_tensor *call_cast(pt_tensor **in, const void *p) { return pt_cast(in[0], *(const pt_dtype *)p); }
 
+/* One cast case: src -> dst on shape sp, values from d; `what` names the
+ * values in the case's name ("" or "edges "). */
+static void cast_case(pt_dtype src, pt_dtype dst, const operand_spec *sp, const char *what, domain d) {
+    char name[256], sh[96];
+    ht tmp = {.ndim = sp->ndim};
+    memcpy(tmp.shape, sp->shape, sizeof tmp.shape[0] * 4);
+    snprintf(name, sizeof name, "cast %s->%s %s%s", pt_dtype_name(src), pt_dtype_name(dst), what,
+             operand_str(&tmp, sp->lay, sh, sizeof sh));
+    if (!case_selected(name)) return;
+    lcg g;
+    lcg_seed(&g, seed_of(name));
+    ht *x = ht_new(src, tmp.ndim, tmp.shape);
+    ht_fill(x, d, &g);
+    expect e = {.val = ref_cast(x, dst)};
+    run_case(name, 1, &x, &sp->lay, call_cast, &dst, &e, TOL_EXACT, CF_CONTIGUOUS);
+    expect_free(&e);
+    ht_free(x);
+}
+
 static void cast_cases(void) {
     static const operand_spec shapes[] = {{2, {7, 13}, LAY_C}, {2, {7, 13}, LAY_T}, {0, {0}, LAY_C},
                                           {1, {0}, LAY_C}};
     FOR_EACH_DTYPE_IN(src, PT_DTYPES_ANY)
         FOR_EACH_DTYPE_IN(dst, PT_DTYPES_ANY)
             for (size_t s = 0; s < sizeof shapes / sizeof shapes[0]; ++s) {
-                char name[256], sh[96];
-                ht tmp = {.ndim = shapes[s].ndim};
-                memcpy(tmp.shape, shapes[s].shape, sizeof tmp.shape[0] * 4);
-                snprintf(name, sizeof name, "cast %s->%s %s", pt_dtype_name(src), pt_dtype_name(dst),
-                         operand_str(&tmp, shapes[s].lay, sh, sizeof sh));
-                if (!case_selected(name)) continue;
-                lcg g;
-                lcg_seed(&g, seed_of(name));
                 /* values every target holds after truncation toward zero */
                 domain d;
                 if (dst == PT_U8 || src == PT_U8) d = (domain){pt_dtype_is_float(src) ? DOM_UNIFORM : DOM_INT, 0, 255};
@@ -341,12 +352,7 @@ static void cast_cases(void) {
                     d = (domain){pt_dtype_is_float(src) ? DOM_UNIFORM : DOM_INT, -100000, 100000};
                 if (src == PT_F16 && d.lo < -60000) d = (domain){DOM_UNIFORM, -60000, 60000}; /* finite in f16 */
                 else d = (domain){DOM_UNIFORM, -1000, 1000};
-                ht *x = ht_new(src, tmp.ndim, tmp.shape);
-                ht_fill(x, d, &g);
-                expect e = {.val = ref_cast(x, dst)};
-                run_case(name, 1, &x, &shapes[s].lay, call_cast, &dst, &e, TOL_EXACT, CF_CONTIGUOUS);
-                expect_free(&e);
-                ht_free(x);
+                cast_case(src, dst, &shapes[s], "", d);
             }
     /* Rounding to and from 16 bits where it is delicate (DOM_HALF_EDGES:
      * f16 subnormals and ties, overflow to inf, bf16 ties, +-0, inf, NaN),
@@ -355,23 +361,9 @@ static void cast_cases(void) {
     static const operand_spec edge_shapes[] = {{2, {64, 33}, LAY_C}, {2, {64, 33}, LAY_T}};
     for (int a = 0; a < 4; ++a)
         for (int b = 0; b < 4; ++b)
-            for (int s = 0; s < 2; ++s) {
-                const pt_dtype src = floats[a], dst = floats[b];
-                if (src == dst || (!pt_dtype_is_half(src) && !pt_dtype_is_half(dst))) continue;
-                char name[256], sh[96];
-                ht tmp = {.ndim = 2, .shape = {64, 33}};
-                snprintf(name, sizeof name, "cast %s->%s edges %s", pt_dtype_name(src), pt_dtype_name(dst),
-                         operand_str(&tmp, edge_shapes[s].lay, sh, sizeof sh));
-                if (!case_selected(name)) continue;
-                lcg g;
-                lcg_seed(&g, seed_of(name));
-                ht *x = ht_new(src, 2, tmp.shape);
-                ht_fill(x, (domain){DOM_HALF_EDGES, 0, 0}, &g);
-                expect e = {.val = ref_cast(x, dst)};
-                run_case(name, 1, &x, &edge_shapes[s].lay, call_cast, &dst, &e, TOL_EXACT, CF_CONTIGUOUS);
-                expect_free(&e);
-                ht_free(x);
-            }
+            for (int s = 0; s < 2; ++s)
+                if (a != b && (pt_dtype_is_half(floats[a]) || pt_dtype_is_half(floats[b])))
+                    cast_case(floats[a], floats[b], &edge_shapes[s], "edges ", (domain){DOM_HALF_EDGES, 0, 0});
     /* big: f32 -> i32 over a million elements */
     char name[] = "cast f32->i32 [1048613]";
     if (case_selected(name)) {
