@@ -345,13 +345,16 @@ static void cast_cases(void) {
     FOR_EACH_DTYPE_IN(src, PT_DTYPES_ANY)
         FOR_EACH_DTYPE_IN(dst, PT_DTYPES_ANY)
             for (size_t s = 0; s < sizeof shapes / sizeof shapes[0]; ++s) {
-                /* values every target holds after truncation toward zero */
-                domain d;
-                if (dst == PT_U8 || src == PT_U8) d = (domain){pt_dtype_is_float(src) ? DOM_UNIFORM : DOM_INT, 0, 255};
-                else if (!pt_dtype_is_float(dst) || !pt_dtype_is_float(src))
-                    d = (domain){pt_dtype_is_float(src) ? DOM_UNIFORM : DOM_INT, -100000, 100000};
-                if (src == PT_F16 && d.lo < -60000) d = (domain){DOM_UNIFORM, -60000, 60000}; /* finite in f16 */
-                else d = (domain){DOM_UNIFORM, -1000, 1000};
+                /* values every target holds after truncation toward zero:
+                 * u8's range where u8 is one side, a range wider than
+                 * 16 bits where an integer type is, kept finite in f16
+                 * where f16 is (65504 is its largest), and +-1000 between
+                 * floats */
+                const dom_kind kind = pt_dtype_is_float(src) ? DOM_UNIFORM : DOM_INT;
+                domain d = {DOM_UNIFORM, -1000, 1000};
+                if (dst == PT_U8 || src == PT_U8) d = (domain){kind, 0, 255};
+                else if (!pt_dtype_is_float(dst) || !pt_dtype_is_float(src)) d = (domain){kind, -100000, 100000};
+                if ((src == PT_F16 || dst == PT_F16) && d.lo < -60000) d = (domain){kind, -60000, 60000};
                 cast_case(src, dst, &shapes[s], "", d);
             }
     /* Rounding to and from 16 bits where it is delicate (DOM_HALF_EDGES:
