@@ -94,7 +94,10 @@ static pt_status check_step(const pt_op *fop, const pt_fused_chain *chain, int32
         dense *= op->out.shape[d];
     }
     it->elsize[0] = (size_t)f->es;
-    for (int j = 0; j < op->n_inputs; ++j) it->elsize[j + 1] = pt_dtype_table_size(op->in[j].dtype);
+    for (int j = 0; j < op->n_inputs; ++j) {
+        it->elsize[j + 1] = pt_dtype_table_size(op->in[j].dtype);
+        it->base[j + 1] = s->src[j] < 0 ? pt_cpu_base(&op->in[j]) : NULL; /* earlier values: their slots */
+    }
     f->store = s->store;
     f->stream = s->store && chain->numel * f->es >= PT_CPU_STREAM_MIN_BYTES;
     return PT_OK;
@@ -140,10 +143,7 @@ static void step_block(const fused_step *f, char *slots, int64_t b0, int64_t n, 
         }
         if (!located) pt_cpu_iter_index(&f->it, b0, idx);
         located = true;
-        const pt_operand *in = &op->in[j];
-        int64_t off = 0;
-        for (int d = 0; d < op->out.ndim; ++d) off += idx[d] * in->strides[d];
-        p[j + 1] = pt_cpu_base(in) + off * (int64_t)f->it.elsize[j + 1];
+        p[j + 1] = pt_cpu_iter_at(&f->it, j + 1, idx);
     }
     pt_cpu_iter_walk(&f->it, p, b0, b0 + n, f->fn, f->sc, false);
 }

@@ -181,6 +181,9 @@ void pt_cpu_iter_run(const pt_cpu_iter *it, pt_cpu_row_fn fn, const pt_cpu_scala
                      int64_t grain);
 /* The index of flat element `flat` of it's shape, dim by dim. */
 void pt_cpu_iter_index(const pt_cpu_iter *it, int64_t flat, int64_t *idx);
+/* The address of operand k's element at index idx: it->base[k] moved along
+ * its strides. */
+char *pt_cpu_iter_at(const pt_cpu_iter *it, int k, const int64_t *idx);
 /* Calls fn over the rows of flat elements [begin, end) in C order, with the
  * operands' addresses of element begin in start (it->base unused): the row
  * walk of pt_cpu_iter_run, for callers that place operands themselves (a

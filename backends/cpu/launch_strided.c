@@ -125,6 +125,12 @@ void pt_cpu_iter_index(const pt_cpu_iter *it, int64_t flat, int64_t *idx) {
     }
 }
 
+char *pt_cpu_iter_at(const pt_cpu_iter *it, int k, const int64_t *idx) {
+    int64_t off = 0;
+    for (int d = 0; d < it->ndim; ++d) off += idx[d] * it->strides[k][d];
+    return it->base[k] + off * (int64_t)it->elsize[k];
+}
+
 void pt_cpu_iter_walk(const pt_cpu_iter *it, char *const *start, int64_t begin, int64_t end,
                       pt_cpu_row_fn fn, const pt_cpu_scalar *sc, bool stream) {
     const int nd = it->ndim, last = nd - 1, nops = it->nops;
@@ -191,11 +197,7 @@ static void iter_range(const pt_cpu_iter *it, pt_cpu_row_fn fn, const pt_cpu_sca
     int64_t idx[PT_MAX_DIMS];
     pt_cpu_iter_index(it, begin, idx);
     char *p[PT_CPU_MAX_OPERANDS];
-    for (int k = 0; k < it->nops; ++k) {
-        int64_t off = 0;
-        for (int d = 0; d < it->ndim; ++d) off += idx[d] * it->strides[k][d];
-        p[k] = it->base[k] + off * (int64_t)it->elsize[k];
-    }
+    for (int k = 0; k < it->nops; ++k) p[k] = pt_cpu_iter_at(it, k, idx);
     pt_cpu_iter_walk(it, p, begin, end, fn, sc, stream);
 }
 

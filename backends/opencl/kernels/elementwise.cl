@@ -181,21 +181,22 @@ static inline float pt_int_to_f32_odd(long v) {
 #define PT_AS_F32_ODD(x) pt_int_to_f32_odd((long)(x))
 #endif
 
+/* A 16-bit float's bits from the source value, converted from f32 by CONV:
+ * half.h's conversions, not vstore_half_rte, whose PoCL form runs about
+ * twice as long as the memory it moves on a CPU device. A source of the
+ * same type copies its bits. */
+#define PT_TO_16_AT(CONV, po, pa) out[pos.s0 + (po)] = CONV(PT_AS_F32_ODD(PT_LOAD(a, pos.s1 + (pa))));
 #if PT_DTYPE == PT_K_F16
 #define PT_TO_F16_AT(EXPR, po, pa, pb, pc) out[pos.s0 + (po)] = a[pos.s1 + (pa)];
 #else
-/* half.h's conversion, not vstore_half_rte: PoCL's vstore_half_rte runs
- * about twice as long as the memory it moves on a CPU device. */
-#define PT_TO_F16_AT(EXPR, po, pa, pb, pc)                                                      \
-    out[pos.s0 + (po)] = pt_f32_to_f16_bits(PT_AS_F32_ODD(PT_LOAD(a, pos.s1 + (pa))));
+#define PT_TO_F16_AT(EXPR, po, pa, pb, pc) PT_TO_16_AT(pt_f32_to_f16_bits, po, pa)
 #endif
 PT_DEFINE_POINTWISE(copy_to_f16, PT_COPY_PARAMS(ushort), PT_TO_F16_AT, /* no EXPR */)
 
 #if PT_DTYPE == PT_K_BF16
 #define PT_TO_BF16_AT(EXPR, po, pa, pb, pc) out[pos.s0 + (po)] = a[pos.s1 + (pa)];
 #else
-#define PT_TO_BF16_AT(EXPR, po, pa, pb, pc)                                                     \
-    out[pos.s0 + (po)] = pt_f32_to_bf16_bits(PT_AS_F32_ODD(PT_LOAD(a, pos.s1 + (pa))));
+#define PT_TO_BF16_AT(EXPR, po, pa, pb, pc) PT_TO_16_AT(pt_f32_to_bf16_bits, po, pa)
 #endif
 PT_DEFINE_POINTWISE(copy_to_bf16, PT_COPY_PARAMS(ushort), PT_TO_BF16_AT, /* no EXPR */)
 
