@@ -4,8 +4,8 @@
 # for bit as printed, since the replays run the very ops eager runs, on the
 # same batches (one graph per batch shape).
 # Usage: check_graph_losses.sh <example binary> <digits.csv.gz> <epochs> <scratch dir>
-# PT_GRAPH_CHECK_EPOCHS, where set, replaces <epochs> (the GPU script's
-# rehearsal on the CUDA simulator runs the CNN's check with fewer).
+# PT_GRAPH_CHECK_EPOCHS, where set, replaces <epochs> (a shorter check by
+# hand, e.g. on the CUDA simulator).
 set -u
 exe=$1 data=$2 epochs=${PT_GRAPH_CHECK_EPOCHS:-$3} dir=$4
 mkdir -p "$dir"
