@@ -27,6 +27,7 @@
 #if defined(PT_HALF_OPENCL)
 typedef ushort pt_h_u16;
 typedef uint pt_h_u32;
+typedef int pt_h_i32;
 #define PT_HALF_FN static inline
 #define PT_H_AS_U32(f) as_uint(f)
 #define PT_H_AS_F32(u) as_float(u)
@@ -34,6 +35,7 @@ typedef uint pt_h_u32;
 #include <stdint.h>
 typedef uint16_t pt_h_u16;
 typedef uint32_t pt_h_u32;
+typedef int32_t pt_h_i32;
 #if defined(__CUDACC__)
 #define PT_HALF_FN static __host__ __device__ __forceinline__
 #else
@@ -66,8 +68,15 @@ PT_HALF_FN pt_h_u16 pt_f16_bits_select(pt_h_u32 sign, pt_h_u32 x, pt_h_u32 sub) 
     /* normal in f16: rebias ((15 - 127) << 23, wrapping) and round the 13
      * dropped bits to even; a carry out of the top gives inf, as it should */
     const pt_h_u32 normal = (x + 0xc8000fffu + ((x >> 13) & 1u)) >> 13;
-    /* >= 65536 (and inf): inf; [65520, 65536) rounds there in `normal` */
-    const pt_h_u32 r = x > 0x7f800000u ? nan : x >= 0x47800000u ? 0x7c00u : x >= 0x38800000u ? normal : sub;
+    /* normal grows with x from the smallest normal up: at 65536 and beyond
+     * (inf included) it is 0x7c00 or more, so capping it there gives inf
+     * ([65520, 65536) already rounds to it). One min, where a compare and a
+     * select took two instructions and a constant more. */
+    const pt_h_u32 finite = normal < 0x7c00u ? normal : 0x7c00u;
+    /* x has no sign bit: signed compares, which AVX2 has (unsigned ones it
+     * builds from several instructions) */
+    const pt_h_i32 xs = (pt_h_i32)x;
+    const pt_h_u32 r = xs > 0x7f800000 ? nan : xs >= 0x38800000 ? finite : sub;
     return (pt_h_u16)(sign | r);
 }
 
