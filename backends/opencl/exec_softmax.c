@@ -1,6 +1,7 @@
 /* libportable OpenCL backend — the softmax family: SOFTMAX and LOG_SOFTMAX
  * along the middle axis of [outer, r, inner], one work-group per run of
- * columns (kernels/reduce.cl). */
+ * columns (kernels/reduce.cl). On CPU devices each work-item takes a whole
+ * row (ocl_cpu_rows_shape). */
 #include "internal.h"
 
 pt_status ocl_softmax(ocl_device *d, const pt_op *op) {
@@ -16,7 +17,10 @@ pt_status ocl_softmax(ocl_device *d, const pt_op *op) {
     cl_long c_outer = outer, c_inner = inner;
     size_t L;
     cl_int tx_n;
-    ocl_reduce_shape(wg, outer, r, inner, &L, &tx_n);
+    if (ocl_blocked_rows(d))
+        ocl_cpu_rows_shape(d, wg, outer * inner, &L, &tx_n);
+    else
+        ocl_reduce_shape(wg, outer, r, inner, &L, &tx_n);
     cl_mem in = (cl_mem)x->buf, out = (cl_mem)op->out.buf;
     cl_int log_mode = op->kind == PT_OP_LOG_SOFTMAX, blocked = ocl_blocked_rows(d);
     ocl_arg args[] = {OCL_ARG(in),       OCL_ARG(io),   OCL_ARG(s_o),     OCL_ARG(s_r),

@@ -477,6 +477,7 @@ pt_status ocl_move(ocl_device *d, const pt_operand *dst, const pt_operand *src);
  * the element offsets of in[0] (*io) and out (*oo). */
 cl_int ocl_blocked_rows(const ocl_device *d);
 void ocl_reduce_shape(size_t wg, int64_t outer, int64_t r, int64_t inner, size_t *L, cl_int *tx_n);
+void ocl_cpu_rows_shape(const ocl_device *d, size_t wg, int64_t outputs, size_t *L, cl_int *tx_n);
 pt_status ocl_row_kernel(ocl_device *d, ocl_kernel_id kid, const pt_op *op, cl_kernel *k,
                          size_t *wg, cl_long *io, cl_long *oo);
 /* Waits for everything queued on device dev. */

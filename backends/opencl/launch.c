@@ -241,6 +241,22 @@ void ocl_reduce_shape(size_t wg, int64_t outer, int64_t r,
     *tx_n = (cl_int)tx;
 }
 
+/* The same for CPU devices, for kernels that give each work-item a whole
+ * row when a group has one row (ty_n == 1): a CPU device runs a
+ * work-group's items one after another on one core, so rows split over a
+ * group gain nothing and pay a barrier for each level of the combining
+ * tree (PoCL took 30-40 us for a [64, 10] log_softmax so). Parallelism
+ * comes from groups: columns are dealt out so that every compute unit
+ * gets about two groups. */
+void ocl_cpu_rows_shape(const ocl_device *d, size_t wg, int64_t outputs, size_t *L, cl_int *tx_n) {
+    const size_t l = ocl_pow2_floor(wg < 256 ? wg : 256);
+    const int64_t groups = 2 * (int64_t)(d->compute_units ? d->compute_units : 1);
+    size_t tx = ocl_pow2_floor((size_t)(outputs / groups > 1 ? outputs / groups : 1));
+    if (tx > l) tx = l;
+    *L = tx;
+    *tx_n = (cl_int)tx;
+}
+
 /* The kernel kid of in[0]'s dtype program and the element offsets of in[0]
  * and out: the start of every [outer, r, inner] row kernel (reduce, softmax). */
 pt_status ocl_row_kernel(ocl_device *d, ocl_kernel_id kid, const pt_op *op, cl_kernel *k,
