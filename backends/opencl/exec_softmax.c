@@ -17,12 +17,13 @@ pt_status ocl_softmax(ocl_device *d, const pt_op *op) {
     cl_long c_outer = outer, c_inner = inner;
     size_t L;
     cl_int tx_n;
-    if (ocl_blocked_rows(d))
+    const cl_int blocked = ocl_blocked_rows(d);
+    if (blocked)
         ocl_cpu_rows_shape(d, wg, outer * inner, &L, &tx_n);
     else
         ocl_reduce_shape(wg, outer, r, inner, &L, &tx_n);
     cl_mem in = (cl_mem)x->buf, out = (cl_mem)op->out.buf;
-    cl_int log_mode = op->kind == PT_OP_LOG_SOFTMAX, blocked = ocl_blocked_rows(d);
+    cl_int log_mode = op->kind == PT_OP_LOG_SOFTMAX;
     ocl_arg args[] = {OCL_ARG(in),       OCL_ARG(io),   OCL_ARG(s_o),     OCL_ARG(s_r),
                       OCL_ARG(s_i),      OCL_ARG(r),    OCL_ARG(c_outer), OCL_ARG(c_inner),
                       OCL_ARG(tx_n),     OCL_ARG(blocked), OCL_ARG(out),  OCL_ARG(oo),
