@@ -598,8 +598,20 @@ if begin "opencl" 40; then
     # two cores, at small ones.
     if [ "$REHEARSAL" = sim ]; then ocl_sizes=64,128; else ocl_sizes=256,1024,2048,4096; fi
     if [ -x "$BUILD_DIR/bench/opencl/bench_opencl" ] && [ "$(left)" -gt 60 ]; then
-      timeout "$(limit 90)" env PORTABLE_BACKEND=opencl "$BUILD_DIR/bench/opencl/bench_opencl" \
-        --sizes "$ocl_sizes" --json "$OUT/bench_opencl.json" >"$LOGS/bench_opencl.md" 2>&1 || fail "bench_opencl"
+      # One exit without figures, seen once in CI's rehearsal and not again
+      # in hundreds of runs here, left no trace: its status and last lines go
+      # into the results, and one more try says whether it repeats.
+      for try in 1 2; do
+        timeout "$(limit 90)" env PORTABLE_BACKEND=opencl "$BUILD_DIR/bench/opencl/bench_opencl" \
+          --sizes "$ocl_sizes" --json "$OUT/bench_opencl.json" >"$LOGS/bench_opencl.md" 2>&1
+        rc=$?
+        [ $rc = 0 ] && [ -s "$OUT/bench_opencl.json" ] && break
+        cp "$LOGS/bench_opencl.md" "$LOGS/bench_opencl_try$try.md"
+        say "bench_opencl, try $try: exit $rc$([ $rc -gt 128 ] && echo " (signal $((rc - 128)))"), last lines:"
+        grep -v '^|' "$LOGS/bench_opencl.md" | tail -5 | fenced
+        if [ $try = 2 ] || [ "$(left)" -lt 60 ]; then fail "bench_opencl (exit $rc)"; break; fi
+        rm -f "$OUT/bench_opencl.json"
+      done
       sed 's/^# /### /; s/^## /### /' "$LOGS/bench_opencl.md" >>"$RESULTS"
     fi
     # CLBlast 1.5.3 has no tuning for this GPU: a few Xgemm parameter sets
