@@ -34,6 +34,10 @@ static pt_status ocl_supports_chain(int dev, const pt_op *op) {
             return ocl_fail(PT_ERR_UNSUPPORTED, "fused chain: step %d (%s on %s) is not run by this "
                             "plugin on its own", (int)k, pt_op_name(c->steps[k].op.kind),
                             pt_dtype_table_name(c->steps[k].op.out.dtype));
+    if (c->reduce && ocl_supports(dev, c->reduce) != PT_OK)
+        return ocl_fail(PT_ERR_UNSUPPORTED, "fused chain: its reduction (%s to %s) is not run by this "
+                        "plugin on its own", pt_op_name(c->reduce->kind),
+                        pt_dtype_table_name(c->reduce->out.dtype));
     return ocl_fused_supports(&ocl_g.devices[dev], op);
 }
 

@@ -81,12 +81,16 @@ pt_status ocl_fused(ocl_device *d, const pt_op *op) {
     pt_status s = ocl_fused_kernels(d, c, &fk);
     if (s != PT_OK) return s;
     const cl_long n = c->numel;
-    if (n <= 0) return PT_OK;
+    if (n <= 0 && !c->reduce) return PT_OK; /* a reduction still writes its outputs */
     ocl_fused_value vals[OCL_REC_MAX_ARGS];
     ocl_arg args[OCL_REC_MAX_ARGS];
     for (int i = 0; s == PT_OK && i < fk->n_args; ++i)
         s = ocl_fused_arg_value(&fk->args[i], c, n, &vals[i], &args[i]);
     if (s != PT_OK) return s;
+    if (c->reduce) {
+        const ocl_reduce_chain ch = {fk->reduce, fk->wg, fk->n_args, args};
+        return ocl_reduce_chained(d, c->reduce, &ch);
+    }
     /* Strided inputs through the row walk where a group size divides
      * their rows (every element in whole groups, from 0); otherwise, as
      * ocl_pointwise's contiguous launch: whole groups without a bounds

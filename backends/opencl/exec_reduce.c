@@ -5,44 +5,51 @@
 #include "internal.h"
 
 /* One pass: the group kernel, or on CPU devices reduce_serial (reduce.cl),
- * which runs a group's rows in one work item in the same order. */
+ * which runs a group's rows in one work item in the same order; with ch,
+ * that of a fused chain's program, its arguments after the kernel's own. */
 static pt_status ocl_reduce_pass(ocl_device *d, pt_dtype t, cl_kernel k, size_t wg, cl_mem in,
                                  cl_long io, cl_int in_acc, cl_mem in_idx, cl_long iio,
                                  const int64_t *st, int64_t outer, cl_long r, int64_t inner,
                                  cl_long chunk, cl_long S, cl_mem out, cl_long oo,
                                  cl_int out_dtype, cl_mem out_idx, cl_long oio, cl_int op,
-                                 cl_int stage, cl_long count) {
+                                 cl_int stage, cl_long count, const ocl_reduce_chain *ch) {
     size_t L;
     cl_int tx_n;
     ocl_reduce_shape(wg, outer, chunk, inner, &L, &tx_n);
     size_t acc_bytes = pt_dtype_is_float(t) ? pt_dtype_table_size(t) : sizeof(cl_long);
     cl_long s_o = st[0], s_r = st[1], s_i = st[2], c_outer = outer, c_inner = inner;
     cl_int blocked = ocl_blocked_rows(d), ty_n = (cl_int)(L / (size_t)tx_n);
-    ocl_arg args[] = {OCL_ARG(in),      OCL_ARG(io),      OCL_ARG(in_acc),    OCL_ARG(in_idx),
+    ocl_arg args[OCL_REC_MAX_ARGS] = {OCL_ARG(in),      OCL_ARG(io),      OCL_ARG(in_acc),    OCL_ARG(in_idx),
                       OCL_ARG(iio),     OCL_ARG(s_o),     OCL_ARG(s_r),       OCL_ARG(s_i),
                       OCL_ARG(r),       OCL_ARG(c_outer), OCL_ARG(c_inner),   OCL_ARG(chunk),
                       OCL_ARG(S),       OCL_ARG(tx_n),    OCL_ARG(blocked),   OCL_ARG(out),
                       OCL_ARG(oo),
                       OCL_ARG(out_dtype), OCL_ARG(out_idx), OCL_ARG(oio),     OCL_ARG(op),
                       OCL_ARG(stage),   OCL_ARG(count),   OCL_LOCAL(L * acc_bytes),
-                      OCL_LOCAL(L * sizeof(cl_long))};
+                      OCL_LOCAL(L * sizeof(cl_long)), [OCL_REDUCE_ARGS] = {0, NULL}};
+    int n_args = OCL_REDUCE_ARGS;
     if (ocl_blocked_rows(d)) {
-        cl_kernel ks;
-        size_t wg_s;
-        pt_status s = ocl_kernel(d, t, OCL_K_REDUCE_SERIAL, &ks, &wg_s);
+        cl_kernel ks = ch ? ch->k : NULL;
+        size_t wg_s = ch ? ch->wg : 0;
+        pt_status s = ch ? PT_OK : ocl_kernel(d, t, OCL_K_REDUCE_SERIAL, &ks, &wg_s);
         if (s != PT_OK) return s;
         args[13] = (ocl_arg)OCL_ARG(ty_n); /* in place of tx_n; no local memory */
-        if ((s = ocl_set_args(d, ks, "reduce_serial", (int)(sizeof args / sizeof args[0]) - 2, args)) != PT_OK)
-            return s;
+        n_args -= 2;
+        for (int a = 0; ch && a < ch->n_args; ++a) args[n_args++] = ch->args[a];
+        if ((s = ocl_set_args(d, ks, "reduce_serial", n_args, args)) != PT_OK) return s;
         return ocl_launch_items(d, ks, "reduce_serial", wg_s, outer * inner * S);
     }
-    pt_status s = ocl_set_args(d, k, "reduce", (int)(sizeof args / sizeof args[0]), args);
+    if (ch) k = ch->k;
+    for (int a = 0; ch && a < ch->n_args; ++a) args[n_args++] = ch->args[a];
+    pt_status s = ocl_set_args(d, k, "reduce", n_args, args);
     if (s != PT_OK) return s;
     size_t nqb = (size_t)((outer * inner + tx_n - 1) / tx_n);
     return ocl_enqueue(d, k, "reduce", nqb * (size_t)S * L, L);
 }
 
-pt_status ocl_reduce(ocl_device *d, const pt_op *op) {
+pt_status ocl_reduce(ocl_device *d, const pt_op *op) { return ocl_reduce_chained(d, op, NULL); }
+
+pt_status ocl_reduce_chained(ocl_device *d, const pt_op *op, const ocl_reduce_chain *ch) {
     const pt_operand *x = &op->in[0];
     pt_dtype t = x->dtype;
     cl_kernel k;
@@ -50,6 +57,7 @@ pt_status ocl_reduce(ocl_device *d, const pt_op *op) {
     cl_long io = 0, oo = 0;
     pt_status s = ocl_row_kernel(d, OCL_K_REDUCE, op, &k, &wg, &io, &oo);
     if (s != PT_OK) return s;
+    if (ch && ch->wg < wg) wg = ch->wg; /* both passes shape their groups alike */
     int64_t outer = x->shape[0], r = x->shape[1], inner = x->shape[2];
     cl_int code = op->kind == PT_OP_SUM    ? PT_K_SUM
                   : op->kind == PT_OP_MEAN ? PT_K_MEAN
@@ -74,7 +82,7 @@ pt_status ocl_reduce(ocl_device *d, const pt_op *op) {
     }
     if (S < 2)
         return ocl_reduce_pass(d, t, k, wg, in, io, 0, in, 0, x->strides, outer, r, inner, r, 1,
-                               out, oo, out_dtype, out, 0, code, PT_K_STAGE_FINAL, r);
+                               out, oo, out_dtype, out, 0, code, PT_K_STAGE_FINAL, r, ch);
 
     int64_t chunk = (r + S - 1) / S;
     S = (r + chunk - 1) / chunk;
@@ -86,9 +94,9 @@ pt_status ocl_reduce(ocl_device *d, const pt_op *op) {
     cl_long idx_off = (cl_long)(val_bytes / sizeof(cl_long));
     cl_int first_code = code == PT_K_MEAN ? PT_K_SUM : code;
     s = ocl_reduce_pass(d, t, k, wg, in, io, 0, in, 0, x->strides, outer, r, inner, chunk, S,
-                        scratch, 0, out_dtype, scratch, idx_off, first_code, PT_K_STAGE_PARTIAL, r);
+                        scratch, 0, out_dtype, scratch, idx_off, first_code, PT_K_STAGE_PARTIAL, r, ch);
     if (s != PT_OK) return s;
     const int64_t part_st[3] = {S * inner, inner, 1};
     return ocl_reduce_pass(d, t, k, wg, scratch, 0, 1, scratch, idx_off, part_st, outer, S, inner,
-                           S, 1, out, oo, out_dtype, out, 0, code, PT_K_STAGE_FINAL, r);
+                           S, 1, out, oo, out_dtype, out, 0, code, PT_K_STAGE_FINAL, r, NULL);
 }

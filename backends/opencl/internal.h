@@ -95,8 +95,10 @@ typedef struct ocl_cb_api {
     cl_command_queue_properties queue_props; /* what the device requires of the queue */
 } ocl_cb_api;
 
-/* The most arguments, and the largest, a recorded kernel may take. */
-#define OCL_REC_MAX_ARGS 32
+/* The most arguments, and the largest, a recorded kernel may take (a
+ * reduce kernel with a fused chain before it takes its own 25 and the
+ * chain's). */
+#define OCL_REC_MAX_ARGS 48
 #define OCL_REC_MAX_ARG_BYTES 64
 
 /* An object a graph holds: a buffer or a kernel (the other NULL). */
@@ -519,7 +521,7 @@ void ocl_record_release(const ocl_device *d, ocl_graph *g);
  * offsets, strides or scalars, which are arguments. */
 typedef struct ocl_fused_sig {
     int len;
-    unsigned char b[1 + OCL_FUSED_MAX_STEPS * OCL_FUSED_SIG_STEP];
+    unsigned char b[2 + OCL_FUSED_MAX_STEPS * OCL_FUSED_SIG_STEP]; /* the steps, then whether a reduction follows */
 } ocl_fused_sig;
 
 /* What one argument of a generated chain kernel carries, in order. */
@@ -536,12 +538,16 @@ typedef struct ocl_fused_arg {
 } ocl_fused_arg;
 
 /* A chain's kernels: "fused_whole" over whole work-groups, "fused_tail"
- * (bounds-checked) for the rest, with the same arguments. */
+ * (bounds-checked) for the rest, with the same arguments; for a chain with
+ * a reduction after it, only reduce.cl's kernel for the device instead
+ * (reduce, or reduce_serial on CPU devices), the chain's arguments after
+ * its own. */
 typedef struct ocl_fused_kernel {
     ocl_fused_sig sig;
     cl_program program;
     cl_kernel whole, tail;
-    cl_kernel rows; /* the row walk's form, for chains with strided inputs; else NULL */
+    cl_kernel rows;   /* the row walk's form, for chains with strided inputs; else NULL */
+    cl_kernel reduce; /* chains with a reduction: the only kernel */
     size_t wg;      /* the smallest CL_KERNEL_WORK_GROUP_SIZE of them */
     int n_args;
     ocl_fused_arg args[OCL_REC_MAX_ARGS];
@@ -626,6 +632,22 @@ bool ocl_cast_needs_host(const ocl_device *d, const pt_op *op);
 pt_status ocl_creation(ocl_device *d, const pt_op *op);
 /* exec_reduce.c: SUM, MEAN, MAX, ARGMAX. */
 pt_status ocl_reduce(ocl_device *d, const pt_op *op);
+/* The arguments of reduce.cl's group kernel (reduce_serial takes the first
+ * OCL_REDUCE_ARGS - 2: no local memory), and a bound on their bytes. */
+#define OCL_REDUCE_ARGS 25
+#define OCL_REDUCE_ARG_BYTES 192
+/* A fused chain's reduce kernel (its program's reduce or reduce_serial,
+ * by ocl_blocked_rows), its work-group limit, and the chain's arguments
+ * that follow the kernel's own. */
+typedef struct ocl_reduce_chain {
+    cl_kernel k;
+    size_t wg;
+    int n_args;
+    const ocl_arg *args;
+} ocl_reduce_chain;
+/* op (a SUM, MEAN or MAX) with its first pass through ch's kernel, whose
+ * chain computes the input it reads. */
+pt_status ocl_reduce_chained(ocl_device *d, const pt_op *op, const ocl_reduce_chain *ch);
 /* exec_softmax.c: SOFTMAX, LOG_SOFTMAX. */
 pt_status ocl_softmax(ocl_device *d, const pt_op *op);
 /* exec_attention.c: ATTENTION, ATTENTION_BACKWARD; supports says what

@@ -16,6 +16,7 @@
 static const char *const ocl_fused_prefix[] = {"prelude.cl", "kernel_abi.h", "numeric_rules.h",
                                                "half.h", "common.cl", "ew_math.h"};
 #define OCL_FUSED_N_PREFIX ((int)(sizeof ocl_fused_prefix / sizeof ocl_fused_prefix[0]))
+/* Then the chain's text, then (a chain with a reduction) reduce.cl. */
 
 /* Creates kernel name of p and lowers *wg to its work-group limit. */
 static pt_status ocl_fused_kernel_of(ocl_device *d, cl_program p, const char *name, cl_kernel *k,
@@ -32,7 +33,7 @@ static pt_status ocl_fused_build(ocl_device *d, const pt_fused_chain *c, ocl_fus
     pt_dtype t = PT_F32;
     pt_status s = ocl_fused_generate(d, c, &text, &t, fk->args, &fk->n_args, why, sizeof why);
     if (s != PT_OK) return ocl_fail(s, "fused chain: %s", why);
-    const char *texts[OCL_FUSED_N_PREFIX + 1];
+    const char *texts[OCL_FUSED_N_PREFIX + 2];
     int n = ocl_embedded_texts(OCL_FUSED_N_PREFIX, ocl_fused_prefix, texts);
     if (n != OCL_FUSED_N_PREFIX) {
         free(text);
@@ -40,9 +41,24 @@ static pt_status ocl_fused_build(ocl_device *d, const pt_fused_chain *c, ocl_fus
                         "(CMakeLists.txt's PT_OCL_KERNEL_SOURCES)", n, OCL_FUSED_N_PREFIX);
     }
     texts[n++] = text;
-    s = ocl_program_build(d, "fused chain kernels", t, n, texts, &fk->program);
+    /* a reduction after the chain: reduce.cl's kernels, loading through the text's chain */
+    static const char *const reduce_cl[] = {"reduce.cl"};
+    if (c->reduce && ocl_embedded_texts(1, reduce_cl, &texts[n]) != 1) {
+        free(text);
+        return ocl_fail(PT_ERR_INTERNAL, "fused chain: reduce.cl is not embedded (CMakeLists.txt's "
+                        "PT_OCL_KERNEL_SOURCES)");
+    }
+    if (c->reduce) ++n;
+    s = ocl_program_build(d, c->reduce ? "fused chain and reduction kernels" : "fused chain kernels", t, n,
+                          texts, &fk->program);
     free(text);
     fk->wg = d->max_work_group;
+    if (c->reduce) {
+        if (s == PT_OK)
+            s = ocl_fused_kernel_of(d, fk->program, ocl_blocked_rows(d) ? "reduce_serial" : "reduce", &fk->reduce,
+                                    &fk->wg);
+        return s;
+    }
     if (s == PT_OK) s = ocl_fused_kernel_of(d, fk->program, "fused_whole", &fk->whole, &fk->wg);
     if (s == PT_OK) s = ocl_fused_kernel_of(d, fk->program, "fused_tail", &fk->tail, &fk->wg);
     int nd = 0;
@@ -56,6 +72,7 @@ static void ocl_fused_free(ocl_fused_kernel *fk, bool cl_calls) {
         if (fk->whole) clReleaseKernel(fk->whole);
         if (fk->tail) clReleaseKernel(fk->tail);
         if (fk->rows) clReleaseKernel(fk->rows);
+        if (fk->reduce) clReleaseKernel(fk->reduce);
         if (fk->program) clReleaseProgram(fk->program);
     }
     free(fk);

@@ -95,7 +95,8 @@ void ocl_fused_signature(const pt_fused_chain *c, ocl_fused_sig *sig) {
         }
         b[8] = st->store;
     }
-    sig->len = 1 + n * OCL_FUSED_SIG_STEP;
+    sig->b[1 + n * OCL_FUSED_SIG_STEP] = c->reduce != NULL;
+    sig->len = 2 + n * OCL_FUSED_SIG_STEP;
 }
 
 int64_t ocl_fused_strided_inner(const pt_fused_chain *c, int *max_nd) {
@@ -210,6 +211,52 @@ static void ocl_plan_add(ocl_plan *p, ocl_fused_arg_kind kind, int step, int inp
     p->bytes += bytes;
 }
 
+/* The parameter names of a parameter list ", type name, type name...". */
+static void ocl_param_names(const char *params, pt_text *names) {
+    for (const char *p = params ? params : ""; *p;) {
+        const char *end = strchr(p + 1, ',');
+        if (!end) end = p + strlen(p);
+        const char *q = end;
+        while (q > p && (q[-1] == '_' || (q[-1] >= '0' && q[-1] <= '9') || (q[-1] >= 'a' && q[-1] <= 'z') ||
+                         (q[-1] >= 'A' && q[-1] <= 'Z')))
+            --q;
+        pt_text_put(names, ", %.*s", (int)(end - q), q);
+        p = end;
+    }
+}
+
+/* A chain with a reduction after it: its last value as a function of the
+ * element, and the three definitions reduce.cl takes it through (the
+ * program appends reduce.cl after this text: launch_fused_program.c).
+ * Takes fn, params and body; fills the outputs as ocl_fused_generate. */
+static pt_status ocl_fused_reduce_text(const pt_fused_chain *c, pt_text *fn, pt_text *params, pt_text *body,
+                                       char **text, pt_dtype *t, int *n_args, int n_plan, pt_dtype arith,
+                                       bool strided) {
+    pt_text names = {0};
+    ocl_param_names(params->s, &names);
+    const pt_dtype last = c->steps[c->n_steps - 1].op.out.dtype;
+    if (strided) pt_text_put(fn, "#define PT_FUSED_AT(nd, sh, st) pt_locate(i, nd, sh, st, st, st, st).o\n");
+    pt_text_put(fn,
+                "static inline %s pt_fused_value(long i%s) {\n%s        return v%d;\n}\n"
+                "#define PT_REDUCE_CHAIN_PARAMS %s\n"
+                "#define PT_REDUCE_CHAIN_ARGS %s\n"
+                "#define PT_REDUCE_LOAD(k) ((ACC)pt_fused_value((k) - io PT_REDUCE_CHAIN_ARGS))\n",
+                ocl_ctype(last), params->s ? params->s : "", body->s ? body->s : "", (int)c->n_steps - 1,
+                params->s ? params->s : "", names.s ? names.s : "");
+    const bool oom = fn->failed || params->failed || body->failed || names.failed;
+    free(params->s);
+    free(body->s);
+    free(names.s);
+    if (oom) {
+        free(fn->s);
+        return PT_ERR_OUT_OF_MEMORY;
+    }
+    *text = fn->s;
+    *t = arith;
+    *n_args = n_plan;
+    return PT_OK;
+}
+
 pt_status ocl_fused_generate(const ocl_device *d, const pt_fused_chain *c, char **text, pt_dtype *t,
                              ocl_fused_arg *args, int *n_args, char *why, size_t cap) {
 #define OCL_REFUSE(...)                                                                          \
@@ -222,11 +269,23 @@ pt_status ocl_fused_generate(const ocl_device *d, const pt_fused_chain *c, char 
     } while (0)
     const bool on = text != NULL;
     pt_text fn = {.off = !on}, params = {.off = !on}, body = {.off = !on};
-    if (c->reduce)
-        OCL_REFUSE("a reduction after the chain is not fused by this plugin (its summation order "
-                   "is the reduce kernel's)");
     if (c->n_steps < 1 || c->n_steps > OCL_FUSED_MAX_STEPS)
         OCL_REFUSE("a chain of %d steps (this plugin fuses 1 to %d)", (int)c->n_steps, OCL_FUSED_MAX_STEPS);
+    /* A reduction after the chain: reduce.cl's kernels with the chain's
+     * last value computed in place of their load (the program's T is the
+     * reduction's input type, as in the reduce kernel's own program). */
+    const pt_op *red = c->reduce;
+    if (red) {
+        if (red->kind != PT_OP_SUM && red->kind != PT_OP_MEAN && red->kind != PT_OP_MAX)
+            OCL_REFUSE("a %s after the chain (sum, mean and max are fused)", pt_op_name(red->kind));
+        if (red->in[0].dtype != c->steps[c->n_steps - 1].op.out.dtype)
+            OCL_REFUSE("the reduction reads %s, the chain's last value is %s",
+                       pt_dtype_table_name(red->in[0].dtype),
+                       pt_dtype_table_name(c->steps[c->n_steps - 1].op.out.dtype));
+        if (pt_dtype_is_half(red->in[0].dtype))
+            OCL_REFUSE("a reduction of %s, which this plugin computes in f32 through casts",
+                       pt_dtype_table_name(red->in[0].dtype));
+    }
 
     /* The program's type: that of the steps whose rows call the pt_ew_*
      * helpers or name T (one per program). */
@@ -277,6 +336,13 @@ pt_status ocl_fused_generate(const ocl_device *d, const pt_fused_chain *c, char 
             t_step = (int)k;
             arith = ct;
         }
+    }
+
+    if (red) {
+        if (t_step >= 0 && arith != red->in[0].dtype)
+            OCL_REFUSE("the chain computes in %s and its reduction in %s: a generated program has one "
+                       "type", pt_dtype_table_name(arith), pt_dtype_table_name(red->in[0].dtype));
+        arith = red->in[0].dtype;
     }
 
     /* The text and the arguments, step by step. */
@@ -366,13 +432,24 @@ pt_status ocl_fused_generate(const ocl_device *d, const pt_fused_chain *c, char 
             pt_text_put(&body, "        o%d[o%do + i] = v%d;\n", (int)k, (int)k, (int)k);
         }
     }
-    ocl_plan_add(&plan, OCL_FA_N, 0, 0, sizeof(cl_long));
-    pt_text_put(&params, ", long n");
-    if (plan.over || plan.bytes > OCL_FUSED_MAX_PARAM_BYTES)
-        OCL_REFUSE("the chain's kernel would take %s%d arguments of %zu bytes (at most %d, of %d bytes: "
-                   "what a recorded graph keeps and every device takes)",
-                   plan.over ? "over " : "", plan.n, plan.bytes, OCL_REC_MAX_ARGS, OCL_FUSED_MAX_PARAM_BYTES);
+    /* the reduce kernels' own arguments come first */
+    const int max_args = red ? OCL_REC_MAX_ARGS - OCL_REDUCE_ARGS : OCL_REC_MAX_ARGS;
+    const size_t max_bytes = OCL_FUSED_MAX_PARAM_BYTES - (red ? OCL_REDUCE_ARG_BYTES : 0);
+    if (!red) {
+        ocl_plan_add(&plan, OCL_FA_N, 0, 0, sizeof(cl_long));
+        pt_text_put(&params, ", long n");
+    }
+    if (plan.over || plan.n > max_args || plan.bytes > max_bytes)
+        OCL_REFUSE("the chain's kernel would take %s%d arguments of %zu bytes (at most %d, of %zu bytes: "
+                   "what a recorded graph keeps and every device takes%s)",
+                   plan.over ? "over " : "", plan.n, plan.bytes, max_args, max_bytes,
+                   red ? ", less the reduce kernel's own" : "");
     if (!on) return PT_OK;
+    if (red) {
+        const pt_status rs = ocl_fused_reduce_text(c, &fn, &params, &body, text, t, n_args, plan.n, arith, strided);
+        if (rs != PT_OK) snprintf(why, cap, "out of host memory for a chain's source");
+        return rs;
+    }
     /* params starts with ", "; strided inputs are loaded through
      * pt_locate's walk in fused_whole and fused_tail, and through the row
      * walk in fused_rows, which the host launches where it can (ocl_fused:

@@ -547,11 +547,12 @@ static void check_graph_paths(const char *want) {
  * Ops of every family a backend may record into one launch sequence (an
  * OpenCL command buffer): element-wise kernels in their contiguous and
  * strided forms, broadcasts, scalars, casts, where, reductions (one and two
- * passes), softmax, max and argmax, gather, one_hot, a max pool; the
+ * passes, alone and after the chains they may be fused with), softmax, max
+ * and argmax, gather, one_hot, a max pool; the
  * results of two replays, with the input changed between them, against the
  * same ops run eagerly. */
 
-enum { MIX_OUTS = 14 };
+enum { MIX_OUTS = 17 };
 
 static void mix_ops(pt_tensor *x, pt_tensor *b, pt_tensor *big, pt_tensor **out) {
     pt_scope scope = pt_scope_begin();
@@ -574,6 +575,11 @@ static void mix_ops(pt_tensor *x, pt_tensor *b, pt_tensor *big, pt_tensor **out)
     const pt_window2d w = {{3, 2}, {2, 1}, {1, 0}, {1, 1}};
     int64_t img[4] = {1, 1, 37, 53};
     out[13] = pt_keep(pt_max_pool2d_window(pt_reshape(y1, 4, img), &w));
+    /* chains whose last value only a reduction reads: backends that fuse
+     * the reduction (cpu, opencl) keep the eager reduce kernel's order */
+    out[14] = pt_keep(pt_sum(pt_add_scalar(pt_mul(pt_exp(pt_mul_scalar(x, 0.5)), b), -1.0), 0, false));
+    out[15] = pt_keep(pt_mean(pt_add_scalar(pt_mul(big, big), -1.0), PT_ALL, false)); /* two passes */
+    out[16] = pt_keep(pt_max(pt_tanh(pt_add(x, b)), 1, false));
     pt_scope_end(scope);
 }
 

@@ -88,17 +88,29 @@ static inline void pt_reduce_fold(ACC *va, long *ia, ACC vb, long ib, int op) {
     }
 }
 
+/* A fused chain's program (launch_fused_source.c) puts this file after
+ * its generated text, which defines these three: the chain's parameters
+ * (after each reduce kernel's own), their names, and element k of the
+ * input, computed by the chain at k - io instead of loaded, so the chain's
+ * last value is reduced in the reduce kernel's order without being stored.
+ * Alone, the input is read from in. */
+#ifndef PT_REDUCE_CHAIN_PARAMS
+#define PT_REDUCE_CHAIN_PARAMS
+#define PT_REDUCE_CHAIN_ARGS
+#define PT_REDUCE_LOAD(k) (in_acc ? ((__global const ACC *)in)[k] : (ACC)((__global const T *)in)[k])
+#endif
+
 /* A row's share [j, end) by step (pt_row_share) of output (o, i), folded
  * from the identity: what one work-item of the group kernel holds before
  * the rows combine. */
 static inline void pt_reduce_row(__global const uchar *in, long io, int in_acc, __global const long *in_idx,
                                  long iio, long s_o, long s_r, long s_i, long o, long i, long j, long end,
-                                 long step, int op, ACC *acc, long *idx) {
+                                 long step, int op, ACC *acc, long *idx PT_REDUCE_CHAIN_PARAMS) {
     *acc = (op == PT_K_MAX || op == PT_K_ARGMAX) ? PT_ACC_LOWEST : (ACC)0;
     *idx = LONG_MAX;
     for (; j < end; j += step) {
         long k = io + o * s_o + j * s_r + i * s_i;
-        ACC x = in_acc ? ((__global const ACC *)in)[k] : (ACC)((__global const T *)in)[k];
+        ACC x = PT_REDUCE_LOAD(k);
         long xi = (op == PT_K_ARGMAX && in_acc) ? in_idx[iio + k - io] : j;
         pt_reduce_fold(acc, idx, x, xi, op);
     }
@@ -134,7 +146,7 @@ __kernel void reduce(__global const uchar *in, long io, int in_acc, __global con
                      long iio, long s_o, long s_r, long s_i, long r, long outer, long inner,
                      long chunk, long S, int tx_n, int blocked, __global uchar *out, long oo,
                      int out_dtype, __global long *out_idx, long oio, int op, int stage,
-                     long count, __local ACC *lv, __local long *li) {
+                     long count, __local ACC *lv, __local long *li PT_REDUCE_CHAIN_PARAMS) {
     const int lid = (int)get_local_id(0);
     const int ty_n = (int)get_local_size(0) / tx_n;
     const int ty = lid / tx_n, tx = lid - ty * tx_n;
@@ -153,7 +165,8 @@ __kernel void reduce(__global const uchar *in, long io, int in_acc, __global con
     if (live) {
         long j, end, step;
         pt_row_share(j0, j1, ty, ty_n, blocked, &j, &end, &step);
-        pt_reduce_row(in, io, in_acc, in_idx, iio, s_o, s_r, s_i, o, i, j, end, step, op, &acc, &idx);
+        pt_reduce_row(in, io, in_acc, in_idx, iio, s_o, s_r, s_i, o, i, j, end, step, op, &acc,
+                      &idx PT_REDUCE_CHAIN_ARGS);
     }
     lv[lid] = acc;
     li[lid] = idx;
@@ -185,7 +198,7 @@ __kernel void reduce_serial(__global const uchar *in, long io, int in_acc, __glo
                             long iio, long s_o, long s_r, long s_i, long r, long outer, long inner,
                             long chunk, long S, int ty_n, int blocked, __global uchar *out, long oo,
                             int out_dtype, __global long *out_idx, long oio, int op, int stage,
-                            long count) {
+                            long count PT_REDUCE_CHAIN_PARAMS) {
     const long nq = outer * inner, w = (long)get_global_id(0);
     if (w >= nq * S || ty_n > PT_REDUCE_ROWS_MAX) return;
     const long s = w / nq, q = w - s * nq;
@@ -198,7 +211,7 @@ __kernel void reduce_serial(__global const uchar *in, long io, int in_acc, __glo
     for (int ty = 0; ty < ty_n; ++ty) {
         const long j = blocked ? j0 + ty * per : j0 + ty, end = blocked ? min(j1, j + per) : j1;
         pt_reduce_row(in, io, in_acc, in_idx, iio, s_o, s_r, s_i, o, i, j, end, blocked ? 1 : ty_n, op, &lv[ty],
-                      &li[ty]);
+                      &li[ty] PT_REDUCE_CHAIN_ARGS);
     }
     for (int h = ty_n / 2; h > 0; h >>= 1)
         for (int ty = 0; ty < h; ++ty) pt_reduce_fold(&lv[ty], &li[ty], lv[ty + h], li[ty + h], op);
