@@ -41,7 +41,8 @@ static pt_status ocl_fused_build(ocl_device *d, const pt_fused_chain *c, ocl_fus
                         "(CMakeLists.txt's PT_OCL_KERNEL_SOURCES)", n, OCL_FUSED_N_PREFIX);
     }
     texts[n++] = text;
-    /* a reduction after the chain: reduce.cl's kernels, loading through the text's chain */
+    /* a reduction after the chain: reduce.cl's kernels, loading through the text's chain;
+     * exec_reduce.c runs reduce_serial where ocl_blocked_rows (cpu_forms) says */
     static const char *const reduce_cl[] = {"reduce.cl"};
     if (c->reduce && ocl_embedded_texts(1, reduce_cl, &texts[n]) != 1) {
         free(text);
@@ -55,7 +56,7 @@ static pt_status ocl_fused_build(ocl_device *d, const pt_fused_chain *c, ocl_fus
     fk->wg = d->max_work_group;
     if (c->reduce) {
         if (s == PT_OK)
-            s = ocl_fused_kernel_of(d, fk->program, ocl_blocked_rows(d) ? "reduce_serial" : "reduce", &fk->reduce,
+            s = ocl_fused_kernel_of(d, fk->program, d->cpu_forms ? "reduce_serial" : "reduce", &fk->reduce,
                                     &fk->wg);
         return s;
     }
