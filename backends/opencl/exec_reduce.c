@@ -19,28 +19,29 @@ static pt_status ocl_reduce_pass(ocl_device *d, pt_dtype t, cl_kernel k, size_t 
     size_t acc_bytes = pt_dtype_is_float(t) ? pt_dtype_table_size(t) : sizeof(cl_long);
     cl_long s_o = st[0], s_r = st[1], s_i = st[2], c_outer = outer, c_inner = inner;
     cl_int blocked = ocl_blocked_rows(d), ty_n = (cl_int)(L / (size_t)tx_n);
-    ocl_arg args[OCL_REC_MAX_ARGS] = {OCL_ARG(in),      OCL_ARG(io),      OCL_ARG(in_acc),    OCL_ARG(in_idx),
-                      OCL_ARG(iio),     OCL_ARG(s_o),     OCL_ARG(s_r),       OCL_ARG(s_i),
-                      OCL_ARG(r),       OCL_ARG(c_outer), OCL_ARG(c_inner),   OCL_ARG(chunk),
-                      OCL_ARG(S),       OCL_ARG(tx_n),    OCL_ARG(blocked),   OCL_ARG(out),
-                      OCL_ARG(oo),
-                      OCL_ARG(out_dtype), OCL_ARG(out_idx), OCL_ARG(oio),     OCL_ARG(op),
-                      OCL_ARG(stage),   OCL_ARG(count),   OCL_LOCAL(L * acc_bytes),
-                      OCL_LOCAL(L * sizeof(cl_long)), [OCL_REDUCE_ARGS] = {0, NULL}};
-    int n_args = OCL_REDUCE_ARGS;
-    if (ocl_blocked_rows(d)) {
+    const ocl_arg own[] = {OCL_ARG(in),      OCL_ARG(io),      OCL_ARG(in_acc),    OCL_ARG(in_idx),
+                           OCL_ARG(iio),     OCL_ARG(s_o),     OCL_ARG(s_r),       OCL_ARG(s_i),
+                           OCL_ARG(r),       OCL_ARG(c_outer), OCL_ARG(c_inner),   OCL_ARG(chunk),
+                           OCL_ARG(S),       OCL_ARG(tx_n),    OCL_ARG(blocked),   OCL_ARG(out),
+                           OCL_ARG(oo),
+                           OCL_ARG(out_dtype), OCL_ARG(out_idx), OCL_ARG(oio),     OCL_ARG(op),
+                           OCL_ARG(stage),   OCL_ARG(count),   OCL_LOCAL(L * acc_bytes),
+                           OCL_LOCAL(L * sizeof(cl_long))};
+    _Static_assert(sizeof own / sizeof own[0] == OCL_REDUCE_ARGS, "OCL_REDUCE_ARGS counts reduce's arguments");
+    /* reduce_serial: ty_n in place of tx_n, no local memory; then a chain's own */
+    ocl_arg args[OCL_REC_MAX_ARGS];
+    int n_args = 0;
+    for (int a = 0; a < OCL_REDUCE_ARGS - (blocked ? 2 : 0); ++a) args[n_args++] = own[a];
+    if (blocked) args[13] = (ocl_arg)OCL_ARG(ty_n);
+    for (int a = 0; ch && a < ch->n_args; ++a) args[n_args++] = ch->args[a];
+    if (blocked) {
         cl_kernel ks = ch ? ch->k : NULL;
         size_t wg_s = ch ? ch->wg : 0;
         pt_status s = ch ? PT_OK : ocl_kernel(d, t, OCL_K_REDUCE_SERIAL, &ks, &wg_s);
-        if (s != PT_OK) return s;
-        args[13] = (ocl_arg)OCL_ARG(ty_n); /* in place of tx_n; no local memory */
-        n_args -= 2;
-        for (int a = 0; ch && a < ch->n_args; ++a) args[n_args++] = ch->args[a];
-        if ((s = ocl_set_args(d, ks, "reduce_serial", n_args, args)) != PT_OK) return s;
-        return ocl_launch_items(d, ks, "reduce_serial", wg_s, outer * inner * S);
+        if (s == PT_OK) s = ocl_set_args(d, ks, "reduce_serial", n_args, args);
+        return s == PT_OK ? ocl_launch_items(d, ks, "reduce_serial", wg_s, outer * inner * S) : s;
     }
     if (ch) k = ch->k;
-    for (int a = 0; ch && a < ch->n_args; ++a) args[n_args++] = ch->args[a];
     pt_status s = ocl_set_args(d, k, "reduce", n_args, args);
     if (s != PT_OK) return s;
     size_t nqb = (size_t)((outer * inner + tx_n - 1) / tx_n);
