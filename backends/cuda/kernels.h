@@ -86,11 +86,18 @@ typedef struct ptcu_reduce_launch {
     ptcu_axis_view x;
     int sm_count;
     void *scratch;                        /* ptcu_reduce_scratch_bytes() bytes */
+    /* A second pass: in holds [outer, r, inner] partial accumulators of
+     * in_dtype's reduction (ptcu_reduce_acc_bytes each; a fused chain's
+     * first pass), and count is MEAN's divisor. */
+    bool partials;
+    int64_t count;
 } ptcu_reduce_launch;
 
 /* Device scratch the launch needs for partial results (0: none). */
 size_t ptcu_reduce_scratch_bytes(const ptcu_reduce_launch *l);
 cudaError_t ptcu_launch_reduce(const ptcu_reduce_launch *l, cudaStream_t stream);
+/* The size of kind's accumulator over in_dtype (0: no such reduction). */
+size_t ptcu_reduce_acc_bytes(pt_op_kind kind, pt_dtype in_dtype);
 
 /* ---- SOFTMAX LOG_SOFTMAX over the middle axis (k_softmax.cu) ---- */
 

@@ -18,34 +18,13 @@
  * second launch reduces those. Each thread keeps two accumulators, and a
  * contiguous row is read as 16-byte vectors (reduce_span). */
 #include "k_common.cuh"
+#include "k_reduce_acc.cuh"
 
 namespace ptcu {
 
 template <class T> struct ArgAcc {
     T v;
     int64_t i; /* -1: empty (identity) */
-};
-
-template <class T> struct SumR {
-    typedef typename std::conditional<is_float_v<compute_t<T>>, double, unsigned long long>::type Acc;
-    __device__ static Acc identity() { return (Acc)0; }
-    __device__ static Acc lift(T v, int64_t) {
-        if constexpr (is_float_v<compute_t<T>>) return (double)widen(v);
-        else return (unsigned long long)(long long)v;
-    }
-    __device__ static Acc combine(Acc a, Acc b) { return a + b; }
-};
-
-template <class T> struct MaxR {
-    typedef compute_t<T> Acc;
-    __device__ static Acc identity() {
-        if constexpr (is_float_v<Acc>) return (Acc)-INFINITY;
-        else if constexpr (std::is_same<T, u8>::value) return (T)0;
-        else if constexpr (std::is_same<T, int32_t>::value) return (T)INT32_MIN;
-        else return (T)INT64_MIN;
-    }
-    __device__ static Acc lift(T v, int64_t) { return widen(v); }
-    __device__ static Acc combine(Acc a, Acc b) { return max_nan<Acc>(a, b); }
 };
 
 template <class T> struct ArgmaxR {
@@ -86,21 +65,23 @@ template <class T> __device__ __forceinline__ ArgAcc<T> shfl_down(ArgAcc<T> a, i
     return r;
 }
 
-/* Writes one finished accumulator as the output dtype. */
-template <class Acc> __device__ __forceinline__ void store_as(void *out, pt_dtype dt, int64_t k, Acc v) {
+/* Writes one finished accumulator as the output dtype (k_reduce_acc.cuh),
+ * MEAN's divided by count. */
+template <class Acc>
+__device__ __forceinline__ void store_as(void *out, pt_dtype dt, int64_t k, Acc v, bool mean, int64_t count) {
     switch (dt) {
-    case PT_F32: ((float *)out)[k] = (float)v; break;
-    case PT_F64: ((double *)out)[k] = (double)v; break;
-    case PT_I32: ((int32_t *)out)[k] = (int32_t)(uint64_t)(int64_t)v; break;
-    case PT_I64: ((int64_t *)out)[k] = (int64_t)v; break;
-    case PT_U8: ((u8 *)out)[k] = (u8)(uint64_t)(int64_t)v; break;
-    case PT_F16: ((f16 *)out)[k] = from_double<f16>((double)v); break; /* rounded once */
-    case PT_BF16: ((bf16 *)out)[k] = from_double<bf16>((double)v); break;
+    case PT_F32: store_result((float *)out, k, v, mean, count); break;
+    case PT_F64: store_result((double *)out, k, v, mean, count); break;
+    case PT_I32: store_result((int32_t *)out, k, v, mean, count); break;
+    case PT_I64: store_result((int64_t *)out, k, v, mean, count); break;
+    case PT_U8: store_result((u8 *)out, k, v, mean, count); break;
+    case PT_F16: store_result((f16 *)out, k, v, mean, count); break;
+    case PT_BF16: store_result((bf16 *)out, k, v, mean, count); break;
     default: break;
     }
 }
 template <class T>
-__device__ __forceinline__ void store_as(void *out, pt_dtype dt, int64_t k, ArgAcc<T> v) {
+__device__ __forceinline__ void store_as(void *out, pt_dtype dt, int64_t k, ArgAcc<T> v, bool, int64_t) {
     (void)dt;
     ((int64_t *)out)[k] = v.i; /* ARGMAX writes PT_I64 */
 }
@@ -210,14 +191,8 @@ __global__ void __launch_bounds__(kThreads)
         if (ty == 0 && i < p.inner) {
             Acc r = smem[tx];
             for (int k = 1; k < ngroups; ++k) r = R::combine(r, smem[k * p.bx + tx]);
-            if (partial) {
-                partial[(o * p.chunks + g) * p.inner + i] = r;
-            } else if (mean) {
-                if constexpr (std::is_same<Acc, double>::value)
-                    store_as(out, out_dtype, o * p.inner + i, r / (double)count);
-            } else {
-                store_as(out, out_dtype, o * p.inner + i, r);
-            }
+            if (partial) partial[(o * p.chunks + g) * p.inner + i] = r;
+            else store_as(out, out_dtype, o * p.inner + i, r, mean, count);
         }
     }
 }
@@ -282,35 +257,44 @@ static unsigned grid_x(const ReducePlan &p) {
     return (unsigned)(blocks < (1 << 30) ? blocks : (1 << 30));
 }
 
-template <class R, class T> static ReducePlan first_plan(const ptcu_reduce_launch *l) {
-    return make_plan(l->x, l->sm_count, resident_blocks_per_sm(reduce_kernel<R, T>), true);
+template <class R, class In> static ReducePlan first_plan(const ptcu_reduce_launch *l) {
+    return make_plan(l->x, l->sm_count, resident_blocks_per_sm(reduce_kernel<R, In>), true);
 }
 
-template <class R, class T>
-static size_t scratch_typed(const ptcu_reduce_launch *l) {
-    const ReducePlan p = first_plan<R, T>(l);
+template <class R, class In> static size_t scratch_from(const ptcu_reduce_launch *l) {
+    const ReducePlan p = first_plan<R, In>(l);
     if (p.chunks <= 1) return 0;
     return (size_t)(p.outer * p.chunks * p.inner) * sizeof(typename R::Acc);
 }
 
-template <class R, class T> static cudaError_t reduce_typed(const ptcu_reduce_launch *l, cudaStream_t s) {
+/* In: T, or R::Acc where the input holds partials (l->partials). */
+template <class R, class In> static cudaError_t reduce_from(const ptcu_reduce_launch *l, cudaStream_t s) {
     typedef typename R::Acc Acc;
-    const ReducePlan p = first_plan<R, T>(l);
+    const ReducePlan p = first_plan<R, In>(l);
     const bool mean = l->kind == PT_OP_MEAN;
+    const int64_t count = l->partials ? l->count : l->x.r;
     if (p.chunks <= 1)
-        return launch_kernel(reduce_kernel<R, T>, dim3(grid_x(p), 1), s, (const T *)l->in, p, l->out,
-                             l->out_dtype, mean, l->x.r, (Acc *)nullptr);
+        return launch_kernel(reduce_kernel<R, In>, dim3(grid_x(p), 1), s, (const In *)l->in, p, l->out,
+                             l->out_dtype, mean, count, (Acc *)nullptr);
     if (!l->scratch) return cudaErrorInvalidValue;
     Acc *partial = (Acc *)l->scratch;
-    cudaError_t e = launch_kernel(reduce_kernel<R, T>, dim3(grid_x(p), (unsigned)p.chunks), s, (const T *)l->in,
-                                  p, l->out, l->out_dtype, mean, l->x.r, partial);
+    cudaError_t e = launch_kernel(reduce_kernel<R, In>, dim3(grid_x(p), (unsigned)p.chunks), s, (const In *)l->in,
+                                  p, l->out, l->out_dtype, mean, count, partial);
     if (e != cudaSuccess) return e;
     /* The partials are [outer', chunks, inner'] contiguous in the plan's
      * (possibly transposed) view, whose outputs map to out identically. */
     const ptcu_axis_view partials = {p.outer, p.chunks, p.inner, p.chunks * p.inner, p.inner, 1};
     const ReducePlan p2 = make_plan(partials, l->sm_count, 1, false);
     return launch_kernel(reduce_kernel<R, Acc>, dim3(grid_x(p2), 1), s, (const Acc *)partial, p2, l->out,
-                         l->out_dtype, mean, l->x.r, (Acc *)nullptr);
+                         l->out_dtype, mean, count, (Acc *)nullptr);
+}
+
+template <class R, class T> static cudaError_t reduce_typed(const ptcu_reduce_launch *l, cudaStream_t s) {
+    return l->partials ? reduce_from<R, typename R::Acc>(l, s) : reduce_from<R, T>(l, s);
+}
+
+template <class R, class T> static size_t scratch_typed(const ptcu_reduce_launch *l) {
+    return l->partials ? scratch_from<R, typename R::Acc>(l) : scratch_from<R, T>(l);
 }
 
 template <class T> static cudaError_t reduce_dtype(const ptcu_reduce_launch *l, cudaStream_t s) {
@@ -349,6 +333,19 @@ extern "C" size_t ptcu_reduce_scratch_bytes(const ptcu_reduce_launch *l) {
     const cudaError_t e =
         with_stored_type(l->in_dtype, [&](auto t) { return scratch_dtype<decltype(t)>(l, &bytes); });
     return e == cudaSuccess ? bytes : 0;
+}
+
+extern "C" size_t ptcu_reduce_acc_bytes(pt_op_kind kind, pt_dtype in_dtype) {
+    using namespace ptcu;
+    size_t bytes = 0;
+    (void)with_stored_type(in_dtype, [&](auto t) {
+        typedef decltype(t) T;
+        if (kind == PT_OP_MAX) bytes = sizeof(typename MaxR<T>::Acc);
+        else if ((kind == PT_OP_SUM || kind == PT_OP_MEAN) && !std::is_same<T, u8>::value)
+            bytes = sizeof(typename SumR<T>::Acc);
+        return cudaSuccess;
+    });
+    return bytes;
 }
 
 extern "C" cudaError_t ptcu_launch_reduce(const ptcu_reduce_launch *l, cudaStream_t stream) {
