@@ -39,6 +39,10 @@ static pt_status fused_supported(const pt_op *op) {
         pt_status s = ptcu_supports(&op->fused->steps[k].op);
         if (s != PT_OK) return s;
     }
+    if (op->fused && op->fused->reduce) {
+        pt_status s = ptcu_supports(op->fused->reduce);
+        if (s != PT_OK) return s;
+    }
     return ptcu_fused_supports(op);
 }
 

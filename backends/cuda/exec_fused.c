@@ -1,80 +1,14 @@
-/* libportable CUDA backend — FUSED ops (fused.h): what a chain needs to
- * run as one generated kernel, the plan the source and the parameters share,
- * and the launch. A chain this plugin cannot generate is refused with the
- * reason, and the core replays its ops one by one. */
+/* libportable CUDA backend — FUSED ops (fused.h): a chain's parameters,
+ * its compiled kernel (by the plan of exec_fused_plan.c) and the launch. A
+ * chain this plugin cannot generate is refused with the reason, and the
+ * core replays its ops one by one. */
+#include <pthread.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "fused.h"
-#include "portable/ew_math.h"
 
-_Static_assert(PTCU_FUSED_MAX_DIMS == PT_MAX_DIMS, "fused_abi.h's dims are PT_MAX_DIMS");
 _Static_assert(sizeof(ptcu_fused_params) <= 4096, "kernel parameters are at most 4 KiB");
-
-/* How step op reads its input in (its shape is op's out's): one element
- * when every dim it spans has stride 0, contiguous when the strides are
- * out's own. */
-static ptcu_fused_load_kind load_kind(const pt_op *op, const pt_operand *in) {
-    bool one = true, contiguous = true;
-    int64_t expect = 1;
-    for (int d = op->out.ndim - 1; d >= 0; --d) {
-        if (op->out.shape[d] == 1) continue;
-        if (in->strides[d] != 0) one = false;
-        if (in->strides[d] != expect) contiguous = false;
-        expect *= op->out.shape[d];
-    }
-    return one ? PTCU_LOAD_ONE : contiguous ? PTCU_LOAD_CONTIGUOUS : PTCU_LOAD_STRIDED;
-}
-
-/* The plan of op's chain, or the reason it has none. */
-static pt_status plan_of(const pt_op *op, ptcu_fused_plan *plan) {
-    const pt_fused_chain *c = op->fused;
-    if (!c || c->n_steps < 2 || c->n_steps > PTCU_FUSED_MAX_STEPS)
-        return ptcu_fail(PT_ERR_UNSUPPORTED, "fused: chains of 2 to %d steps are generated, not %d",
-                         PTCU_FUSED_MAX_STEPS, c ? (int)c->n_steps : 0);
-    if (c->reduce)
-        return ptcu_fail(PT_ERR_UNSUPPORTED, "fused: the generated kernels end without a reduction; the core "
-                                             "runs the %s on its own", pt_op_name(c->reduce->kind));
-    memset(plan, 0, sizeof *plan);
-    for (int k = 0; k < c->n_steps; ++k) {
-        const pt_fused_step *s = &c->steps[k];
-        const pt_op *sop = &s->op;
-        if (sop->kind != PT_OP_COPY && !pt_ew_row_of(sop->kind))
-            return ptcu_fail(PT_ERR_UNSUPPORTED, "fused: step %d (%s) has no row in portable/ew_math.h to "
-                                                 "generate it from", k, pt_op_name(sop->kind));
-        if (pt_op_info_of(sop->kind)->family != PT_OP_FAMILY_ELEMENTWISE)
-            return ptcu_fail(PT_ERR_UNSUPPORTED, "fused: step %d (%s) is not element-wise", k, pt_op_name(sop->kind));
-        plan->store_of[k] = -1;
-        if (s->store) {
-            if (plan->n_stores == PTCU_FUSED_MAX_STORES)
-                return ptcu_fail(PT_ERR_UNSUPPORTED, "fused: more than %d values stored", PTCU_FUSED_MAX_STORES);
-            plan->store_of[k] = (int8_t)plan->n_stores++;
-        }
-        for (int j = 0; j < PT_OP_MAX_INPUTS; ++j) plan->load_of[k][j] = -1;
-        for (int j = 0; j < sop->n_inputs && j < PT_OP_MAX_INPUTS; ++j) {
-            const int32_t src = s->src[j];
-            if (src >= 0) {
-                if (src >= k || c->steps[src].op.out.dtype != sop->in[j].dtype)
-                    return ptcu_fail(PT_ERR_INVALID_ARGUMENT, "fused: step %d input %d links to step %d, "
-                                     "which is not an earlier step of its dtype", k, j, (int)src);
-                continue;
-            }
-            if (plan->n_loads == PTCU_FUSED_MAX_LOADS)
-                return ptcu_fail(PT_ERR_UNSUPPORTED, "fused: more than %d inputs read", PTCU_FUSED_MAX_LOADS);
-            ptcu_fused_load *l = &plan->load[plan->n_loads];
-            *l = (ptcu_fused_load){.step = (int8_t)k, .input = (int8_t)j,
-                                   .kind = (int8_t)load_kind(sop, &sop->in[j]), .ndim = (int8_t)sop->out.ndim};
-            if (l->kind == PTCU_LOAD_STRIDED) {
-                if (plan->n_strided == PTCU_FUSED_MAX_STRIDED)
-                    return ptcu_fail(PT_ERR_UNSUPPORTED, "fused: more than %d strided inputs",
-                                     PTCU_FUSED_MAX_STRIDED);
-                l->slot = (int8_t)plan->n_strided++;
-            }
-            plan->load_of[k][j] = (int8_t)plan->n_loads++;
-        }
-    }
-    return PT_OK;
-}
 
 static void params_of(const pt_fused_chain *c, const ptcu_fused_plan *plan, ptcu_fused_params *p) {
     memset(p, 0, sizeof *p);
@@ -100,13 +34,15 @@ static void params_of(const pt_fused_chain *c, const ptcu_fused_plan *plan, ptcu
 
 pt_status ptcu_fused_supports(const pt_op *op) {
     ptcu_fused_plan plan;
-    return plan_of(op, &plan);
+    return ptcu_fused_plan_of(op, &plan);
 }
 
 static void key_of(const pt_fused_chain *c, const ptcu_fused_plan *plan, ptcu_fused_key *key) {
     memset(key, 0, sizeof *key);
     key->plan = *plan;
     key->n_steps = c->n_steps;
+    key->reduce = c->reduce ? (int32_t)c->reduce->kind : -1;
+    key->reduce_out = c->reduce ? (int8_t)c->reduce->out.dtype : -1;
     for (int k = 0; k < c->n_steps; ++k) {
         const pt_op *sop = &c->steps[k].op;
         key->step[k].kind = (int32_t)sop->kind;
@@ -121,7 +57,7 @@ static void key_of(const pt_fused_chain *c, const ptcu_fused_plan *plan, ptcu_fu
 
 /* The plan and the kernel of op on d (d selected). */
 static pt_status kernel_of(ptcu_device *d, const pt_op *op, ptcu_fused_plan *plan, cudaKernel_t *k) {
-    pt_status s = plan_of(op, plan);
+    pt_status s = ptcu_fused_plan_of(op, plan);
     if (s != PT_OK) return s;
     ptcu_fused_key key;
     key_of(op->fused, plan, &key);
@@ -130,7 +66,7 @@ static pt_status kernel_of(ptcu_device *d, const pt_op *op, ptcu_fused_plan *pla
 
 pt_status ptcu_fused_prepare(int dev, const pt_op *op) {
     ptcu_fused_plan plan;
-    pt_status s = plan_of(op, &plan);
+    pt_status s = ptcu_fused_plan_of(op, &plan);
     if (s != PT_OK) return s;
     const ptcu_caller_device caller = ptcu_caller_now();
     cudaKernel_t k;
@@ -141,6 +77,73 @@ pt_status ptcu_fused_prepare(int dev, const pt_op *op) {
     return s;
 }
 
+/* Launches kernel k over `lanes` threads' work on d's stream (grid-stride:
+ * enough blocks to fill every multiprocessor a few times over). */
+static pt_status launch(ptcu_device *d, cudaKernel_t k, ptcu_fused_params *p, int64_t lanes, const pt_op *op) {
+    int64_t blocks = (lanes + PTCU_FUSED_THREADS - 1) / PTCU_FUSED_THREADS;
+    const int64_t cap = (int64_t)(d->sm_count > 0 ? d->sm_count : 1) * 8;
+    if (blocks > cap) blocks = cap;
+    void *args[] = {p};
+    const dim3 grid = {(unsigned)blocks, 1, 1}, block = {PTCU_FUSED_THREADS, 1, 1};
+    cudaError_t e = cudaLaunchKernel((const void *)k, grid, block, args, 0, ptcu_stream(d));
+    if (e != cudaSuccess)
+        return ptcu_cuda_error(e, "fused: launching a generated kernel of %d steps", (int)op->fused->n_steps);
+    return PT_OK;
+}
+
+/* How many lanes share each output of a reduction over [outer, r, inner]:
+ * one while the outputs alone fill the GPU (or r is short), else enough
+ * to fill it, each lane folding 16 elements or more. */
+static int64_t parts_of(const ptcu_device *d, int64_t outer, int64_t r, int64_t inner) {
+    const int64_t outputs = outer * inner, full = (int64_t)(d->sm_count > 0 ? d->sm_count : 1) * 2048;
+    if (outputs >= full || r < 32) return 1;
+    int64_t parts = (full + outputs - 1) / outputs;
+    if (parts > r / 16) parts = r / 16;
+    return parts > 1 ? parts : 1;
+}
+
+/* A chain ending in a reduction: the generated kernel folds the chain's
+ * values into lanes; with several lanes per output, their accumulators go
+ * to device scratch and the eager reduction (kernels_reduce.cu) finishes
+ * them, scratch of its own after theirs where it splits them again. */
+static pt_status fused_reduce(ptcu_device *d, cudaKernel_t k, ptcu_fused_params *p, const pt_op *op) {
+    const pt_op *red = op->fused->reduce;
+    ptcu_fused_reduction *rd = &p->reduce;
+    rd->outer = red->in[0].shape[0];
+    rd->r = red->in[0].shape[1];
+    rd->inner = red->in[0].shape[2];
+    rd->count = rd->r;
+    rd->parts = parts_of(d, rd->outer, rd->r, rd->inner);
+    rd->out = ptcu_operand_ptr(&red->out);
+    const int64_t lanes = rd->outer * rd->parts * rd->inner;
+    if (lanes <= 0) return PT_OK;
+    if (rd->parts == 1) return launch(d, k, p, lanes, op);
+    ptcu_reduce_launch l;
+    memset(&l, 0, sizeof l);
+    l.kind = red->kind;
+    l.in_dtype = red->in[0].dtype;
+    l.out_dtype = red->out.dtype;
+    l.out = rd->out;
+    l.x = (ptcu_axis_view){rd->outer, rd->parts, rd->inner, rd->parts * rd->inner, rd->inner, 1};
+    l.sm_count = d->sm_count;
+    l.partials = true;
+    l.count = rd->count;
+    const size_t mine = ((size_t)lanes * ptcu_reduce_acc_bytes(red->kind, l.in_dtype) + 255) / 256 * 256;
+    const size_t theirs = ptcu_reduce_scratch_bytes(&l);
+    void *scratch = NULL;
+    pthread_mutex_lock(&d->lock);
+    pt_status s = ptcu_scratch(d, mine + theirs, &scratch);
+    if (s == PT_OK) {
+        rd->out = scratch;
+        l.in = scratch;
+        l.scratch = theirs ? (char *)scratch + mine : NULL;
+        s = launch(d, k, p, lanes, op);
+    }
+    if (s == PT_OK) s = ptcu_launch_error(ptcu_launch_reduce(&l, ptcu_stream(d)), red);
+    pthread_mutex_unlock(&d->lock);
+    return s;
+}
+
 pt_status ptcu_fused(ptcu_device *d, const pt_op *op) {
     ptcu_fused_plan plan;
     cudaKernel_t k;
@@ -148,15 +151,7 @@ pt_status ptcu_fused(ptcu_device *d, const pt_op *op) {
     if (s != PT_OK) return s;
     ptcu_fused_params p;
     params_of(op->fused, &plan, &p);
+    if (op->fused->reduce) return fused_reduce(d, k, &p, op);
     if (p.numel <= 0) return PT_OK;
-    /* Grid-stride: enough blocks to fill every multiprocessor a few times over. */
-    int64_t blocks = (p.numel + PTCU_FUSED_THREADS - 1) / PTCU_FUSED_THREADS;
-    const int64_t cap = (int64_t)(d->sm_count > 0 ? d->sm_count : 1) * 8;
-    if (blocks > cap) blocks = cap;
-    void *args[] = {&p};
-    const dim3 grid = {(unsigned)blocks, 1, 1}, block = {PTCU_FUSED_THREADS, 1, 1};
-    cudaError_t e = cudaLaunchKernel((const void *)k, grid, block, args, 0, ptcu_stream(d));
-    if (e != cudaSuccess)
-        return ptcu_cuda_error(e, "fused: launching a generated kernel of %d steps", (int)op->fused->n_steps);
-    return PT_OK;
+    return launch(d, k, &p, p.numel, op);
 }

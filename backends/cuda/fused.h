@@ -1,7 +1,8 @@
 /* libportable CUDA backend — FUSED chains (backend.h, the FUSED family) run
  * as one kernel generated at run time:
- *   exec_fused.c         supports/execute: the plan (which inputs are
- *                        loaded how, which values stored), the parameters
+ *   exec_fused_plan.c    the plan: which inputs are loaded how, which
+ *                        values stored, the reduction after the chain
+ *   exec_fused.c         supports/execute: the parameters, the launch
  *   exec_fused_source.c  the kernel's CUDA C++ text, built from the rows of
  *                        portable/ew_math.h and the conversions of k_values.cuh
  *   launch_fused.c       compiled kernels cached per (architecture, source)
@@ -46,11 +47,18 @@ typedef struct ptcu_fused_plan {
 typedef struct ptcu_fused_key {
     ptcu_fused_plan plan;
     int32_t n_steps;
+    int32_t reduce;     /* the reduction's pt_op_kind after the chain, or -1 */
+    int8_t reduce_out;  /* its output dtype, or -1 */
     struct {
         int32_t kind;
         int8_t dtype, out, in[PT_OP_MAX_INPUTS], src[PT_OP_MAX_INPUTS];
     } step[PTCU_FUSED_MAX_STEPS];
 } ptcu_fused_key;
+
+/* ---- exec_fused_plan.c ---- */
+
+/* The plan of FUSED op's kernel, or the reason (recorded) it has none. */
+pt_status ptcu_fused_plan_of(const pt_op *op, ptcu_fused_plan *plan);
 
 /* ---- exec_fused.c ---- */
 

@@ -27,12 +27,27 @@ typedef struct ptcu_fused_strided {
     int64_t strides[PTCU_FUSED_MAX_DIMS];
 } ptcu_fused_strided;
 
+/* A chain whose last value is reduced (SUM, MEAN, MAX over the middle
+ * axis of [outer, r, inner], the value being contiguous): thread lane q
+ * of outer * parts * inner lanes, q = (o * parts + t) * inner + i, folds
+ * the elements (o, j, i) with j = t, t + parts, ... into one accumulator
+ * (adjacent lanes read adjacent elements). With parts == 1 a lane's
+ * accumulator is output q's value, written to out as the output dtype;
+ * otherwise out holds the [outer, parts, inner] accumulators and the
+ * plugin's eager reduction finishes them. */
+typedef struct ptcu_fused_reduction {
+    int64_t outer, r, inner, parts;
+    int64_t count; /* MEAN's divisor: r */
+    void *out;
+} ptcu_fused_reduction;
+
 typedef struct ptcu_fused_params {
     int64_t numel;
     const void *load[PTCU_FUSED_MAX_LOADS];      /* element [0, ..., 0] of each input read */
     void *store[PTCU_FUSED_MAX_STORES];          /* element 0 of each value written */
     double scalar[PTCU_FUSED_MAX_STEPS][2];      /* each step's scalar and scalar2, as in pt_op */
     ptcu_fused_strided strided[PTCU_FUSED_MAX_STRIDED];
+    ptcu_fused_reduction reduce; /* a chain with a reduction only */
 } ptcu_fused_params;
 
 #if defined(__cplusplus) && defined(PTCU_FUSED_KERNEL)

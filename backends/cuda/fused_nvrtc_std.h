@@ -18,6 +18,12 @@ typedef unsigned int uint32_t;
 typedef unsigned long uint64_t;
 typedef unsigned long uintptr_t;
 #define UINT32_MAX 0xffffffffu
+#define INT32_MIN (-2147483647 - 1)
+#define INT64_MIN (-9223372036854775807L - 1)
+/* <math.h>'s infinity, for the reductions' identities (k_reduce_acc.cuh) */
+#ifndef INFINITY
+#define INFINITY __int_as_float(0x7f800000)
+#endif
 
 namespace std {
 template <class T, T v> struct integral_constant {

@@ -6,9 +6,9 @@
 function(ptcu_embed_fused_sources out_var)
   set(root ${PROJECT_SOURCE_DIR})
   set(dir ${root}/backends/cuda)
-  set(sources ${dir}/k_values.cuh ${dir}/fused_abi.h ${root}/include/portable/ew_math.h
+  set(sources ${dir}/k_values.cuh ${dir}/k_reduce_acc.cuh ${dir}/fused_abi.h ${root}/include/portable/ew_math.h
               ${root}/include/portable/half.h ${root}/include/portable/numeric_rules.h ${dir}/fused_nvrtc_std.h)
-  set(names k_values.cuh fused_abi.h portable/ew_math.h portable/half.h portable/numeric_rules.h fused_nvrtc_std.h)
+  set(names k_values.cuh k_reduce_acc.cuh fused_abi.h portable/ew_math.h portable/half.h portable/numeric_rules.h fused_nvrtc_std.h)
   set(out ${CMAKE_CURRENT_BINARY_DIR}/launch_fused_sources.c)
   add_custom_command(
     OUTPUT ${out}

@@ -62,7 +62,8 @@ pt_status ptcu_fused_kernel(ptcu_device *d, const ptcu_fused_key *key, const pt_
         if (s == PT_OK) {
             e->next = entries;
             entries = e;
-            ptcu_host->log(PT_LOG_DEBUG, "cuda: compiled a fused kernel (%zu bytes of source) for sm_%d%d with %s",
+            ptcu_host->log(PT_LOG_DEBUG, "cuda: compiled a fused kernel%s%s (%zu bytes of source) for sm_%d%d with %s",
+                           c->reduce ? " ending in a " : "", c->reduce ? pt_op_name(c->reduce->kind) : "",
                            strlen(source), d->cc_major, d->cc_minor, ptcu_compiler_identity());
         } else {
             free(e);

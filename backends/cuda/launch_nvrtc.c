@@ -137,12 +137,12 @@ pt_status ptcu_compile(const char *source, int major, int minor, void **image, s
     char arch_opt[48];
     snprintf(arch_opt, sizeof arch_opt, "--gpu-architecture=%s_%d", exact ? "sm" : "compute", exact ? want : arch);
     const char *opts[] = {arch_opt, "-std=c++17", "--fmad=true"};
-    const char *names[] = {"k_values.cuh", "fused_abi.h", "portable/ew_math.h", "portable/half.h",
-                           "portable/numeric_rules.h", "stdint.h", "type_traits", "math.h"};
+    const char *names[] = {"k_values.cuh", "k_reduce_acc.cuh", "fused_abi.h", "portable/ew_math.h",
+                           "portable/half.h", "portable/numeric_rules.h", "stdint.h", "type_traits", "math.h"};
     const char *texts[sizeof names / sizeof *names];
     const char *std_shim = source_text("fused_nvrtc_std.h");
     for (size_t i = 0; i < sizeof names / sizeof *names; ++i)
-        texts[i] = !strcmp(names[i], "math.h") ? "" : i >= 5 ? std_shim : source_text(names[i]);
+        texts[i] = !strcmp(names[i], "math.h") ? "" : i >= 6 ? std_shim : source_text(names[i]);
     nvrtcProgram prog;
     nvrtcResult r = nv.create(&prog, source, "ptcu_fused.cu", (int)(sizeof names / sizeof *names), texts, names);
     if (r != NVRTC_SUCCESS) return ptcu_fail(PT_ERR_BACKEND, "fused: nvrtcCreateProgram: %s", nv.error_string(r));

@@ -123,6 +123,8 @@ if [ "$mode" = sim ]; then
     'grep -Eq "^graph_cuda: graphs replayed as one command buffer, kernel list or CUDA graph: [1-9][0-9]*, as command buffers or kernel lists around ops queued one at a time: [0-9]+, op by op by the plugin.s choice: 0" "$res" && grep -q "^| graph_cuda_graphs_off | passed" "$res"'
   check "fused chains ran as generated kernels on cuda" \
     'grep -Eq "^Generated kernels compiled: [1-9][0-9]* \(.*(simulator|nvrtc)" "$res"'
+  check "fused chains with a reduction ran as one generated kernel on cuda" \
+    'grep -Eq "^Generated kernels ending in a reduction \(sum, mean, max\): [1-9]" "$res"'
   check "bench_graph measured cuda:0 eager and replayed" 'grep -Eq "^\| cuda:0 \| 64 \| [0-9.]+ \| [0-9.]+ \|" "$res"'
   check "bench_graph's cuda:0 row is a CUDA-graph replay" 'grep -Eq "^\| cuda:0 \| 64 \|.*\| CUDA graph \|" "$res"'
   check "carried packages were used" 'grep -q "carried packages unpacked" "$res"'

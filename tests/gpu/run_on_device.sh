@@ -396,17 +396,21 @@ done
 # cuda:0 with the plugin's debug log, where each chain cuda:0 takes is a
 # kernel generated and compiled at run time by NVRTC (the host C++ compiler
 # on the simulator). None compiled means every chain was replayed op by op
-# (NVRTC missing or failing: fused.log says why), and fails the step.
+# (NVRTC missing or failing: fused.log says why), and fails the step, as
+# does no chain whose sum, mean or max ran in its kernel.
 if begin "fused" 10; then
   timeout "$(limit 120)" env PORTABLE_BACKEND=cuda PORTABLE_LOG=debug "$BUILD_DIR/tests/conformance" fused \
     >"$LOGS/fused.log" 2>&1
   rc=$?
   n=$(grep -c "cuda: compiled a fused kernel" "$LOGS/fused.log")
+  nr=$(grep -c "cuda: compiled a fused kernel ending in a" "$LOGS/fused.log")
   how=$(grep -m1 "cuda: compiled a fused kernel" "$LOGS/fused.log" | sed 's/.* with //')
   section "Fused chains on cuda:0 (conformance group 'fused', exit $rc)"
   say "Generated kernels compiled: $n (${how:-no compiler ran})."
+  say "Generated kernels ending in a reduction (sum, mean, max): $nr."
   [ $rc = 0 ] || fail "conformance fused on cuda (exit $rc)"
   [ "$n" -ge 1 ] || fail "no fused chain ran as a generated kernel on cuda:0 (fused.log says why)"
+  [ "$nr" -ge 1 ] || fail "no fused chain with a reduction ran as one generated kernel on cuda:0 (fused.log says why)"
   grep -E "^(PASS|FAIL|SKIP).*fused|passed, [0-9]+ failed" "$LOGS/fused.log" | tail -6 | fenced
   pack_logs
 fi
