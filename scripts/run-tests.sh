@@ -22,9 +22,25 @@
 #      clang: the library, the plugins, libportable-dist and the tool.
 set -euo pipefail
 cd "$(dirname "$0")/.."
+# Each part's wall time, printed when the script ends (passing or not), so
+# the slow parts of CI are measured rather than guessed.
+phase_names=() phase_starts=()
+phase() { phase_names+=("$1"); phase_starts+=("$SECONDS"); echo "== $1 ($(date -u +%H:%M:%S))"; }
+phase_report() {
+  local rc=$? i end
+  echo "== wall time per part (exit status $rc)"
+  for i in "${!phase_names[@]}"; do
+    end=${phase_starts[i + 1]:-$SECONDS}
+    printf '%6ds  %s\n' "$((end - phase_starts[i]))" "${phase_names[i]}"
+  done
+  printf '%6ds  in all\n' "$SECONDS"
+}
+trap phase_report EXIT
+phase "install-deps"
 scripts/install-deps.sh
 
 jobs=$(nproc)
+phase "release build"
 cmake -S . -B build -DCMAKE_BUILD_TYPE=Release -DPT_WERROR=ON >/dev/null
 cmake --build build -j"$jobs"
 # The release tests run OpenCL on PoCL (the only implementation with a device
@@ -32,6 +48,7 @@ cmake --build build -j"$jobs"
 # matrix's PoCL row below (PoCL's own and libportable's program binaries), so
 # that row runs warm instead of compiling every kernel a second time (about
 # 3 minutes here); the other implementations keep caches of their own.
+phase "release tests"
 pocl_caches=$PWD/build/opencl-matrix/pocl/cache
 mkdir -p "$pocl_caches"
 POCL_CACHE_DIR=$pocl_caches/pocl XDG_CACHE_HOME=$pocl_caches \
@@ -39,12 +56,15 @@ POCL_CACHE_DIR=$pocl_caches/pocl XDG_CACHE_HOME=$pocl_caches \
 # The GPU machine's script (tests/gpu/run_on_device.sh), rehearsed on the CUDA
 # simulator with the host's -dev packages hidden: it builds a tree of its own
 # with every core, so it runs alone. Without nvcc it is not registered.
+phase "GPU script rehearsal"
 POCL_CACHE_DIR=$pocl_caches/pocl PT_GPU_OCL_CACHE=$pocl_caches \
   ctest --test-dir build --output-on-failure -L "^gpu_script$"
 # The OpenCL matrix: conformance, cross-backend and digits on PoCL,
 # Intel's CPU runtime and rusticl, and a small subset under Oclgrind.
+phase "OpenCL matrix"
 scripts/opencl-matrix.sh build
 
+phase "ASan + UBSan build"
 cmake -S . -B build-asan -DCMAKE_BUILD_TYPE=Debug -DPT_SANITIZE=ON -DPT_WERROR=ON \
       -DPT_BUILD_OPENCL=OFF -DPT_BUILD_CUDA=OFF >/dev/null
 cmake --build build-asan -j"$jobs"
@@ -63,6 +83,7 @@ cmake --build build-asan -j"$jobs"
 # oneDNN itself: on a CPU OpenBLAS does not know, the plugin sends them to
 # oneDNN's sgemm, and LeakSanitizer's tracer then crashed (signal 11) at the
 # exit of the attention tests' processes, whose checks had all passed.
+phase "ASan + UBSan tests"
 PORTABLE_CPU_GEMM=openblas \
 ASAN_OPTIONS=detect_leaks=1:abort_on_error=1 UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1 \
   ctest --test-dir build-asan --output-on-failure -j"$jobs" -LE "^(opencl|cuda|lint)$" \
@@ -71,6 +92,7 @@ ASAN_OPTIONS=detect_leaks=1:abort_on_error=1 UBSAN_OPTIONS=print_stacktrace=1:ha
 # ThreadSanitizer: threads sharing read-only tensors, racing the first call,
 # using scopes (tests/threads), eager work beside a capture and replays
 # (tests/graph). Only the targets those tests need are built.
+phase "TSan build and tests"
 cmake -S . -B build-tsan -DCMAKE_BUILD_TYPE=Debug -DCMAKE_C_COMPILER=clang -DPT_WERROR=ON \
       -DCMAKE_C_FLAGS="-fsanitize=thread -O1 -g" \
       -DCMAKE_EXE_LINKER_FLAGS=-fsanitize=thread -DCMAKE_SHARED_LINKER_FLAGS=-fsanitize=thread \
@@ -90,6 +112,7 @@ TSAN_OPTIONS=halt_on_error=1:second_deadlock_stack=1 \
 # inputs go to build-fuzz/fuzz-corpus, a crash or leak to build-fuzz/fuzz-found
 # (replay one with: build-fuzz/tests/fuzz/fuzz_<target> FILE).
 if command -v clang >/dev/null 2>&1; then
+  phase "fuzzing"
   fuzz_seconds=${PT_FUZZ_SECONDS:-60}
   # CI replays one fixed mutation sequence (the seed below, checked here for
   # three times CI's budget) so a red run is a change's fault and repeats;
@@ -126,6 +149,7 @@ fi
 # about: the library, every plugin, libportable-dist and the tool (tests,
 # examples and the simulator are the builds above's). CUDA stays with build 1
 # (nvcc takes the host compiler's warnings through -Xcompiler there).
+phase "hardened gcc and clang builds"
 deb_cflags="$(DEB_BUILD_MAINT_OPTIONS=hardening=+all dpkg-buildflags --get CFLAGS) $(DEB_BUILD_MAINT_OPTIONS=hardening=+all dpkg-buildflags --get CPPFLAGS)"
 deb_ldflags=$(DEB_BUILD_MAINT_OPTIONS=hardening=+all dpkg-buildflags --get LDFLAGS)
 echo "RelWithDebInfo + dpkg-buildflags (gcc): CFLAGS=$deb_cflags LDFLAGS=$deb_ldflags"

@@ -179,6 +179,30 @@ static pt_status collect_changes(pt_graph *g, pt__capture *c, const char *fn) {
     return PT_OK;
 }
 
+/* PORTABLE_LOG=debug: the graph's ops as they will run, a fused chain as
+ * its steps in brackets, so a user can see what fusion made of a step. */
+static void log_ops(const pt_graph *g) {
+    char line[2048];
+    size_t at = 0;
+    for (int32_t i = 0; i < g->n_ops && at + 64 < sizeof line; ++i) {
+        const pt_op *op = &g->ops[i];
+        at += (size_t)snprintf(line + at, sizeof line - at, "%s", i ? ", " : "");
+        if (op->kind != PT_OP_FUSED || !op->fused) {
+            at += (size_t)snprintf(line + at, sizeof line - at, "%s", pt_op_name(op->kind));
+            continue;
+        }
+        const pt_fused_chain *ch = op->fused;
+        at += (size_t)snprintf(line + at, sizeof line - at, "[");
+        for (int32_t k = 0; k < ch->n_steps && at + 32 < sizeof line; ++k)
+            at += (size_t)snprintf(line + at, sizeof line - at, "%s%s", k ? " " : "", pt_op_name(ch->steps[k].op.kind));
+        if (ch->reduce && at + 32 < sizeof line)
+            at += (size_t)snprintf(line + at, sizeof line - at, " -> %s", pt_op_name(ch->reduce->kind));
+        if (at + 2 < sizeof line) at += (size_t)snprintf(line + at, sizeof line - at, "]");
+    }
+    pt_log_message(PT_LOG_DEBUG, "graph %lld: %d kernels after fusion: %s%s", (long long)g->id, (int)g->n_ops, line,
+                   at + 64 >= sizeof line ? ", ..." : "");
+}
+
 /* Fuses the element-wise runs and renumbers what refers to ops by index. */
 static pt_status fuse(pt_graph *g, pt__capture *c, const char *fn) {
     bool *patched = calloc((size_t)g->n_ops, sizeof *patched);
@@ -198,6 +222,7 @@ static pt_status fuse(pt_graph *g, pt__capture *c, const char *fn) {
     }
     free(patched);
     free(new_index);
+    if (s == PT_OK) log_ops(g);
     return s;
 }
 
