@@ -10,8 +10,12 @@
 
 /* ---- record.c ---- */
 
-/* Adds g into leaf's .grad (a fresh contiguous copy the first time). */
-pt_status pt__grad_accumulate_leaf(pt_tensor *leaf, pt_tensor *g);
+/* Adds g into leaf's .grad. The first time, the .grad is g itself when
+ * g_private says nothing else holds g (the caller knows no other edge got
+ * the same tensor) and g is a private result (tensor_internal.h, with
+ * dying, the caller's tensor that it drops next, or NULL) of the leaf's
+ * dtype and shape; otherwise a fresh contiguous copy. */
+pt_status pt__grad_accumulate_leaf(pt_tensor *leaf, pt_tensor *g, bool g_private, const pt_tensor *dying);
 
 /* ---- rules.c: one row per op of PT__GRAD_OPS ---- */
 

@@ -76,8 +76,9 @@ static void count_leaf_edge(const pt__grad_edge *e, uint64_t walk) {
 
 /* Adds g into leaf's .grad and, when that was the last gradient this walk
  * sends it, runs its gradient-ready hook. */
-static pt_status deliver_to_leaf(pt_tensor *leaf, pt_tensor *g, uint64_t walk) {
-    pt_status s = pt__grad_accumulate_leaf(leaf, g);
+static pt_status deliver_to_leaf(pt_tensor *leaf, pt_tensor *g, bool g_private, const pt_tensor *dying,
+                                 uint64_t walk) {
+    pt_status s = pt__grad_accumulate_leaf(leaf, g, g_private, dying);
     struct pt__grad_meta *m = leaf->grad;
     if (s || !m->ready_hook || m->ready_walk != walk || --m->ready_pending != 0) return s;
     return m->ready_hook(leaf, m->ready_user);
@@ -120,6 +121,15 @@ static pt_status add_to_node(pt__grad_node *node, pt_tensor *g) {
     return PT_OK;
 }
 
+/* Whether out[i] goes to edge i alone: a derivative may hand one tensor to
+ * several inputs (an add's gradient), and a leaf may keep out[i] as its
+ * .grad only when no other edge receives it. */
+static bool only_edge_of(const pt__grad_node *node, pt_tensor *const *out, int i) {
+    for (int j = 0; j < node->n; ++j)
+        if (j != i && node->edges[j].needs_grad && out[j] == out[i]) return false;
+    return true;
+}
+
 /* Runs node's derivative and hands the results to its inputs. */
 static pt_status run_node(pt__grad_node *node, pt__grad_node **ready, uint64_t walk) {
     pt_tensor *stack_out[4];
@@ -134,7 +144,9 @@ static pt_status run_node(pt__grad_node *node, pt__grad_node **ready, uint64_t w
             s = add_to_node(e->node, out[i]);
             if (!s && --e->node->pending == 0) push_todo(ready, e->node);
         } else if (e->leaf) {
-            s = deliver_to_leaf(e->leaf, out[i], walk);
+            /* node->grad goes right after this loop: a view of it (a
+             * transpose's gradient) may still become the leaf's .grad */
+            s = deliver_to_leaf(e->leaf, out[i], only_edge_of(node, out, i), node->grad, walk);
         }
     }
     pt_scope_end(scope); /* the derivative's temporaries and out[] */
@@ -147,7 +159,7 @@ static pt_status run_node(pt__grad_node *node, pt__grad_node **ready, uint64_t w
 static pt_status backward_from_leaf(pt_tensor *leaf) {
     pt_tensor *one = pt_ones(pt_tensor_device(leaf), leaf->dtype, leaf->ndim, leaf->shape);
     if (!one) return pt_last_status();
-    pt_status s = pt__grad_accumulate_leaf(leaf, one);
+    pt_status s = pt__grad_accumulate_leaf(leaf, one, true, NULL);
     pt_release(one);
     struct pt__grad_meta *m = leaf->grad;
     if (!s && m->ready_hook) s = m->ready_hook(leaf, m->ready_user);

@@ -24,12 +24,23 @@ bool pt_grad_enabled(void) { return pt__grad_enabled(); }
 
 /* ---- Leaf gradients ---- */
 
-pt_status pt__grad_accumulate_leaf(pt_tensor *leaf, pt_tensor *g) {
+pt_status pt__grad_accumulate_leaf(pt_tensor *leaf, pt_tensor *g, bool g_private, const pt_tensor *dying) {
     struct pt__grad_meta *m = leaf->grad;
     if (!m) return pt__error(PT_ERR_INTERNAL, "pt_backward", "leaf without autograd state");
     if (m->grad) return pt_axpy_(m->grad, 1.0, g);
-    /* A fresh contiguous tensor: g may be a broadcast view or shared with
-     * another input's gradient, and later accumulations write in place. */
+    /* Later accumulations write the .grad in place, so it must be memory
+     * nothing else reads: g itself when nobody else holds it (a product's
+     * or a sum's fresh result, which saves a copy kernel per parameter and
+     * step), else a fresh contiguous copy (g may be a broadcast view or
+     * shared with another input's gradient). */
+    if (g_private && !g->grad && g->dtype == leaf->dtype && g->ndim == leaf->ndim &&
+        pt_tensor_device(g) == pt_tensor_device(leaf) &&
+        !memcmp(g->shape, leaf->shape, (size_t)leaf->ndim * sizeof *leaf->shape) &&
+        pt__tensor_is_private_result(g, dying)) {
+        pt_retain(g);
+        m->grad = g;
+        return PT_OK;
+    }
     pt_tensor *copy = pt_empty(pt_tensor_device(leaf), leaf->dtype, leaf->ndim, leaf->shape);
     if (!copy) return pt_last_status();
     pt_status s = pt_copy_(copy, g);

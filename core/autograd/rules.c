@@ -116,9 +116,7 @@ static pt_tensor *matrix_grad(pt_tensor *a, pt_tensor *g, const pt__grad_edge *e
     const int64_t k = eb->shape[0], n = eb->shape[1];
     pt_tensor *a2 = pt_reshape(a, 2, (const int64_t[]){-1, k});
     pt_tensor *g2 = pt_reshape(g, 2, (const int64_t[]){-1, n});
-    const pt_tensor *b = eb->saved;
-    const bool column_major = b && k > 1 && n > 1 && b->strides[0] == 1;
-    pt_tensor *gb = column_major ? pt_transpose(pt_matmul(pt_transpose(g2, 0, 1), a2), 0, 1)
+    pt_tensor *gb = eb->column_major ? pt_transpose(pt_matmul(pt_transpose(g2, 0, 1), a2), 0, 1)
                                  : pt_matmul(pt_transpose(a2, 0, 1), g2);
     return pt__grad_unbroadcast(gb, 2, eb->shape, eb->dtype);
 }
@@ -167,7 +165,7 @@ static void backward_matmul(pt__grad_node *node, pt_tensor *g, pt_tensor **out) 
         pt_tensor *ga = pt_matmul(g2, pt_transpose(b, nb - 2, nb - 1));
         out[0] = pt_reshape(pt__grad_unbroadcast(ga, na, a2, ea->dtype), ea->ndim, ea->shape);
     }
-    if (eb->needs_grad && eb->ndim == 2 && na > 2) {
+    if (eb->needs_grad && eb->ndim == 2 && na >= 2) {
         out[1] = matrix_grad(ea->saved, g2, eb);
     } else if (eb->needs_grad) {
         pt_tensor *a = pt_reshape(ea->saved, na, a2);

@@ -192,6 +192,7 @@ void pt__grad_record(pt_tensor *out, pt__grad_op op, int n, pt_tensor *const *in
         e->dtype = x->dtype;
         e->ndim = x->ndim;
         memcpy(e->shape, x->shape, sizeof e->shape);
+        e->column_major = x->ndim == 2 && x->shape[0] > 1 && x->shape[1] > 1 && x->strides[0] == 1;
         if (!pt__grad_tracked(x) || !pt__grad_float(x->dtype)) continue;
         e->needs_grad = true;
         if (x->grad->node) {

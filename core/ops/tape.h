@@ -99,6 +99,9 @@ typedef struct pt__grad_edge {
     pt_dtype dtype;
     int ndim;
     int64_t shape[PT_MAX_DIMS];
+    bool column_major;          /* a 2-D input laid out column-major (a transposed view, as
+                                   a linear layer's weight^T): a product's rule makes its
+                                   gradient in that layout, so the weight gets it contiguous */
 } pt__grad_edge;
 
 typedef struct pt__grad_node {

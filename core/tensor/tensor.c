@@ -37,6 +37,16 @@ bool pt__is_contiguous(const pt_tensor *x) {
     return true;
 }
 
+bool pt__tensor_is_private_result(const pt_tensor *x, const pt_tensor *dying) {
+    if (atomic_load(&x->refs) != 1 || atomic_load(&x->scope_regs) != 1 || x->st->kind != PT__STORAGE_DEVICE ||
+        !pt__is_contiguous(x))
+        return false;
+    const int sharers = atomic_load(&x->st->refs);
+    if (sharers == 1) return true;
+    return sharers == 2 && dying && dying != x && dying->st == x->st && atomic_load(&dying->refs) == 1 &&
+           atomic_load(&dying->scope_regs) == 0;
+}
+
 pt_status pt__check_dtype(const char *fn, pt_dtype t) {
     if ((unsigned)t >= PT_DTYPE_COUNT)
         return pt__error(PT_ERR_DTYPE, fn, "dtype %d is not a pt_dtype (PT_F32, PT_F64, PT_I32, PT_I64, PT_U8, PT_F16, PT_BF16)",

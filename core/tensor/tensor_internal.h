@@ -85,6 +85,13 @@ void pt__drop(pt_tensor *x);
 void pt__contiguous_strides(int ndim, const int64_t *shape, int64_t *strides);
 int64_t pt__numel(int ndim, const int64_t *shape);
 bool pt__is_contiguous(const pt_tensor *x);
+/* Whether x is a fresh result nobody else can reach: one reference, which
+ * one scope holds; contiguous, in device-allocator storage that no other
+ * tensor shares but dying, if given: a tensor with one reference and no
+ * scope's, which its holder drops before anything writes x. Such a tensor
+ * can be kept instead of copied (autograd makes it a leaf's .grad) and
+ * written in place later without anyone seeing the writes. */
+bool pt__tensor_is_private_result(const pt_tensor *x, const pt_tensor *dying);
 /* The most elements a shape may have: 2^48. The limit is on the shape's
  * span, the product of its extents with 0 counted as 1, so that the
  * contiguous strides of an empty tensor fit too; it holds for every tensor,

@@ -75,6 +75,65 @@ static void test_accumulation(void) {
     pt_release(x);
 }
 
+/* A leaf keeps a derivative's fresh result as its .grad when nothing else
+ * holds it (no copy), and later backward calls add into it in place: that
+ * must never write into another leaf's gradient or a value still in use. */
+static void test_kept_gradients(void) {
+    const float av[3] = {1, 2, 3}, bv[3] = {4, 5, 6};
+    pt_tensor *a = vec(av, 3), *b = vec(bv, 3);
+    pt_set_requires_grad(a, true);
+    pt_set_requires_grad(b, true);
+    /* add hands one gradient to both inputs: they must not share it */
+    for (int i = 0; i < 2; ++i) {
+        pt_tensor *s = pt_add(a, b), *ab = pt_mul(a, b);
+        pt_tensor *l = pt_sum(pt_add(s, ab), PT_ALL, false);
+        NN_CHECK(pt_backward(l) == PT_OK, "backward of sum(a + b + a * b)");
+        pt_release(l);
+    }
+    pt_tensor *ga = pt_grad(a), *gb = pt_grad(b);
+    const float want_a[3] = {10, 12, 14}, want_b[3] = {4, 6, 8}; /* 2 (1 + b), 2 (1 + a) */
+    NN_CHECK(values_are(ga, want_a, 3) && values_are(gb, want_b, 3),
+             "two backwards: each input's gradient is its own, accumulated in place");
+    pt_release(ga);
+    pt_release(gb);
+
+    /* a linear layer's weight gets its product gradient through a
+     * transpose: kept too, then accumulated, with and without x's own */
+    const float wv[6] = {1, 0, -1, 2, 1, 0};
+    const float x4[12] = {1, 2, 3, 4, -1, 0, 2, 1, 1, 0, 1, -2};
+    for (int with_x = 0; with_x < 2; ++with_x) {
+        pt_tensor *w = pt_from_data(dev, PT_F32, 2, (const int64_t[]){2, 3}, wv);
+        pt_tensor *x = pt_from_data(dev, PT_F32, 2, (const int64_t[]){4, 3}, x4);
+        pt_set_requires_grad(w, true);
+        if (with_x) pt_set_requires_grad(x, true);
+        for (int i = 0; i < 2; ++i) {
+            pt_tensor *y = pt_matmul(x, pt_transpose(w, 0, 1)); /* [4, 2] */
+            pt_tensor *l = pt_sum(pt_mul(y, y), PT_ALL, false);
+            NN_CHECK(pt_backward(l) == PT_OK, "backward through x w^T");
+            pt_release(l);
+            pt_release(y);
+        }
+        /* d sum(y^2)/dw = 2 y^T x, twice; y = x w^T */
+        float want[6] = {0};
+        for (int r = 0; r < 4; ++r)
+            for (int o = 0; o < 2; ++o) {
+                float yv = 0;
+                for (int k = 0; k < 3; ++k) yv += x4[r * 3 + k] * wv[o * 3 + k];
+                for (int k = 0; k < 3; ++k) want[o * 3 + k] += 4 * yv * x4[r * 3 + k];
+            }
+        pt_tensor *gw = pt_grad(w);
+        NN_CHECK(values_are(gw, want, 6), with_x ? "weight gradient, x requiring grad too" : "weight gradient");
+        float wnow[6];
+        NN_CHECK(pt_to_host(w, wnow, sizeof wnow) == PT_OK && !memcmp(wnow, wv, sizeof wnow),
+                 "the weight itself is untouched by its gradient's accumulation");
+        pt_release(gw);
+        pt_release(w);
+        pt_release(x);
+    }
+    pt_release(a);
+    pt_release(b);
+}
+
 static void test_errors(void) {
     const float xv[3] = {1, 2, 3};
     pt_tensor *x = vec(xv, 3);
@@ -334,6 +393,7 @@ int main(void) {
     dev = nn_device_or_skip();
     printf("autograd semantics on %s\n", pt_device_name(dev));
     test_accumulation();
+    test_kept_gradients();
     test_errors();
     test_no_grad();
     test_ties();
