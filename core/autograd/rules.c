@@ -427,6 +427,21 @@ static void backward_log_softmax(pt__grad_node *node, pt_tensor *g, pt_tensor **
     out[0] = to_input(pt_sub(g, pt_mul(pt_exp(y), pt_sum(g, node->args.dim, true))), node->edges);
 }
 
+/* pt_cross_entropy's loss -mean(log_softmax(z)[label]) as one node: its
+ * inputs are the logits, the labels and the forward's log-probabilities
+ * (saved, no gradient), args.scalar is 1/N. d loss/dz = (softmax(z) -
+ * one_hot(label)) g / N: one element-wise chain, where the log_softmax,
+ * gather and mean rules took seven ops. */
+static void backward_cross_entropy(pt__grad_node *node, pt_tensor *g, pt_tensor **out) {
+    pt__grad_edge *ez = &node->edges[0];
+    pt_tensor *labels = node->edges[1].saved, *logp = node->edges[2].saved;
+    /* the scale and the one-hot first, so that exp, sub and mul follow
+     * each other and fuse in a graph */
+    pt_tensor *scale = pt_mul_scalar(g, node->args.scalar);
+    pt_tensor *hot = pt_one_hot(labels, ez->shape[1], logp->dtype);
+    out[0] = to_input(pt_mul(pt_sub(pt_exp(logp), hot), scale), ez);
+}
+
 static void backward_where(pt__grad_node *node, pt_tensor *g, pt_tensor **out) {
     pt__grad_edge *e = node->edges;
     pt_tensor *zero = zero_like(g), *cond = e[0].saved;
@@ -510,6 +525,7 @@ static const pt__grad_rule rules[] = {
     [PT__G_COPY] = {"copy", backward_cast},
     [PT__G_CAT] = {"cat", backward_cat},
     [PT__G_STACK] = {"stack", backward_stack},
+    [PT__G_CROSS_ENTROPY] = {"cross_entropy", backward_cross_entropy},
     [PT__G_GATHER] = {"gather", backward_gather},
     [PT__G_SIN] = {"sin", backward_sin},
     [PT__G_COS] = {"cos", backward_cos},

@@ -41,7 +41,8 @@
     X(CONTIGUOUS, 0)                                                                               \
     X(CAST, 0)                                                                                     \
     X(CAT, 0)                                                                                      \
-    X(STACK, 0)
+    X(STACK, 0)                                                                                    \
+    X(CROSS_ENTROPY, PT__IN(1) | PT__IN(2))
 
 /* For expanding the op table's rows of differentiable kinds only:
  * PT__GRAD_IF_##grad(...) keeps its arguments where grad is 1. */

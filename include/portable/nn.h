@@ -258,7 +258,8 @@ PT_API pt_tensor *pt_mse_loss(pt_tensor *pred, pt_tensor *target);
 /** mean over rows of -log_softmax(logits)[row, label]: logits f32/f64 [N, C],
  * labels i32/i64 [N] with values in [0, C) on the same device (else
  * PT_ERR_DTYPE, PT_ERR_SHAPE or PT_ERR_DEVICE_MISMATCH). Computed as
- * log_softmax + gather, so large logits do not overflow. A label outside
+ * log_softmax + gather, so large logits do not overflow; its gradient is
+ * (softmax - one_hot(labels)) / N in one element-wise chain. A label outside
  * [0, C) is an error where the labels are host-visible (cpu); accelerators
  * cannot check without waiting and count that row as 0. */
 PT_API pt_tensor *pt_cross_entropy(pt_tensor *logits, pt_tensor *labels);
