@@ -53,9 +53,10 @@ static pt_status reduction_of(const pt_fused_chain *c) {
 /* The plan of op's chain, or the reason it has none. */
 pt_status ptcu_fused_plan_of(const pt_op *op, ptcu_fused_plan *plan) {
     const pt_fused_chain *c = op->fused;
-    if (!c || c->n_steps < 2 || c->n_steps > PTCU_FUSED_MAX_STEPS)
-        return ptcu_fail(PT_ERR_UNSUPPORTED, "fused: chains of 2 to %d steps are generated, not %d",
-                         PTCU_FUSED_MAX_STEPS, c ? (int)c->n_steps : 0);
+    /* one step is a chain only in front of a reduction (the core offers it so) */
+    if (!c || c->n_steps < (c->reduce ? 1 : 2) || c->n_steps > PTCU_FUSED_MAX_STEPS)
+        return ptcu_fail(PT_ERR_UNSUPPORTED, "fused: chains of 2 to %d steps (1 before a reduction) are "
+                         "generated, not %d", PTCU_FUSED_MAX_STEPS, c ? (int)c->n_steps : 0);
     if (c->reduce) {
         pt_status s = reduction_of(c);
         if (s != PT_OK) return s;

@@ -124,7 +124,9 @@ static bool offer_chain(const pt__capture *c, pt_device *d, const pt_op *in, int
     const int32_t end = i + len - 1;
     const bool reduce = end + 1 < n && reduces_last(&in[end + 1], steps, len);
     pt_fused_chain *chain = &fused->chains[fused->n_chains];
-    for (int with_reduce = reduce; with_reduce >= 0; --with_reduce) {
+    /* one step alone is offered only with its reduction: fused, it saves the
+     * reduction's kernel; without, there is nothing to fuse */
+    for (int with_reduce = reduce; with_reduce >= (len < 2 ? 1 : 0); --with_reduce) {
         const int32_t last_use = end + with_reduce;
         for (int32_t k = 0; k < len; ++k) steps[k].store = read_after(c, i + k, last_use);
         if (!with_reduce) steps[len - 1].store = true; /* the chain's result */
@@ -159,7 +161,7 @@ pt_status pt__graph_fuse(pt__capture *c, pt_device *d, pt_op **ops, int32_t *n_o
     if (n < 2 || pt_env_choice("PORTABLE_GRAPH_FUSION", choices, 0) == 1) return PT_OK;
     pt_op *in = *ops;
     pt_op *out = malloc((size_t)n * sizeof *out);
-    /* at most n / 2 chains of at least two steps each */
+    /* at most n / 2 chains, each taking two ops or more (two steps, or one and its reduction) */
     fused->steps = malloc((size_t)n * sizeof *fused->steps);
     fused->chains = malloc(((size_t)n / 2 + 1) * sizeof *fused->chains);
     fused->reduces = malloc(((size_t)n / 2 + 1) * sizeof *fused->reduces);
@@ -184,9 +186,16 @@ pt_status pt__graph_fuse(pt__capture *c, pt_device *d, pt_op **ops, int32_t *n_o
             memcpy(steps[len].src, src, sizeof src);
             ++len;
         }
-        if (len < 2) {
+        if (len < 2 && !(len == 1 && offer_chain(c, d, in, n, i, 1, steps, fused, &out[m]))) {
             new_index[i] = m;
             out[m++] = in[i++];
+            continue;
+        }
+        if (len < 2) { /* one step and its reduction, taken */
+            new_index[i] = new_index[i + 1] = m++;
+            ++fused->n_chains;
+            used += 1;
+            i += 2;
             continue;
         }
         /* A chain the backend refuses whole (longer than it fuses, say):

@@ -291,7 +291,7 @@ typedef struct pt_fused_step {
 
 /** A chain of element-wise ops run as one kernel (the FUSED family). */
 typedef struct pt_fused_chain {
-    int32_t n_steps;                 /**< >= 2 */
+    int32_t n_steps;                 /**< >= 2, or 1 when reduce is set */
     const pt_fused_step *steps;      /**< in order */
     int64_t numel;                   /**< elements of every step's out */
     const pt_op *reduce;             /**< a REDUCE op on the last value, or NULL */

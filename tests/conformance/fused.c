@@ -193,6 +193,10 @@ static void r_reduce(const double *x, double *y, pt_dtype t) {
     y[0] = q(t, q(t, q(t, exp(x[0])) * x[1]) - 1);
 }
 
+/* one step and the reduction after it: reduce(-x), one kernel fused */
+static int b_neg_reduce(pt_tensor **in, pt_tensor **out, pt_dtype t);
+static void r_neg(const double *x, double *y, pt_dtype t) { y[0] = q(t, -x[0]); }
+
 /* ---- The cases ---- */
 
 #define S1(a) 1, {a}
@@ -264,17 +268,32 @@ static const fused_case cases[] = {
      {UNI(-2, 2), UNI(-1, 1)}, 1, {T_CASE}, b_reduce, r_reduce, TOL_MEAN, RED_MEAN, 2},
     {"max middle", FLOATS, 2, {{S3(5, 6, 7), LAY_C}, {S2(6, 1), LAY_C}}, {T_CASE, T_CASE},
      {UNI(-2, 2), UNI(-1, 1)}, 1, {T_CASE}, b_reduce, r_reduce, TOL_TRANSC, RED_MAX, 1},
+    {"one step, mean rows", FLOATS, 1, {{S2(9, 31), LAY_C}}, {T_CASE}, {UNI(-2, 2)}, 1, {T_CASE},
+     b_neg_reduce, r_neg, TOL_MEAN, RED_MEAN, 1},
+    {"one step, sum all", FLOATS, 1, {{S2(9, 31), LAY_T}}, {T_CASE}, {UNI(-2, 2)}, 1, {T_CASE},
+     b_neg_reduce, r_neg, TOL_SUM, RED_SUM, PT_ALL},
 };
 
 
+/* v reduced as the case says; v released */
+static pt_tensor *reduced_as_case(pt_tensor *v) {
+    const int dim = g_case->red_dim;
+    pt_tensor *r = g_case->red == RED_SUM    ? pt_sum(v, dim, false)
+                   : g_case->red == RED_MEAN ? pt_mean(v, dim, false)
+                                             : pt_max(v, dim, false);
+    pt_release(v);
+    return r;
+}
+
 static int b_reduce(pt_tensor **in, pt_tensor **out, pt_dtype t) {
     (void)t;
-    pt_tensor *v = pt_add_scalar(pt_mul(pt_exp(in[0]), in[1]), -1);
-    const int dim = g_case->red_dim;
-    out[0] = g_case->red == RED_SUM    ? pt_sum(v, dim, false)
-             : g_case->red == RED_MEAN ? pt_mean(v, dim, false)
-                                       : pt_max(v, dim, false);
-    pt_release(v);
+    out[0] = reduced_as_case(pt_add_scalar(pt_mul(pt_exp(in[0]), in[1]), -1));
+    return out[0] ? 1 : 0;
+}
+
+static int b_neg_reduce(pt_tensor **in, pt_tensor **out, pt_dtype t) {
+    (void)t;
+    out[0] = reduced_as_case(pt_neg(in[0]));
     return out[0] ? 1 : 0;
 }
 
