@@ -85,10 +85,10 @@ static void test_kept_gradients(void) {
     pt_set_requires_grad(b, true);
     /* add hands one gradient to both inputs: they must not share it */
     for (int i = 0; i < 2; ++i) {
-        pt_tensor *s = pt_add(a, b), *ab = pt_mul(a, b);
-        pt_tensor *l = pt_sum(pt_add(s, ab), PT_ALL, false);
+        pt_scope scope = pt_scope_begin(); /* the step's temporaries */
+        pt_tensor *l = pt_sum(pt_add(pt_add(a, b), pt_mul(a, b)), PT_ALL, false);
         NN_CHECK(pt_backward(l) == PT_OK, "backward of sum(a + b + a * b)");
-        pt_release(l);
+        pt_scope_end(scope);
     }
     pt_tensor *ga = pt_grad(a), *gb = pt_grad(b);
     const float want_a[3] = {10, 12, 14}, want_b[3] = {4, 6, 8}; /* 2 (1 + b), 2 (1 + a) */
@@ -107,11 +107,10 @@ static void test_kept_gradients(void) {
         pt_set_requires_grad(w, true);
         if (with_x) pt_set_requires_grad(x, true);
         for (int i = 0; i < 2; ++i) {
+            pt_scope scope = pt_scope_begin();
             pt_tensor *y = pt_matmul(x, pt_transpose(w, 0, 1)); /* [4, 2] */
-            pt_tensor *l = pt_sum(pt_mul(y, y), PT_ALL, false);
-            NN_CHECK(pt_backward(l) == PT_OK, "backward through x w^T");
-            pt_release(l);
-            pt_release(y);
+            NN_CHECK(pt_backward(pt_sum(pt_mul(y, y), PT_ALL, false)) == PT_OK, "backward through x w^T");
+            pt_scope_end(scope);
         }
         /* d sum(y^2)/dw = 2 y^T x, twice; y = x w^T */
         float want[6] = {0};
