@@ -176,7 +176,7 @@ static bool ocl_form_of(const pt_fused_step *st, ocl_form *form, const pt_ew_row
         *form = OCL_CAST;
         return st->op.n_inputs == 1;
     }
-    if (!*row || st->op.kind == PT_OP_AXPY) return false;
+    if (!*row) return false;
     static const struct {
         const char *name;
         ocl_form form;

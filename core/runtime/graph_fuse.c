@@ -4,9 +4,9 @@
  *
  * A chain is a run of consecutive recorded ops (the capture's order is
  * kept, so every value is computed as the eager run computed it) that:
- * - are ELEMENTWISE (not AXPY, which aliases its output into its input by
- *   contract) and not patched per replay (an optimizer's step-dependent
- *   scalar lives in its own op);
+ * - are ELEMENTWISE (AXPY included: its output is its first input, the
+ *   same elements, which a step may write in place) and not patched per
+ *   replay (an optimizer's step-dependent scalar lives in its own op);
  * - write a contiguous out of one element count;
  * - read an earlier step's out only exactly (same buffer, offset, dtype,
  *   contiguous), which becomes a src link, never partly or through another
@@ -60,8 +60,7 @@ static bool same_place(const pt_operand *a, const pt_operand *b) {
 
 static bool fusable(const pt_op *op, bool patched) {
     const pt_op_info *info = pt_op_info_of(op->kind);
-    return info && info->family == PT_OP_FAMILY_ELEMENTWISE && op->kind != PT_OP_AXPY && !patched &&
-           is_contiguous(&op->out);
+    return info && info->family == PT_OP_FAMILY_ELEMENTWISE && !patched && is_contiguous(&op->out);
 }
 
 /* Whether op can join the chain steps[0..n-1] of numel elements; fills

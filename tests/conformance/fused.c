@@ -187,6 +187,24 @@ static void r_inplace(const double *x, double *y, pt_dtype t) {
     y[0] = q(t, q(t, q(t, sigmoid_ref(x[0])) * 2) - x[1]);
 }
 
+/* an optimizer's momentum step, both tensors in place: m = 0.9 m + g
+ * (pt_copy_ back into m), then p += -0.125 m (pt_axpy_) */
+static int b_momentum(pt_tensor **in, pt_tensor **out, pt_dtype t) {
+    (void)t;
+    pt_tensor *m = pt_add(pt_mul_scalar(in[1], 0.9), in[2]);
+    pt_status s = m ? pt_copy_(in[1], m) : pt_last_status();
+    pt_release(m);
+    if (s == PT_OK) s = pt_axpy_(in[0], -0.125, in[1]);
+    if (s != PT_OK) return 0;
+    out[0] = pt_retain(in[0]);
+    out[1] = pt_retain(in[1]);
+    return 2;
+}
+static void r_momentum(const double *x, double *y, pt_dtype t) {
+    y[1] = q(t, q(t, x[1] * q(t, 0.9)) + x[2]);
+    y[0] = q(t, x[0] + q(t, -0.125 * y[1]));
+}
+
 /* a chain with a reduction after it: reduce(exp(x) * y - 1) */
 static int b_reduce(pt_tensor **in, pt_tensor **out, pt_dtype t);
 static void r_reduce(const double *x, double *y, pt_dtype t) {
@@ -256,6 +274,9 @@ static const fused_case cases[] = {
      {INT(-6, 6), INT(-6, 6)}, 2, {T_CASE, T_CASE}, b_store, r_store, TOL_ARITH, NONE, 0},
     {"in place", FLOATS, 2, {{S2(7, 13), LAY_C}, {S2(7, 13), LAY_C}}, {T_CASE, T_CASE},
      {UNI(-4, 4), UNI(-1, 1)}, 1, {T_CASE}, b_inplace, r_inplace, TOL_CHAIN, NONE, 0},
+    {"momentum step in place", FLOATS, 3, {{S2(7, 13), LAY_C}, {S2(7, 13), LAY_C}, {S2(7, 13), LAY_C}},
+     {T_CASE, T_CASE, T_CASE}, {UNI(-2, 2), UNI(-1, 1), UNI(-1, 1)}, 2, {T_CASE, T_CASE}, b_momentum, r_momentum,
+     TOL_CHAIN, NONE, 0},
     {"sum all", FLOATS, 2, {{S2(7, 13), LAY_C}, {S2(7, 13), LAY_C}}, {T_CASE, T_CASE},
      {UNI(-2, 2), UNI(-1, 1)}, 1, {T_CASE}, b_reduce, r_reduce, TOL_SUM, RED_SUM, PT_ALL},
     {"sum rows", FLOATS, 2, {{S2(7, 13), LAY_T}, {S1(13), LAY_C}}, {T_CASE, T_CASE},
