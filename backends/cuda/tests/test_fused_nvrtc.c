@@ -227,6 +227,28 @@ int main(void) {
         check("a sum of fewer values than the chain's (refused)", &cc, PT_ERR_INVALID_ARGUMENT, "contiguous");
     }
 
+    /* An optimizer's momentum step, in place: m = m * s + g stored into m,
+     * then p = p + s * m (AXPY, whose out is its first input), in f32 and
+     * f64. */
+    for (int ti = 0; ti < 2; ++ti) {
+        const pt_dtype t = ti ? PT_F64 : PT_F32;
+        const int64_t shape[2] = {64, 256};
+        memset(s, 0, 4 * sizeof *s);
+        s[0].op = ew(PT_OP_MUL_SCALAR, t, t, 1, 2, shape);
+        s[1].op = ew(PT_OP_ADD, t, t, 2, 2, shape);
+        s[2].op = ew(PT_OP_COPY, t, t, 1, 2, shape);
+        s[3].op = ew(PT_OP_AXPY, t, t, 2, 2, shape);
+        s[2].op.out.buf = s[0].op.in[0].buf = (void *)(uintptr_t)0x2000; /* m */
+        s[3].op.out.buf = s[3].op.in[0].buf = (void *)(uintptr_t)0x3000; /* p */
+        for (int k = 0; k < 4; ++k) s[k].src[0] = s[k].src[1] = s[k].src[2] = -1;
+        s[1].src[0] = 0;
+        s[2].src[0] = 1;
+        s[3].src[1] = 2;
+        s[2].store = s[3].store = true;
+        pt_fused_chain cc = {.n_steps = 4, .steps = s, .numel = 64 * 256};
+        check(ti ? "momentum step with axpy, f64" : "momentum step with axpy, f32", &cc, PT_OK, NULL);
+    }
+
     printf("%s: %d failed\n", g_failures ? "FAIL" : "PASS", g_failures);
     return g_failures ? 1 : 0;
 }
