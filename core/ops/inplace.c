@@ -31,9 +31,14 @@ static bool same_layout(const pt_tensor *a, const pt_tensor *b) {
            memcmp(a->strides, b->strides, (size_t)a->ndim * sizeof(int64_t)) == 0;
 }
 
-/* src on another device than dst: moved to dst's device first (contiguous,
- * same dtype), then copied in place there, broadcasting and casting. */
+/* src on another device than dst: uploaded straight into dst where one
+ * transfer is the whole copy, else moved to dst's device first
+ * (contiguous, same dtype), then copied in place there, broadcasting and
+ * casting. */
 static pt_status copy_across_devices(const char *fn, pt_tensor *dst, pt_tensor *src) {
+    bool done = false;
+    pt_status direct = pt__copy_into_accelerator(fn, dst, src, &done);
+    if (done) return direct;
     pt_tensor *moved = pt__move(fn, src, pt__dev(dst), false);
     if (!moved) return pt_last_status();
     pt_status s = pt_copy_(dst, moved);

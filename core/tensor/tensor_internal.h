@@ -140,6 +140,13 @@ void *pt__host_ptr(const pt_tensor *x);
  * pt_to_async. A reference registered like a public result. pt_copy_
  * (ops) moves a source on another device through it. */
 pt_tensor *pt__move(const char *fn, pt_tensor *x, pt_device *d, bool async);
+/* pt_copy_ from a host-visible device to an accelerator in one upload,
+ * straight into dst, where that is the whole copy: both contiguous, the
+ * same dtype and shape (a training loop's batch written into the input a
+ * graph reads in place: no staging tensor, no copy kernel). *done says
+ * whether it applied; when not, nothing happened. */
+pt_status pt__copy_into_accelerator(const char *fn, pt_tensor *dst, pt_tensor *src, bool *done);
+
 
 
 

@@ -146,6 +146,13 @@ static pt_status copy_across(const char *fn, const pt_tensor *src, pt_tensor *ds
     return async ? PT_OK : pt__synchronize(fn, dd);
 }
 
+pt_status pt__copy_into_accelerator(const char *fn, pt_tensor *dst, pt_tensor *src, bool *done) {
+    *done = host_visible(src->st->dev) && !host_visible(dst->st->dev) && src->dtype == dst->dtype &&
+            src->ndim == dst->ndim && memcmp(src->shape, dst->shape, (size_t)src->ndim * sizeof(int64_t)) == 0 &&
+            pt__is_contiguous(src) && pt__is_contiguous(dst);
+    return *done ? copy_across(fn, src, dst, false) : PT_OK;
+}
+
 pt_tensor *pt__move(const char *fn, pt_tensor *x, pt_device *d, bool async) {
     if (!x) return pt__null_input(fn, "x");
     if (!d) {

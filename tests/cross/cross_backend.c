@@ -3,6 +3,7 @@
  * on cpu:0 and on the device named by argv[1] (e.g. "opencl:0"), and
  * compares every result. Exit 77 (skip) when that device is unavailable. */
 #include <math.h>
+#include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -112,6 +113,75 @@ static void compare(const char *name, experiment f, pt_device *ref_dev, pt_devic
     pt_release(t64);
 }
 
+/* Reads x (any dtype) as doubles into v (n values); false on failure. */
+static bool read_f64(pt_tensor *x, double *v, int64_t n) {
+    pt_tensor *c = pt_cast(pt_contiguous(x), PT_F64);
+    bool ok = c && pt_tensor_numel(c) == n && pt_to_host(c, v, sizeof(double) * (size_t)n) == PT_OK;
+    pt_release(c);
+    return ok;
+}
+
+static void report(const char *name, bool ok, const char *why) {
+    if (ok) {
+        ++passed;
+        printf("PASS %s\n", name);
+    } else {
+        ++failed;
+        printf("FAIL %s: %s (%s)\n", name, why, pt_last_error());
+    }
+}
+
+/* pt_copy_ from cpu tensors into dev's: one upload straight into a
+ * contiguous dst of the same dtype and shape (after the ops already queued
+ * that read dst), the staged path for views, casts and broadcasts, and the
+ * upload refused inside a capture on dev. */
+static void copy_into_device(pt_device *cpu, pt_device *dev) {
+    int64_t s34[2] = {3, 4}, s14[2] = {1, 4}, s43[2] = {4, 3}, n5 = 5;
+    double v[12];
+    pt_scope scope = pt_scope_begin();
+    pt_tensor *src = pt_reshape(pt_arange(cpu, PT_F32, 0, 12, 1), 2, s34);
+    pt_tensor *dst = pt_zeros(dev, PT_F32, 2, s34);
+    MUST(src && dst);
+    pt_tensor *before = pt_mul_scalar(dst, 2); /* queued before the upload: reads zeros */
+    bool ok = pt_copy_(dst, src) == PT_OK && read_f64(dst, v, 12);
+    for (int i = 0; ok && i < 12; ++i) ok = v[i] == i;
+    report("copy_ upload into a contiguous tensor", ok, "values differ");
+    ok = before && read_f64(before, v, 12);
+    for (int i = 0; ok && i < 12; ++i) ok = v[i] == 0;
+    report("copy_ upload waits for the ops queued before it", ok, "an op queued before saw the upload");
+
+    pt_tensor *base = pt_zeros(dev, PT_F32, 2, s43), *view = pt_transpose(base, 0, 1);
+    ok = view && pt_copy_(view, src) == PT_OK && read_f64(base, v, 12);
+    for (int i = 0; ok && i < 12; ++i) ok = v[i] == (i % 3) * 4 + i / 3;
+    report("copy_ into a transposed view", ok, "values differ");
+
+    pt_tensor *src64 = pt_cast(src, PT_F64);
+    ok = src64 && pt_fill_(dst, -1) == PT_OK && pt_copy_(dst, src64) == PT_OK && read_f64(dst, v, 12);
+    for (int i = 0; ok && i < 12; ++i) ok = v[i] == i;
+    report("copy_ with a cast (f64 to f32)", ok, "values differ");
+
+    pt_tensor *row = pt_reshape(pt_arange(cpu, PT_F32, 10, 14, 1), 2, s14);
+    ok = row && pt_copy_(dst, row) == PT_OK && read_f64(dst, v, 12);
+    for (int i = 0; ok && i < 12; ++i) ok = v[i] == 10 + i % 4;
+    report("copy_ broadcasting a row", ok, "values differ");
+
+    const int64_t labels[5] = {3, -1, 9, 0, 1234567890123LL};
+    pt_tensor *lsrc = pt_from_data(cpu, PT_I64, 1, &n5, labels), *ldst = pt_zeros(dev, PT_I64, 1, &n5);
+    int64_t back[5] = {0};
+    ok = lsrc && ldst && pt_copy_(ldst, lsrc) == PT_OK && pt_to_host(ldst, back, sizeof back) == PT_OK &&
+         memcmp(back, labels, sizeof back) == 0;
+    report("copy_ upload of i64 labels", ok, "values differ");
+
+    MUST(pt_graph_capture_begin(dev) == PT_OK);
+    const pt_status in_capture = pt_copy_(dst, src);
+    pt_graph *g = pt_graph_capture_end(dev);
+    report("copy_ upload refused inside a capture", in_capture != PT_OK && g == NULL && strstr(pt_last_error(), "pt_copy_"),
+           "a host upload inside a capture was not refused, or the error does not name pt_copy_");
+    pt_graph_free(g);
+    pt_clear_error();
+    pt_scope_end(scope);
+}
+
 int main(int argc, char **argv) {
     const char *name = argc > 1 ? argv[1] : "opencl:0";
     pt_device *dev = pt_device_get(name), *cpu = pt_cpu();
@@ -124,6 +194,7 @@ int main(int argc, char **argv) {
     compare("tour_matmul_norms", tour_matmul_norms, cpu, dev, 1e-5);
     compare("op_chain", op_chain, cpu, dev, 1e-5);
     compare("integer_chain", integer_chain, cpu, dev, 0.0);
+    copy_into_device(cpu, dev);
     printf("cross_backend(cpu vs %s): %d passed, %d failed\n", name, passed, failed);
     return failed ? 1 : 0;
 }
