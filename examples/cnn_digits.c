@@ -191,12 +191,16 @@ static int run(pt_device *dev, const digits *train, const digits *test, const ru
                 goto done;
             }
             pt_no_grad_begin();
-            pt_tensor *sum = pt_keep(pt_add(loss_sum, pt_mul_scalar(loss, count)));
+            /* loss_sum += count * loss: one in-place kernel a step */
+            const pt_status summed = pt_axpy_(loss_sum, (double)count, loss);
             if (o->loss_log) step_losses[step] = pt_keep(o->graph ? digits_graph_snapshot(loss) : pt_detach(loss));
             pt_no_grad_end();
             pt_scope_end(scope);
-            pt_release(loss_sum);
-            loss_sum = sum;
+            if (summed != PT_OK) {
+                fail("summing the epoch's loss");
+                pt_release(loss_sum);
+                goto done;
+            }
             progress(epoch, step + 1, steps);
         }
         double mean_loss = pt_item(loss_sum) / train->n; /* waits for the device */
