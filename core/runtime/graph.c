@@ -31,6 +31,7 @@ struct pt_graph {
     int32_t n_kept;
     void *inst;                /* the backend's instance (pt__graph_launch_call) */
     pt__gfused fused;          /* the chains the FUSED ops run */
+    int32_t n_constants;       /* ops run once at the build (graph_fold.c), not replayed */
     pt_graph_stats stats;
 };
 
@@ -77,9 +78,35 @@ static size_t eager_peak(const pt__capture *c, const bool *planned) {
     return peak;
 }
 
+/* The arena's bytes (offsets in offset[]) with the constant ops' values
+ * (konst, per node) live over every op; SIZE_MAX when out of host memory. */
+static size_t plan_with_constants(const pt__capture *c, const bool *konst, const bool *planned,
+                                  const int32_t *slot, int32_t np, const size_t *size, const int32_t *first,
+                                  const int32_t *last, size_t *offset) {
+    int32_t *f = malloc(((size_t)np + 1) * sizeof *f), *l = malloc(((size_t)np + 1) * sizeof *l);
+    size_t bytes = SIZE_MAX;
+    if (f && l) {
+        memcpy(f, first, (size_t)np * sizeof *f);
+        memcpy(l, last, (size_t)np * sizeof *l);
+        for (int32_t i = 0; i < c->n_nodes; ++i) {
+            const int32_t v = c->nodes[i].value[0];
+            if (konst[i] && v >= 0 && planned[v]) {
+                f[slot[v]] = 0;
+                l[slot[v]] = c->n_nodes - 1;
+            }
+        }
+        bytes = pt__plan_arena(np, size, f, l, offset);
+    }
+    free(f);
+    free(l);
+    return bytes;
+}
+
 /* Places the intermediates, allocates the arena and points every operand
- * at its final buffer. */
-static pt_status plan_memory(pt_graph *g, pt__capture *c, const char *fn) {
+ * at its final buffer. The values of the constant ops (*konst, when not
+ * NULL) live over the whole graph, unless that makes the arena larger than
+ * the eager peak: then nothing is folded (*konst is freed and NULLed). */
+static pt_status plan_memory(pt_graph *g, pt__capture *c, const char *fn, bool **konst) {
     const int32_t n = c->n_values;
     bool *planned = calloc((size_t)n + 1, sizeof *planned);
     size_t *size = malloc(((size_t)n + 1) * sizeof *size), *offset = malloc(((size_t)n + 1) * sizeof *offset);
@@ -107,7 +134,19 @@ static pt_status plan_memory(pt_graph *g, pt__capture *c, const char *fn) {
     }
     g->stats.intermediates = np;
     g->stats.bytes_eager_peak = (int64_t)eager_peak(c, planned);
-    size_t bytes = pt__plan_arena(np, size, first, last, offset);
+    size_t bytes = *konst ? plan_with_constants(c, *konst, planned, slot, np, size, first, last, offset)
+                          : SIZE_MAX;
+    if (*konst && (bytes == SIZE_MAX || bytes > (size_t)g->stats.bytes_eager_peak)) {
+        if (bytes != SIZE_MAX)
+            pt_log_message(PT_LOG_DEBUG, "graph %lld: its %d constant ops are replayed: kept apart they would "
+                           "make the arena %zu bytes, past the eager peak of %lld",
+                           (long long)g->id, (int)g->n_constants, bytes, (long long)g->stats.bytes_eager_peak);
+        free(*konst);
+        *konst = NULL;
+        g->n_constants = 0;
+        bytes = SIZE_MAX;
+    }
+    if (!*konst) bytes = pt__plan_arena(np, size, first, last, offset);
     if (bytes == SIZE_MAX) {
         s = pt__error(PT_ERR_OUT_OF_MEMORY, fn, "out of host memory for the graph's memory plan");
         goto done;
@@ -199,29 +238,70 @@ static void log_ops(const pt_graph *g) {
             at += (size_t)snprintf(line + at, sizeof line - at, " -> %s", pt_op_name(ch->reduce->kind));
         if (at + 2 < sizeof line) at += (size_t)snprintf(line + at, sizeof line - at, "]");
     }
-    pt_log_message(PT_LOG_DEBUG, "graph %lld: %d kernels after fusion: %s%s", (long long)g->id, (int)g->n_ops, line,
-                   at + 64 >= sizeof line ? ", ..." : "");
+    pt_log_message(PT_LOG_DEBUG, "graph %lld: %d kernels after fusion and %d constant ops run once: %s%s",
+                   (long long)g->id, (int)g->n_ops, (int)g->n_constants, line, at + 64 >= sizeof line ? ", ..." : "");
 }
 
-/* Fuses the element-wise runs and renumbers what refers to ops by index. */
-static pt_status fuse(pt_graph *g, pt__capture *c, const char *fn) {
+/* Where each op that a replay updates went (new_index[i], never -1 for
+ * those: folded ops are neither random nor patched). */
+static void renumber(pt_graph *g, const int32_t *new_index) {
+    for (int32_t i = 0; i < g->n_changed; ++i) g->changed[i] = new_index[g->changed[i]];
+    for (int32_t i = 0; i < g->held.n_patches; ++i) g->held.patches[i].node = new_index[g->held.patches[i].node];
+}
+
+/* The nodes whose values every replay would compute the same (graph_fold.c),
+ * in *konst (NULL when none, or when PORTABLE_GRAPH_FUSION=off keeps every
+ * recorded op a kernel of its own); before the memory plan. */
+static pt_status mark_constants(pt_graph *g, pt__capture *c, const char *fn, bool **konst) {
+    static const char *const choices[] = {"on", "off", NULL};
+    *konst = NULL;
+    if (pt_env_choice("PORTABLE_GRAPH_FUSION", choices, 0) == 1) return PT_OK;
+    bool *varies = calloc((size_t)c->n_nodes, sizeof *varies), *k = calloc((size_t)c->n_nodes, sizeof *k);
+    if (!varies || !k) {
+        free(varies);
+        free(k);
+        return pt__error(PT_ERR_OUT_OF_MEMORY, fn, "out of host memory for constant folding");
+    }
+    for (int32_t i = 0; i < g->held.n_patches; ++i) varies[g->held.patches[i].node] = true;
+    const int32_t n = pt__graph_fold_mark(c, varies, k);
+    free(varies);
+    if (n == 0 || n == c->n_nodes) { /* nothing to fold, or nothing would be left to replay */
+        free(k);
+        return PT_OK;
+    }
+    g->n_constants = n;
+    *konst = k;
+    return PT_OK;
+}
+
+/* Fuses the element-wise runs, runs the constant ops once and drops them,
+ * and renumbers what refers to ops by index. konst (per recorded op, or
+ * NULL) keeps the constant ops out of the chains. */
+static pt_status fuse(pt_graph *g, pt__capture *c, const char *fn, const bool *konst) {
     bool *patched = calloc((size_t)g->n_ops, sizeof *patched);
     int32_t *new_index = malloc((size_t)g->n_ops * sizeof *new_index);
-    if (!patched || !new_index) {
+    bool *folded = konst ? calloc((size_t)g->n_ops, sizeof *folded) : NULL;
+    if (!patched || !new_index || (konst && !folded)) {
         free(patched);
         free(new_index);
+        free(folded);
         return pt__error(PT_ERR_OUT_OF_MEMORY, fn, "out of host memory for fusion");
     }
     for (int32_t i = 0; i < g->held.n_patches; ++i) patched[g->held.patches[i].node] = true;
+    for (int32_t i = 0; konst && i < g->n_ops; ++i) patched[i] = patched[i] || konst[i];
+    const int32_t recorded = g->n_ops;
     pt_status s = pt__graph_fuse(c, g->dev, &g->ops, &g->n_ops, patched, new_index, &g->fused);
-    if (s == PT_OK) {
-        for (int32_t i = 0; i < g->n_changed; ++i) g->changed[i] = new_index[g->changed[i]];
-        for (int32_t i = 0; i < g->held.n_patches; ++i)
-            g->held.patches[i].node = new_index[g->held.patches[i].node];
-        g->stats.kernels = g->n_ops;
+    if (s == PT_OK) renumber(g, new_index);
+    if (s == PT_OK && konst) {
+        /* a constant op is never in a chain: it keeps an op of its own */
+        for (int32_t i = 0; i < recorded; ++i) folded[new_index[i]] = folded[new_index[i]] || konst[i];
+        s = pt__graph_fold_run(fn, g->dev, g->ops, &g->n_ops, folded, new_index);
+        if (s == PT_OK) renumber(g, new_index);
     }
+    if (s == PT_OK) g->stats.kernels = g->n_ops;
     free(patched);
     free(new_index);
+    free(folded);
     if (s == PT_OK) log_ops(g);
     return s;
 }
@@ -246,11 +326,14 @@ static pt_graph *build(pt__capture *c, const char *fn) {
     /* what the capture holds for the replays moves to the graph */
     g->held = c->held;
     c->held = (pt__gheld){0};
-    if (collect_changes(g, c, fn) || plan_memory(g, c, fn) || hold_outputs(g, c, fn) ||
-        fuse(g, c, fn)) {
+    bool *konst = NULL;
+    if (collect_changes(g, c, fn) || mark_constants(g, c, fn, &konst) || plan_memory(g, c, fn, &konst) ||
+        hold_outputs(g, c, fn) || fuse(g, c, fn, konst)) {
+        free(konst);
         pt_graph_free(g);
         return NULL;
     }
+    free(konst);
     return g;
 }
 

@@ -98,6 +98,15 @@ pt_status pt__graph_fuse(pt__capture *c, pt_device *d, pt_op **ops, int32_t *n_o
                          int32_t *new_index, pt__gfused *fused);
 void pt__graph_fused_free(pt__gfused *fused);
 
+/* Constant folding (graph_fold.c). pt__graph_fold_mark sets konst[i] for
+ * the nodes whose out value is the same at every replay (varies[i]: node i
+ * is patched per replay); the memory plan must then keep those values'
+ * places for the whole graph. Returns how many it marked.
+ * pt__graph_fold_run runs ops[i] with konst[i] once, now, and drops them
+ * from the list: new_index[i] is where op i went, -1 for a folded one. */
+int32_t pt__graph_fold_mark(pt__capture *c, const bool *varies, bool *konst);
+pt_status pt__graph_fold_run(const char *fn, pt_device *d, pt_op *ops, int32_t *n_ops, const bool *konst,
+                             int32_t *new_index);
 /* The arena plan: offsets for n values of size[i] bytes, live over the ops
  * [first[i], last[i]], such that values live at once never overlap.
  * Returns the arena's bytes. graph_plan.c */
