@@ -208,6 +208,18 @@ static void ocl_describe(ocl_device *d) {
     d->gemm_mode = PT_HOST_HAS(ocl_host, env_choice)
                        ? (ocl_gemm_mode)ocl_host->env_choice("PORTABLE_OPENCL_GEMM", gemm_modes, OCL_GEMM_AUTO)
                        : OCL_GEMM_AUTO;
+    /* The own products' vector width (kernels/gemm.cl): 16 floats where
+     * the device's native float vector is that wide (PoCL on AVX-512 CPUs),
+     * else 8; PORTABLE_OPENCL_GEMM_VECTOR=8|16 says (how CI keeps the 8-wide
+     * kernels tested on an AVX-512 machine). */
+    static const char *const widths[] = {"auto", "8", "16", NULL};
+    const int width = PT_HOST_HAS(ocl_host, env_choice)
+                          ? ocl_host->env_choice("PORTABLE_OPENCL_GEMM_VECTOR", widths, 0)
+                          : 0;
+    d->gemm_width = width == 1 ? 8 : width == 2 ? 16 : 0;
+    if (clGetDeviceInfo(d->id, CL_DEVICE_NATIVE_VECTOR_WIDTH_FLOAT, sizeof d->native_float_width,
+                        &d->native_float_width, NULL) != CL_SUCCESS)
+        d->native_float_width = 0;
     cl_device_fp_config scfg = 0;
     d->fp32_correct_div_sqrt =
         clGetDeviceInfo(d->id, CL_DEVICE_SINGLE_FP_CONFIG, sizeof scfg, &scfg, NULL) ==

@@ -37,11 +37,11 @@ pt_status ocl_gemm_own(ocl_device *d, const ocl_gemm_call *g) {
     pt_status s = ocl_gemm_program_get(d, &gp);
     if (s != PT_OK) return s;
     const int form = ocl_gemm_form(g);
-    const char *name = ocl_gemm_forms[form].name;
+    const char *name = gp->forms[form].name;
     const cl_kernel k = gp->kernel[form];
     const cl_int M = (cl_int)g->M, N = (cl_int)g->N, K = (cl_int)g->K, acc = g->accumulate,
                  sums = g->sums > 1 ? (cl_int)g->sums : 1;
-    const size_t tile_r = (size_t)ocl_gemm_forms[form].rows, tile_c = (size_t)ocl_gemm_forms[form].cols;
+    const size_t tile_r = (size_t)gp->forms[form].rows, tile_c = (size_t)gp->forms[form].cols;
     const cl_long items = (cl_long)(((g->M + tile_r - 1) / tile_r) * ((g->N + tile_c - 1) / tile_c) * g->batch);
     const cl_long ao = (cl_long)g->ao, bo = (cl_long)g->bo, co = (cl_long)g->co, a_row = g->a_row,
                   a_col = g->a_col, b_row = g->b_row, b_col = g->b_col, a_batch = (cl_long)g->a_stride,

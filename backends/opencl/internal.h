@@ -175,17 +175,21 @@ typedef enum ocl_gemm_kernel { OCL_GEMM_ROWS, OCL_GEMM_DOTS, OCL_GEMM__COUNT } o
 
 /* Each kernel's entry name and the rows x columns of C one work-item owns
  * (handed to the program as GEMM_<ROWS|DOTS>_R and _C, so the kernels and
- * the launch's tile count come from one table). */
+ * the launch's tile count come from one table), per vector width: [0] for
+ * 8-float vectors, [1] for 16 (launch_gemm_program.c says which a device
+ * gets). */
 typedef struct ocl_gemm_form_info {
     const char *name;
     int rows, cols;
 } ocl_gemm_form_info;
-extern const ocl_gemm_form_info ocl_gemm_forms[OCL_GEMM__COUNT];
+extern const ocl_gemm_form_info ocl_gemm_forms[2][OCL_GEMM__COUNT];
 
 typedef struct ocl_gemm_program {
     cl_program program;
     cl_kernel kernel[OCL_GEMM__COUNT];
     size_t wg[OCL_GEMM__COUNT];
+    int width;                        /* floats per vector: 8 or 16 */
+    const ocl_gemm_form_info *forms;  /* ocl_gemm_forms' row for width */
 } ocl_gemm_program;
 
 /* Which products run on kernels/gemm.cl (PORTABLE_OPENCL_GEMM). */
@@ -272,6 +276,8 @@ typedef struct ocl_device {
     ocl_attn_program attn[2][OCL_ATTN_BUCKETS]; /* [f64?][width bucket], built at first use */
     ocl_gemm_program gemm; /* built at the first product it runs */
     ocl_gemm_mode gemm_mode;
+    int gemm_width; /* 0: by the device's native float vector width; else 8 or 16 (PORTABLE_OPENCL_GEMM_VECTOR) */
+    cl_uint native_float_width; /* CL_DEVICE_NATIVE_VECTOR_WIDTH_FLOAT */
     bool cpu_forms; /* the kernel forms for CPU devices (device.c's ocl_describe) */
     bool new_kernels; /* a kernel object was created since the last launch */
     /* Bytes of device buffers (alloc and scratch) this process holds: what

@@ -9,23 +9,28 @@
 static const char *const ocl_gemm_sources[] = {"prelude.cl", "gemm.cl"};
 #define OCL_GEMM_N_SOURCES ((int)(sizeof ocl_gemm_sources / sizeof ocl_gemm_sources[0]))
 
-const ocl_gemm_form_info ocl_gemm_forms[OCL_GEMM__COUNT] = {
-    [OCL_GEMM_ROWS] = {"gemm_rows", 4, 8},
-    [OCL_GEMM_DOTS] = {"gemm_dots", 2, 4},
+/* gemm_rows' columns are one vector; gemm_dots' tile keeps R x C vector
+ * accumulators: 8 in 256-bit registers, 16 in 512-bit ones (of 32), where
+ * 2 x 4 ran no faster than at 8 floats (backends/opencl/README.md). */
+const ocl_gemm_form_info ocl_gemm_forms[2][OCL_GEMM__COUNT] = {
+    {[OCL_GEMM_ROWS] = {"gemm_rows", 4, 8}, [OCL_GEMM_DOTS] = {"gemm_dots", 2, 4}},
+    {[OCL_GEMM_ROWS] = {"gemm_rows", 4, 16}, [OCL_GEMM_DOTS] = {"gemm_dots", 4, 4}},
 };
 
 static pt_status ocl_gemm_build(ocl_device *d, ocl_gemm_program *gp) {
     const char *what = "f32 product kernels";
-    char defines[160];
+    gp->width = d->gemm_width ? d->gemm_width : d->native_float_width >= 16 ? 16 : 8;
+    gp->forms = ocl_gemm_forms[gp->width == 16];
+    char defines[192];
     snprintf(defines, sizeof defines,
-             "#define PT_GEMM_PROGRAM\n#define GEMM_ROWS_R %d\n#define GEMM_ROWS_C %d\n"
+             "#define PT_GEMM_PROGRAM\n#define GEMM_V %d\n#define GEMM_ROWS_R %d\n#define GEMM_ROWS_C %d\n"
              "#define GEMM_DOTS_R %d\n#define GEMM_DOTS_C %d\n",
-             ocl_gemm_forms[OCL_GEMM_ROWS].rows, ocl_gemm_forms[OCL_GEMM_ROWS].cols,
-             ocl_gemm_forms[OCL_GEMM_DOTS].rows, ocl_gemm_forms[OCL_GEMM_DOTS].cols);
+             gp->width, gp->forms[OCL_GEMM_ROWS].rows, gp->forms[OCL_GEMM_ROWS].cols,
+             gp->forms[OCL_GEMM_DOTS].rows, gp->forms[OCL_GEMM_DOTS].cols);
     pt_status s = ocl_program_from_sources(d, what, PT_F32, defines, OCL_GEMM_N_SOURCES, ocl_gemm_sources,
                                            &gp->program);
     for (int k = 0; s == PT_OK && k < OCL_GEMM__COUNT; ++k)
-        s = ocl_kernel_create(d, gp->program, ocl_gemm_forms[k].name, what, &gp->kernel[k], &gp->wg[k]);
+        s = ocl_kernel_create(d, gp->program, gp->forms[k].name, what, &gp->kernel[k], &gp->wg[k]);
     return s;
 }
 

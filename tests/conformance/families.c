@@ -136,6 +136,8 @@ const matmul_family matmul_families[] = {
     {{S3(0, 7, 13), LAY_C}, {S3(0, 13, 5), LAY_C}, false},
     {{S2(64, 300), LAY_C}, {S2(300, 96), LAY_C}, false},
     {{S2(257, 130), LAY_T}, {S2(130, 129), LAY_C}, false},
+    /* x @ W^T with K past two 16-float vectors and a tail, M and N past whole tiles */
+    {{S2(33, 70), LAY_C}, {S2(70, 37), LAY_T}, false},
     {{S2(1100, 64), LAY_C}, {S2(64, 1000), LAY_C}, true}, /* > 1M outputs */
 };
 const int n_matmul_families = sizeof matmul_families / sizeof matmul_families[0];

@@ -10,8 +10,12 @@
  * they ran a [64, 64] @ [64, 256] product at 9.5 GFLOP/s and a 512-cube at
  * 12.8; these explicit 8-wide vectors ran them at 22-33 and 23-32. A CPU
  * device runs a work-item's code on one core, so each work-item keeps a
- * tile of C in float8 registers and reads its operands straight from
- * memory (the caches do what local memory does on a GPU).
+ * tile of C in vector registers and reads its operands straight from
+ * memory (the caches do what local memory does on a GPU). The vectors are
+ * GEMM_V floats: 8, or 16 on a device whose native float vector is 16
+ * wide (PoCL on an AVX-512 CPU compiles 8-float vectors to 256-bit
+ * registers; 16-float ones to 512-bit, which on a 2-core AVX-512 Xeon ran
+ * both forms of the [64, 64] @ [64, 256] product in about half the time).
  *
  * C[b] is row-major [M, N] (leading dimension N) at element offset co +
  * b * c_batch; A[b] is [M, K] and B[b] is [K, N] with any element strides
@@ -28,15 +32,15 @@
  *
  * Two forms, by which operand is contiguous along the vector:
  *   gemm_rows, B's rows contiguous (b_col == 1): a work-item owns 4 rows x
- *     8 columns of C: for each k, one float8 load of B's row k and four
+ *     GEMM_V columns of C: for each k, one vector load of B's row k and four
  *     broadcasts of A's column k (A may have any strides).
  *   gemm_dots, A's rows and B's columns contiguous (a_col == 1, b_row == 1,
- *     the x @ W^T of a linear layer): a work-item owns 2 rows x 4 columns,
- *     each a dot product of two contiguous rows in float8 lanes, summed at
- *     the end.
+ *     the x @ W^T of a linear layer): a work-item owns 2 rows x 4 columns
+ *     (4 x 4 at 16 floats), each a dot product of two contiguous rows in
+ *     GEMM_V lanes, summed at the end.
  * Tiles that stick out of C compute with clamped indices (rows and
  * columns that exist) and store only what lies inside; columns of gemm_rows
- * that do not fill 8 lanes run scalar with the general strides. */
+ * that do not fill a vector run scalar with the general strides. */
 #ifdef PT_GEMM_PROGRAM
 
 /* GEMM_ROWS_R x GEMM_ROWS_C and GEMM_DOTS_R x GEMM_DOTS_C, the tiles,
@@ -52,6 +56,14 @@
  * (AVX2) where the unrolled loops run it at 38-49. A loop that stops at
  * the edge of C runs its full count and skips, so it unrolls too. */
 #define PT_GEMM_UNROLL _Pragma("unroll")
+
+/* The vector of GEMM_V floats (8 or 16, from the host) and its loads and
+ * stores. */
+#define GEMM_CAT2(a, b) a##b
+#define GEMM_CAT(a, b) GEMM_CAT2(a, b)
+#define gemm_vec GEMM_CAT(float, GEMM_V)
+#define gemm_vload GEMM_CAT(vload, GEMM_V)
+#define gemm_vstore GEMM_CAT(vstore, GEMM_V)
 
 static inline void gemm_store(__global float *c, float v, int acc) { *c = acc ? *c + v : v; }
 
@@ -88,20 +100,20 @@ __kernel void gemm_rows(__global const float *a, long ao, long a_row, long a_col
     PT_GEMM_UNROLL
     for (int r = 0; r < GEMM_ROWS_R; ++r) arow[r] = (long)min(i0 + r, M - 1) * a_row;
     if (j0 + GEMM_ROWS_C <= N && b_col == 1) {
-        float8 s[GEMM_ROWS_R];
+        gemm_vec s[GEMM_ROWS_R];
         PT_GEMM_UNROLL
-        for (int r = 0; r < GEMM_ROWS_R; ++r) s[r] = (float8)(0.0f);
+        for (int r = 0; r < GEMM_ROWS_R; ++r) s[r] = (gemm_vec)(0.0f);
         for (int k = 0; k < K; ++k) {
-            const float8 bk = vload8(0, B + k * b_row + j0);
+            const gemm_vec bk = gemm_vload(0, B + k * b_row + j0);
             const long ak = k * a_col;
             PT_GEMM_UNROLL
-            for (int r = 0; r < GEMM_ROWS_R; ++r) s[r] = fma((float8)(A[arow[r] + ak]), bk, s[r]);
+            for (int r = 0; r < GEMM_ROWS_R; ++r) s[r] = fma((gemm_vec)(A[arow[r] + ak]), bk, s[r]);
         }
         PT_GEMM_UNROLL
         for (int r = 0; r < GEMM_ROWS_R; ++r) {
             if (i0 + r >= M) break;
             __global float *row = C + (long)(i0 + r) * N + j0;
-            vstore8(acc ? vload8(0, row) + s[r] : s[r], 0, row);
+            gemm_vstore(acc ? gemm_vload(0, row) + s[r] : s[r], 0, row);
         }
         continue;
     }
@@ -115,8 +127,13 @@ __kernel void gemm_rows(__global const float *a, long ao, long a_row, long a_col
 }
 
 /* The sum of v's lanes, pairwise. */
-static inline float gemm_lanes(float8 v) {
+static inline float gemm_lanes(gemm_vec v) {
+#if GEMM_V == 16
+    const float8 o = v.lo + v.hi;
+    const float4 h = o.lo + o.hi;
+#else
     const float4 h = v.lo + v.hi;
+#endif
     const float2 q = h.lo + h.hi;
     return q.x + q.y;
 }
@@ -131,19 +148,19 @@ __kernel void gemm_dots(__global const float *a, long ao, long a_row, long a_bat
     for (int r = 0; r < GEMM_DOTS_R; ++r) ar[r] = A + (long)min(i0 + r, M - 1) * a_row;
     PT_GEMM_UNROLL
     for (int q = 0; q < GEMM_DOTS_C; ++q) bc[q] = B + (long)min(j0 + q, N - 1) * b_col;
-    float8 s[GEMM_DOTS_R][GEMM_DOTS_C];
+    gemm_vec s[GEMM_DOTS_R][GEMM_DOTS_C];
     PT_GEMM_UNROLL
     for (int r = 0; r < GEMM_DOTS_R; ++r)
         PT_GEMM_UNROLL
-        for (int q = 0; q < GEMM_DOTS_C; ++q) s[r][q] = (float8)(0.0f);
-    const int k8 = K / 8 * 8;
-    for (int k = 0; k < k8; k += 8) {
-        float8 av[GEMM_DOTS_R];
+        for (int q = 0; q < GEMM_DOTS_C; ++q) s[r][q] = (gemm_vec)(0.0f);
+    const int kv = K / GEMM_V * GEMM_V;
+    for (int k = 0; k < kv; k += GEMM_V) {
+        gemm_vec av[GEMM_DOTS_R];
         PT_GEMM_UNROLL
-        for (int r = 0; r < GEMM_DOTS_R; ++r) av[r] = vload8(0, ar[r] + k);
+        for (int r = 0; r < GEMM_DOTS_R; ++r) av[r] = gemm_vload(0, ar[r] + k);
         PT_GEMM_UNROLL
         for (int q = 0; q < GEMM_DOTS_C; ++q) {
-            const float8 bv = vload8(0, bc[q] + k);
+            const gemm_vec bv = gemm_vload(0, bc[q] + k);
             PT_GEMM_UNROLL
             for (int r = 0; r < GEMM_DOTS_R; ++r) s[r][q] = fma(av[r], bv, s[r][q]);
         }
@@ -154,7 +171,7 @@ __kernel void gemm_dots(__global const float *a, long ao, long a_row, long a_bat
         for (int q = 0; q < GEMM_DOTS_C; ++q) {
             if (i0 + r >= M || j0 + q >= N) continue;
             float v = gemm_lanes(s[r][q]);
-            for (int k = k8; k < K; ++k) v = fma(ar[r][k], bc[q][k], v);
+            for (int k = kv; k < K; ++k) v = fma(ar[r][k], bc[q][k], v);
             gemm_store(C + (long)(i0 + r) * N + j0 + q, v, acc);
         }
     GEMM_TILE_END
