@@ -173,6 +173,16 @@ __kernel void max_pool2d_index_rows(__global long *out, long oo, __global const 
 static T unpool_at(__global const T *gp, __global const long *ip, long h, long w, long W, long KH, long KW,
                    long OH, long OW, long sh, long sw, long ph, long pw, long dh, long dw) {
     const long hw = h * W + w;
+    /* Windows that tile the image (the stride is the window, no padding or
+     * dilation, as a 2x2 pool at stride 2): the one window holding (h, w),
+     * where the loop below would try each tap with its divisions. 0 + g, as
+     * the loop adds, so a -0 gradient comes out +0 there too. */
+    if (KH == sh && KW == sw && ph == 0 && pw == 0 && dh == 1 && dw == 1) {
+        const long oh = h / sh, ow = w / sw;
+        if (oh >= OH || ow >= OW) return (T)0;
+        const long k = oh * OW + ow;
+        return ip[k] == hw ? (T)0 + gp[k] : (T)0;
+    }
     T acc = (T)0;
     for (long i = KH - 1; i >= 0; --i) {
         const long hh = h + ph - i * dh;
