@@ -56,6 +56,11 @@ static int ocl_window_args(const ocl_window *g, bool reads_image, ocl_arg *args)
     return na;
 }
 
+/* The largest OH * OW that im2col_rows takes a plane at a time: past it a
+ * plane's work is enough for an item row by row, and large planes are few
+ * (a first layer's 3 channels x 9 taps), too few items for a CPU's cores. */
+#define OCL_IM2COL_PLANE_MAX 256
+
 /* IM2COL, COL2IM (columns [N, C, KH, KW, OH, OW]), MAX_POOL2D and
  * MAX_POOL2D_INDEX (one item per window), MAX_UNPOOL2D (one per image
  * element: a gather through the indices, no atomics). */
@@ -97,7 +102,10 @@ pt_status ocl_window_run(ocl_device *d, const pt_op *op) {
         args[na++] = (ocl_arg)OCL_ARG(jo);
     }
     args[na++] = (ocl_arg)OCL_ARG(g.n);
+    /* im2col_rows: a plane (OH rows) an item where planes are small, else a row */
+    const cl_long plane_rows = im2col && rows && g.o[0] * g.o[1] <= OCL_IM2COL_PLANE_MAX ? g.o[0] : 1;
+    if (im2col && rows) args[na++] = (ocl_arg)OCL_ARG(plane_rows);
     if ((s = ocl_set_args(d, k, name, na, args)) != PT_OK) return s;
-    return ocl_launch_items(d, k, name, wg, rows ? g.n / row : g.n);
+    return ocl_launch_items(d, k, name, wg, rows ? g.n / row / plane_rows : g.n);
 }
 
