@@ -77,14 +77,28 @@ __kernel void col2im(__global T *out, long oo, __global const T *col, long co, l
         const long h = t % H, plane = t / H;
         __global const T *cp = col + co + plane * KH * KW * OH * OW;
         T acc = (T)0;
-        for (long i = 0; i < KH; ++i) {
-            const long hh = h + ph - i * dh;
-            if (hh < 0 || hh % sh != 0 || hh / sh >= OH) continue;
-            const long oh = hh / sh;
-            for (long j = 0; j < KW; ++j) {
-                const long ww = w + pw - j * dw;
-                if (ww < 0 || ww % sw != 0 || ww / sw >= OW) continue;
-                acc += cp[((i * KW + j) * OH + oh) * OW + ww / sw];
+        if (sh == 1 && sw == 1) {
+            /* stride 1 (most convolutions): the window rows and columns are
+             * the image's shifted, with no divisions (the general loop below
+             * divides four times a tap); the same taps in the same order */
+            for (long i = 0; i < KH; ++i) {
+                const long oh = h + ph - i * dh;
+                if (oh < 0 || oh >= OH) continue;
+                for (long j = 0; j < KW; ++j) {
+                    const long ow = w + pw - j * dw;
+                    if (ow >= 0 && ow < OW) acc += cp[((i * KW + j) * OH + oh) * OW + ow];
+                }
+            }
+        } else {
+            for (long i = 0; i < KH; ++i) {
+                const long hh = h + ph - i * dh;
+                if (hh < 0 || hh % sh != 0 || hh / sh >= OH) continue;
+                const long oh = hh / sh;
+                for (long j = 0; j < KW; ++j) {
+                    const long ww = w + pw - j * dw;
+                    if (ww < 0 || ww % sw != 0 || ww / sw >= OW) continue;
+                    acc += cp[((i * KW + j) * OH + oh) * OW + ww / sw];
+                }
             }
         }
         out[oo + e] = acc;
