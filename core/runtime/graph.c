@@ -253,9 +253,8 @@ static void renumber(pt_graph *g, const int32_t *new_index) {
  * in *konst (NULL when none, or when PORTABLE_GRAPH_FUSION=off keeps every
  * recorded op a kernel of its own); before the memory plan. */
 static pt_status mark_constants(pt_graph *g, pt__capture *c, const char *fn, bool **konst) {
-    static const char *const choices[] = {"on", "off", NULL};
     *konst = NULL;
-    if (pt_env_choice("PORTABLE_GRAPH_FUSION", choices, 0) == 1) return PT_OK;
+    if (!pt__graph_fusion_on()) return PT_OK;
     bool *varies = calloc((size_t)c->n_nodes, sizeof *varies), *k = calloc((size_t)c->n_nodes, sizeof *k);
     if (!varies || !k) {
         free(varies);

@@ -152,12 +152,16 @@ static bool offer_chain(const pt__capture *c, pt_device *d, const pt_op *in, int
     return false;
 }
 
+bool pt__graph_fusion_on(void) {
+    static const char *const choices[] = {"on", "off", NULL};
+    return pt_env_choice("PORTABLE_GRAPH_FUSION", choices, 0) != 1;
+}
+
 pt_status pt__graph_fuse(pt__capture *c, pt_device *d, pt_op **ops, int32_t *n_ops, const bool *patched,
                          int32_t *new_index, pt__gfused *fused) {
-    static const char *const choices[] = {"on", "off", NULL};
     const int32_t n = *n_ops;
     for (int32_t i = 0; i < n; ++i) new_index[i] = i;
-    if (n < 2 || pt_env_choice("PORTABLE_GRAPH_FUSION", choices, 0) == 1) return PT_OK;
+    if (n < 2 || !pt__graph_fusion_on()) return PT_OK;
     pt_op *in = *ops;
     pt_op *out = malloc((size_t)n * sizeof *out);
     /* at most n / 2 chains, each taking two ops or more (two steps, or one and its reduction) */

@@ -96,6 +96,9 @@ typedef struct pt__gfused {
  * ops as they are. graph_fuse.c */
 pt_status pt__graph_fuse(pt__capture *c, pt_device *d, pt_op **ops, int32_t *n_ops, const bool *patched,
                          int32_t *new_index, pt__gfused *fused);
+/* Whether PORTABLE_GRAPH_FUSION (read at each capture's end) lets graphs
+ * fuse chains and fold constants: not when it is "off". graph_fuse.c */
+bool pt__graph_fusion_on(void);
 void pt__graph_fused_free(pt__gfused *fused);
 
 /* Constant folding (graph_fold.c). pt__graph_fold_mark sets konst[i] for
