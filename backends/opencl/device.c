@@ -216,10 +216,10 @@ static void ocl_describe(ocl_device *d) {
     const int width = PT_HOST_HAS(ocl_host, env_choice)
                           ? ocl_host->env_choice("PORTABLE_OPENCL_GEMM_VECTOR", widths, 0)
                           : 0;
-    d->gemm_width = width == 1 ? 8 : width == 2 ? 16 : 0;
-    if (clGetDeviceInfo(d->id, CL_DEVICE_NATIVE_VECTOR_WIDTH_FLOAT, sizeof d->native_float_width,
-                        &d->native_float_width, NULL) != CL_SUCCESS)
-        d->native_float_width = 0;
+    cl_uint native = 0;
+    if (clGetDeviceInfo(d->id, CL_DEVICE_NATIVE_VECTOR_WIDTH_FLOAT, sizeof native, &native, NULL) != CL_SUCCESS)
+        native = 0;
+    d->gemm_width = width == 1 ? 8 : width == 2 ? 16 : native >= 16 ? 16 : 8;
     cl_device_fp_config scfg = 0;
     d->fp32_correct_div_sqrt =
         clGetDeviceInfo(d->id, CL_DEVICE_SINGLE_FP_CONFIG, sizeof scfg, &scfg, NULL) ==

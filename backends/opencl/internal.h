@@ -276,8 +276,7 @@ typedef struct ocl_device {
     ocl_attn_program attn[2][OCL_ATTN_BUCKETS]; /* [f64?][width bucket], built at first use */
     ocl_gemm_program gemm; /* built at the first product it runs */
     ocl_gemm_mode gemm_mode;
-    int gemm_width; /* 0: by the device's native float vector width; else 8 or 16 (PORTABLE_OPENCL_GEMM_VECTOR) */
-    cl_uint native_float_width; /* CL_DEVICE_NATIVE_VECTOR_WIDTH_FLOAT */
+    int gemm_width; /* the own products' floats per vector, 8 or 16 (device.c) */
     bool cpu_forms; /* the kernel forms for CPU devices (device.c's ocl_describe) */
     bool new_kernels; /* a kernel object was created since the last launch */
     /* Bytes of device buffers (alloc and scratch) this process holds: what

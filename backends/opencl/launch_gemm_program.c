@@ -19,7 +19,7 @@ const ocl_gemm_form_info ocl_gemm_forms[2][OCL_GEMM__COUNT] = {
 
 static pt_status ocl_gemm_build(ocl_device *d, ocl_gemm_program *gp) {
     const char *what = "f32 product kernels";
-    gp->width = d->gemm_width ? d->gemm_width : d->native_float_width >= 16 ? 16 : 8;
+    gp->width = d->gemm_width;
     gp->forms = ocl_gemm_forms[gp->width == 16];
     char defines[192];
     snprintf(defines, sizeof defines,
