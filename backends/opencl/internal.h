@@ -339,6 +339,12 @@ pt_status ocl_stamp_record(int dev, void **stamp);
 pt_status ocl_stamp_time(int dev, void *stamp, int64_t *ns);
 void ocl_stamp_release(int dev, void *stamp);
 
+/* ---- Queue markers (launch_markers.c): for the core's pinned-block cache ---- */
+
+pt_status ocl_marker_record(int dev, void **marker);
+bool ocl_marker_passed(int dev, void *marker);
+void ocl_marker_release(int dev, void *marker);
+
 /* ---- Errors (errors.c) ---- */
 
 /* The host API handed to pt_backend_entry (NULL before it ran). */

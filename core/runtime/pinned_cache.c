@@ -58,6 +58,7 @@ static pt__pinned_block *take_ready(pt_device *d, size_t size, bool all) {
         if ((all || b->size == size) && ready(d, b)) {
             *p = b->next;
             c->cached_bytes -= (int64_t)b->size;
+            --c->n_released;
             b->next = out;
             out = b;
             if (!all) break;
@@ -90,20 +91,26 @@ static void free_blocks(pt_device *d, pt__pinned_block *b) {
     }
 }
 
-pt_status pt__host_alloc(const char *fn, pt_device *d, size_t bytes, void **ptr) {
-    const size_t size = class_of(bytes);
-    pt__pinned_block *b = take_ready(d, size, false);
-    if (b) {
-        if (b->marker) pt__marker_release(d, b->marker);
-        b->marker = NULL;
-        *ptr = b->ptr;
-        push_live(d, b, true);
-        return PT_OK;
-    }
-    b = malloc(sizeof *b);
-    if (!b) return pt__error(PT_ERR_OUT_OF_MEMORY, fn, "out of host memory for a pinned block record");
-    pt_status s = pt__host_alloc_call(fn, d, size, &b->ptr);
-    if (s == PT_ERR_OUT_OF_MEMORY) {
+/* Hands out b, a ready block taken from the cache, as *ptr. */
+static void reuse(pt_device *d, pt__pinned_block *b, void **ptr) {
+    if (b->marker) pt__marker_release(d, b->marker);
+    b->marker = NULL;
+    *ptr = b->ptr;
+    push_live(d, b, true);
+}
+
+/* A new block of class size from the plugin, as *ptr. quiet (a caller with
+ * a way that needs no block): a failure leaves this thread's error alone and
+ * nothing waits; otherwise, on out-of-memory, wait for d and free the cached
+ * blocks, then try once more. */
+static pt_status fresh(const char *fn, pt_device *d, size_t size, bool quiet, void **ptr) {
+    pt__pinned_block *b = malloc(sizeof *b);
+    if (!b)
+        return quiet ? PT_ERR_OUT_OF_MEMORY
+                     : pt__error(PT_ERR_OUT_OF_MEMORY, fn, "out of host memory for a pinned block record");
+    pt_status s = quiet ? (pt__host_alloc_try(d, size, &b->ptr) ? PT_OK : PT_ERR_OUT_OF_MEMORY)
+                        : pt__host_alloc_call(fn, d, size, &b->ptr);
+    if (s == PT_ERR_OUT_OF_MEMORY && !quiet) {
         /* Cached blocks may still be in use by queued copies: wait for the
          * owner first, then give them all back and try once more. */
         if (pt__wait_device(fn, d) == PT_OK) {
@@ -121,6 +128,32 @@ pt_status pt__host_alloc(const char *fn, pt_device *d, size_t bytes, void **ptr)
     *ptr = b->ptr;
     push_live(d, b, false);
     return PT_OK;
+}
+
+pt_status pt__host_alloc(const char *fn, pt_device *d, size_t bytes, void **ptr) {
+    const size_t size = class_of(bytes);
+    pt__pinned_block *b = take_ready(d, size, false);
+    if (b) {
+        reuse(d, b, ptr);
+        return PT_OK;
+    }
+    return fresh(fn, d, size, false, ptr);
+}
+
+void *pt__pinned_staging(pt_device *d, size_t bytes) {
+    if (!pt__marker_supported(d)) return NULL;
+    const size_t size = class_of(bytes);
+    void *ptr = NULL;
+    pt__pinned_block *b = take_ready(d, size, false);
+    if (b) {
+        reuse(d, b, &ptr);
+        return ptr;
+    }
+    pthread_mutex_lock(&d->pinned.lock);
+    const bool full = d->pinned.n_released >= PT__STAGING_CACHED_BLOCKS;
+    pthread_mutex_unlock(&d->pinned.lock);
+    if (full) return NULL;
+    return fresh("pt__pinned_staging", d, size, true, &ptr) == PT_OK ? ptr : NULL;
 }
 
 void pt__host_free(pt_device *d, void *ptr) {
@@ -145,6 +178,7 @@ void pt__host_free(pt_device *d, void *ptr) {
     b->next = c->released;
     c->released = b;
     c->cached_bytes += (int64_t)b->size;
+    ++c->n_released;
     pthread_mutex_unlock(&c->lock);
 }
 

@@ -141,6 +141,7 @@ typedef struct pt__pinned_cache {
     pt__pinned_block *live;      /* handed out */
     pt__pinned_block *released;  /* cached, newest first */
     int64_t cached_bytes, allocs, reuses;
+    int32_t n_released; /* blocks on the released list */
     /* Synchronize calls of the device begun and completed (ticket numbers):
      * the fallback "the queue has passed this point" for plugins without
      * queue markers. */
@@ -156,6 +157,9 @@ struct pt_device {
     /* Per op kind, the dtypes (bit t) the plugin's supports accepted on this
      * device; asked once per pair. */
     _Atomic unsigned supported[PT_OP_COUNT];
+    /* Whether small uploads are staged through pinned blocks (pt__upload):
+     * 0 not decided yet, 1 yes, 2 no. */
+    _Atomic int staged_uploads;
 };
 
 /* Scans the plugin folders once (thread-safe): backend names and files,
@@ -240,6 +244,16 @@ void pt__free_direct(pt_device *d, pt__block *b);
  * it); pt_empty_cache(d) frees the cached ones. */
 pt_status pt__host_alloc(const char *fn, pt_device *d, size_t bytes, void **ptr);
 void pt__host_free(pt_device *d, void *ptr);
+/* A pinned block of at least bytes for a staged upload (pt__upload), to be
+ * given back with pt__host_free right after the upload is queued; NULL where
+ * d has no queue markers (the block could not be reused before the next
+ * synchronize), where PT__STAGING_CACHED_BLOCKS released blocks are cached
+ * and none of the class is ready (the host is far ahead of d: a synchronous
+ * copy lets the queue drain, and each request would ask every pending
+ * block's marker), or where none can be had. Never waits and never sets an
+ * error. */
+#define PT__STAGING_CACHED_BLOCKS 64
+void *pt__pinned_staging(pt_device *d, size_t bytes);
 /* The host API's device_alloc/device_free (plugin_memory.c): a plugin's
  * scratch space from the caching allocator. */
 pt_status pt__plugin_device_alloc(const char *backend, int dev, size_t bytes, void **buf,
@@ -396,6 +410,9 @@ void pt__free_call(pt_device *d, void *buf);
  * (default: malloc/free); the rest of the core goes through the cache below. */
 pt_status pt__host_alloc_call(const char *fn, pt_device *d, size_t bytes, void **ptr);
 void pt__host_free_call(pt_device *d, void *ptr);
+/* As pt__host_alloc_call for a caller with a way that needs no block: false
+ * on failure, leaving this thread's error alone. */
+bool pt__host_alloc_try(pt_device *d, size_t bytes, void **ptr);
 /* Queue markers (backend.h): false from pt__marker_supported when the plugin
  * has none, and then the cache counts synchronize calls instead. */
 bool pt__marker_supported(const pt_device *d);
@@ -437,6 +454,12 @@ pt_status pt__graph_execute_call(pt_device *d, const pt_op *ops, int32_t i, int3
 pt_status pt__supports_call(const char *fn, pt_device *d, const pt_op *op);
 pt_status pt__copy_h2d(const char *fn, pt_device *d, void *dst, size_t dst_off, const void *src,
                        size_t bytes, bool async);
+/* Host bytes the caller may reuse at return into d's memory, after d's queued
+ * work: up to PT__STAGED_UPLOAD_MAX bytes through a pinned block and queued
+ * (the host goes on while d works), larger ones synchronously. */
+#define PT__STAGED_UPLOAD_MAX ((size_t)1 << 20)
+pt_status pt__upload(const char *fn, pt_device *d, void *dst, size_t dst_off, const void *src,
+                     size_t bytes);
 pt_status pt__copy_d2h(const char *fn, pt_device *d, void *dst, const void *src, size_t src_off,
                        size_t bytes, bool async);
 pt_status pt__copy_d2d(const char *fn, pt_device *d, void *dst, size_t dst_off, const void *src,

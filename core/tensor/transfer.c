@@ -29,7 +29,7 @@ pt_tensor *pt_from_data(pt_device *d, pt_dtype t, int ndim, const int64_t *shape
                   (long long)pt__numel(ndim, shape));
         return NULL;
     }
-    if (pt__copy_h2d(fn, d, x->st->buf, x->offset, data, bytes, false)) {
+    if (pt__upload(fn, d, x->st->buf, x->offset, data, bytes)) {
         pt_release(x);
         return NULL;
     }
@@ -134,9 +134,9 @@ static pt_status copy_across(const char *fn, const pt_tensor *src, pt_tensor *ds
     if (host_visible(sd)) { /* cpu -> accelerator */
         pt_status s = wait_for_writers(fn, src);
         if (s) return s;
-        bool pinned = src->st->kind == PT__STORAGE_PINNED;
-        return pt__copy_h2d(fn, dd, dst->st->buf, dst->offset, pt__host_ptr(src), bytes,
-                            async && pinned);
+        if (async && src->st->kind == PT__STORAGE_PINNED)
+            return pt__copy_h2d(fn, dd, dst->st->buf, dst->offset, pt__host_ptr(src), bytes, true);
+        return pt__upload(fn, dd, dst->st->buf, dst->offset, pt__host_ptr(src), bytes);
     }
     /* Two accelerators: the plugin's peer copy, or staged through pinned
      * host memory (pt__copy_peer holds that default). */

@@ -502,6 +502,31 @@ if begin "bench" 60; then
   cat "$LOGS/bench_graph.md" >>"$RESULTS"
   grep -Eq "^\| cuda:0 \|.*\| CUDA graph \|" "$LOGS/bench_graph.md" ||
     fail "bench_graph: cuda:0 did not replay as a CUDA graph (its row says why)"
+  # Small uploads staged through pinned blocks and queued (the default on
+  # GPUs, docs/execution.md) against synchronous ones, which wait for the
+  # queue to drain: mlp_digits on cuda:0, eager and --graph, alternated.
+  section "mlp_digits on cuda:0: staged uploads against synchronous ones (samples/s)"
+  st_epochs=8 st_rounds=2
+  if [ "$REHEARSAL" = sim ]; then
+    st_epochs=2 st_rounds=1
+    say "Rehearsal: 2 epochs, 1 round; simulator figures say nothing about a GPU."
+  fi
+  say "Each figure: the median samples/s of the epochs after the first."
+  epoch_rate() { grep -oE '[0-9]+ samples/s' | awk 'NR > 1 { print $1 }' | sort -n |
+    awk '{ v[n++] = $1 } END { if (!n) print "-"; else print (n % 2) ? v[(n - 1) / 2] : (v[n / 2 - 1] + v[n / 2]) / 2 }'; }
+  { echo; echo "| mode | round | staged | synchronous | staged / synchronous |"; echo "|---|---:|---:|---:|---:|"; } >>"$RESULTS"
+  for mode in eager --graph; do
+    flag=(); [ "$mode" = --graph ] && flag=(--graph)
+    for ((r = 1; r <= st_rounds; ++r)); do
+      on=$(timeout "$(limit 60)" env PORTABLE_BACKEND=cuda PORTABLE_STAGED_UPLOADS=on "$BUILD_DIR/examples/mlp_digits" \
+        --epochs "$st_epochs" "${flag[@]}" 2>>"$LOGS/bench.log" | epoch_rate)
+      off=$(timeout "$(limit 60)" env PORTABLE_BACKEND=cuda PORTABLE_STAGED_UPLOADS=off "$BUILD_DIR/examples/mlp_digits" \
+        --epochs "$st_epochs" "${flag[@]}" 2>>"$LOGS/bench.log" | epoch_rate)
+      ratio=$(awk -v a="$on" -v b="$off" 'BEGIN { if (a + 0 > 0 && b + 0 > 0) printf "%.2f", a / b; else print "-" }')
+      echo "| $mode | $r | $on | $off | $ratio |" >>"$RESULTS"
+      [ "$on" != - ] && [ "$off" != - ] || fail "mlp_digits staged/synchronous: no samples/s figure (see bench.log)"
+    done
+  done
   pack_logs
 fi
 # Attention forward + backward: the plugin's fused kernels, the core's
