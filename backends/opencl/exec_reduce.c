@@ -4,6 +4,10 @@
  * partials a second pass reduces). */
 #include "internal.h"
 
+/* The fewest elements a row of reduce_serial walks when there are more
+ * rows than that would need. */
+#define OCL_SERIAL_ROW_MIN 16
+
 /* One pass: the group kernel, or on CPU devices reduce_serial (reduce.cl),
  * which runs a group's rows in one work item in the same order; with ch,
  * that of a fused chain's program, its arguments after the kernel's own. */
@@ -19,6 +23,16 @@ static pt_status ocl_reduce_pass(ocl_device *d, pt_dtype t, cl_kernel k, size_t 
     size_t acc_bytes = pt_dtype_is_float(t) ? pt_dtype_table_size(t) : sizeof(cl_long);
     cl_long s_o = st[0], s_r = st[1], s_i = st[2], c_outer = outer, c_inner = inner;
     cl_int blocked = ocl_blocked_rows(d), ty_n = (cl_int)(L / (size_t)tx_n);
+    if (blocked) {
+        /* reduce_serial's rows: one work-item runs them all, so a row of
+         * fewer than OCL_SERIAL_ROW_MIN elements only adds a share to fold
+         * (a sum over 256 took 256 rows of one element, 34 us for [64, 256]
+         * on PoCL; with rows of 16, 11 us). Each row still sums its run in
+         * order and the rows combine as a tree, so long sums stay accurate. */
+        const int64_t per = chunk / OCL_SERIAL_ROW_MIN;
+        const size_t rows = ocl_pow2_floor((size_t)(per > 1 ? per : 1));
+        if ((cl_int)rows < ty_n) ty_n = (cl_int)rows;
+    }
     const ocl_arg own[] = {OCL_ARG(in),      OCL_ARG(io),      OCL_ARG(in_acc),    OCL_ARG(in_idx),
                            OCL_ARG(iio),     OCL_ARG(s_o),     OCL_ARG(s_r),       OCL_ARG(s_i),
                            OCL_ARG(r),       OCL_ARG(c_outer), OCL_ARG(c_inner),   OCL_ARG(chunk),

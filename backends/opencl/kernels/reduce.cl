@@ -188,9 +188,9 @@ __kernel void reduce(__global const uchar *in, long io, int in_acc, __global con
 #define PT_REDUCE_ROWS_MAX 256
 
 /* The reduce kernel's sums on CPU devices (the host's choice): one work
- * item per output and slice, running the group's ty_n rows in turn and
- * combining them in the group's tree order, so the bits are the group
- * kernel's, without its barriers and local memory: PoCL runs each barrier
+ * item per output and slice, running the ty_n rows the host gives it in turn
+ * and combining them in the group kernel's tree order, without its barriers
+ * and local memory: PoCL runs each barrier
  * region as a loop of its own over the group, and a sum over 8 elements of
  * [64, 16, 8, 8] took 340 us on 65K elements this way. The reduce kernel's
  * arguments, with ty_n in place of tx_n and no local memory. */
