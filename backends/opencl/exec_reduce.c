@@ -8,6 +8,36 @@
  * rows than that would need. */
 #define OCL_SERIAL_ROW_MIN 16
 
+/* The most rows reduce_columns takes (PT_COLUMNS_ROWS_MAX in reduce.cl). */
+#define OCL_COLUMNS_ROWS_MAX 16
+
+/* reduce_serial's work eight outputs at a time (reduce_columns, reduce.cl)
+ * where that gives the same bits: a plain sum or mean of f32 or f64 (no
+ * chain, no partials read back) whose outputs lie next to each other in
+ * memory, eight to a row. */
+static bool columns_apply(pt_dtype t, cl_int in_acc, cl_int op, const int64_t *st, int64_t inner,
+                          cl_int ty_n, const ocl_reduce_chain *ch) {
+    return !ch && !in_acc && (op == PT_K_SUM || op == PT_K_MEAN) && (t == PT_F32 || t == PT_F64) &&
+           st[2] == 1 && inner % 8 == 0 && ty_n <= OCL_COLUMNS_ROWS_MAX;
+}
+
+static pt_status reduce_columns(ocl_device *d, pt_dtype t, cl_mem in, cl_long io, const int64_t *st,
+                                int64_t outer, cl_long r, int64_t inner, cl_long chunk, cl_long S,
+                                cl_int ty_n, cl_mem out, cl_long oo, cl_int out_dtype, cl_int op,
+                                cl_int stage, cl_long count) {
+    cl_kernel k;
+    size_t wg;
+    pt_status s = ocl_kernel(d, t, OCL_K_REDUCE_COLUMNS, &k, &wg);
+    if (s != PT_OK) return s;
+    cl_long s_o = st[0], s_r = st[1], c_outer = outer, c_inner = inner;
+    const ocl_arg args[] = {OCL_ARG(in),    OCL_ARG(io),        OCL_ARG(s_o), OCL_ARG(s_r),
+                            OCL_ARG(r),     OCL_ARG(c_outer),   OCL_ARG(c_inner), OCL_ARG(chunk),
+                            OCL_ARG(S),     OCL_ARG(ty_n),      OCL_ARG(out), OCL_ARG(oo),
+                            OCL_ARG(out_dtype), OCL_ARG(op),    OCL_ARG(stage), OCL_ARG(count)};
+    s = ocl_set_args(d, k, "reduce_columns", (int)(sizeof args / sizeof args[0]), args);
+    return s == PT_OK ? ocl_launch_items(d, k, "reduce_columns", wg, outer * (inner / 8) * S) : s;
+}
+
 /* One pass: the group kernel, or on CPU devices reduce_serial (reduce.cl),
  * which runs a group's rows in one work item in the same order; with ch,
  * that of a fused chain's program, its arguments after the kernel's own. */
@@ -32,6 +62,9 @@ static pt_status ocl_reduce_pass(ocl_device *d, pt_dtype t, cl_kernel k, size_t 
         const int64_t per = chunk / OCL_SERIAL_ROW_MIN;
         const size_t rows = ocl_pow2_floor((size_t)(per > 1 ? per : 1));
         if ((cl_int)rows < ty_n) ty_n = (cl_int)rows;
+        if (columns_apply(t, in_acc, op, st, inner, ty_n, ch))
+            return reduce_columns(d, t, in, io, st, outer, r, inner, chunk, S, ty_n, out, oo, out_dtype, op,
+                                  stage, count);
     }
     const ocl_arg own[] = {OCL_ARG(in),      OCL_ARG(io),      OCL_ARG(in_acc),    OCL_ARG(in_idx),
                            OCL_ARG(iio),     OCL_ARG(s_o),     OCL_ARG(s_r),       OCL_ARG(s_i),

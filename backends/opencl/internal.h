@@ -38,6 +38,7 @@
     X(COPY_TO_U8, "copy_to_u8") X(COPY_TO_F16, "copy_to_f16") X(COPY_TO_BF16, "copy_to_bf16")    \
     X(ARANGE, "arange") X(RAND_UNIFORM, "rand_uniform")              \
     X(RAND_NORMAL, "rand_normal") X(REDUCE, "reduce") X(REDUCE_SERIAL, "reduce_serial")         \
+    X(REDUCE_COLUMNS, "reduce_columns")                                                           \
     X(SOFTMAX, "softmax")                                                                         \
     X(GATHER, "gather") X(ONE_HOT, "one_hot") X(IM2COL, "im2col") X(COL2IM, "col2im")  \
     X(MAX_POOL2D, "max_pool2d") X(MAX_POOL2D_INDEX, "max_pool2d_index") X(MAX_UNPOOL2D, "max_unpool2d") \
