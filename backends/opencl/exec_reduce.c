@@ -39,8 +39,10 @@ static pt_status reduce_columns(ocl_device *d, pt_dtype t, cl_mem in, cl_long io
 }
 
 /* One pass: the group kernel, or on CPU devices reduce_serial (reduce.cl),
- * which runs a group's rows in one work item in the same order; with ch,
- * that of a fused chain's program, its arguments after the kernel's own. */
+ * which runs the rows one work item has in the group kernel's order (rows
+ * of at least OCL_SERIAL_ROW_MIN elements), or reduce_columns, the same for
+ * eight outputs at once where columns_apply says; with ch, the reduce kernel
+ * of a fused chain's program, its arguments after the kernel's own. */
 static pt_status ocl_reduce_pass(ocl_device *d, pt_dtype t, cl_kernel k, size_t wg, cl_mem in,
                                  cl_long io, cl_int in_acc, cl_mem in_idx, cl_long iio,
                                  const int64_t *st, int64_t outer, cl_long r, int64_t inner,

@@ -91,12 +91,15 @@ static void free_blocks(pt_device *d, pt__pinned_block *b) {
     }
 }
 
-/* Hands out b, a ready block taken from the cache, as *ptr. */
-static void reuse(pt_device *d, pt__pinned_block *b, void **ptr) {
+/* Hands out a ready cached block of class size as *ptr; false when none is. */
+static bool reuse(pt_device *d, size_t size, void **ptr) {
+    pt__pinned_block *b = take_ready(d, size, false);
+    if (!b) return false;
     if (b->marker) pt__marker_release(d, b->marker);
     b->marker = NULL;
     *ptr = b->ptr;
     push_live(d, b, true);
+    return true;
 }
 
 /* A new block of class size from the plugin, as *ptr. quiet (a caller with
@@ -132,23 +135,13 @@ static pt_status fresh(const char *fn, pt_device *d, size_t size, bool quiet, vo
 
 pt_status pt__host_alloc(const char *fn, pt_device *d, size_t bytes, void **ptr) {
     const size_t size = class_of(bytes);
-    pt__pinned_block *b = take_ready(d, size, false);
-    if (b) {
-        reuse(d, b, ptr);
-        return PT_OK;
-    }
-    return fresh(fn, d, size, false, ptr);
+    return reuse(d, size, ptr) ? PT_OK : fresh(fn, d, size, false, ptr);
 }
 
 void *pt__pinned_staging(pt_device *d, size_t bytes) {
-    if (!pt__marker_supported(d)) return NULL;
     const size_t size = class_of(bytes);
     void *ptr = NULL;
-    pt__pinned_block *b = take_ready(d, size, false);
-    if (b) {
-        reuse(d, b, &ptr);
-        return ptr;
-    }
+    if (reuse(d, size, &ptr)) return ptr;
     pthread_mutex_lock(&d->pinned.lock);
     const bool full = d->pinned.n_released >= PT__STAGING_CACHED_BLOCKS;
     pthread_mutex_unlock(&d->pinned.lock);

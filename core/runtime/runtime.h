@@ -244,10 +244,11 @@ void pt__free_direct(pt_device *d, pt__block *b);
  * it); pt_empty_cache(d) frees the cached ones. */
 pt_status pt__host_alloc(const char *fn, pt_device *d, size_t bytes, void **ptr);
 void pt__host_free(pt_device *d, void *ptr);
-/* A pinned block of at least bytes for a staged upload (pt__upload), to be
- * given back with pt__host_free right after the upload is queued; NULL where
- * d has no queue markers (the block could not be reused before the next
- * synchronize), where PT__STAGING_CACHED_BLOCKS released blocks are cached
+/* A pinned block of at least bytes for a staged upload (pt__upload, which
+ * stages only on devices with queue markers: without them the block could
+ * not be reused before the next synchronize), to be given back with
+ * pt__host_free right after the upload is queued; NULL where
+ * PT__STAGING_CACHED_BLOCKS released blocks are cached
  * and none of the class is ready (the host is far ahead of d: a synchronous
  * copy lets the queue drain, and each request would ask every pending
  * block's marker), or where none can be had. Never waits and never sets an
