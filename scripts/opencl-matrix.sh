@@ -56,7 +56,9 @@
 #            crash fails the row. (With the caching allocator on, its
 #            uninitialised check also flags every upload at a nonzero buffer
 #            offset: it ignores clEnqueueWriteBuffer's offset, which a
-#            20-line plain OpenCL program shows.)
+#            20-line plain OpenCL program shows.) Then the graph test of
+#            independent chains (tests/graph/test_graph_groups.c) with pass
+#            1's checks: the group kernels no conformance case reaches.
 # Kernel caches (libportable's, PoCL's, Mesa's) live in
 # BUILD_DIR/opencl-matrix/<implementation>/cache: a fresh build directory runs
 # cold, a second run warm. (scripts/run-tests.sh gives its release ctest, which
@@ -271,8 +273,26 @@ run_oclgrind() {
       echo "oclgrind ($part) reported:"; head -40 "$log.$part.log"
     fi
   done
+  # The group kernels the OpenCL plugin writes for a graph's independent
+  # chains, which no conformance case reaches (each runs one chain), with
+  # pass 1's checks and the test's own check that exactly the independent
+  # chains were grouped.
+  local groups_note=""
+  if [[ -x $build/tests/graph/test_graph_groups ]]; then
+    rm -f "$log.groups.log"
+    env_lines=$base_env$'\n'"OCLGRIND_LOG=$log.groups.log"$'\n'"PORTABLE_LOG=info"$'\n'"PT_TEST_GROUPS=opencl"
+    if ! in_env "$build/tests/graph/test_graph_groups" >"$log.groups.txt" 2>&1; then
+      fail=$((fail + 1))
+      echo "oclgrind (groups): test_graph_groups failed"; tail -5 "$log.groups.txt"
+    fi
+    if [[ -s $log.groups.log ]]; then
+      reports=$((reports + $(grep -c '^[^[:space:]]' "$log.groups.log")))
+      echo "oclgrind (groups) reported:"; head -40 "$log.groups.log"
+    fi
+    groups_note=" + the graph group kernels"
+  fi
   ((fail || reports)) && failed=1
-  rows+=("oclgrind|$pass passed, $fail failed, $skip skipped, $reports Oclgrind reports|-|-|$((SECONDS - t0))|$n_all cases + $n_uninit with --uninitialized")
+  rows+=("oclgrind|$pass passed, $fail failed, $skip skipped, $reports Oclgrind reports|-|-|$((SECONDS - t0))|$n_all cases + $n_uninit with --uninitialized$groups_note")
 }
 
 for impl in ${PT_OPENCL_MATRIX:-pocl intel rusticl}; do

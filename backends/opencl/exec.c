@@ -181,6 +181,8 @@ typedef struct ocl_plan {
     int n_seg;
     int n_cb;           /* segments with a command buffer */
     int32_t n_recorded; /* ops in them */
+    int n_groups;       /* group kernels recorded (exec_fused_group.c) ... */
+    int32_t n_grouped;  /* ... running this many chains */
 } ocl_plan;
 
 static void ocl_plan_free(const ocl_device *d, ocl_plan *p) {
@@ -241,6 +243,15 @@ static pt_status ocl_plan_record(ocl_device *d, int dev, const pt_op *ops, int32
             if ((s = ocl_record_begin(d, &g, why, cap)) != PT_OK) break;
             first = i;
         }
+        /* consecutive chains on disjoint memory: one kernel for them all;
+         * where it cannot be built, each chain's own */
+        const int group = ocl_fused_group_len(d, &ops[i], n_ops - i);
+        if (group > 1 && ocl_fused_group(d, &ops[i], group) == PT_OK) {
+            p->n_groups += 1;
+            p->n_grouped += group;
+            i += group - 1;
+            continue;
+        }
         if ((s = ocl_dispatch(d, dev, &ops[i])) != PT_OK) {
             ocl_record_end(d, g, pt_op_name(ops[i].kind), why, cap);
             g = NULL;
@@ -274,9 +285,13 @@ pt_status ocl_graph_instantiate(int dev, const pt_op *ops, int32_t n_ops, void *
     }
     /* What a recorded run is: a command buffer, or a list of pre-bound
      * kernels (and why not a command buffer). */
-    char how[200];
-    if (d->cb.create) snprintf(how, sizeof how, "%s", OCL_CB_EXTENSION);
-    else snprintf(how, sizeof how, "pre-bound kernels: %s", d->no_graphs[0] ? d->no_graphs : "PORTABLE_OPENCL_GRAPHS=kernels");
+    char how[320], grouped[96] = "";
+    if (p->n_groups)
+        snprintf(grouped, sizeof grouped, "; %d of its chains run as %d group kernel%s", (int)p->n_grouped,
+                 p->n_groups, p->n_groups == 1 ? "" : "s");
+    if (d->cb.create) snprintf(how, sizeof how, "%s%s", OCL_CB_EXTENSION, grouped);
+    else snprintf(how, sizeof how, "pre-bound kernels: %s%s", d->no_graphs[0] ? d->no_graphs : "PORTABLE_OPENCL_GRAPHS=kernels",
+                  grouped);
     const char *what = d->cb.create ? "command buffer" : "kernel list";
     if (p->n_seg == 1)
         ocl_log(PT_LOG_INFO, "opencl:%d: a graph of %d ops replays as one %s (%s)", dev, (int)n_ops, what, how);

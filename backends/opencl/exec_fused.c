@@ -45,15 +45,6 @@ pt_status ocl_fused_supports(const ocl_device *d, const pt_op *op) {
     return s == PT_OK ? PT_OK : ocl_fail(s, "fused chain: %s", why);
 }
 
-/* One argument's value: the largest is a long8. */
-typedef union ocl_fused_value {
-    cl_mem mem;
-    cl_long i64;
-    cl_int i32;
-    cl_long8 v8;
-    ocl_scalar scalar;
-} ocl_fused_value;
-
 /* The layout of a strided input: innermost dimension first (common.cl). */
 static void ocl_fused_layout(const pt_operand *x, cl_int *nd, cl_long8 *shape, cl_long8 *strides) {
     memset(shape, 0, sizeof *shape);
@@ -66,8 +57,10 @@ static void ocl_fused_layout(const pt_operand *x, cl_int *nd, cl_long8 *shape, c
     *nd = x->ndim > 0 ? x->ndim : 1;
 }
 
-static pt_status ocl_fused_arg_value(const ocl_fused_arg *a, const pt_fused_chain *c, cl_long n,
+pt_status ocl_fused_arg_value(const ocl_fused_arg *a, const pt_fused_chain *const *parts,
                                      ocl_fused_value *v, ocl_arg *arg) {
+    const pt_fused_chain *c = parts[a->part];
+    const cl_long n = c->numel;
     const pt_op *op = &c->steps[a->step].op;
     const pt_operand *x = a->kind <= OCL_FA_IN_STRIDES ? &op->in[a->input] : &op->out;
     pt_status s = PT_OK;
@@ -114,7 +107,7 @@ pt_status ocl_fused(ocl_device *d, const pt_op *op) {
     ocl_fused_value vals[OCL_REC_MAX_ARGS];
     ocl_arg args[OCL_REC_MAX_ARGS];
     for (int i = 0; s == PT_OK && i < fk->n_args; ++i)
-        s = ocl_fused_arg_value(&fk->args[i], c, n, &vals[i], &args[i]);
+        s = ocl_fused_arg_value(&fk->args[i], &c, &vals[i], &args[i]);
     if (s != PT_OK) return s;
     if (c->reduce) {
         const ocl_reduce_chain ch = {fk->reduce, fk->wg, fk->n_args, args};

@@ -21,6 +21,7 @@
 #include <pthread.h>
 #include <stdatomic.h>
 
+#include "../shared/text_builder.h"
 #include "kernels/kernel_abi.h"
 #include "portable/backend.h"
 
@@ -98,8 +99,9 @@ typedef struct ocl_cb_api {
 
 /* The most arguments, and the largest, a recorded kernel may take (a
  * reduce kernel with a fused chain before it takes its own 25 and the
- * chain's). */
-#define OCL_REC_MAX_ARGS 48
+ * chain's; a group kernel its chains', 13 for each SGD parameter's step
+ * with momentum). */
+#define OCL_REC_MAX_ARGS 64
 #define OCL_REC_MAX_ARG_BYTES 64
 
 /* An object a graph holds: a buffer or a kernel (the other NULL). */
@@ -528,12 +530,17 @@ void ocl_record_release(const ocl_device *d, ocl_graph *g);
 /* Bytes of a chain's structure per step (launch_fused_source.c). */
 #define OCL_FUSED_SIG_STEP 12
 
+/* The most chains one group kernel runs (launch_fused_group.c). */
+#define OCL_FUSED_MAX_PARTS 8
+
 /* A chain's structure: what its generated kernel depends on (kinds,
  * dtypes, links, stores, which inputs are strided), never the buffers,
- * offsets, strides or scalars, which are arguments. */
+ * offsets, strides or scalars, which are arguments. A group's is its
+ * chains' after a 0 (no chain has 0 steps) and their count. */
 typedef struct ocl_fused_sig {
     int len;
-    unsigned char b[2 + OCL_FUSED_MAX_STEPS * OCL_FUSED_SIG_STEP]; /* the steps, then whether a reduction follows */
+    /* the steps, then whether a reduction follows */
+    unsigned char b[2 + 2 * OCL_FUSED_MAX_PARTS + OCL_FUSED_MAX_STEPS * OCL_FUSED_SIG_STEP];
 } ocl_fused_sig;
 
 /* What one argument of a generated chain kernel carries, in order. */
@@ -546,6 +553,7 @@ typedef enum ocl_fused_arg_kind {
 
 typedef struct ocl_fused_arg {
     unsigned char kind; /* ocl_fused_arg_kind */
+    unsigned char part; /* the chain of a group it belongs to (0 for a lone chain) */
     unsigned char step, input;
 } ocl_fused_arg;
 
@@ -553,11 +561,12 @@ typedef struct ocl_fused_arg {
  * (bounds-checked) for the rest, with the same arguments; for a chain with
  * a reduction after it, only reduce.cl's kernel for the device instead
  * (reduce, or reduce_serial on CPU devices), the chain's arguments after
- * its own. */
+ * its own; for a group of chains, only "fused_group". */
 typedef struct ocl_fused_kernel {
     ocl_fused_sig sig;
     cl_program program;
     cl_kernel whole, tail;
+    cl_kernel group;  /* a group's only kernel */
     cl_kernel rows;   /* the row walk's form, for chains with strided inputs; else NULL */
     cl_kernel reduce; /* chains with a reduction: the only kernel */
     size_t wg;      /* the smallest CL_KERNEL_WORK_GROUP_SIZE of them */
@@ -590,9 +599,67 @@ int64_t ocl_fused_strided_inner(const pt_fused_chain *c, int *max_nd);
  * type) and the arguments' plan. */
 pt_status ocl_fused_generate(const ocl_device *d, const pt_fused_chain *c, char **text, pt_dtype *t,
                              ocl_fused_arg *args, int *n_args, char *why, size_t cap);
+
+/* A kernel's text as it is written: helper functions, its parameters
+ * (", type name..."), one chain's body, and the arguments' plan (args may
+ * be NULL: then only counted). Texts with off set only count. */
+typedef struct ocl_fused_text {
+    pt_text fn, params, body;
+    ocl_fused_arg *args;
+    int n;
+    size_t bytes;
+    bool over;    /* more than OCL_REC_MAX_ARGS arguments */
+    bool strided; /* a body walks an input's strides (PT_FUSED_AT) */
+} ocl_fused_text;
+/* Whether d's generated kernels run chain c; *arith: the type its
+ * arithmetic computes in (*typed: some step fixes it). */
+pt_status ocl_fused_check(const ocl_device *d, const pt_fused_chain *c, pt_dtype *arith, bool *typed,
+                          char *why, size_t cap);
+/* Appends chain c's step functions to x->fn, its parameters to x->params,
+ * its body (element i) to x->body and its arguments to the plan, its
+ * steps named from base on, its arguments marked as part's. */
+void ocl_fused_emit(const pt_fused_chain *c, int part, int base, ocl_fused_text *x);
+void ocl_fused_plan_add(ocl_fused_text *x, ocl_fused_arg_kind kind, int part, int step, int input, size_t bytes);
+/* The conversions every chain's text starts with. */
+void ocl_fused_prelude(ocl_fused_text *x, int n_steps);
+/* Whether x's arguments fit a recording and every device. */
+pt_status ocl_fused_limits(const ocl_fused_text *x, bool reduce, char *why, size_t cap);
+void ocl_fused_text_free(ocl_fused_text *x);
 /* c's kernels on d, generated and built at the first chain of this
  * structure (or loaded from the disk cache), then kept. Caller holds d->lock. */
 pt_status ocl_fused_kernels(ocl_device *d, const pt_fused_chain *c, ocl_fused_kernel **out);
+/* The same for a group of n_parts chains (n_parts >= 2: its fused_group
+ * kernel) or one (n_parts 1: ocl_fused_kernels). */
+pt_status ocl_fused_kernels_of(ocl_device *d, const pt_fused_chain *const *parts, int n_parts,
+                               ocl_fused_kernel **out);
+
+/* One argument's value: the largest is a long8. */
+typedef union ocl_fused_value {
+    cl_mem mem;
+    cl_long i64;
+    cl_int i32;
+    cl_long8 v8;
+    ocl_scalar scalar;
+} ocl_fused_value;
+/* Argument a of a generated kernel for the chains parts[] (one, or a
+ * group's): its value in *v, as ocl_set_args takes it in *arg. */
+pt_status ocl_fused_arg_value(const ocl_fused_arg *a, const pt_fused_chain *const *parts, ocl_fused_value *v,
+                              ocl_arg *arg);
+
+/* ---- Groups of chains (launch_fused_group.c, exec_fused_group.c) ---- */
+
+/* A group's structure (ocl_fused_signature's for each chain). */
+void ocl_fused_group_signature(const pt_fused_chain *const *parts, int n, ocl_fused_sig *sig);
+/* As ocl_fused_generate, for the kernel fused_group running chains
+ * parts[0..n-1] (2 to OCL_FUSED_MAX_PARTS, none with a reduction). */
+pt_status ocl_fused_group_generate(const ocl_device *d, const pt_fused_chain *const *parts, int n, char **text,
+                                   pt_dtype *t, ocl_fused_arg *args, int *n_args, char *why, size_t cap);
+/* How many of ops[0..n-1], from the first, run as one group kernel on d
+ * (>= 2), or 1 where the first runs alone. Only for recordings: the ops
+ * are FUSED chains the core has fused, consecutive in the graph's order. */
+int ocl_fused_group_len(ocl_device *d, const pt_op *ops, int n);
+/* Runs ops[0..n-1] (a group ocl_fused_group_len took) as one kernel. */
+pt_status ocl_fused_group(ocl_device *d, const pt_op *ops, int n);
 /* Frees d's chain kernels; releases their OpenCL objects when cl_calls. */
 void ocl_fused_release(ocl_device *d, bool cl_calls);
 

@@ -27,12 +27,16 @@ static pt_status ocl_fused_kernel_of(ocl_device *d, cl_program p, const char *na
     return s;
 }
 
-static pt_status ocl_fused_build(ocl_device *d, const pt_fused_chain *c, ocl_fused_kernel *fk) {
+static pt_status ocl_fused_build(ocl_device *d, const pt_fused_chain *const *parts, int n_parts,
+                                 ocl_fused_kernel *fk) {
+    const pt_fused_chain *c = parts[0];
+    const bool group = n_parts > 1;
     char why[512] = "";
     char *text = NULL;
     pt_dtype t = PT_F32;
-    pt_status s = ocl_fused_generate(d, c, &text, &t, fk->args, &fk->n_args, why, sizeof why);
-    if (s != PT_OK) return ocl_fail(s, "fused chain: %s", why);
+    pt_status s = group ? ocl_fused_group_generate(d, parts, n_parts, &text, &t, fk->args, &fk->n_args, why, sizeof why)
+                        : ocl_fused_generate(d, c, &text, &t, fk->args, &fk->n_args, why, sizeof why);
+    if (s != PT_OK) return ocl_fail(s, "fused %s: %s", group ? "group" : "chain", why);
     const char *texts[OCL_FUSED_N_PREFIX + 2];
     int n = ocl_embedded_texts(OCL_FUSED_N_PREFIX, ocl_fused_prefix, texts);
     if (n != OCL_FUSED_N_PREFIX) {
@@ -50,10 +54,12 @@ static pt_status ocl_fused_build(ocl_device *d, const pt_fused_chain *c, ocl_fus
                         "PT_OCL_KERNEL_SOURCES)");
     }
     if (c->reduce) ++n;
-    s = ocl_program_build(d, c->reduce ? "fused chain and reduction kernels" : "fused chain kernels", t, n,
-                          texts, &fk->program);
+    s = ocl_program_build(d, group ? "fused group kernel" : c->reduce ? "fused chain and reduction kernels"
+                                                                      : "fused chain kernels",
+                          t, n, texts, &fk->program);
     free(text);
     fk->wg = d->max_work_group;
+    if (group) return s == PT_OK ? ocl_fused_kernel_of(d, fk->program, "fused_group", &fk->group, &fk->wg) : s;
     if (c->reduce) {
         if (s == PT_OK)
             s = ocl_fused_kernel_of(d, fk->program, d->cpu_forms ? "reduce_serial" : "reduce", &fk->reduce,
@@ -73,15 +79,18 @@ static void ocl_fused_free(ocl_fused_kernel *fk, bool cl_calls) {
         if (fk->whole) clReleaseKernel(fk->whole);
         if (fk->tail) clReleaseKernel(fk->tail);
         if (fk->rows) clReleaseKernel(fk->rows);
+        if (fk->group) clReleaseKernel(fk->group);
         if (fk->reduce) clReleaseKernel(fk->reduce);
         if (fk->program) clReleaseProgram(fk->program);
     }
     free(fk);
 }
 
-pt_status ocl_fused_kernels(ocl_device *d, const pt_fused_chain *c, ocl_fused_kernel **out) {
+pt_status ocl_fused_kernels_of(ocl_device *d, const pt_fused_chain *const *parts, int n_parts,
+                               ocl_fused_kernel **out) {
     ocl_fused_sig sig;
-    ocl_fused_signature(c, &sig);
+    if (n_parts > 1) ocl_fused_group_signature(parts, n_parts, &sig);
+    else ocl_fused_signature(parts[0], &sig);
     for (ocl_fused_kernel *fk = d->fused; fk; fk = fk->next)
         if (fk->sig.len == sig.len && !memcmp(fk->sig.b, sig.b, (size_t)sig.len)) {
             *out = fk;
@@ -90,7 +99,7 @@ pt_status ocl_fused_kernels(ocl_device *d, const pt_fused_chain *c, ocl_fused_ke
     ocl_fused_kernel *fk = calloc(1, sizeof *fk);
     if (!fk) return ocl_fail(PT_ERR_OUT_OF_MEMORY, "out of host memory for a fused chain's kernels");
     fk->sig = sig;
-    pt_status s = ocl_fused_build(d, c, fk);
+    pt_status s = ocl_fused_build(d, parts, n_parts, fk);
     if (s != PT_OK) {
         ocl_fused_free(fk, true);
         return s;
@@ -99,6 +108,10 @@ pt_status ocl_fused_kernels(ocl_device *d, const pt_fused_chain *c, ocl_fused_ke
     d->fused = fk;
     *out = fk;
     return PT_OK;
+}
+
+pt_status ocl_fused_kernels(ocl_device *d, const pt_fused_chain *c, ocl_fused_kernel **out) {
+    return ocl_fused_kernels_of(d, &c, 1, out);
 }
 
 void ocl_fused_release(ocl_device *d, bool cl_calls) {

@@ -194,21 +194,16 @@ static bool ocl_form_of(const pt_fused_step *st, ocl_form *form, const pt_ew_row
 /* Parameter bytes every device takes (CL_DEVICE_MAX_PARAMETER_SIZE's least). */
 #define OCL_FUSED_MAX_PARAM_BYTES 1024
 
-typedef struct ocl_plan {
-    ocl_fused_arg *args;
-    int n;
-    size_t bytes;
-    bool over;
-} ocl_plan;
-
-static void ocl_plan_add(ocl_plan *p, ocl_fused_arg_kind kind, int step, int input, size_t bytes) {
-    if (p->n >= OCL_REC_MAX_ARGS) {
-        p->over = true;
+void ocl_fused_plan_add(ocl_fused_text *x, ocl_fused_arg_kind kind, int part, int step, int input, size_t bytes) {
+    if (x->n >= OCL_REC_MAX_ARGS) {
+        x->over = true;
         return;
     }
-    if (p->args) p->args[p->n] = (ocl_fused_arg){(unsigned char)kind, (unsigned char)step, (unsigned char)input};
-    ++p->n;
-    p->bytes += bytes;
+    if (x->args)
+        x->args[x->n] = (ocl_fused_arg){(unsigned char)kind, (unsigned char)part, (unsigned char)step,
+                                        (unsigned char)input};
+    ++x->n;
+    x->bytes += bytes;
 }
 
 /* The parameter names of a parameter list ", type name, type name...". */
@@ -227,48 +222,39 @@ static void ocl_param_names(const char *params, pt_text *names) {
 
 /* A chain with a reduction after it: its last value as a function of the
  * element, and the three definitions reduce.cl takes it through (the
- * program appends reduce.cl after this text: launch_fused_program.c).
- * Takes fn, params and body; fills the outputs as ocl_fused_generate. */
-static pt_status ocl_fused_reduce_text(const pt_fused_chain *c, pt_text *fn, pt_text *params, pt_text *body,
-                                       char **text, pt_dtype *t, int *n_args, int n_plan, pt_dtype arith,
-                                       bool strided) {
+ * program appends reduce.cl after this text: launch_fused_program.c). */
+static void ocl_fused_reduce_text(const pt_fused_chain *c, ocl_fused_text *x) {
     pt_text names = {0};
-    ocl_param_names(params->s, &names);
+    ocl_param_names(x->params.s, &names);
     const pt_dtype last = c->steps[c->n_steps - 1].op.out.dtype;
-    if (strided) pt_text_put(fn, "#define PT_FUSED_AT(nd, sh, st) pt_locate(i, nd, sh, st, st, st, st).o\n");
-    pt_text_put(fn,
+    if (x->strided) pt_text_put(&x->fn, "#define PT_FUSED_AT(nd, sh, st) pt_locate(i, nd, sh, st, st, st, st).o\n");
+    pt_text_put(&x->fn,
                 "static inline %s pt_fused_value(long i%s) {\n%s        return v%d;\n}\n"
                 "#define PT_REDUCE_CHAIN_PARAMS %s\n"
                 "#define PT_REDUCE_CHAIN_ARGS %s\n"
                 "#define PT_REDUCE_LOAD(k) ((ACC)pt_fused_value((k) - io PT_REDUCE_CHAIN_ARGS))\n",
-                ocl_ctype(last), params->s ? params->s : "", body->s ? body->s : "", (int)c->n_steps - 1,
-                params->s ? params->s : "", names.s ? names.s : "");
-    const bool oom = fn->failed || params->failed || body->failed || names.failed;
-    free(params->s);
-    free(body->s);
+                ocl_ctype(last), x->params.s ? x->params.s : "", x->body.s ? x->body.s : "", (int)c->n_steps - 1,
+                x->params.s ? x->params.s : "", names.s ? names.s : "");
+    if (names.failed) x->fn.failed = true;
     free(names.s);
-    if (oom) {
-        free(fn->s);
-        return PT_ERR_OUT_OF_MEMORY;
-    }
-    *text = fn->s;
-    *t = arith;
-    *n_args = n_plan;
-    return PT_OK;
 }
 
-pt_status ocl_fused_generate(const ocl_device *d, const pt_fused_chain *c, char **text, pt_dtype *t,
-                             ocl_fused_arg *args, int *n_args, char *why, size_t cap) {
+void ocl_fused_text_free(ocl_fused_text *x) {
+    free(x->fn.s);
+    free(x->params.s);
+    free(x->body.s);
+    x->fn = x->params = x->body = (pt_text){.off = x->fn.off};
+}
+
+pt_status ocl_fused_check(const ocl_device *d, const pt_fused_chain *c, pt_dtype *arith, bool *typed,
+                          char *why, size_t cap) {
 #define OCL_REFUSE(...)                                                                          \
     do {                                                                                         \
         snprintf(why, cap, __VA_ARGS__);                                                         \
-        free(fn.s);                                                                              \
-        free(params.s);                                                                          \
-        free(body.s);                                                                            \
         return PT_ERR_UNSUPPORTED;                                                               \
     } while (0)
-    const bool on = text != NULL;
-    pt_text fn = {.off = !on}, params = {.off = !on}, body = {.off = !on};
+    *arith = PT_F32;
+    *typed = false;
     if (c->n_steps < 1 || c->n_steps > OCL_FUSED_MAX_STEPS)
         OCL_REFUSE("a chain of %d steps (this plugin fuses 1 to %d)", (int)c->n_steps, OCL_FUSED_MAX_STEPS);
     /* A reduction after the chain: reduce.cl's kernels with the chain's
@@ -290,7 +276,6 @@ pt_status ocl_fused_generate(const ocl_device *d, const pt_fused_chain *c, char 
     /* The program's type: that of the steps whose rows call the pt_ew_*
      * helpers or name T (one per program). */
     int t_step = -1;
-    pt_dtype arith = PT_F32;
     for (int32_t k = 0; k < c->n_steps; ++k) {
         const pt_fused_step *st = &c->steps[k];
         const pt_ew_row *row = NULL;
@@ -329,75 +314,69 @@ pt_status ocl_fused_generate(const ocl_device *d, const pt_fused_chain *c, char 
             if (pt_dtype_is_half(ct))
                 OCL_REFUSE("step %d (%s) computes on %s, which this plugin does in f32 through casts",
                            (int)k, pt_op_name(st->op.kind), pt_dtype_table_name(ct));
-            if (t_step >= 0 && ct != arith)
+            if (t_step >= 0 && ct != *arith)
                 OCL_REFUSE("steps %d and %d compute in %s and %s: a generated program has one "
                            "arithmetic type (ew_math.h's OpenCL helpers take the program's T)",
-                           t_step, (int)k, pt_dtype_table_name(arith), pt_dtype_table_name(ct));
+                           t_step, (int)k, pt_dtype_table_name(*arith), pt_dtype_table_name(ct));
             t_step = (int)k;
-            arith = ct;
+            *arith = ct;
         }
     }
 
     if (red) {
-        if (t_step >= 0 && arith != red->in[0].dtype)
+        if (t_step >= 0 && *arith != red->in[0].dtype)
             OCL_REFUSE("the chain computes in %s and its reduction in %s: a generated program has one "
-                       "type", pt_dtype_table_name(arith), pt_dtype_table_name(red->in[0].dtype));
-        arith = red->in[0].dtype;
+                       "type", pt_dtype_table_name(*arith), pt_dtype_table_name(red->in[0].dtype));
+        *arith = red->in[0].dtype;
+        t_step = 0;
     }
+    *typed = t_step >= 0;
+    return PT_OK;
+#undef OCL_REFUSE
+}
 
-    /* The text and the arguments, step by step. */
-    ocl_plan plan = {.args = args};
-    bool strided = false;
-    if (on) {
-        /* f16 bits through half.h's branchless conversions (the same bits
-         * as vload_half / vstore_half_rte): a store through a private half
-         * pointer kept PoCL from vectorising the chain's loop. */
-        pt_text_put(&fn, "/* A fused chain of %d steps (launch_fused_source.c). */\n"
-                     "static inline float pt_fused_from_f16(ushort b) { return pt_f16_bits_to_f32(b); }\n"
-                     "static inline ushort pt_fused_to_f16(float f) { return pt_f32_to_f16_bits(f); }\n",
-                (int)c->n_steps);
-    }
+void ocl_fused_emit(const pt_fused_chain *c, int part, int base, ocl_fused_text *x) {
     for (int32_t k = 0; k < c->n_steps; ++k) {
         const pt_fused_step *st = &c->steps[k];
         const pt_ew_row *row = NULL;
         ocl_form form = OCL_CAST;
         (void)ocl_form_of(st, &form, &row);
+        const int g = base + (int)k; /* the step's number in the program's names */
         const pt_dtype ct = form == OCL_WHERE ? st->op.out.dtype : st->op.in[0].dtype;
         const char *cts = ocl_ctype(ct), *vts = ocl_ctype(st->op.out.dtype);
-        char x[PT_OP_MAX_INPUTS][48];
+        char v[PT_OP_MAX_INPUTS][48];
         for (int j = 0; j < st->op.n_inputs; ++j) {
             if (st->src[j] >= 0) {
-                snprintf(x[j], sizeof x[j], "v%d", (int)st->src[j]);
+                snprintf(v[j], sizeof v[j], "v%d", base + (int)st->src[j]);
                 continue;
             }
             const char *its = ocl_ctype(st->op.in[j].dtype);
-            snprintf(x[j], sizeof x[j], "x%d_%d", (int)k, j);
-            ocl_plan_add(&plan, OCL_FA_IN_BUF, k, j, sizeof(cl_mem));
-            ocl_plan_add(&plan, OCL_FA_IN_OFF, k, j, sizeof(cl_long));
-            pt_text_put(&params, ", __global const %s *a%d_%d, long a%d_%do", its, (int)k, j, (int)k, j);
+            snprintf(v[j], sizeof v[j], "x%d_%d", g, j);
+            ocl_fused_plan_add(x, OCL_FA_IN_BUF, part, k, j, sizeof(cl_mem));
+            ocl_fused_plan_add(x, OCL_FA_IN_OFF, part, k, j, sizeof(cl_long));
+            pt_text_put(&x->params, ", __global const %s *a%d_%d, long a%d_%do", its, g, j, g, j);
             const ocl_load how = ocl_load_of(&st->op.in[j]);
             if (how != OCL_LOAD_WALK) {
-                pt_text_put(&body, "        const %s x%d_%d = a%d_%d[a%d_%do%s];\n", its, (int)k, j, (int)k, j,
-                            (int)k, j, how == OCL_LOAD_AT_I ? " + i" : "");
+                pt_text_put(&x->body, "        const %s x%d_%d = a%d_%d[a%d_%do%s];\n", its, g, j, g, j, g, j,
+                            how == OCL_LOAD_AT_I ? " + i" : "");
                 continue;
             }
-            ocl_plan_add(&plan, OCL_FA_IN_ND, k, j, sizeof(cl_int));
-            ocl_plan_add(&plan, OCL_FA_IN_SHAPE, k, j, sizeof(cl_long8));
-            ocl_plan_add(&plan, OCL_FA_IN_STRIDES, k, j, sizeof(cl_long8));
-            pt_text_put(&params, ", int a%d_%dnd, long8 a%d_%dsh, long8 a%d_%dst", (int)k, j, (int)k, j,
-                    (int)k, j);
-            /* common.cl's walks (PT_FUSED_AT below) */
-            strided = true;
-            pt_text_put(&body, "        const %s x%d_%d = a%d_%d[a%d_%do + PT_FUSED_AT(a%d_%dnd, a%d_%dsh, a%d_%dst)];\n",
-                        its, (int)k, j, (int)k, j, (int)k, j, (int)k, j, (int)k, j, (int)k, j);
+            ocl_fused_plan_add(x, OCL_FA_IN_ND, part, k, j, sizeof(cl_int));
+            ocl_fused_plan_add(x, OCL_FA_IN_SHAPE, part, k, j, sizeof(cl_long8));
+            ocl_fused_plan_add(x, OCL_FA_IN_STRIDES, part, k, j, sizeof(cl_long8));
+            pt_text_put(&x->params, ", int a%d_%dnd, long8 a%d_%dsh, long8 a%d_%dst", g, j, g, j, g, j);
+            /* common.cl's walks (PT_FUSED_AT, defined by the kernels' text) */
+            x->strided = true;
+            pt_text_put(&x->body, "        const %s x%d_%d = a%d_%d[a%d_%do + PT_FUSED_AT(a%d_%dnd, a%d_%dsh, a%d_%dst)];\n",
+                        its, g, j, g, j, g, j, g, j, g, j, g, j);
         }
         char s[2][48] = {"", ""};
         if (form == OCL_UNARY || form == OCL_BINARY) {
             for (int q = 0; q < (form == OCL_UNARY ? 2 : 1); ++q) {
                 if (ocl_names(row->expr, q ? "s2" : "s")) {
-                    snprintf(s[q], sizeof s[q], "s%d%s", (int)k, q ? "b" : "");
-                    ocl_plan_add(&plan, q ? OCL_FA_SCALAR2 : OCL_FA_SCALAR, k, 0, pt_dtype_table_size(ct));
-                    pt_text_put(&params, ", %s %s", cts, s[q]);
+                    snprintf(s[q], sizeof s[q], "s%d%s", g, q ? "b" : "");
+                    ocl_fused_plan_add(x, q ? OCL_FA_SCALAR2 : OCL_FA_SCALAR, part, k, 0, pt_dtype_table_size(ct));
+                    pt_text_put(&x->params, ", %s %s", cts, s[q]);
                 } else {
                     snprintf(s[q], sizeof s[q], "(%s)0", cts);
                 }
@@ -405,83 +384,111 @@ pt_status ocl_fused_generate(const ocl_device *d, const pt_fused_chain *c, char 
         }
         if (form == OCL_CAST) {
             char conv[512];
-            (void)ocl_cast_text(st->op.in[0].dtype, st->op.out.dtype, x[0], conv, sizeof conv);
-            pt_text_put(&body, "        const %s v%d = %s;\n", vts, (int)k, conv);
+            (void)ocl_cast_text(st->op.in[0].dtype, st->op.out.dtype, v[0], conv, sizeof conv);
+            pt_text_put(&x->body, "        const %s v%d = %s;\n", vts, g, conv);
         } else {
             /* the step's function: its form's operands, the row's expression */
             char params_k[160], call[200];
             if (form == OCL_WHERE) {
                 snprintf(params_k, sizeof params_k, "uchar c, %s x, %s y", cts, cts);
-                snprintf(call, sizeof call, "%s, %s, %s", x[0], x[1], x[2]);
+                snprintf(call, sizeof call, "%s, %s, %s", v[0], v[1], v[2]);
             } else if (form == OCL_UNARY) {
                 snprintf(params_k, sizeof params_k, "%s x, %s s, %s s2", cts, cts, cts);
-                snprintf(call, sizeof call, "%s, %s, %s", x[0], s[0], s[1]);
+                snprintf(call, sizeof call, "%s, %s, %s", v[0], s[0], s[1]);
             } else { /* BINARY (x, y, s), COMPARE (x, y) */
                 snprintf(params_k, sizeof params_k, form == OCL_BINARY ? "%s x, %s y, %s s" : "%s x, %s y",
                          cts, cts, cts);
-                snprintf(call, sizeof call, form == OCL_BINARY ? "%s, %s, %s" : "%s, %s", x[0], x[1], s[0]);
+                snprintf(call, sizeof call, form == OCL_BINARY ? "%s, %s, %s" : "%s, %s", v[0], v[1], s[0]);
             }
-            pt_text_put(&fn, "static inline %s pt_fused_step%d(%s) { return (%s)%s; }\n", vts, (int)k, params_k,
-                    row->expr, form == OCL_COMPARE ? " ? (uchar)1 : (uchar)0" : "");
-            pt_text_put(&body, "        const %s v%d = pt_fused_step%d(%s);\n", vts, (int)k, (int)k, call);
+            pt_text_put(&x->fn, "static inline %s pt_fused_step%d(%s) { return (%s)%s; }\n", vts, g, params_k,
+                        row->expr, form == OCL_COMPARE ? " ? (uchar)1 : (uchar)0" : "");
+            pt_text_put(&x->body, "        const %s v%d = pt_fused_step%d(%s);\n", vts, g, g, call);
         }
         if (st->store) {
-            ocl_plan_add(&plan, OCL_FA_OUT_BUF, k, 0, sizeof(cl_mem));
-            ocl_plan_add(&plan, OCL_FA_OUT_OFF, k, 0, sizeof(cl_long));
-            pt_text_put(&params, ", __global %s *o%d, long o%do", vts, (int)k, (int)k);
-            pt_text_put(&body, "        o%d[o%do + i] = v%d;\n", (int)k, (int)k, (int)k);
+            ocl_fused_plan_add(x, OCL_FA_OUT_BUF, part, k, 0, sizeof(cl_mem));
+            ocl_fused_plan_add(x, OCL_FA_OUT_OFF, part, k, 0, sizeof(cl_long));
+            pt_text_put(&x->params, ", __global %s *o%d, long o%do", vts, g, g);
+            pt_text_put(&x->body, "        o%d[o%do + i] = v%d;\n", g, g, g);
         }
     }
+}
+
+void ocl_fused_prelude(ocl_fused_text *x, int n_steps) {
+    /* f16 bits through half.h's branchless conversions (the same bits
+     * as vload_half / vstore_half_rte): a store through a private half
+     * pointer kept PoCL from vectorising the chain's loop. */
+    pt_text_put(&x->fn, "/* A fused chain of %d steps (launch_fused_source.c). */\n"
+                        "static inline float pt_fused_from_f16(ushort b) { return pt_f16_bits_to_f32(b); }\n"
+                        "static inline ushort pt_fused_to_f16(float f) { return pt_f32_to_f16_bits(f); }\n",
+                n_steps);
+}
+
+pt_status ocl_fused_limits(const ocl_fused_text *x, bool reduce, char *why, size_t cap) {
     /* the reduce kernels' own arguments come first */
-    const int max_args = red ? OCL_REC_MAX_ARGS - OCL_REDUCE_ARGS : OCL_REC_MAX_ARGS;
-    const size_t max_bytes = OCL_FUSED_MAX_PARAM_BYTES - (red ? OCL_REDUCE_ARG_BYTES : 0);
-    if (!red) {
-        ocl_plan_add(&plan, OCL_FA_N, 0, 0, sizeof(cl_long));
-        pt_text_put(&params, ", long n");
+    const int max_args = reduce ? OCL_REC_MAX_ARGS - OCL_REDUCE_ARGS : OCL_REC_MAX_ARGS;
+    const size_t max_bytes = OCL_FUSED_MAX_PARAM_BYTES - (reduce ? OCL_REDUCE_ARG_BYTES : 0);
+    if (!x->over && x->n <= max_args && x->bytes <= max_bytes) return PT_OK;
+    snprintf(why, cap,
+             "the chain's kernel would take %s%d arguments of %zu bytes (at most %d, of %zu bytes: "
+             "what a recorded graph keeps and every device takes%s)",
+             x->over ? "over " : "", x->n, x->bytes, max_args, max_bytes,
+             reduce ? ", less the reduce kernel's own" : "");
+    return PT_ERR_UNSUPPORTED;
+}
+
+pt_status ocl_fused_generate(const ocl_device *d, const pt_fused_chain *c, char **text, pt_dtype *t,
+                             ocl_fused_arg *args, int *n_args, char *why, size_t cap) {
+    pt_dtype arith = PT_F32;
+    bool typed = false;
+    pt_status s = ocl_fused_check(d, c, &arith, &typed, why, cap);
+    if (s != PT_OK) return s;
+    const bool on = text != NULL;
+    ocl_fused_text x = {.fn = {.off = !on}, .params = {.off = !on}, .body = {.off = !on}, .args = args};
+    if (on) ocl_fused_prelude(&x, (int)c->n_steps);
+    ocl_fused_emit(c, 0, 0, &x);
+    if (!c->reduce) {
+        ocl_fused_plan_add(&x, OCL_FA_N, 0, 0, 0, sizeof(cl_long));
+        pt_text_put(&x.params, ", long n");
     }
-    if (plan.over || plan.n > max_args || plan.bytes > max_bytes)
-        OCL_REFUSE("the chain's kernel would take %s%d arguments of %zu bytes (at most %d, of %zu bytes: "
-                   "what a recorded graph keeps and every device takes%s)",
-                   plan.over ? "over " : "", plan.n, plan.bytes, max_args, max_bytes,
-                   red ? ", less the reduce kernel's own" : "");
-    if (!on) return PT_OK;
-    if (red) {
-        const pt_status rs = ocl_fused_reduce_text(c, &fn, &params, &body, text, t, n_args, plan.n, arith, strided);
-        if (rs != PT_OK) snprintf(why, cap, "out of host memory for a chain's source");
-        return rs;
+    if ((s = ocl_fused_limits(&x, c->reduce != NULL, why, cap)) != PT_OK || !on) {
+        ocl_fused_text_free(&x);
+        return s;
     }
-    /* params starts with ", "; strided inputs are loaded through
-     * pt_locate's walk in fused_whole and fused_tail, and through the row
-     * walk in fused_rows, which the host launches where it can (ocl_fused:
-     * groups that divide every strided input's innermost dimension) */
-    const char *all = params.s ? params.s + 2 : "long n";
-    pt_text_put(&fn, "#define PT_FUSED_AT(nd, sh, st) pt_locate(i, nd, sh, st, st, st, st).o\n");
-    for (int w = 0; w < 2; ++w)
-        pt_text_put(&fn,
-                "__kernel void fused_%s(%s) {\n"
-                "    const long i = (long)get_global_id(0);\n"
-                "    %s{\n%s    }\n}\n",
-                w ? "tail" : "whole", all, w ? "if (i < n) " : "", body.s ? body.s : "");
-    if (strided)
-        pt_text_put(&fn,
-                "#undef PT_FUSED_AT\n"
-                "#define PT_FUSED_AT(nd, sh, st) pt_locate_rows(g0, lid, nd, sh, st, st, st, st).o\n"
-                "__kernel void fused_rows(%s) {\n"
-                "    const long g0 = (long)get_group_id(0) * (long)get_local_size(0);\n"
-                "    const long lid = (long)get_local_id(0), i = g0 + lid;\n"
-                "    {\n%s    }\n}\n",
-                all, body.s ? body.s : "");
-    const bool oom = fn.failed || params.failed || body.failed;
-    free(params.s);
-    free(body.s);
-    if (oom) {
-        free(fn.s);
+    if (c->reduce) {
+        ocl_fused_reduce_text(c, &x);
+    } else {
+        /* params starts with ", "; strided inputs are loaded through
+         * pt_locate's walk in fused_whole and fused_tail, and through the
+         * row walk in fused_rows, which the host launches where it can
+         * (ocl_fused: groups that divide every strided input's innermost
+         * dimension) */
+        const char *all = x.params.s ? x.params.s + 2 : "long n";
+        pt_text_put(&x.fn, "#define PT_FUSED_AT(nd, sh, st) pt_locate(i, nd, sh, st, st, st, st).o\n");
+        for (int w = 0; w < 2; ++w)
+            pt_text_put(&x.fn,
+                        "__kernel void fused_%s(%s) {\n"
+                        "    const long i = (long)get_global_id(0);\n"
+                        "    %s{\n%s    }\n}\n",
+                        w ? "tail" : "whole", all, w ? "if (i < n) " : "", x.body.s ? x.body.s : "");
+        if (x.strided)
+            pt_text_put(&x.fn,
+                        "#undef PT_FUSED_AT\n"
+                        "#define PT_FUSED_AT(nd, sh, st) pt_locate_rows(g0, lid, nd, sh, st, st, st, st).o\n"
+                        "__kernel void fused_rows(%s) {\n"
+                        "    const long g0 = (long)get_group_id(0) * (long)get_local_size(0);\n"
+                        "    const long lid = (long)get_local_id(0), i = g0 + lid;\n"
+                        "    {\n%s    }\n}\n",
+                        all, x.body.s ? x.body.s : "");
+    }
+    if (x.fn.failed || x.params.failed || x.body.failed) {
+        ocl_fused_text_free(&x);
         snprintf(why, cap, "out of host memory for a chain's source");
         return PT_ERR_OUT_OF_MEMORY;
     }
-    *text = fn.s;
+    *text = x.fn.s;
+    x.fn.s = NULL;
+    ocl_fused_text_free(&x);
     *t = arith;
-    *n_args = plan.n;
+    *n_args = x.n;
     return PT_OK;
-#undef OCL_REFUSE
 }
