@@ -10,7 +10,7 @@
 #   scripts/opencl-matrix.sh [BUILD_DIR]     (default: build)
 #
 # BUILD_DIR must hold the release build with the OpenCL plugin, conformance,
-# cross_backend and mlp_digits. Implementations:
+# cross_backend and mlp_digits (and test_graph_groups, run where built). Implementations:
 #   pocl     Debian's pocl-opencl-icd (LLVM, CPU)
 #   intel    Intel's OpenCL CPU runtime from the PyPI wheels intel-opencl-rt,
 #            intel-cmplr-lib-rt (libsvml.so) and tbb (libtbb.so.12), fetched
@@ -189,6 +189,13 @@ run_implementation() {
   echo "== $impl: cross-backend"
   if in_env "$bin_cross_backend" opencl:0 >"$log.cross.txt" 2>&1; then cross=passed
   else cross="FAILED (rc $?)"; failed=1; tail -5 "$log.cross.txt"; fi
+  # a graph's independent chains as group kernels: replays equal eager,
+  # and exactly the independent chains grouped
+  if [[ -x $build/tests/graph/test_graph_groups ]]; then
+    if in_env env PORTABLE_LOG=info PT_TEST_GROUPS=opencl "$build/tests/graph/test_graph_groups" \
+         >"$log.groups.txt" 2>&1; then cross+=", graph groups passed"
+    else cross+=", graph groups FAILED (rc $?)"; failed=1; tail -5 "$log.groups.txt"; fi
+  fi
   echo "== $impl: digits example"
   if in_env "$bin_mlp_digits" --data "$root/examples/data/digits.csv.gz" \
        --save "$work/$impl/mlp_digits.safetensors" >"$log.digits.txt" 2>&1; then digits=passed
