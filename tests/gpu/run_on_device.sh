@@ -24,7 +24,8 @@
 #               and attention kernels (Firecracker only: gVisor refuses the device)
 #   8 opencl    NVIDIA's OpenCL through an .icd file of our own, when the
 #               driver ships libnvidia-opencl.so.1: conformance, digits MLP,
-#               pt_matmul and CLBlast (bench_opencl)
+#               a graph's chains as group kernels, pt_matmul and CLBlast
+#               (bench_opencl)
 #   9 chapter   the chapter's experiments on cuda and in PyTorch: one table
 #  10 python    the Python package's chapter script on cuda
 #     summary   the acceptance targets, met or not, from the benchmarks'
@@ -263,7 +264,7 @@ targets=(portable portable-cpu portable-opencl portable-cuda portable-tool confo
          test_cuda_runtime test_gradcheck cross_backend test_cnn_layers test_mixed_precision mlp_digits
          cnn_digits gpu_tour test_lazy_load test_large_tensors test_trace bench_cuda bench_opencl
          bench_cnn bench_math bench_mlp test_graph bench_graph test_transformer test_gpt test_gpt_graph
-         test_attention bench_attention_device test_optim_resume gpt_train)
+         test_attention bench_attention_device test_optim_resume gpt_train test_graph_groups)
 sim_args=(-DPT_BUILD_CUDA_SIM=OFF)
 [ "$REHEARSAL" = sim ] && { sim_args=(-DPT_BUILD_CUDA_SIM=ON); targets+=(portable-cuda-sim); }
 build_ok=0
@@ -357,7 +358,7 @@ say "| suite | result | seconds |"
 say "|---|---|---|"
 for s in conformance_cuda cuda_plugin cuda_runtime gradcheck_cuda cross_backend_cuda nn_cnn_layers_cuda \
          nn_mixed_precision_cuda nn_torch_oracle_cnn_cuda example_mlp_digits_cuda example_cnn_digits_cuda \
-         gpu_tour_cuda unit_lazy_load trace_cuda graph_cuda graph_cuda_graphs_off graph_mlp_digits_cuda \
+         gpu_tour_cuda unit_lazy_load trace_cuda graph_cuda graph_cuda_graphs_off graph_groups_cuda graph_mlp_digits_cuda \
          graph_cnn_digits_cuda transformer_layers_cuda gpt_modules_cuda gpt_torch_oracle_cuda gpt_graph_cuda \
          attention_conformance_cuda attention_torch_oracle_cuda attention_memory_graph_cuda nn_optim_resume_cuda \
          embedding_conformance_cuda embedding_torch_oracle_cuda; do
@@ -622,6 +623,13 @@ if begin "opencl" 40; then
     rc=$?
     say "mlp_digits on opencl: exit $rc: $(grep -iE "accuracy" "$LOGS/opencl_mlp.log" | tail -1)"
     [ $rc = 0 ] || fail "opencl mlp_digits (exit $rc)"
+    # A graph's independent chains as one group kernel (any size on a GPU):
+    # replays equal eager, and exactly the independent chains grouped.
+    timeout "$(limit 60)" env PORTABLE_BACKEND=opencl PORTABLE_LOG=info PT_TEST_GROUPS=opencl \
+      "$BUILD_DIR/tests/graph/test_graph_groups" >"$LOGS/opencl_graph_groups.log" 2>&1
+    rc=$?
+    say "graph groups on opencl: exit $rc: $(tail -1 "$LOGS/opencl_graph_groups.log")"
+    [ $rc = 0 ] || fail "opencl graph groups (exit $rc)"
     # pt_matmul and CLBlast at bench_cuda's sizes up to 4096 too (the
     # summary sets CLBlast beside cublasSgemm); the rehearsal's PoCL, on
     # two cores, at small ones.
