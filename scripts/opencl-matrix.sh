@@ -57,8 +57,10 @@
 #            uninitialised check also flags every upload at a nonzero buffer
 #            offset: it ignores clEnqueueWriteBuffer's offset, which a
 #            20-line plain OpenCL program shows.) Then the graph test of
-#            independent chains (tests/graph/test_graph_groups.c) with pass
-#            1's checks: the group kernels no conformance case reaches.
+#            independent chains (tests/graph/test_graph_groups.c) and 40
+#            seeds of the random graph test (test_graph_random.c) with pass
+#            1's checks: the group kernels and chain shapes no conformance
+#            case reaches.
 # Kernel caches (libportable's, PoCL's, Mesa's) live in
 # BUILD_DIR/opencl-matrix/<implementation>/cache: a fresh build directory runs
 # cold, a second run warm. (scripts/run-tests.sh gives its release ctest, which
@@ -297,6 +299,22 @@ run_oclgrind() {
       echo "oclgrind (groups) reported:"; head -40 "$log.groups.log"
     fi
     groups_note=" + the graph group kernels"
+  fi
+  # Random captured programs (tests/graph/test_graph_random.c): the fused
+  # chains, groups and reductions of shapes no case names, replays held to
+  # eager runs bit for bit, with pass 1's checks.
+  if [[ -x $build/tests/graph/test_graph_random ]]; then
+    rm -f "$log.random.log"
+    env_lines=$base_env$'\n'"OCLGRIND_LOG=$log.random.log"
+    if ! in_env "$build/tests/graph/test_graph_random" 40 1 >"$log.random.txt" 2>&1; then
+      fail=$((fail + 1))
+      echo "oclgrind (random graphs): test_graph_random failed"; tail -5 "$log.random.txt"
+    fi
+    if [[ -s $log.random.log ]]; then
+      reports=$((reports + $(grep -c '^[^[:space:]]' "$log.random.log")))
+      echo "oclgrind (random graphs) reported:"; head -40 "$log.random.log"
+    fi
+    groups_note+=" and 40 random graphs"
   fi
   ((fail || reports)) && failed=1
   rows+=("oclgrind|$pass passed, $fail failed, $skip skipped, $reports Oclgrind reports|-|-|$((SECONDS - t0))|$n_all cases + $n_uninit with --uninitialized$groups_note")

@@ -264,7 +264,7 @@ targets=(portable portable-cpu portable-opencl portable-cuda portable-tool confo
          test_cuda_runtime test_gradcheck cross_backend test_cnn_layers test_mixed_precision mlp_digits
          cnn_digits gpu_tour test_lazy_load test_large_tensors test_trace bench_cuda bench_opencl
          bench_cnn bench_math bench_mlp test_graph bench_graph test_transformer test_gpt test_gpt_graph
-         test_attention bench_attention_device test_optim_resume gpt_train test_graph_groups)
+         test_attention bench_attention_device test_optim_resume gpt_train test_graph_groups test_graph_random)
 sim_args=(-DPT_BUILD_CUDA_SIM=OFF)
 [ "$REHEARSAL" = sim ] && { sim_args=(-DPT_BUILD_CUDA_SIM=ON); targets+=(portable-cuda-sim); }
 build_ok=0
@@ -358,7 +358,7 @@ say "| suite | result | seconds |"
 say "|---|---|---|"
 for s in conformance_cuda cuda_plugin cuda_runtime gradcheck_cuda cross_backend_cuda nn_cnn_layers_cuda \
          nn_mixed_precision_cuda nn_torch_oracle_cnn_cuda example_mlp_digits_cuda example_cnn_digits_cuda \
-         gpu_tour_cuda unit_lazy_load trace_cuda graph_cuda graph_cuda_graphs_off graph_groups_cuda graph_mlp_digits_cuda \
+         gpu_tour_cuda unit_lazy_load trace_cuda graph_cuda graph_cuda_graphs_off graph_groups_cuda graph_random_cuda graph_mlp_digits_cuda \
          graph_cnn_digits_cuda transformer_layers_cuda gpt_modules_cuda gpt_torch_oracle_cuda gpt_graph_cuda \
          attention_conformance_cuda attention_torch_oracle_cuda attention_memory_graph_cuda nn_optim_resume_cuda \
          embedding_conformance_cuda embedding_torch_oracle_cuda; do
