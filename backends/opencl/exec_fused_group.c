@@ -9,9 +9,10 @@
  * stay alone (their kernel is reduce.cl's).
  *
  * On CPU devices a group's items are bounds-checked, as a chain's
- * fused_tail is, where a lone chain's whole groups run fused_whole, which
- * PoCL vectorises: only chains up to OCL_GROUP_CPU_MAX_ELEMENTS join
- * there, so a big chain keeps its own kernel. GPUs group any size. */
+ * fused_tail is, where a lone chain's whole groups run fused_whole without
+ * the test: a little slower an element (below), which a launch's
+ * hand-over outweighs only for small chains, so only chains up to
+ * OCL_GROUP_CPU_MAX_ELEMENTS join there. GPUs group any size. */
 #include <string.h>
 
 #include "internal.h"
