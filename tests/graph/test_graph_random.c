@@ -183,8 +183,10 @@ static bool run(const instr *p, int n, pt_tensor *const *state, pt_tensor *const
         case I_ADD_SCALAR: r = pt_add_scalar(a, q->s); break;
         case I_CAST_F16:
         case I_CAST_I32: { /* there and back: the rounding and saturation of each cast */
-            pt_tensor *scaled = q->kind == I_CAST_I32 ? pt_mul_scalar(a, 1000.0) : pt_retain(a);
-            pt_tensor *c = pt_cast(scaled, q->kind == I_CAST_I32 ? PT_I32 : PT_F16);
+            /* no pt_retain of a: released in the scope, it would give back
+             * the scope's reference and leave the retained one (tensor.h) */
+            pt_tensor *scaled = q->kind == I_CAST_I32 ? pt_mul_scalar(a, 1000.0) : NULL;
+            pt_tensor *c = pt_cast(scaled ? scaled : a, q->kind == I_CAST_I32 ? PT_I32 : PT_F16);
             r = pt_cast(c, PT_F32);
             pt_release(c);
             pt_release(scaled);
