@@ -625,6 +625,11 @@ void ocl_fused_prelude(ocl_fused_text *x, int n_steps);
 /* Whether x's arguments fit a recording and every device. */
 pt_status ocl_fused_limits(const ocl_fused_text *x, bool reduce, char *why, size_t cap);
 void ocl_fused_text_free(ocl_fused_text *x);
+/* The end of a generator: x's text in *text (and arith, its argument
+ * count), x freed; PT_ERR_OUT_OF_MEMORY with the reason where a text (or
+ * failed) says memory ran out. */
+pt_status ocl_fused_text_done(ocl_fused_text *x, bool failed, pt_dtype arith, char **text, pt_dtype *t,
+                              int *n_args, char *why, size_t cap);
 /* c's kernels on d, generated and built at the first chain of this
  * structure (or loaded from the disk cache), then kept. Caller holds d->lock. */
 pt_status ocl_fused_kernels(ocl_device *d, const pt_fused_chain *c, ocl_fused_kernel **out);

@@ -22,8 +22,7 @@
 #include "internal.h"
 
 void ocl_fused_group_signature(const pt_fused_chain *const *parts, int n, ocl_fused_sig *sig) {
-    memset(sig, 0, sizeof *sig);
-    sig->b[0] = 0;
+    memset(sig, 0, sizeof *sig); /* b[0] 0: no lone chain has 0 steps */
     sig->b[1] = (unsigned char)n;
     int len = 2;
     for (int p = 0; p < n; ++p) {
@@ -98,24 +97,15 @@ pt_status ocl_fused_group_generate(const ocl_device *d, const pt_fused_chain *co
         if (x.body.failed) kernel.failed = true;
     }
     pt_status s = ocl_fused_limits(&x, false, why, cap);
-    if (s == PT_OK && on) {
-        pt_text_put(&x.fn, "#define PT_FUSED_AT(nd, sh, st) pt_locate(i, nd, sh, st, st, st, st).o\n"
-                           "__kernel void fused_group(%s) {\n%s}\n",
-                    x.params.s ? x.params.s + 2 : "", kernel.s ? kernel.s : "");
-        if (x.fn.failed || x.params.failed || kernel.failed) {
-            snprintf(why, cap, "out of host memory for a group's source");
-            s = PT_ERR_OUT_OF_MEMORY;
-        }
-    }
-    free(kernel.s);
     if (s != PT_OK || !on) {
+        free(kernel.s);
         ocl_fused_text_free(&x);
         return s;
     }
-    *text = x.fn.s;
-    x.fn.s = NULL;
-    ocl_fused_text_free(&x);
-    *t = arith;
-    *n_args = x.n;
-    return PT_OK;
+    pt_text_put(&x.fn, "#define PT_FUSED_AT(nd, sh, st) pt_locate(i, nd, sh, st, st, st, st).o\n"
+                       "__kernel void fused_group(%s) {\n%s}\n",
+                x.params.s ? x.params.s + 2 : "", kernel.s ? kernel.s : "");
+    const bool failed = kernel.failed;
+    free(kernel.s);
+    return ocl_fused_text_done(&x, failed, arith, text, t, n_args, why, cap);
 }

@@ -20,7 +20,6 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "../shared/text_builder.h"
 #include "internal.h"
 #include "portable/ew_math.h"
 
@@ -244,6 +243,21 @@ void ocl_fused_text_free(ocl_fused_text *x) {
     free(x->params.s);
     free(x->body.s);
     x->fn = x->params = x->body = (pt_text){.off = x->fn.off};
+}
+
+pt_status ocl_fused_text_done(ocl_fused_text *x, bool failed, pt_dtype arith, char **text, pt_dtype *t,
+                              int *n_args, char *why, size_t cap) {
+    if (failed || x->fn.failed || x->params.failed || x->body.failed) {
+        ocl_fused_text_free(x);
+        snprintf(why, cap, "out of host memory for a generated kernel's source");
+        return PT_ERR_OUT_OF_MEMORY;
+    }
+    *text = x->fn.s;
+    x->fn.s = NULL;
+    ocl_fused_text_free(x);
+    *t = arith;
+    *n_args = x->n;
+    return PT_OK;
 }
 
 pt_status ocl_fused_check(const ocl_device *d, const pt_fused_chain *c, pt_dtype *arith, bool *typed,
@@ -480,15 +494,5 @@ pt_status ocl_fused_generate(const ocl_device *d, const pt_fused_chain *c, char 
                         "    {\n%s    }\n}\n",
                         all, x.body.s ? x.body.s : "");
     }
-    if (x.fn.failed || x.params.failed || x.body.failed) {
-        ocl_fused_text_free(&x);
-        snprintf(why, cap, "out of host memory for a chain's source");
-        return PT_ERR_OUT_OF_MEMORY;
-    }
-    *text = x.fn.s;
-    x.fn.s = NULL;
-    ocl_fused_text_free(&x);
-    *t = arith;
-    *n_args = x.n;
-    return PT_OK;
+    return ocl_fused_text_done(&x, false, arith, text, t, n_args, why, cap);
 }

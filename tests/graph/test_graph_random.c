@@ -17,7 +17,8 @@
  * chain sums in its own order (docs/graphs.md), so there its values are
  * held to PT_TEST_GRAPH_RANDOM_TOL (relative) instead.
  *
- *   test_graph_random [seeds] [first seed]     (default 200 from 1) */
+ *   test_graph_random [seeds] [first seed]     (default 200 from 1)
+ * PT_TEST_GRAPH_RANDOM_SAY=1 prints each seed's ops and kernels. */
 #include <math.h>
 #include <stdint.h>
 #include <stdio.h>
