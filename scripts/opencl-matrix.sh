@@ -10,7 +10,8 @@
 #   scripts/opencl-matrix.sh [BUILD_DIR]     (default: build)
 #
 # BUILD_DIR must hold the release build with the OpenCL plugin, conformance,
-# cross_backend and mlp_digits (and test_graph_groups, run where built). Implementations:
+# cross_backend and mlp_digits (and test_graph_groups and test_ocl_half, run where built).
+# Implementations:
 #   pocl     Debian's pocl-opencl-icd (LLVM, CPU)
 #   intel    Intel's OpenCL CPU runtime from the PyPI wheels intel-opencl-rt,
 #            intel-cmplr-lib-rt (libsvml.so) and tbb (libtbb.so.12), fetched
@@ -197,6 +198,16 @@ run_implementation() {
     if in_env env PORTABLE_LOG=info PT_TEST_GROUPS=opencl "$build/tests/graph/test_graph_groups" \
          >"$log.groups.txt" 2>&1; then cross+=", graph groups passed"
     else cross+=", graph groups FAILED (rc $?)"; failed=1; tail -5 "$log.groups.txt"; fi
+  fi
+  # float -> f16 in kernels: half.h's bits on ~1.7M floats, eager and fused;
+  # PoCL and Intel's runtime must take the compiler's conversion on a host
+  # with F16C (rusticl's NaNs differ, so it keeps half.h's arithmetic)
+  if [[ -x $build/tests/test_ocl_half ]]; then
+    local want=
+    [[ ($impl == pocl || $impl == intel) && $(uname -m) == x86_64 ]] && grep -qw f16c /proc/cpuinfo && want=native
+    if in_env env PORTABLE_LOG=info ${want:+PT_TEST_HALF_PATH=$want} "$build/tests/test_ocl_half" \
+         >"$log.half.txt" 2>&1; then cross+=", f16 casts passed ($(grep -oE 'kernels: [a-z]+' "$log.half.txt" | cut -d' ' -f2))"
+    else cross+=", f16 casts FAILED (rc $?)"; failed=1; tail -5 "$log.half.txt"; fi
   fi
   echo "== $impl: digits example"
   if in_env "$bin_mlp_digits" --data "$root/examples/data/digits.csv.gz" \

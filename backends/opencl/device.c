@@ -420,6 +420,7 @@ pt_status ocl_device_ready(int dev, const char *what, ocl_device **out) {
             return ocl_cl_fail(err, "clCreateCommandQueue for opencl:%d (%s)", dev, d->name);
         }
         ocl_tuning_apply(d);
+        ocl_half_decide(d);
         atomic_store_explicit(&d->ready, true, memory_order_release);
     }
     pthread_mutex_unlock(&d->lock);

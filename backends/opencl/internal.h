@@ -245,6 +245,7 @@ typedef struct ocl_device {
     bool no_calls_at_exit;
     bool fp32_correct_div_sqrt; /* -cl-fp32-correctly-rounded-divide-sqrt is allowed */
     bool opencl_c_12;           /* device compiles OpenCL C 1.2 (-cl-std=CL1.2) */
+    bool half_native;           /* kernels build with -DPT_HALF_NATIVE (device_half.c) */
     /* Graph replays as command buffers: the entry points, where the device
      * has cl_khr_command_buffer with simultaneous use (a replay may be
      * queued while the last one runs) and PORTABLE_OPENCL_GRAPHS is not
@@ -335,6 +336,10 @@ const char *ocl_unavailable_reason(void);
 pt_status ocl_device_info(int dev, pt_device_props *out);
 /* CLBlast tuning overrides for d (device_tuning.c); called once at device init. */
 void ocl_tuning_apply(const ocl_device *d);
+/* Sets d->half_native: whether float -> f16 in d's kernels may use the
+ * compiler's conversion (device_half.c probes it). At device init, under
+ * d->lock, after the queue exists. */
+void ocl_half_decide(ocl_device *d);
 
 /* ---- Trace stamps (launch_stamps.c): markers with profiling times ---- */
 

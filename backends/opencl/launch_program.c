@@ -52,9 +52,10 @@ static double ocl_now(void) {
 }
 
 static void ocl_build_options(const ocl_device *d, pt_dtype t, char *out, size_t cap) {
-    snprintf(out, cap, "-DPT_DTYPE=%d%s%s%s%s", (int)t, d->fp64 ? " -DPT_FP64" : "",
+    snprintf(out, cap, "-DPT_DTYPE=%d%s%s%s%s%s", (int)t, d->fp64 ? " -DPT_FP64" : "",
              d->cpu_forms ? " -DPT_CPU_DEVICE" : "", d->opencl_c_12 ? " -cl-std=CL1.2" : "",
-             d->fp32_correct_div_sqrt ? " -cl-fp32-correctly-rounded-divide-sqrt" : "");
+             d->fp32_correct_div_sqrt ? " -cl-fp32-correctly-rounded-divide-sqrt" : "",
+             d->half_native ? " -DPT_HALF_NATIVE" : "");
 }
 
 /* The key of a program built from texts[0..n-1] with options on d. */
