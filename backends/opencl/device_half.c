@@ -53,17 +53,11 @@ static const char ocl_half_probe_text[] =
     "    if (i < n) out[i] = pt_f32_to_f16_bits(as_float(in[i]));\n"
     "}\n";
 
-static uint32_t ocl_half_f32_bits(float f) {
-    uint32_t u;
-    memcpy(&u, &f, sizeof u);
-    return u;
-}
-
 /* The probe's inputs (see the top of this file) into in; returns how many. */
 static size_t ocl_half_probe_inputs(uint32_t *in) {
     size_t n = 0;
     for (uint32_t h = 0; h < 0x8000u; ++h) {
-        const uint32_t b = ocl_half_f32_bits(pt_f16_bits_to_f32((uint16_t)h));
+        const uint32_t b = pt_h_as_u32(pt_f16_bits_to_f32((uint16_t)h));
         const uint32_t at[3] = {b, b + 1u, b - 1u};
         for (int k = 0; k < 3; ++k) in[n++] = at[k], in[n++] = at[k] ^ 0x80000000u;
         if (h >= 0x7c00u) continue; /* inf and NaN have no midpoint */
@@ -71,7 +65,7 @@ static size_t ocl_half_probe_inputs(uint32_t *in) {
          * exact in a float: f16 keeps 11 significant bits */
         const double lo = pt_f16_bits_to_f32((uint16_t)h);
         const double hi = h + 1u < 0x7c00u ? pt_f16_bits_to_f32((uint16_t)(h + 1u)) : 65536.0;
-        const uint32_t m = ocl_half_f32_bits((float)((lo + hi) / 2));
+        const uint32_t m = pt_h_as_u32((float)((lo + hi) / 2));
         const uint32_t mid[3] = {m, m + 1u, m - 1u};
         for (int k = 0; k < 3; ++k) in[n++] = mid[k], in[n++] = mid[k] ^ 0x80000000u;
     }
@@ -138,9 +132,7 @@ static bool ocl_half_probe(ocl_device *d, char *why, size_t cap) {
         const size_t n = ocl_half_probe_inputs(in);
         ok = ocl_half_probe_run(d, p, in, out, n, why, cap);
         for (size_t i = 0; ok && i < n; ++i) {
-            float f;
-            memcpy(&f, &in[i], sizeof f);
-            const uint16_t want = pt_f32_to_f16_bits_int(f);
+            const uint16_t want = pt_f32_to_f16_bits_int(pt_h_as_f32(in[i]));
             if (out[i] != want) {
                 snprintf(why, cap, "float bits 0x%08x gave f16 bits 0x%04x, half.h's 0x%04x", in[i],
                          (unsigned)out[i], (unsigned)want);

@@ -32,28 +32,16 @@ static void watch_log(pt_log_level level, const char *message, void *user) {
     snprintf(path_seen, sizeof path_seen, "%s", strstr(message, "_Float16") ? "native" : "arithmetic");
 }
 
-static uint32_t bits_of(float f) {
-    uint32_t u;
-    memcpy(&u, &f, sizeof u);
-    return u;
-}
-
-static float float_of(uint32_t u) {
-    float f;
-    memcpy(&f, &u, sizeof f);
-    return f;
-}
-
 static int64_t make_inputs(uint32_t *in) {
     int64_t n = 0;
     for (uint32_t h = 0; h < 0x10000u; ++h) {
-        const uint32_t b = bits_of(pt_f16_bits_to_f32((uint16_t)h));
+        const uint32_t b = pt_h_as_u32(pt_f16_bits_to_f32((uint16_t)h));
         for (int d = -2; d <= 2; ++d) in[n++] = b + (uint32_t)d;
         if ((h & 0x7fffu) >= 0x7c00u) continue;
         /* the midpoint to the next magnitude (65536 past 65504) */
         const double lo = pt_f16_bits_to_f32((uint16_t)(h & 0x7fffu));
         const double hi = (h & 0x7fffu) + 1u < 0x7c00u ? pt_f16_bits_to_f32((uint16_t)((h & 0x7fffu) + 1u)) : 65536.0;
-        const uint32_t m = bits_of((float)((lo + hi) / 2)) | (h & 0x8000u) << 16;
+        const uint32_t m = pt_h_as_u32((float)((lo + hi) / 2)) | (h & 0x8000u) << 16;
         for (int d = -2; d <= 2; ++d) in[n++] = m + (uint32_t)d;
     }
     for (int bit = 0; bit < 23; ++bit) {
@@ -79,13 +67,13 @@ static void check_bits(const char *what, pt_tensor *y, const uint32_t *in, int64
     CHECK_OK(pt_to_host(y, got, (size_t)n * sizeof *got));
     int64_t bad = 0, first = -1;
     for (int64_t i = 0; i < n; ++i) {
-        const float x = times_one ? float_of(in[i]) * 1.0f : float_of(in[i]);
+        const float x = times_one ? pt_h_as_f32(in[i]) * 1.0f : pt_h_as_f32(in[i]);
         if (got[i] != pt_f32_to_f16_bits(x) && bad++ == 0) first = i;
     }
     if (bad)
         printf("  %s: %lld of %lld differ; first: float 0x%08x gave 0x%04x, want 0x%04x\n", what, (long long)bad,
                (long long)n, in[first], (unsigned)got[first],
-               (unsigned)pt_f32_to_f16_bits(times_one ? float_of(in[first]) * 1.0f : float_of(in[first])));
+               (unsigned)pt_f32_to_f16_bits(times_one ? pt_h_as_f32(in[first]) * 1.0f : pt_h_as_f32(in[first])));
     CHECK(bad == 0);
     free(got);
 }
