@@ -16,15 +16,8 @@ mlp_epochs=${MLP_EPOCHS:-8}
 cnn_epochs=${CNN_EPOCHS:-4}
 export PORTABLE_PLUGIN_PATH=${PORTABLE_PLUGIN_PATH:-$build/lib}
 
-# The median samples/s of the epochs after the first, from an example's output.
-rate() {
-  grep -oE '[0-9]+ samples/s' | awk 'NR > 1 { v[n++] = $1 } END {
-    if (n == 0) { print "-"; exit }
-    for (i = 0; i < n; ++i) for (j = i + 1; j < n; ++j) if (v[j] < v[i]) { t = v[i]; v[i] = v[j]; v[j] = t }
-    print (n % 2) ? v[(n - 1) / 2] : (v[n / 2 - 1] + v[n / 2]) / 2 }'
-}
-
-median() { sort -g | awk '{ v[n++] = $1 } END { if (n == 0) print "-"; else print (n % 2) ? v[(n - 1) / 2] : (v[n / 2 - 1] + v[n / 2]) / 2 }'; }
+# rate and median (the samples/s of an example's output, the median of lines)
+source "$(dirname "${BASH_SOURCE[0]}")/digits_rates.sh"
 
 echo "### Training examples, eager against --graph ($rounds alternated rounds)"
 echo

@@ -794,6 +794,10 @@ pt_status ocl_copy_h2d(int dev, void *dst, size_t dst_offset, const void *src, s
                        bool async);
 pt_status ocl_copy_d2h(int dev, void *dst, const void *src, size_t src_offset, size_t bytes,
                        bool async);
+/* The vtable's upload_staging (device_uploads.c): on a CPU device, 1 where
+ * a synchronous upload waits long enough that staging pays, else -1; 0 on
+ * other devices (the core's default, staged). */
+int32_t ocl_upload_staging(int dev);
 pt_status ocl_copy_d2d(int dev, void *dst, size_t dst_offset, const void *src, size_t src_offset,
                        size_t bytes);
 /* Scratch buffer of at least bytes (caller holds d->lock). */

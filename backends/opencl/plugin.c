@@ -41,6 +41,7 @@ static const pt_backend_vtable ocl_vtable = {
     .graph_instantiate = ocl_graph_instantiate,
     .graph_launch = ocl_graph_launch,
     .graph_destroy = ocl_graph_destroy,
+    .upload_staging = ocl_upload_staging,
 };
 
 PT_PLUGIN_API const pt_backend_vtable *pt_backend_entry(const pt_host_api *host,

@@ -331,22 +331,28 @@ pt_status pt__copy_h2d(const char *fn, pt_device *d, void *dst, size_t dst_off, 
                     vt_of(d)->copy_h2d(d->index, dst, dst_off, src, bytes, async));
 }
 
-/* Staging pays where the host and the device work at the same time: not on
- * a device that is the host's own cores (an OpenCL CPU device), where the
- * host running ahead only takes a core from the kernels (mlp_digits on PoCL
- * ran 2-18% slower so), nor without queue markers, where a block could not
- * be reused before the next synchronize. PORTABLE_STAGED_UPLOADS=on|off
- * overrides the device type. */
+/* Staging pays where the host and the device work at the same time, and
+ * needs queue markers (without them a block could not be reused before the
+ * next synchronize). On a device that is the host's own cores (an OpenCL
+ * CPU device) the host running ahead takes a core from the kernels, which
+ * costs more than the wait on some implementations and less on others, so
+ * the plugin's upload_staging answers first; without an answer such a
+ * device keeps synchronous uploads. PORTABLE_STAGED_UPLOADS=on|off
+ * overrides both. */
 static bool staged_uploads(pt_device *d) {
     int v = atomic_load(&d->staged_uploads);
     if (v == 0) {
         static const char *const choices[] = {"auto", "on", "off", NULL};
         const int choice = pt_env_choice("PORTABLE_STAGED_UPLOADS", choices, 0);
-        pt_device_props props = {0};
-        const bool host_cores = pt__device_info_call(d, &props) != PT_OK || props.type == PT_DEVICE_CPU;
-        pt__take_backend_message(); /* a refused device_info only means: do not stage */
-        const bool on = !d->backend->host_visible && pt__marker_supported(d) &&
-                        (choice == 1 || (choice == 0 && !host_cores));
+        bool on = choice == 1;
+        if (choice == 0 && !d->backend->host_visible && pt__marker_supported(d)) {
+            const pt_backend_vtable *vt = vt_of(d);
+            const int32_t plugin = PT__HAS_MEMBER(vt, upload_staging) ? vt->upload_staging(d->index) : 0;
+            pt_device_props props = {0};
+            on = plugin > 0 || (plugin == 0 && pt__device_info_call(d, &props) == PT_OK && props.type != PT_DEVICE_CPU);
+            pt__take_backend_message(); /* a refused question only means: do not stage */
+        }
+        on = on && !d->backend->host_visible && pt__marker_supported(d);
         v = on ? 1 : 2;
         atomic_store(&d->staged_uploads, v);
     }

@@ -491,6 +491,14 @@ typedef struct pt_backend_vtable {
     /** Frees a graph from graph_instantiate (replays already queued may still
      * run: free in queue order). */
     void (*graph_destroy)(int dev, void *graph);
+    /** Whether the core should stage small uploads to dev (copy them into a
+     * pinned block and queue them, so the host does not wait for the queue
+     * to drain): above 0 yes, below 0 no, 0 the default. Read once per
+     * device; PORTABLE_STAGED_UPLOADS=on|off overrides it. Appended within
+     * ABI version 2, like the members above. (optional) default: staged
+     * where the device is not the host's own cores (device_info's type is
+     * not PT_DEVICE_CPU) and the plugin has queue markers. */
+    int32_t (*upload_staging)(int dev);
 } pt_backend_vtable;
 
 /** The type of a plugin's pt_backend_entry: given the core's host API and ABI

@@ -2,9 +2,10 @@
  * backend. Runs one computation — the GPU tour's steps and a chain of ops —
  * on cpu:0 and on the device named by argv[1] (e.g. "opencl:0"), and
  * compares every result. Exit 77 (skip) when that device is unavailable. */
-#define _POSIX_C_SOURCE 200809L /* nanosleep */
+#define _POSIX_C_SOURCE 200809L /* nanosleep, setenv */
 
 #include <math.h>
+#include <stdatomic.h>
 #include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -185,6 +186,18 @@ static void copy_into_device(pt_device *cpu, pt_device *dev) {
     pt_scope_end(scope);
 }
 
+/* What the plugin said of staging small uploads to the device, from its
+ * info-level message (the OpenCL plugin times a synchronous upload on a CPU
+ * device and says which it chose): 1 staged, -1 synchronous, 0 nothing. */
+static atomic_int plugin_staging;
+
+static void note_staging(pt_log_level level, const char *message, void *user) {
+    (void)user;
+    if (strstr(message, "small uploads staged through pinned blocks")) atomic_store(&plugin_staging, 1);
+    else if (strstr(message, "small uploads synchronous")) atomic_store(&plugin_staging, -1);
+    else if (level >= PT_LOG_WARN) fprintf(stderr, "portable [warn]: %s\n", message);
+}
+
 /* Uploads the host may overwrite at once: pt_from_data and pt_copy_ from a
  * cpu tensor. Where small uploads are staged through pinned blocks and queued
  * (PORTABLE_STAGED_UPLOADS, on by default on GPUs), the device must still see
@@ -242,8 +255,15 @@ static void staged_uploads(pt_device *cpu, pt_device *dev) {
     report("staged uploads reuse pinned blocks without a synchronize", reused,
            "no staging block was handed out again within 3 s of the queue's work");
     const char *forced = getenv("PORTABLE_STAGED_UPLOADS");
+    const int asked = atomic_load(&plugin_staging);
     if (forced && strcmp(forced, "on") == 0)
         report("PORTABLE_STAGED_UPLOADS=on stages the loop's uploads", staged, "nothing was staged");
+    else if (forced && strcmp(forced, "off") == 0)
+        report("PORTABLE_STAGED_UPLOADS=off keeps the loop's uploads synchronous", !staged, "uploads were staged");
+    else if (asked != 0)
+        report("uploads are staged or not as the plugin asked", staged == (asked > 0),
+               asked > 0 ? "the plugin asked for staging and nothing was staged"
+                         : "the plugin asked for synchronous uploads and some were staged");
     printf("  staged uploads on %s: %s (%lld pinned allocations, %lld reuses for %d uploads)\n",
            pt_device_name(dev), staged ? "yes" : "no", (long long)allocs, (long long)reuses, STEPS);
     pt_scope_end(scope);
@@ -251,6 +271,10 @@ static void staged_uploads(pt_device *cpu, pt_device *dev) {
 
 int main(int argc, char **argv) {
     const char *name = argc > 1 ? argv[1] : "opencl:0";
+    /* the plugins' info messages say how uploads go (a setting of the
+     * caller's own wins) */
+    setenv("PORTABLE_LOG", "info", 0);
+    pt_set_log_handler(note_staging, NULL);
     pt_device *dev = pt_device_get(name), *cpu = pt_cpu();
     if (!dev) {
         printf("SKIP: %s unavailable: %s\n", name, pt_last_error());
