@@ -10,10 +10,11 @@
  * costs more depends on how long the implementation takes to hand a
  * finished command back to a thread waiting for it. On one 2-core AMD EPYC
  * VM (2026-12-07) a blocking 64-byte clEnqueueWriteBuffer on an idle queue
- * took 24-125 us (medians of 7 probes, 6 runs) on PoCL 3.1, where
- * mlp_digits ran 1.25x eagerly and 1.27x with --graph staged (medians of 10
- * alternated rounds), and 2-3 us on Intel's CPU runtime 2026.2, where it ran
- * 0.7x eagerly staged. So once per CPU device, at its first upload, the
+ * took 24-125 us (medians of 7 probes, 6 runs) on PoCL 3.1, where staging
+ * ran mlp_digits 1.14-1.4x faster eagerly and 1.18-1.4x with --graph, and
+ * cnn_digits --graph 4-10% slower (bench/uploads_staging.sh), and 2-3 us on
+ * Intel's CPU runtime 2026.2, where staging ran both examples eagerly at
+ * 0.64-0.67x. So once per CPU device, at its first upload, the
  * plugin times a few such writes and asks for staging when their median
  * waited longer than OCL_STAGING_WAIT_US, several times what the host
  * spends queuing an op (3-7 us), which a waiting host loses at every
