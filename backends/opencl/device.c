@@ -161,6 +161,7 @@ static void ocl_describe(ocl_device *d) {
     ocl_platform_string(d->platform, CL_PLATFORM_VERSION, d->platform_version,
                         sizeof d->platform_version);
     d->no_calls_at_exit = strstr(d->platform_name, "Oclgrind") != NULL;
+    d->blocking_transfers = strstr(d->platform_name, "rusticl") != NULL;
     if (clGetDeviceInfo(d->id, CL_DEVICE_MAX_COMPUTE_UNITS, sizeof d->compute_units,
                         &d->compute_units, NULL) != CL_SUCCESS)
         d->compute_units = 1;

@@ -77,6 +77,10 @@ static double ocl_sync_upload_wait(ocl_device *d) {
 int32_t ocl_upload_staging(int dev) {
     ocl_device *d = NULL;
     if (ocl_device_ready(dev, "upload_staging", &d) != PT_OK) return 0;
+    if (d->blocking_transfers) { /* transfers that always block gain nothing from staging */
+        ocl_log(PT_LOG_INFO, "%s: small uploads synchronous: this implementation's transfers run blocking", d->name);
+        return -1;
+    }
     if (!(d->cl_type & CL_DEVICE_TYPE_CPU)) return 0;
     const double waited = ocl_sync_upload_wait(d);
     if (waited < 0) return -1; /* keep the CPU device's default: synchronous */

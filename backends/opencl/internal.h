@@ -243,6 +243,12 @@ typedef struct ocl_device {
      * it; the heap then aborts). Its kernels run synchronously, so nothing
      * is left to wait for, and the process's end frees the rest. */
     bool no_calls_at_exit;
+    /* Host transfers run blocking even when asked to queue them: on Mesa's
+     * rusticl (22.3, Debian 12) a clFinish after clFlush returns before a
+     * non-blocking clEnqueueReadBuffer's bytes are in host memory (20 of 20
+     * reads of a standalone loop were stale), so pt_to_async's results and
+     * staged uploads' reuse of their blocks could not be trusted there. */
+    bool blocking_transfers;
     bool fp32_correct_div_sqrt; /* -cl-fp32-correctly-rounded-divide-sqrt is allowed */
     bool opencl_c_12;           /* device compiles OpenCL C 1.2 (-cl-std=CL1.2) */
     bool half_native;           /* kernels build with -DPT_HALF_NATIVE (device_half.c) */

@@ -206,6 +206,7 @@ static pt_status ocl_host_transfer(int dev, bool to_device, cl_mem buf, size_t o
     pt_status st = ocl_device_ready(dev, to_device ? "copy_h2d" : "copy_d2h", &d);
     if (st != PT_OK) return st;
     if (bytes == 0) return PT_OK;
+    if (d->blocking_transfers) async = false; /* complete on return, which async allows */
     const cl_bool blocking = async ? CL_FALSE : CL_TRUE;
     cl_int err = to_device ? clEnqueueWriteBuffer(d->queue, buf, blocking, offset, bytes, host,
                                                   0, NULL, NULL)

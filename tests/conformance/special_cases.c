@@ -753,8 +753,17 @@ static pt_tensor *call_round_trip(pt_tensor **in, const void *p) {
                     pt_device_name(pt_tensor_device(host)));
     else if (host == in[0] && g_dev != pt_cpu())
         report_fail(name, "pt_to returned its input for another device");
-    else
+    else if (!async)
         back = pt_to(host, g_dev);
+    else {
+        /* the host's own view of the landed bytes, read at once (a round
+         * trip by pt_to alone would let a driver finish a late copy first) */
+        const size_t bytes = (size_t)pt_tensor_numel(host) * pt_dtype_size(pt_tensor_dtype(host));
+        void *seen = malloc(bytes ? bytes : 1);
+        if (seen && pt_to_host(host, seen, bytes) == PT_OK)
+            back = pt_from_data(g_dev, pt_tensor_dtype(host), pt_tensor_ndim(host), pt_tensor_shape(host), seen);
+        free(seen);
+    }
     pt_release(host);
     return back;
 }
