@@ -21,7 +21,6 @@
  * upload. The probe takes about a millisecond. */
 #include <stdio.h>
 #include <stdlib.h>
-#include <time.h>
 
 #include "internal.h"
 
@@ -30,11 +29,7 @@
 #define OCL_STAGING_GAP_US 50.0
 #define OCL_STAGING_PROBE_BYTES 64
 
-static double ocl_now_us(void) {
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return 1e6 * (double)ts.tv_sec + 1e-3 * (double)ts.tv_nsec;
-}
+static double ocl_now_us(void) { return 1e-3 * (double)ocl_host_ns(); }
 
 static int ocl_cmp_double(const void *a, const void *b) {
     const double x = *(const double *)a, y = *(const double *)b;

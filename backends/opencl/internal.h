@@ -20,10 +20,19 @@
 #include <CL/cl.h>
 #include <pthread.h>
 #include <stdatomic.h>
+#include <time.h>
 
 #include "../shared/text_builder.h"
 #include "kernels/kernel_abi.h"
 #include "portable/backend.h"
+
+/* The host's CLOCK_MONOTONIC in nanoseconds: the clock of trace stamps, of
+ * program build times and of the upload probe. */
+static inline int64_t ocl_host_ns(void) {
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (int64_t)ts.tv_sec * 1000000000 + ts.tv_nsec;
+}
 
 /* ---- Kernels of a per-dtype program: id and entry name ----
  * The first ids are the op table's kinds in order (OCL_K_OP_<KIND> ==

@@ -10,7 +10,6 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <time.h>
 
 #include "internal.h"
 #include "launch_sha256.h"
@@ -45,11 +44,8 @@ _Static_assert(OCL_K_COPY_TO_F64 == OCL_K_COPY_TO_F32 + PT_F64 &&
 /* Bumped when the cache file's meaning changes without the sources changing. */
 #define OCL_CACHE_FORMAT "libportable-opencl-program-v2"
 
-static double ocl_now(void) {
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return (double)ts.tv_sec + 1e-9 * (double)ts.tv_nsec;
-}
+/* Seconds on the host's clock. */
+static double ocl_now(void) { return 1e-9 * (double)ocl_host_ns(); }
 
 static void ocl_build_options(const ocl_device *d, pt_dtype t, char *out, size_t cap) {
     snprintf(out, cap, "-DPT_DTYPE=%d%s%s%s%s%s", (int)t, d->fp64 ? " -DPT_FP64" : "",

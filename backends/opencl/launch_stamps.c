@@ -8,15 +8,8 @@
  * latency, a few microseconds. */
 #define _POSIX_C_SOURCE 200809L
 
-#include <time.h>
 
 #include "internal.h"
-
-static int64_t host_ns(void) {
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return (int64_t)ts.tv_sec * 1000000000 + ts.tv_nsec;
-}
 
 pt_status ocl_stamp_record(int dev, void **stamp) {
     ocl_device *d = NULL;
@@ -43,7 +36,7 @@ static pt_status end_of(int dev, cl_event ev, cl_ulong *end) {
 
 /* Caller holds d->clock_lock. */
 static pt_status measure_offset(ocl_device *d, int dev) {
-    const int64_t before = host_ns();
+    const int64_t before = ocl_host_ns();
     cl_event ev = NULL;
     cl_int err = clEnqueueMarkerWithWaitList(d->queue, 0, NULL, &ev);
     if (err == CL_SUCCESS) err = clWaitForEvents(1, &ev);
