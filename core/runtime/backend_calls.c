@@ -344,15 +344,14 @@ static bool staged_uploads(pt_device *d) {
     if (v == 0) {
         static const char *const choices[] = {"auto", "on", "off", NULL};
         const int choice = pt_env_choice("PORTABLE_STAGED_UPLOADS", choices, 0);
-        bool on = choice == 1;
-        if (choice == 0 && !d->backend->host_visible && pt__marker_supported(d)) {
+        bool on = !d->backend->host_visible && pt__marker_supported(d) && choice != 2;
+        if (on && choice == 0) {
             const pt_backend_vtable *vt = vt_of(d);
             const int32_t plugin = PT__HAS_MEMBER(vt, upload_staging) ? vt->upload_staging(d->index) : 0;
             pt_device_props props = {0};
             on = plugin > 0 || (plugin == 0 && pt__device_info_call(d, &props) == PT_OK && props.type != PT_DEVICE_CPU);
             pt__take_backend_message(); /* a refused question only means: do not stage */
         }
-        on = on && !d->backend->host_visible && pt__marker_supported(d);
         v = on ? 1 : 2;
         atomic_store(&d->staged_uploads, v);
     }
